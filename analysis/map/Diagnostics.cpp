@@ -1,0 +1,63 @@
+//===- analysis/map/Diagnostics.cpp - User-facing errors ------------------===//
+//
+// Part of idxmap.
+//
+//===----------------------------------------------------------------------===//
+#include "idxmap/Diagnostics.h"
+
+#include <algorithm>
+
+namespace idxmap {
+
+std::string Diagnostic::str() const {
+  std::string Out;
+  Out.reserve(Loc.File.size() + Message.size() + 2 * SourceLine.size() + 32);
+  Out += Loc.File;
+  Out += ':';
+  Out += std::to_string(Loc.Line);
+  Out += ':';
+  Out += std::to_string(Loc.Col);
+  Out += ": error: ";
+  Out += Message;
+  if (SourceLine.empty())
+    return Out;
+  Out += '\n';
+  Out += SourceLine;
+  Out += '\n';
+  // Keep tabs so that the caret lines up under the offending byte.
+  for (unsigned I = 1; I < Loc.Col; ++I)
+    Out += (I - 1 < SourceLine.size() && SourceLine[I - 1] == '\t') ? '\t'
+                                                                     : ' ';
+  Out += '^';
+  return Out;
+}
+
+Diagnostic makeDiagnostic(std::string_view Buffer, size_t Offset,
+                          std::string Message, std::string File,
+                          unsigned FirstLine) {
+  Offset = std::min(Offset, Buffer.size());
+  unsigned Line = FirstLine;
+  size_t LineStart = 0;
+  for (size_t I = 0; I < Offset; ++I) {
+    if (Buffer[I] == '\n') {
+      ++Line;
+      LineStart = I + 1;
+    }
+  }
+  size_t LineEnd = Buffer.find('\n', LineStart);
+  if (LineEnd == std::string_view::npos)
+    LineEnd = Buffer.size();
+  std::string_view Src = Buffer.substr(LineStart, LineEnd - LineStart);
+  if (!Src.empty() && Src.back() == '\r')
+    Src.remove_suffix(1);
+
+  Diagnostic D;
+  D.Loc.File = std::move(File);
+  D.Loc.Line = Line;
+  D.Loc.Col = unsigned(Offset - LineStart) + 1;
+  D.Message = std::move(Message);
+  D.SourceLine = std::string(Src);
+  return D;
+}
+
+} // namespace idxmap

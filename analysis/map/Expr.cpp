@@ -1,0 +1,337 @@
+//===- Expr.cpp - Expressions and tier-0 folding --------------------------===//
+//
+// Part of idxmap. The builders fold locally so that every stored expression
+// is locally canonical: constants are folded (unless folding overflows, in
+// which case the node is kept and evaluation reports the overflow), constants
+// go to the right of + and *, and trivially redundant operations vanish.
+//
+//===----------------------------------------------------------------------===//
+#include "idxmap/Expr.h"
+#include "idxmap/Context.h"
+
+#include "ExprStorage.h"
+
+#include <cassert>
+
+namespace idxmap {
+
+//===----------------------------------------------------------------------===//
+// Checked integer helpers
+//===----------------------------------------------------------------------===//
+
+std::optional<int64_t> checkedAdd(int64_t A, int64_t B) {
+  int64_t R;
+  if (__builtin_add_overflow(A, B, &R))
+    return std::nullopt;
+  return R;
+}
+std::optional<int64_t> checkedSub(int64_t A, int64_t B) {
+  int64_t R;
+  if (__builtin_sub_overflow(A, B, &R))
+    return std::nullopt;
+  return R;
+}
+std::optional<int64_t> checkedMul(int64_t A, int64_t B) {
+  int64_t R;
+  if (__builtin_mul_overflow(A, B, &R))
+    return std::nullopt;
+  return R;
+}
+std::optional<int64_t> checkedFloorDiv(int64_t A, int64_t B) {
+  if (B == 0 || (A == INT64_MIN && B == -1))
+    return std::nullopt;
+  int64_t Q = A / B;
+  if ((A % B != 0) && ((A < 0) != (B < 0)))
+    --Q;
+  return Q;
+}
+std::optional<int64_t> checkedCeilDiv(int64_t A, int64_t B) {
+  if (B == 0 || (A == INT64_MIN && B == -1))
+    return std::nullopt;
+  int64_t Q = A / B;
+  if ((A % B != 0) && ((A < 0) == (B < 0)))
+    ++Q;
+  return Q;
+}
+std::optional<int64_t> checkedMod(int64_t A, int64_t B) {
+  if (B == 0)
+    return std::nullopt;
+  if (B == -1)
+    return 0;
+  int64_t R = A % B;
+  // Result has the sign of B (A - floor(A/B) * B).
+  if (R != 0 && ((R < 0) != (B < 0)))
+    R += B;
+  return R;
+}
+
+//===----------------------------------------------------------------------===//
+// Accessors
+//===----------------------------------------------------------------------===//
+
+ExprKind Expr::kind() const { return S->Kind; }
+Context &Expr::context() const { return *S->Ctx; }
+int64_t Expr::value() const {
+  assert(isConstant());
+  return S->Value;
+}
+unsigned Expr::position() const {
+  assert(isVariable());
+  return static_cast<unsigned>(S->Value);
+}
+Expr Expr::lhs() const {
+  assert(isBinary());
+  return Expr(S->L);
+}
+Expr Expr::rhs() const {
+  assert(isBinary());
+  return Expr(S->R);
+}
+uint64_t Expr::id() const { return S->Id; }
+
+static bool usesVar(const ExprStorage *S, ExprKind K, unsigned Pos) {
+  uint64_t Mask = K == ExprKind::Dim ? S->DimMask : S->SymMask;
+  if (Pos < 63)
+    return (Mask >> Pos) & 1;
+  if (!(Mask >> 63))
+    return false;
+  if (S->Kind == K)
+    return S->Value == Pos;
+  if (S->L)
+    return usesVar(S->L, K, Pos) || usesVar(S->R, K, Pos);
+  return false;
+}
+bool Expr::usesDim(unsigned Pos) const {
+  return usesVar(S, ExprKind::Dim, Pos);
+}
+bool Expr::usesSymbol(unsigned Pos) const {
+  return usesVar(S, ExprKind::Symbol, Pos);
+}
+
+void Expr::walkVariables(const std::function<void(Expr)> &Fn) const {
+  if (isVariable()) {
+    Fn(*this);
+    return;
+  }
+  if (isBinary()) {
+    lhs().walkVariables(Fn);
+    rhs().walkVariables(Fn);
+  }
+}
+
+Expr Expr::replace(const std::vector<Expr> &DimRepl,
+                   const std::vector<Expr> &SymRepl) const {
+  switch (kind()) {
+  case ExprKind::Constant:
+    return *this;
+  case ExprKind::Dim:
+    if (position() < DimRepl.size() && DimRepl[position()])
+      return DimRepl[position()];
+    return *this;
+  case ExprKind::Symbol:
+    if (position() < SymRepl.size() && SymRepl[position()])
+      return SymRepl[position()];
+    return *this;
+  default: {
+    if (!(S->DimMask || S->SymMask))
+      return *this;
+    Expr L = lhs().replace(DimRepl, SymRepl);
+    Expr R = rhs().replace(DimRepl, SymRepl);
+    if (L == lhs() && R == rhs())
+      return *this;
+    return makeBinary(kind(), L, R);
+  }
+  }
+}
+
+std::optional<int64_t> Expr::evaluate(const std::vector<int64_t> &Dims,
+                                      const std::vector<int64_t> &Syms) const {
+  switch (kind()) {
+  case ExprKind::Constant:
+    return value();
+  case ExprKind::Dim:
+    if (position() >= Dims.size())
+      return std::nullopt;
+    return Dims[position()];
+  case ExprKind::Symbol:
+    if (position() >= Syms.size())
+      return std::nullopt;
+    return Syms[position()];
+  default:
+    break;
+  }
+  auto L = lhs().evaluate(Dims, Syms);
+  if (!L)
+    return std::nullopt;
+  auto R = rhs().evaluate(Dims, Syms);
+  if (!R)
+    return std::nullopt;
+  switch (kind()) {
+  case ExprKind::Add:
+    return checkedAdd(*L, *R);
+  case ExprKind::Mul:
+    return checkedMul(*L, *R);
+  case ExprKind::Mod:
+    return checkedMod(*L, *R);
+  case ExprKind::FloorDiv:
+    return checkedFloorDiv(*L, *R);
+  case ExprKind::CeilDiv:
+    return checkedCeilDiv(*L, *R);
+  default:
+    return std::nullopt;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Tier-0 builders
+//===----------------------------------------------------------------------===//
+
+static Expr foldAdd(Expr L, Expr R) {
+  Context &Ctx = L.context();
+  if (L.isConstant() && R.isConstant())
+    if (auto V = checkedAdd(L.value(), R.value()))
+      return Ctx.constant(*V);
+  // Constant on the right.
+  if (L.isConstant() && !R.isConstant())
+    std::swap(L, R);
+  if (R.isConstant(0))
+    return L;
+  // (x + c1) + c2 -> x + (c1 + c2).
+  if (R.isConstant() && L.kind() == ExprKind::Add && L.rhs().isConstant())
+    if (auto V = checkedAdd(L.rhs().value(), R.value()))
+      return foldAdd(L.lhs(), Ctx.constant(*V));
+  // x + (y + c) -> (x + y) + c: keep the constant outermost.
+  if (R.kind() == ExprKind::Add && R.rhs().isConstant() && !L.isConstant())
+    return foldAdd(foldAdd(L, R.lhs()), R.rhs());
+  return Ctx.getBinaryUnfolded(ExprKind::Add, L, R);
+}
+
+static Expr foldMul(Expr L, Expr R) {
+  Context &Ctx = L.context();
+  if (L.isConstant() && R.isConstant())
+    if (auto V = checkedMul(L.value(), R.value()))
+      return Ctx.constant(*V);
+  if (L.isConstant() && !R.isConstant())
+    std::swap(L, R);
+  if (R.isConstant(1))
+    return L;
+  if (R.isConstant(0))
+    return R;
+  // (x * c1) * c2 -> x * (c1 * c2).
+  if (R.isConstant() && L.kind() == ExprKind::Mul && L.rhs().isConstant())
+    if (auto V = checkedMul(L.rhs().value(), R.value()))
+      return foldMul(L.lhs(), Ctx.constant(*V));
+  return Ctx.getBinaryUnfolded(ExprKind::Mul, L, R);
+}
+
+/// If E is `x * k` with constant k, returns k; for a constant, its value;
+/// otherwise 1.
+static int64_t constantFactor(Expr E) {
+  if (E.isConstant())
+    return E.value();
+  if (E.kind() == ExprKind::Mul && E.rhs().isConstant())
+    return E.rhs().value();
+  return 1;
+}
+
+static Expr foldMod(Expr L, Expr R) {
+  Context &Ctx = L.context();
+  if (L.isConstant() && R.isConstant())
+    if (auto V = checkedMod(L.value(), R.value()))
+      return Ctx.constant(*V);
+  if (R.isConstant()) {
+    int64_t M = R.value();
+    if (M == 1 || M == -1)
+      return Ctx.constant(0);
+    // (x * k) mod m == 0 when m | k.
+    if (M != 0 && constantFactor(L) % M == 0 && !L.isConstant())
+      return Ctx.constant(0);
+    // (x mod a) mod b -> x mod b when a, b > 0 and b | a.
+    if (M > 0 && L.kind() == ExprKind::Mod && L.rhs().isConstant() &&
+        L.rhs().value() > 0 && L.rhs().value() % M == 0)
+      return foldMod(L.lhs(), R);
+  }
+  return Ctx.getBinaryUnfolded(ExprKind::Mod, L, R);
+}
+
+static Expr foldDiv(ExprKind K, Expr L, Expr R) {
+  Context &Ctx = L.context();
+  if (L.isConstant() && R.isConstant()) {
+    auto V = K == ExprKind::FloorDiv ? checkedFloorDiv(L.value(), R.value())
+                                     : checkedCeilDiv(L.value(), R.value());
+    if (V)
+      return Ctx.constant(*V);
+  }
+  if (R.isConstant(1))
+    return L;
+  // (x * k) div c -> x * (k / c) when c | k (exact, any signs).
+  if (R.isConstant() && R.value() != 0 && L.kind() == ExprKind::Mul &&
+      L.rhs().isConstant() && L.rhs().value() % R.value() == 0 &&
+      !(L.rhs().value() == INT64_MIN && R.value() == -1))
+    return foldMul(L.lhs(), Ctx.constant(L.rhs().value() / R.value()));
+  return Ctx.getBinaryUnfolded(K, L, R);
+}
+
+Expr makeBinary(ExprKind K, Expr L, Expr R) {
+  assert(L && R && &L.context() == &R.context());
+  switch (K) {
+  case ExprKind::Add:
+    return foldAdd(L, R);
+  case ExprKind::Mul:
+    return foldMul(L, R);
+  case ExprKind::Mod:
+    return foldMod(L, R);
+  case ExprKind::FloorDiv:
+  case ExprKind::CeilDiv:
+    return foldDiv(K, L, R);
+  default:
+    assert(false && "not a binary kind");
+    return L;
+  }
+}
+
+Expr Expr::operator+(Expr O) const { return makeBinary(ExprKind::Add, *this, O); }
+Expr Expr::operator+(int64_t C) const {
+  return *this + context().constant(C);
+}
+Expr Expr::operator-() const { return *this * context().constant(-1); }
+Expr Expr::operator-(Expr O) const { return *this + (-O); }
+Expr Expr::operator-(int64_t C) const {
+  if (C == INT64_MIN) // -C overflows: keep it as an explicit product.
+    return *this + context().getBinaryUnfolded(
+                       ExprKind::Mul, context().constant(C),
+                       context().constant(-1));
+  return *this + context().constant(-C);
+}
+Expr Expr::operator*(Expr O) const { return makeBinary(ExprKind::Mul, *this, O); }
+Expr Expr::operator*(int64_t C) const {
+  return *this * context().constant(C);
+}
+Expr Expr::operator%(Expr O) const { return makeBinary(ExprKind::Mod, *this, O); }
+Expr Expr::operator%(int64_t C) const { return *this % context().constant(C); }
+Expr Expr::floorDiv(Expr O) const {
+  return makeBinary(ExprKind::FloorDiv, *this, O);
+}
+Expr Expr::floorDiv(int64_t C) const {
+  return floorDiv(context().constant(C));
+}
+Expr Expr::ceilDiv(Expr O) const {
+  return makeBinary(ExprKind::CeilDiv, *this, O);
+}
+Expr Expr::ceilDiv(int64_t C) const { return ceilDiv(context().constant(C)); }
+
+int compareStructurally(Expr A, Expr B) {
+  if (A == B)
+    return 0;
+  if (A.kind() != B.kind())
+    return A.kind() < B.kind() ? -1 : 1;
+  if (!A.isBinary()) {
+    int64_t VA = A.storage()->Value, VB = B.storage()->Value;
+    return VA < VB ? -1 : (VA > VB ? 1 : 0);
+  }
+  if (int C = compareStructurally(A.lhs(), B.lhs()))
+    return C;
+  return compareStructurally(A.rhs(), B.rhs());
+}
+
+} // namespace idxmap

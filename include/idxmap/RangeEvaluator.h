@@ -1,0 +1,54 @@
+//===- idxmap/RangeEvaluator.h - Interval bounds of expressions -*- C++ -*-===//
+//
+// Part of idxmap.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_RANGEEVALUATOR_H
+#define IDXMAP_RANGEEVALUATOR_H
+
+#include "idxmap/IndexingMap.h"
+
+#include <unordered_map>
+
+namespace idxmap {
+
+/// Facts about an expression over a domain: a sound interval and a
+/// divisor (every value is a multiple of Divisor, Divisor >= 1).
+struct ExprInfo {
+  Interval Range = Interval::full();
+  int64_t Divisor = 1;
+};
+
+/// Computes sound bounds and divisibility of expressions over a map's domain
+/// (variable bounds; constraints too when \p UseConstraints). Results are
+/// cached per expression. Overflow gives the full range, never a wrap.
+///
+/// Example:
+/// \code
+///   // domain: d0 in [0, 15], s0 in [0, 3]
+///   RangeEvaluator RE(Map);
+///   RE.range(d0 mod 4 + s0)         // [0, 6]
+///   RE.info(d0 * 4).Divisor         // 4
+///   RE.range(d0 floordiv 4)         // [0, 3]
+/// \endcode
+class RangeEvaluator {
+public:
+  explicit RangeEvaluator(const IndexingMap &Map, bool UseConstraints = true);
+
+  ExprInfo info(Expr E);
+  Interval range(Expr E) { return info(E).Range; }
+  bool isNonNegative(Expr E) { return range(E).Lo >= 0; }
+  /// True if every value of \p E in the domain lies within \p I.
+  bool isWithin(Expr E, Interval I) { return I.contains(range(E)); }
+
+  const IndexingMap &map() const { return Map; }
+
+private:
+  const IndexingMap &Map;
+  bool UseConstraints;
+  std::unordered_map<Expr, ExprInfo> Cache;
+};
+
+} // namespace idxmap
+
+#endif // IDXMAP_RANGEEVALUATOR_H

@@ -1,0 +1,19 @@
+# lit configuration for idxmap's golden text tests.
+import os
+import lit.formats
+
+config.name = "idxmap-golden"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".txt", ".map", ".hlo", ".test"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "Inputs"]
+config.test_source_root = config.source_root
+config.test_exec_root = config.build_root
+
+config.substitutions.append(("%idxmap", os.path.join(config.idxmap_bin_dir, "idxmap")))
+config.substitutions.append(("FileCheck", config.filecheck))
+config.substitutions.append(("%inputs", os.path.join(config.source_root, "Inputs")))
+config.substitutions.append(("%examples", os.path.normpath(os.path.join(config.source_root, "..", "..", "..", "shared", "examples"))))
+if config.ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.ptxas))
+config.environment["PATH"] = os.pathsep.join([config.idxmap_bin_dir, config.environment.get("PATH", "")])
