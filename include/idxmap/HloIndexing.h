@@ -1,0 +1,107 @@
+//===- idxmap/HloIndexing.h - Indexing maps of HLO instructions -*- C++ -*-===//
+//
+// Part of idxmap. For an HLO instruction, which elements of each operand an
+// output element reads (output-to-input) and which output elements an input
+// element feeds (input-to-output); through a fusion, the set of distinct maps
+// from the fusion's output to every instruction.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_HLOINDEXING_H
+#define IDXMAP_HLOINDEXING_H
+
+#include "idxmap/Hlo.h"
+#include "idxmap/IndexingMap.h"
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace idxmap {
+
+/// A runtime variable of a map, bound to the HLO value that provides it at
+/// run time: the variable's value is `Source[Map(d...)]`, where Map goes
+/// from the map's dims to an index of Source (`(d0, d1) -> ()` for a scalar).
+struct RuntimeBinding {
+  const HloInstruction *Source = nullptr;
+  IndexingMap Map;
+};
+
+/// One map from an output index to an operand index, with the bindings of
+/// its runtime variables (`Bindings[k]` belongs to runtime variable k, in the
+/// map's own order, also after composition).
+struct OperandMap {
+  IndexingMap Map;
+  std::vector<RuntimeBinding> Bindings;
+
+  bool operator==(const OperandMap &O) const;
+};
+
+/// The indexing of one instruction: for each operand, a set of maps
+/// (usually one; empty when the operand is not read; one UNDEFINED map when
+/// the indexing is unknown).
+///
+/// Example: for `r = f32[4] reduce(f32[4,8] p, f32[] z), dimensions={1}`
+/// \code
+///   computeOutputToInputIndexing(Ctx, *R).str(*R) ==
+///     "operand id = 0\n"
+///     "(d0)[s0] -> (d0, s0), domain: d0 in [0, 3], s0 in [0, 7]\n"
+///     "operand id = 1\n"
+///     "(d0) -> (), domain: d0 in [0, 3]\n"
+/// \endcode
+struct InstructionIndexing {
+  std::vector<std::vector<OperandMap>> Operands;
+
+  /// XLA's format: one block per operand, `operand id = N` then each map on
+  /// its own line (or `unknown indexing`), runtime variables listed as
+  /// `rtK: NAME; MAP` under the map. \p OnlyOperand >= 0 prints that block
+  /// alone (with its own id).
+  std::string str(int64_t OnlyOperand = -1) const;
+};
+
+/// Output-to-input maps of \p I for output \p OutputId (tuple-shaped
+/// results: variadic reduce, tuple). Unsupported ops give UNDEFINED maps.
+/// Maps are simplified (reshape and bitcast keep size-1 dims).
+InstructionIndexing computeOutputToInputIndexing(Context &Ctx,
+                                                 const HloInstruction &I,
+                                                 int64_t OutputId = 0);
+
+/// Input-to-output maps of \p I for operand \p InputId: elementwise,
+/// broadcast (added dims become range variables), transpose, reshape,
+/// bitcast, slice, reverse, concatenate, reduce, pad. Others are UNDEFINED.
+/// The result has one entry (in `Operands[0]`) for the one output.
+///
+/// Example: for `s = f32[5] slice(f32[10] p), slice={[1:10:2]}`
+/// \code
+///   computeInputToOutputIndexing(Ctx, *S, 0).Operands[0][0].Map ==
+///     "(d0) -> ((d0 - 1) floordiv 2), domain: d0 in [1, 9],
+///      (d0 - 1) mod 2 in [0, 0]"      // after simplify: d0 + 1 mod 2 ...
+/// \endcode
+InstructionIndexing computeInputToOutputIndexing(Context &Ctx,
+                                                 const HloInstruction &I,
+                                                 int64_t InputId);
+
+/// For every instruction of a fused computation that \p Start (default:
+/// the root) reaches, the distinct maps from Start's output \p OutputId to
+/// that instruction's output, composed from Start down, simplified, unused
+/// symbols removed. Start itself gets the identity.
+///
+/// Example: in `f { p = f32[8] parameter(0)  e = f32[8] exp(p)
+///                 ROOT t = f32[4] slice(e), slice={[2:6]} }`
+/// the map of `p` is `(d0) -> (d0 + 2), domain: d0 in [0, 3]`.
+using GroupedIndexing =
+    std::unordered_map<const HloInstruction *, std::vector<OperandMap>>;
+GroupedIndexing computeGroupedIndexing(Context &Ctx,
+                                       const HloComputation &Computation,
+                                       const HloInstruction *Start = nullptr,
+                                       int64_t OutputId = 0);
+
+/// The logical-to-linearized-physical map of a shape:
+/// `(d0, ..., dn) -> (linear offset in elements)` following the layout.
+///
+/// Example: `f32[4,8]{0,1}` (column-major) gives
+/// `(d0, d1) -> (d1 * 4 + d0), domain: d0 in [0, 3], d1 in [0, 7]`.
+IndexingMap linearizedPhysicalMap(Context &Ctx, const Shape &S);
+
+} // namespace idxmap
+
+#endif // IDXMAP_HLOINDEXING_H

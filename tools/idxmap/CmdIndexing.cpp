@@ -1,0 +1,124 @@
+//===- CmdIndexing.cpp - `idxmap indexing`: HLO indexing maps -------------===//
+//
+// Part of idxmap. Prints, like XLA, one block per operand (`operand id = N`
+// then its maps) for an instruction of an HLO module.
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
+
+#include "idxmap/Hlo.h"
+#include "idxmap/HloIndexing.h"
+#include "idxmap/Print.h"
+
+using namespace idxmap;
+using namespace idxmap::cli;
+
+static int runIndexing(int Argc, char **Argv);
+
+static const Command IndexingCommand = {
+    "indexing", "print the indexing maps of an HLO instruction",
+    "Prints the indexing maps of one instruction of an HLO module: one block\n"
+    "per operand, `operand id = N` followed by its maps (or `unknown\n"
+    "indexing`). Without --instruction, the root of the first fusion's\n"
+    "computation (the module's first fusion instruction) is used, else the\n"
+    "ENTRY root. With --fusion-root, the maps go from the fusion's output to\n"
+    "every parameter of the fused computation (composed through it).\n"
+    "--direction=input-to-output gives, for --operand K, the maps from that\n"
+    "operand's index to the output index.",
+    runIndexing};
+static CommandRegistration RegisterIndexing(IndexingCommand);
+
+/// The instruction named \p Name in any computation of \p M.
+static const HloInstruction *findAnywhere(const HloModule &M,
+                                          std::string_view Name) {
+  for (const HloComputation *C : M.computations())
+    if (const HloInstruction *I = C->findInstruction(Name))
+      return I;
+  return nullptr;
+}
+
+static int runIndexing(int Argc, char **Argv) {
+  std::string File = "-", Instr, Direction = "output-to-input", OperandText,
+              OutputText = "0";
+  bool FusionRoot = false;
+  OutputOptions Out;
+  ArgParser P(IndexingCommand);
+  P.positional("FILE", &File, "HLO module, or - for stdin", true);
+  P.option("--instruction", "NAME", &Instr, "the instruction to analyze");
+  P.choice("--direction", {"output-to-input", "input-to-output"}, &Direction,
+           "which way the maps go");
+  P.option("--operand", "K", &OperandText,
+           "only this operand (required for input-to-output)");
+  P.option("--output-id", "K", &OutputText,
+           "output id of a multi-output instruction (default 0)");
+  P.flag("--fusion-root", &FusionRoot,
+         "maps from the fusion's output to each fused parameter");
+  Out.addTo(P, /*AllowFormat=*/false);
+  if (auto Exit = P.parse(Argc, Argv))
+    return *Exit;
+
+  auto ToInt = [&](const std::string &S, int64_t &V) {
+    try {
+      size_t Pos;
+      V = std::stoll(S, &Pos);
+      return Pos == S.size() && V >= 0;
+    } catch (...) {
+      return false;
+    }
+  };
+  int64_t Operand = -1, OutputId = 0;
+  if (!OperandText.empty() && !ToInt(OperandText, Operand))
+    return P.usageError("--operand needs a non-negative integer");
+  if (!ToInt(OutputText, OutputId))
+    return P.usageError("--output-id needs a non-negative integer");
+  if (Direction == "input-to-output" && Operand < 0)
+    return P.usageError("--direction=input-to-output needs --operand K");
+
+  std::string Text;
+  if (auto Err = readInput(File, Text)) {
+    printError(displayName(File), *Err);
+    return ExitRejected;
+  }
+  auto M = parseHloModule(Text, displayName(File));
+  if (!M) {
+    printDiagnostic(M.error());
+    return ExitRejected;
+  }
+  const HloModule &Mod = **M;
+  const HloInstruction *I = nullptr;
+  if (!Instr.empty()) {
+    I = findAnywhere(Mod, Instr);
+    if (!I) {
+      printError(displayName(File), "no instruction named '" + Instr + "'");
+      return ExitRejected;
+    }
+  } else {
+    std::vector<const HloInstruction *> Fusions = Mod.fusions();
+    I = Fusions.empty() ? Mod.entry()->root() : Fusions.front();
+  }
+  if (FusionRoot && I->opcode() != HloOpcode::Fusion) {
+    printError(displayName(File),
+               "--fusion-root needs a fusion instruction, '" + I->name() +
+                   "' is " + std::string(opcodeName(I->opcode())));
+    return ExitRejected;
+  }
+  if (!FusionRoot && I->opcode() == HloOpcode::Fusion && Instr.empty())
+    I = I->fusedComputation()->root();
+  if (Operand >= I->operandCount()) {
+    printError(displayName(File), "'" + I->name() + "' has " +
+                                      std::to_string(I->operandCount()) +
+                                      " operands");
+    return ExitRejected;
+  }
+
+  Context Ctx;
+  InstructionIndexing Idx =
+      Direction == "input-to-output"
+          ? computeInputToOutputIndexing(Ctx, *I, Operand)
+          : computeOutputToInputIndexing(Ctx, *I, OutputId);
+  OutputFile O;
+  if (!O.open(Out))
+    return ExitRejected;
+  O << Idx.str(Direction == "output-to-input" ? Operand : -1);
+  return O.close() ? ExitOk : ExitRejected;
+}
