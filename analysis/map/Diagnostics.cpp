@@ -26,8 +26,8 @@ std::string Diagnostic::str() const {
   Out += '\n';
   // Keep tabs so that the caret lines up under the offending byte.
   for (unsigned I = 1; I < Loc.Col; ++I)
-    Out += (I - 1 < SourceLine.size() && SourceLine[I - 1] == '\t') ? '\t'
-                                                                     : ' ';
+    Out +=
+        (I - 1 < SourceLine.size() && SourceLine[I - 1] == '\t') ? '\t' : ' ';
   Out += '^';
   return Out;
 }

@@ -203,6 +203,9 @@ static Expr foldAdd(Expr L, Expr R) {
   // x + (y + c) -> (x + y) + c: keep the constant outermost.
   if (R.kind() == ExprKind::Add && R.rhs().isConstant() && !L.isConstant())
     return foldAdd(foldAdd(L, R.lhs()), R.rhs());
+  // (x + c) + y -> (x + y) + c, likewise.
+  if (L.kind() == ExprKind::Add && L.rhs().isConstant() && !R.isConstant())
+    return foldAdd(foldAdd(L.lhs(), R), L.rhs());
   return Ctx.getBinaryUnfolded(ExprKind::Add, L, R);
 }
 
@@ -266,8 +269,9 @@ static Expr foldDiv(ExprKind K, Expr L, Expr R) {
     return L;
   // (x * k) div c -> x * (k / c) when c | k (exact, any signs).
   if (R.isConstant() && R.value() != 0 && L.kind() == ExprKind::Mul &&
-      L.rhs().isConstant() && L.rhs().value() % R.value() == 0 &&
-      !(L.rhs().value() == INT64_MIN && R.value() == -1))
+      L.rhs().isConstant() &&
+      !(L.rhs().value() == INT64_MIN && R.value() == -1) &&
+      L.rhs().value() % R.value() == 0)
     return foldMul(L.lhs(), Ctx.constant(L.rhs().value() / R.value()));
   return Ctx.getBinaryUnfolded(K, L, R);
 }

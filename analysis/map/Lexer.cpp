@@ -94,8 +94,7 @@ MapToken MapLexer::next() {
   }
 }
 
-std::optional<int64_t> parseIntegerToken(std::string_view Digits,
-                                         bool Negate) {
+std::optional<int64_t> parseIntegerToken(std::string_view Digits, bool Negate) {
   // Accumulate the magnitude as unsigned; the limit is 2^63 - 1, or 2^63
   // when negated.
   const uint64_t Limit =

@@ -16,8 +16,8 @@ namespace idxmap {
 /// (custom or default names of that map), else default `d<i>`/`s<i>`.
 ///
 /// Example: `d0 + s1 * -4 + 3` prints "d0 - s1 * 4 + 3";
-/// `(d0 + 1) * 2` is folded by the builders, `(d0 + s0) mod 3` prints
-/// "(d0 + s0) mod 3".
+/// `(d0 + s0) mod 3` prints "(d0 + s0) mod 3"; `(d0 + 1) * 2` prints
+/// "(d0 + 1) * 2" (distribution is simplify's job, not the builders').
 std::string printExpr(Expr E, const IndexingMap *Names = nullptr);
 
 /// Prints a map on one line in XLA syntax, e.g.

@@ -1,0 +1,558 @@
+//===- Coalescing.cpp - Thread maps, coalescing and vector widths ---------===//
+//
+// Part of idxmap. Every figure here comes from the maps: the emitter's
+// thread→element map composed with the operand's indexing and its
+// linearized physical layout gives each lane's addresses.
+//
+//===----------------------------------------------------------------------===//
+#include "idxmap/Coalescing.h"
+#include "idxmap/Compose.h"
+#include "idxmap/Print.h"
+#include "idxmap/RangeEvaluator.h"
+#include "idxmap/Simplify.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace idxmap {
+
+namespace {
+
+int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
+
+/// Physical (major-to-minor) dims of \p S and, for each, its logical dim.
+void physicalDims(const Shape &S, std::vector<int64_t> &Dims,
+                  std::vector<int64_t> &Logical) {
+  std::vector<int64_t> M2m = S.layoutOrDefault();
+  for (auto It = M2m.rbegin(); It != M2m.rend(); ++It) {
+    Logical.push_back(*It);
+    Dims.push_back(S.Dims[*It]);
+  }
+}
+
+/// Logical index of \p S for a row-major physical linear offset \p Lin.
+std::vector<Expr> delinearizePhysical(Context &Ctx, Expr Lin, const Shape &S) {
+  std::vector<int64_t> Dims, Logical;
+  physicalDims(S, Dims, Logical);
+  std::vector<Expr> Res(S.rank(), Ctx.constant(0));
+  int64_t Stride = 1;
+  for (size_t K = Dims.size(); K-- > 0;) {
+    Expr E = Stride == 1 ? Lin : Lin.floorDiv(Stride);
+    Res[Logical[K]] = K == 0 ? E : E % Dims[K];
+    Stride *= std::max<int64_t>(Dims[K], 1);
+  }
+  return Res;
+}
+
+Variable named(const char *Name, int64_t Hi) { return {Name, {0, Hi}}; }
+
+/// Builds the mapping from `(th_x, bl_x)[iters..., vec]` given the
+/// canonical linear physical offset into \p Target's shape.
+ThreadMapping makeMapping(Context &Ctx, int64_t T, int64_t B,
+                          std::vector<Variable> Range, Expr Lin,
+                          std::vector<Constraint> Cs, const Shape &S,
+                          const HloInstruction *Target) {
+  ThreadMapping TM;
+  TM.ThreadsPerBlock = T;
+  TM.Blocks = B;
+  TM.Vector = Range.empty() ? 1 : Range.back().Bound.Hi + 1;
+  TM.Target = Target;
+  TM.Map = IndexingMap(Ctx, {named("th_x", T - 1), named("bl_x", B - 1)},
+                       std::move(Range), {}, delinearizePhysical(Ctx, Lin, S),
+                       Cs);
+  simplify(TM.Map);
+  return TM;
+}
+
+int64_t maxElementBytes(const FusionAnalysis &A) {
+  int64_t B = 1;
+  for (const HloInstruction *I : A.Computation->instructions())
+    if (I->shape().isArray())
+      B = std::max(B, byteWidth(I->shape().Type));
+  return B;
+}
+
+ThreadMapping reductionMapping(Context &Ctx, const FusionAnalysis &A) {
+  const HloInstruction *Hero = nullptr;
+  for (const HloInstruction *H : A.Heroes)
+    if (H->opcode() == HloOpcode::Reduce) {
+      Hero = H;
+      break;
+    }
+  const Shape &In = Hero->operand(0)->shape();
+  const ReductionInfo &R = *A.Reduction;
+  int64_t Bytes = std::max<int64_t>(1, maxElementBytes(A));
+  int64_t D0 = R.Dims[0], D1 = R.Dims[1], D2 = R.Dims[2];
+  auto Pow2AtMost = [](int64_t V) {
+    int64_t P = 1;
+    while (P * 2 <= V)
+      P *= 2;
+    return P;
+  };
+  int64_t V = std::max<int64_t>(1, 16 / Bytes);
+  while (V > 1 && D2 % V != 0)
+    V /= 2;
+  Expr Th = Ctx.dim(0), Bl = Ctx.dim(1);
+  if (A.Kind == EmitterKind::FullReduction) {
+    int64_t T = 256;
+    int64_t B = std::max<int64_t>(1, std::min<int64_t>(132 * 8, ceilDiv(D2, T * V)));
+    int64_t Iters = ceilDiv(D2, B * T * V);
+    Expr Lin = ((Ctx.symbol(0) * (B * T) + Bl * T + Th) * V) + Ctx.symbol(1);
+    std::vector<Constraint> Cs;
+    if (Iters * B * T * V != D2)
+      Cs.push_back({Lin, {0, D2 - 1}});
+    return makeMapping(Ctx, T, B, {named("it", Iters - 1), named("vec", V - 1)},
+                       Lin, Cs, In, Hero->operand(0));
+  }
+  if (R.IsRow) {
+    // Lanes per row: a whole warp for long rows, fewer for short ones.
+    int64_t G = std::min<int64_t>(Pow2AtMost(std::max<int64_t>(1, ceilDiv(D2, V))), 32);
+    if (ceilDiv(D2, V) > G && G < 32)
+      G *= 2;
+    int64_t T = G == 32 ? std::min<int64_t>(256, std::max<int64_t>(32, ceilDiv(ceilDiv(D2, V), 32) * 32))
+                        : 128;
+    int64_t LanesPerRow = G == 32 ? T : G;
+    int64_t RowsPerBlock = G == 32 ? 1 : (T / G);
+    int64_t Rows = D0 * D1;
+    int64_t B = ceilDiv(Rows, RowsPerBlock);
+    int64_t Iters = ceilDiv(D2, LanesPerRow * V);
+    Expr Row = G == 32 ? Bl : Bl * RowsPerBlock + Th.floorDiv(G);
+    Expr Lane = G == 32 ? Th : Th % G;
+    Expr Col = (Ctx.symbol(0) * LanesPerRow + Lane) * V + Ctx.symbol(1);
+    std::vector<Constraint> Cs;
+    if (Iters * LanesPerRow * V != D2)
+      Cs.push_back({Col, {0, D2 - 1}});
+    if (B * RowsPerBlock != Rows)
+      Cs.push_back({Row, {0, Rows - 1}});
+    return makeMapping(Ctx, T, B, {named("it", Iters - 1), named("vec", V - 1)},
+                       Row * D2 + Col, Cs, In, Hero->operand(0));
+  }
+  // Column reduction [K1, R, K2]: 32 lanes along K2 (times V), 32 rows of
+  // the reduced dim per iteration.
+  V = std::max<int64_t>(1, 16 / Bytes);
+  while (V > 1 && (D2 % V != 0 || 32 * V > D2))
+    V /= 2;
+  int64_t T = 1024, TilesK2 = ceilDiv(D2, 32 * V);
+  int64_t B = D0 * TilesK2, Iters = ceilDiv(D1, 32);
+  Expr K1 = Bl.floorDiv(TilesK2);
+  Expr K2 = (Bl % TilesK2) * (32 * V) + (Th % 32) * V + Ctx.symbol(1);
+  Expr Red = Ctx.symbol(0) * 32 + Th.floorDiv(32);
+  std::vector<Constraint> Cs;
+  if (TilesK2 * 32 * V != D2)
+    Cs.push_back({K2, {0, D2 - 1}});
+  if (Iters * 32 != D1)
+    Cs.push_back({Red, {0, D1 - 1}});
+  return makeMapping(Ctx, T, B, {named("it", Iters - 1), named("vec", V - 1)},
+                     (K1 * D1 + Red) * D2 + K2, Cs, In, Hero->operand(0));
+}
+
+/// Reads of a tiled transpose: 32x32 tiles, 128 threads (32 lanes x 4 rows),
+/// each thread walks 8 rows. Lanes run along the input's minor dim.
+ThreadMapping transposeMapping(Context &Ctx, const FusionAnalysis &A) {
+  const HloInstruction *Hero = nullptr;
+  for (const HloInstruction *H : A.Heroes)
+    if (H->opcode() == HloOpcode::Transpose)
+      Hero = H;
+  const TransposeInfo &TI = *A.Transpose;
+  int64_t R = TI.Dims.size(), M = R - 1, Aa = TI.Permutation.back();
+  std::vector<int64_t> TileCounts;
+  for (int64_t D = 0; D < R; ++D)
+    TileCounts.push_back(D == M || D == Aa ? ceilDiv(TI.Dims[D], 32)
+                                           : TI.Dims[D]);
+  int64_t B = 1;
+  for (int64_t C : TileCounts)
+    B *= C;
+  Expr Bl = Ctx.dim(1), Th = Ctx.dim(0);
+  std::vector<Expr> Idx(R);
+  std::vector<Constraint> Cs;
+  int64_t Stride = 1;
+  for (int64_t D = R; D-- > 0;) {
+    Expr T = Stride == 1 ? Bl : Bl.floorDiv(Stride);
+    T = D == 0 ? T : T % TileCounts[D];
+    Stride *= TileCounts[D];
+    if (D == M)
+      Idx[D] = T * 32 + Th % 32;
+    else if (D == Aa)
+      Idx[D] = T * 32 + Th.floorDiv(32) + Ctx.symbol(0) * 4;
+    else
+      Idx[D] = T;
+    if ((D == M || D == Aa) && TI.Dims[D] % 32 != 0)
+      Cs.push_back({Idx[D], {0, TI.Dims[D] - 1}});
+  }
+  Expr Lin = Ctx.constant(0);
+  for (int64_t D = 0; D < R; ++D)
+    Lin = Lin * TI.Dims[D] + Idx[D];
+  const Shape &In = Hero->operand(0)->shape();
+  return makeMapping(Ctx, 128, B, {named("it", 7), named("vec", 0)}, Lin, Cs,
+                     In, Hero->operand(0));
+}
+
+/// Writes of a tiled transpose: lanes run along the output's minor dim.
+IndexingMap transposeOutputMap(Context &Ctx, const FusionAnalysis &A,
+                               const ThreadMapping &Read) {
+  const TransposeInfo &TI = *A.Transpose;
+  int64_t R = TI.Dims.size(), M = R - 1, Aa = TI.Permutation.back();
+  std::vector<int64_t> TileCounts;
+  for (int64_t D = 0; D < R; ++D)
+    TileCounts.push_back(D == M || D == Aa ? ceilDiv(TI.Dims[D], 32)
+                                           : TI.Dims[D]);
+  Expr Bl = Ctx.dim(1), Th = Ctx.dim(0);
+  std::vector<Expr> Idx(R);
+  std::vector<Constraint> Cs;
+  int64_t Stride = 1;
+  for (int64_t D = R; D-- > 0;) {
+    Expr T = Stride == 1 ? Bl : Bl.floorDiv(Stride);
+    T = D == 0 ? T : T % TileCounts[D];
+    Stride *= TileCounts[D];
+    if (D == Aa)
+      Idx[D] = T * 32 + Th % 32;
+    else if (D == M)
+      Idx[D] = T * 32 + Th.floorDiv(32) + Ctx.symbol(0) * 4;
+    else
+      Idx[D] = T;
+    if ((D == M || D == Aa) && TI.Dims[D] % 32 != 0)
+      Cs.push_back({Idx[D], {0, TI.Dims[D] - 1}});
+  }
+  // Output normalized order is the permutation of the input's.
+  Expr Lin = Ctx.constant(0);
+  for (int64_t O = 0; O < R; ++O)
+    Lin = Lin * TI.Dims[TI.Permutation[O]] + Idx[TI.Permutation[O]];
+  const Shape &Out = A.Roots.front()->shape();
+  IndexingMap Map(Ctx, Read.Map.dims(), Read.Map.rangeVars(), {},
+                  delinearizePhysical(Ctx, Lin, Out), Cs);
+  simplify(Map);
+  return Map;
+}
+
+/// Linear coefficients of an affine expression without div/mod; false if
+/// the expression is not of that form.
+bool affineCoefficients(Expr E, std::map<std::pair<bool, unsigned>, int64_t> &C,
+                        int64_t Scale = 1) {
+  switch (E.kind()) {
+  case ExprKind::Constant:
+    return true;
+  case ExprKind::Dim:
+  case ExprKind::Symbol:
+    C[{E.isDim(), E.position()}] += Scale;
+    return true;
+  case ExprKind::Add:
+    return affineCoefficients(E.lhs(), C, Scale) &&
+           affineCoefficients(E.rhs(), C, Scale);
+  case ExprKind::Mul:
+    if (!E.rhs().isConstant())
+      return false;
+    return affineCoefficients(E.lhs(), C, Scale * E.rhs().value());
+  default:
+    return false;
+  }
+}
+
+struct WarpCount {
+  int64_t Sectors = 0, MinSectors = 0, Lines = 0, MinLines = 0;
+  bool Any = false, Uniform = true;
+};
+
+/// Counts the sectors and lines one warp touches in one access.
+WarpCount countWarp(const IndexingMap &Addr, int64_t Bytes, int64_t Bl,
+                    int64_t Warp, const std::vector<int64_t> &Fixed,
+                    int64_t VecPos) {
+  WarpCount W;
+  std::set<int64_t> Elems, Sectors, Lines;
+  int64_t VecHi = VecPos >= 0 ? Addr.rangeVars()[VecPos].Bound.Hi : 0;
+  int64_t ThHi = Addr.dims()[0].Bound.Hi;
+  std::vector<int64_t> P(Addr.numVars());
+  P[1] = Bl;
+  for (unsigned S = 0; S < Fixed.size(); ++S)
+    P[2 + S] = Fixed[S];
+  int64_t First = -1;
+  for (int64_t L = 0; L < 32; ++L) {
+    int64_t Th = Warp * 32 + L;
+    if (Th > ThHi)
+      break;
+    P[0] = Th;
+    for (int64_t V = 0; V <= VecHi; ++V) {
+      if (VecPos >= 0)
+        P[2 + VecPos] = V;
+      if (!Addr.contains(P))
+        continue;
+      auto R = Addr.evaluate(P);
+      if (!R)
+        continue;
+      int64_t E = (*R)[0];
+      if (First < 0)
+        First = E;
+      W.Uniform &= E == First;
+      Elems.insert(E);
+      Sectors.insert(E * Bytes / 32);
+      Lines.insert(E * Bytes / 128);
+    }
+  }
+  W.Any = !Elems.empty();
+  W.Sectors = Sectors.size();
+  W.Lines = Lines.size();
+  W.MinSectors = ceilDiv(int64_t(Elems.size()) * Bytes, 32);
+  W.MinLines = ceilDiv(int64_t(Elems.size()) * Bytes, 128);
+  return W;
+}
+
+/// The widest w for which the engine proves that each thread's w vector
+/// lanes read w consecutive, w-aligned elements.
+int64_t provenVectorWidth(const IndexingMap &Addr, int64_t VecPos,
+                          int64_t Bytes, std::string &Reason) {
+  if (VecPos < 0) {
+    Reason = "no vector variable";
+    return 1;
+  }
+  Context &Ctx = Addr.context();
+  Expr E = Addr.result(0);
+  unsigned VecSym = VecPos;
+  int64_t V = Addr.rangeVars()[VecPos].Bound.Hi + 1;
+  if (!E.usesSymbol(VecSym)) {
+    Reason = "invariant in vec (one element, reused)";
+    return 1;
+  }
+  Expr Vec = Ctx.symbol(VecSym);
+  for (int64_t W = V; W >= 2; W /= 2) {
+    if (V % W != 0 || W * Bytes > 16)
+      continue;
+    Expr Base = E.replace({}, [&] {
+      std::vector<Expr> R(Addr.numSymbols());
+      R[VecSym] = Vec.floorDiv(W) * W;
+      return R;
+    }());
+    Expr Diff = simplifyExpr(E - Base, Addr);
+    if (Diff != simplifyExpr(Vec % W, Addr))
+      continue;
+    RangeEvaluator RE(Addr);
+    int64_t Div = RE.info(simplifyExpr(Base, Addr)).Divisor;
+    if (Div % W != 0)
+      continue;
+    Reason = "proven: address = base + vec mod " + std::to_string(W) +
+             ", base divisible by " + std::to_string(W);
+    return W;
+  }
+  Reason = "contiguity or alignment not proven";
+  return 1;
+}
+
+void mergeReport(AccessReport &Into, const AccessReport &R) {
+  if (R.Undefined) {
+    Into.Undefined = true;
+    return;
+  }
+  bool Worse = R.MinSectors * Into.Sectors < Into.MinSectors * R.Sectors;
+  if (Into.Sectors == 0 || Worse) {
+    Into.Sectors = R.Sectors;
+    Into.MinSectors = R.MinSectors;
+    Into.Lines = R.Lines;
+    Into.MinLines = R.MinLines;
+    Into.Coverage = R.Coverage;
+  }
+  Into.Coalesced = (Into.Sectors == 0 || Into.Coalesced) && R.Coalesced;
+  Into.Uniform = Into.Uniform && R.Uniform;
+  if (R.VectorWidth < Into.VectorWidth || Into.VectorReason.empty()) {
+    Into.VectorWidth = R.VectorWidth;
+    Into.VectorReason = R.VectorReason;
+  }
+}
+
+} // namespace
+
+ThreadMapping loopThreadMapping(Context &Ctx, const Shape &Output,
+                                int64_t Vector, int64_t ThreadsPerBlock) {
+  int64_t N = std::max<int64_t>(1, Output.numElements());
+  int64_t Threads = ceilDiv(N, Vector);
+  int64_t T = std::min(ThreadsPerBlock, Threads);
+  int64_t B = ceilDiv(Threads, T);
+  Expr Lin = (Ctx.dim(1) * T + Ctx.dim(0)) * Vector + Ctx.symbol(0);
+  std::vector<Constraint> Cs;
+  if (B * T * Vector != N)
+    Cs.push_back({Lin, {0, N - 1}});
+  return makeMapping(Ctx, T, B, {named("vec", Vector - 1)}, Lin, Cs, Output,
+                     nullptr);
+}
+
+ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A) {
+  switch (A.Kind) {
+  case EmitterKind::RowReduction:
+  case EmitterKind::MultiRowReduction:
+  case EmitterKind::ColumnReduction:
+  case EmitterKind::FullReduction:
+    return reductionMapping(Ctx, A);
+  case EmitterKind::Transpose:
+    return transposeMapping(Ctx, A);
+  default:
+    break;
+  }
+  const Shape &Out = A.Roots.front()->shape();
+  int64_t Bytes = std::max<int64_t>(1, maxElementBytes(A));
+  int64_t V = std::max<int64_t>(1, 16 / Bytes);
+  while (V > 1 && Out.numElements() % V != 0)
+    V /= 2;
+  ThreadMapping TM = loopThreadMapping(Ctx, Out, V);
+  TM.Target = A.Roots.front();
+  return TM;
+}
+
+AccessReport analyzeAccess(const IndexingMap &ThreadToElement,
+                           const Shape &S) {
+  AccessReport R;
+  R.ElementBytes = byteWidth(S.Type);
+  if (ThreadToElement.isUndefined()) {
+    R.Undefined = true;
+    R.VectorReason = "unknown indexing";
+    return R;
+  }
+  Context &Ctx = ThreadToElement.context();
+  IndexingMap Addr = compose(ThreadToElement, linearizedPhysicalMap(Ctx, S));
+  simplify(Addr);
+  if (Addr.isKnownEmpty()) {
+    R.VectorWidth = 0;
+    R.Coalesced = true;
+    R.Coverage = "never accessed";
+    return R;
+  }
+  // The vector variable is the last range variable of the thread mapping;
+  // the operand's own range variables come first in the composed map.
+  unsigned NR = Addr.numRangeVars();
+  int64_t VecPos = -1;
+  for (unsigned S2 = 0; S2 < NR; ++S2)
+    if (Addr.rangeVars()[S2].Name == "vec")
+      VecPos = S2;
+  // Iteration and operand range vars at their lower bound, runtime vars at
+  // the middle of their range.
+  std::vector<int64_t> Fixed;
+  for (unsigned S2 = 0; S2 < Addr.numSymbols(); ++S2) {
+    const Interval &B = Addr.symbolVar(S2).Bound;
+    Fixed.push_back(S2 < NR ? B.Lo : B.Lo + (B.Hi - B.Lo) / 2);
+  }
+  int64_t Bytes = std::max<int64_t>(1, R.ElementBytes);
+  int64_t WarpsPerBlock = ceilDiv(Addr.dims()[0].Bound.Hi + 1, 32);
+  int64_t Blocks = Addr.dims()[1].Bound.Hi + 1;
+  int64_t TotalWarps = WarpsPerBlock * Blocks;
+
+  std::vector<std::pair<int64_t, int64_t>> Warps; // (block, warp)
+  std::map<std::pair<bool, unsigned>, int64_t> Coef;
+  bool Affine = affineCoefficients(Addr.result(0), Coef);
+  bool ProvenSame = Affine && (Coef[{true, 1}] * Bytes) % 128 == 0 &&
+                    (Coef[{true, 0}] * 32 * Bytes) % 128 == 0 &&
+                    Addr.constraints().empty();
+  if (TotalWarps <= 2048) {
+    for (int64_t B = 0; B < Blocks; ++B)
+      for (int64_t W = 0; W < WarpsPerBlock; ++W)
+        Warps.push_back({B, W});
+    R.Coverage = "all " + std::to_string(TotalWarps) + " warps";
+  } else {
+    // First and last warps and an even spread in between.
+    for (int64_t K = 0; K < 64; ++K) {
+      int64_t G = K == 63 ? TotalWarps - 1 : K * (TotalWarps / 63);
+      Warps.push_back({G / WarpsPerBlock, G % WarpsPerBlock});
+    }
+    R.Coverage = ProvenSame ? "proven for all " + std::to_string(TotalWarps) +
+                                  " warps (affine, 128-byte-aligned steps)"
+                            : "sampled 64 of " + std::to_string(TotalWarps) +
+                                  " warps";
+  }
+  R.Uniform = true;
+  bool Any = false;
+  for (auto [B, W] : Warps) {
+    WarpCount C = countWarp(Addr, Bytes, B, W, Fixed, VecPos);
+    if (!C.Any)
+      continue;
+    Any = true;
+    R.Uniform &= C.Uniform;
+    if (R.Sectors == 0 || C.MinSectors * R.Sectors < R.MinSectors * C.Sectors) {
+      R.Sectors = C.Sectors;
+      R.MinSectors = C.MinSectors;
+      R.Lines = C.Lines;
+      R.MinLines = C.MinLines;
+    }
+  }
+  if (!Any) {
+    R.VectorWidth = 0;
+    R.Coalesced = true;
+    R.Coverage = "no element accessed by the checked warps";
+    return R;
+  }
+  R.Coalesced = R.Uniform || R.MinSectors * 10 >= R.Sectors * 9;
+  R.VectorWidth = provenVectorWidth(Addr, VecPos, Bytes, R.VectorReason);
+  return R;
+}
+
+std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
+                                            const FusionAnalysis &A) {
+  std::vector<AccessReport> Out;
+  ThreadMapping TM = heroThreadMapping(Ctx, A);
+  GroupedIndexing G = computeGroupedIndexing(Ctx, *A.Computation, TM.Target);
+  for (const HloInstruction *P : A.Computation->parameters()) {
+    AccessReport R;
+    R.Name = P->name();
+    R.ElementBytes = byteWidth(P->shape().Type);
+    auto It = G.find(P);
+    if (It == G.end() || It->second.empty()) {
+      R.VectorWidth = 0;
+      R.Coalesced = true;
+      R.Coverage = "not read by the hero's threads";
+      Out.push_back(R);
+      continue;
+    }
+    R.Uniform = true;
+    for (const OperandMap &OM : It->second) {
+      IndexingMap M = compose(TM.Map, OM.Map);
+      simplify(M);
+      AccessReport One = analyzeAccess(M, P->shape());
+      mergeReport(R, One);
+    }
+    Out.push_back(R);
+  }
+  if (A.Kind == EmitterKind::Loop || A.Kind == EmitterKind::Concatenate ||
+      A.Kind == EmitterKind::Transpose) {
+    IndexingMap OutMap = A.Kind == EmitterKind::Transpose
+                             ? transposeOutputMap(Ctx, A, TM)
+                             : TM.Map;
+    for (const HloInstruction *Root : A.Roots) {
+      if (!Root->shape().sameDims(A.Roots.front()->shape()))
+        continue;
+      AccessReport R = analyzeAccess(OutMap, Root->shape());
+      R.Name = Root->name() + " (output)";
+      R.IsOutput = true;
+      Out.push_back(R);
+    }
+  }
+  return Out;
+}
+
+std::string formatCoalescing(const std::vector<AccessReport> &Rs) {
+  std::string S = "  access                 bytes  vector  sectors/min  "
+                  "lines/min  coalesced  coverage\n";
+  for (const AccessReport &R : Rs) {
+    char Buf[512];
+    if (R.Undefined) {
+      snprintf(Buf, sizeof Buf, "  %-22s %5lld  unknown indexing\n",
+               R.Name.c_str(), (long long)R.ElementBytes);
+      S += Buf;
+      continue;
+    }
+    if (R.VectorWidth == 0) {
+      snprintf(Buf, sizeof Buf, "  %-22s %5lld  -       -            -   "
+                                "       -          %s\n",
+               R.Name.c_str(), (long long)R.ElementBytes, R.Coverage.c_str());
+      S += Buf;
+      continue;
+    }
+    snprintf(Buf, sizeof Buf,
+             "  %-22s %5lld  %-6lld  %5lld/%-5lld  %4lld/%-4lld  %-9s  %s\n",
+             R.Name.c_str(), (long long)R.ElementBytes,
+             (long long)R.VectorWidth, (long long)R.Sectors,
+             (long long)R.MinSectors, (long long)R.Lines,
+             (long long)R.MinLines,
+             R.Uniform ? "broadcast" : (R.Coalesced ? "yes" : "no"),
+             R.Coverage.c_str());
+    S += Buf;
+    S += "      vector: " + R.VectorReason + "\n";
+  }
+  return S;
+}
+
+} // namespace idxmap

@@ -1,0 +1,310 @@
+//===- HeroAnalysis.cpp - Hero and emitter choice -------------------------===//
+//
+// Part of idxmap. The hero of a root is the op that decides the kernel's
+// shape: a reduction or a tiled transpose reachable from the root through
+// elementwise and layout-preserving ops, else the root itself.
+//
+//===----------------------------------------------------------------------===//
+#include "idxmap/Fusion.h"
+
+#include <algorithm>
+#include <set>
+
+namespace idxmap {
+
+std::string_view emitterKindName(EmitterKind K) {
+  switch (K) {
+  case EmitterKind::Loop:
+    return "loop";
+  case EmitterKind::Transpose:
+    return "transpose";
+  case EmitterKind::RowReduction:
+    return "row reduction";
+  case EmitterKind::MultiRowReduction:
+    return "multi-row reduction";
+  case EmitterKind::ColumnReduction:
+    return "column reduction";
+  case EmitterKind::FullReduction:
+    return "full reduction";
+  case EmitterKind::Concatenate:
+    return "concatenate";
+  }
+  return "?";
+}
+
+static std::string dimsStr(const std::vector<int64_t> &V) {
+  std::string S = "[";
+  for (size_t I = 0; I < V.size(); ++I)
+    S += (I ? ", " : "") + std::to_string(V[I]);
+  return S + "]";
+}
+
+std::optional<ReductionInfo> classifyReduction(const HloInstruction &R,
+                                               std::string *Why) {
+  auto Fail = [&](std::string M) -> std::optional<ReductionInfo> {
+    if (Why)
+      *Why = std::move(M);
+    return std::nullopt;
+  };
+  if (R.opcode() != HloOpcode::Reduce || R.operandCount() < 2)
+    return Fail("not a reduce");
+  const Shape &In = R.operand(0)->shape();
+  std::vector<int64_t> M2m = In.layoutOrDefault();
+  // Physical dims major to minor, size-1 dims dropped, same kinds merged.
+  std::vector<std::pair<bool, int64_t>> Groups; // (reduced, size)
+  for (auto It = M2m.rbegin(); It != M2m.rend(); ++It) {
+    int64_t D = *It, Size = In.Dims[D];
+    if (Size == 1)
+      continue;
+    bool Red = std::find(R.dimensions().begin(), R.dimensions().end(), D) !=
+               R.dimensions().end();
+    if (!Groups.empty() && Groups.back().first == Red)
+      Groups.back().second *= Size;
+    else
+      Groups.push_back({Red, Size});
+  }
+  ReductionInfo Info;
+  auto Pattern = [&] {
+    std::string P;
+    for (auto &G : Groups)
+      P += G.first ? 'R' : 'K';
+    return P;
+  }();
+  if (Pattern.find('R') == std::string::npos)
+    return Fail("reduces only size-1 dimensions");
+  if (Pattern == "R") {
+    Info.Dims = {1, 1, Groups[0].second};
+  } else if (Pattern == "KR") {
+    Info.Dims = {1, Groups[0].second, Groups[1].second};
+  } else if (Pattern == "RKR") {
+    Info.Dims = {Groups[0].second, Groups[1].second, Groups[2].second};
+  } else if (Pattern == "KRK") {
+    Info.IsRow = false;
+    Info.Dims = {Groups[0].second, Groups[1].second, Groups[2].second};
+  } else if (Pattern == "RK") {
+    Info.IsRow = false;
+    Info.Dims = {1, Groups[0].second, Groups[1].second};
+  } else {
+    return Fail("reduced dimensions are not contiguous in the layout "
+                "(pattern " + Pattern + ")");
+  }
+  return Info;
+}
+
+std::optional<TransposeInfo> classifyTranspose(const HloInstruction &T,
+                                               std::string *Why) {
+  auto Fail = [&](std::string M) -> std::optional<TransposeInfo> {
+    if (Why)
+      *Why = std::move(M);
+    return std::nullopt;
+  };
+  if (T.opcode() != HloOpcode::Transpose)
+    return Fail("not a transpose");
+  const Shape &In = T.operand(0)->shape();
+  if (!In.hasDefaultLayout() || !T.shape().hasDefaultLayout())
+    return Fail("non-default layouts");
+  // Drop size-1 input dims and renumber.
+  std::vector<int64_t> NewIndex(In.rank(), -1), Dims;
+  for (int64_t D = 0; D < In.rank(); ++D)
+    if (In.Dims[D] != 1) {
+      NewIndex[D] = Dims.size();
+      Dims.push_back(In.Dims[D]);
+    }
+  std::vector<int64_t> Perm;
+  for (int64_t P : T.dimensions())
+    if (NewIndex[P] >= 0)
+      Perm.push_back(NewIndex[P]);
+  // Merge output-adjacent dims that are input-adjacent too.
+  std::vector<std::vector<int64_t>> Runs;
+  for (int64_t P : Perm) {
+    if (!Runs.empty() && Runs.back().back() + 1 == P)
+      Runs.back().push_back(P);
+    else
+      Runs.push_back({P});
+  }
+  // Runs in input order give the normalized input dims.
+  std::vector<size_t> Order(Runs.size());
+  for (size_t I = 0; I < Order.size(); ++I)
+    Order[I] = I;
+  std::sort(Order.begin(), Order.end(),
+            [&](size_t A, size_t B) { return Runs[A][0] < Runs[B][0]; });
+  TransposeInfo Info;
+  std::vector<int64_t> RunToInput(Runs.size());
+  for (size_t K = 0; K < Order.size(); ++K) {
+    int64_t Size = 1;
+    for (int64_t D : Runs[Order[K]])
+      Size *= Dims[D];
+    Info.Dims.push_back(Size);
+    RunToInput[Order[K]] = K;
+  }
+  for (size_t R = 0; R < Runs.size(); ++R)
+    Info.Permutation.push_back(RunToInput[R]);
+  int64_t Rank = Info.Dims.size();
+  if (Rank < 2 || Info.Permutation.back() == Rank - 1)
+    return Fail("the minor dimension is not transposed");
+  int64_t InMinor = Info.Dims[Rank - 1];
+  int64_t OutMinor = Info.Dims[Info.Permutation.back()];
+  bool Large = (InMinor >= 16 && OutMinor >= 16) ||
+               (InMinor >= 8 && OutMinor >= 8 && InMinor * OutMinor >= 8192);
+  if (!Large)
+    return Fail("minor dimensions " + std::to_string(InMinor) + " and " +
+                std::to_string(OutMinor) + " are too small for tiles");
+  return Info;
+}
+
+namespace {
+
+/// Ops through which the hero search walks from a root.
+bool isTransparent(const HloInstruction &I) {
+  HloOpcode Op = I.opcode();
+  return isElementwise(Op) || Op == HloOpcode::Broadcast ||
+         Op == HloOpcode::Bitcast || Op == HloOpcode::Reshape ||
+         Op == HloOpcode::Copy;
+}
+
+/// Reduces and transposes reachable from \p Root through transparent ops
+/// (the walk stops at them), in the order first found.
+void findCandidates(const HloInstruction *Root,
+                    std::vector<const HloInstruction *> &Reduces,
+                    std::vector<const HloInstruction *> &Transposes) {
+  std::vector<const HloInstruction *> Work{Root};
+  std::set<const HloInstruction *> Seen{Root};
+  while (!Work.empty()) {
+    const HloInstruction *I = Work.back();
+    Work.pop_back();
+    if (I->opcode() == HloOpcode::Reduce) {
+      Reduces.push_back(I);
+    } else if (I->opcode() == HloOpcode::Transpose && classifyTranspose(*I)) {
+      Transposes.push_back(I);
+    }
+    // Keep walking above reductions too (a softmax reads one reduce in the
+    // input of another).
+    if (!isTransparent(*I) && I->opcode() != HloOpcode::Reduce &&
+        I->opcode() != HloOpcode::Transpose)
+      continue;
+    for (const HloInstruction *Op : I->operands())
+      if (Seen.insert(Op).second)
+        Work.push_back(Op);
+  }
+}
+
+bool sameReduction(const HloInstruction &A, const HloInstruction &B) {
+  return A.operand(0)->shape().sameDims(B.operand(0)->shape()) &&
+         A.dimensions() == B.dimensions();
+}
+
+} // namespace
+
+FusionAnalysis analyzeComputation(const HloComputation &C) {
+  FusionAnalysis A;
+  A.Computation = &C;
+  const HloInstruction *Root = C.root();
+  if (Root->opcode() == HloOpcode::Tuple)
+    A.Roots.assign(Root->operands().begin(), Root->operands().end());
+  else
+    A.Roots.push_back(Root);
+
+  std::vector<const HloInstruction *> Reduces, Transposes;
+  for (const HloInstruction *R : A.Roots) {
+    std::vector<const HloInstruction *> Rd, Tr;
+    findCandidates(R, Rd, Tr);
+    for (auto *X : Rd)
+      if (std::find(Reduces.begin(), Reduces.end(), X) == Reduces.end())
+        Reduces.push_back(X);
+    for (auto *X : Tr)
+      if (std::find(Transposes.begin(), Transposes.end(), X) ==
+          Transposes.end())
+        Transposes.push_back(X);
+    A.Heroes.push_back(!Rd.empty() ? Rd.front()
+                                   : (!Tr.empty() ? Tr.front() : R));
+  }
+
+  if (!Reduces.empty()) {
+    const HloInstruction *First = Reduces.front();
+    std::string Why;
+    auto Info = classifyReduction(*First, &Why);
+    for (const HloInstruction *R : Reduces)
+      if (Info && !sameReduction(*First, *R)) {
+        Info.reset();
+        Why = "reductions '" + First->name() + "' and '" + R->name() +
+              "' are not compatible";
+      }
+    if (!Info) {
+      A.Kind = EmitterKind::Loop;
+      A.Reason = "reduce '" + First->name() + "': " + Why +
+                 "; falling back to the loop emitter";
+      return A;
+    }
+    // Side outputs must be computable per element of the reduce input.
+    int64_t InN = First->operand(0)->shape().numElements();
+    for (size_t K = 0; K < A.Roots.size(); ++K)
+      if (A.Heroes[K]->opcode() != HloOpcode::Reduce &&
+          A.Roots[K]->shape().numElements() != InN) {
+        A.Kind = EmitterKind::Loop;
+        A.Reason = "side output '" + A.Roots[K]->name() +
+                   "' does not have the reduce input's element count";
+        return A;
+      }
+    A.Reduction = Info;
+    int64_t Bytes = byteWidth(First->operand(0)->shape().Type);
+    int64_t Vec = std::max<int64_t>(1, 16 / std::max<int64_t>(Bytes, 1));
+    std::vector<int64_t> D(Info->Dims.begin(), Info->Dims.end());
+    if (Info->Dims[0] == 1 && Info->Dims[1] == 1 && Info->IsRow) {
+      A.Kind = EmitterKind::FullReduction;
+      A.Reason = "reduce '" + First->name() + "' reduces everything: full "
+                 "reduction of " + std::to_string(Info->Dims[2]) + " elements";
+    } else if (Info->IsRow) {
+      bool Short = Info->Dims[2] < 32 * Vec;
+      A.Kind = Short ? EmitterKind::MultiRowReduction
+                     : EmitterKind::RowReduction;
+      A.Reason = "reduce '" + First->name() +
+                 "' reduces the minor dimension: row reduction " + dimsStr(D) +
+                 (Short ? " (rows shorter than one warp's " +
+                              std::to_string(32 * Vec) +
+                              "-element load share a warp)"
+                        : "");
+    } else {
+      A.Kind = EmitterKind::ColumnReduction;
+      A.Reason = "reduce '" + First->name() +
+                 "' keeps the minor dimension: column reduction " + dimsStr(D);
+    }
+    if (Reduces.size() > 1)
+      A.Reason += "; " + std::to_string(Reduces.size()) +
+                  " compatible reductions in one kernel";
+    return A;
+  }
+
+  if (Transposes.size() == 1) {
+    const HloInstruction *T = Transposes.front();
+    A.Transpose = classifyTranspose(*T);
+    A.Kind = EmitterKind::Transpose;
+    A.Reason = "transpose '" + T->name() + "' moves the minor dimension: " +
+               dimsStr(A.Transpose->Dims) + " permuted by " +
+               dimsStr(A.Transpose->Permutation) + ", shared-memory tiles";
+    return A;
+  }
+  if (Transposes.size() > 1) {
+    A.Reason = std::to_string(Transposes.size()) +
+               " tiled transposes reachable from the roots; ";
+  }
+  if (A.Roots.size() == 1 && Root->opcode() == HloOpcode::Concatenate &&
+      Root->operandCount() <= 4) {
+    A.Kind = EmitterKind::Concatenate;
+    A.Reason += "root '" + Root->name() + "' concatenates " +
+                std::to_string(Root->operandCount()) + " operands";
+    return A;
+  }
+  A.Kind = EmitterKind::Loop;
+  A.Reason += "no reduction or tiled transpose: one thread per output element "
+              "run (root '" + A.Roots.front()->name() + "' is " +
+              std::string(opcodeName(A.Roots.front()->opcode())) + ")";
+  return A;
+}
+
+FusionAnalysis analyzeFusion(const HloInstruction &F) {
+  if (F.opcode() == HloOpcode::Fusion && F.fusedComputation())
+    return analyzeComputation(*F.fusedComputation());
+  return analyzeComputation(*F.parent());
+}
+
+} // namespace idxmap

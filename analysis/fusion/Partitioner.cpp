@@ -1,0 +1,457 @@
+//===- Partitioner.cpp - Splitting a fused computation into subgraphs -----===//
+//
+// Part of idxmap. The computation is a Boost.Graph (operand -> user edges);
+// a topological sort gives the users-first order in which every instruction
+// decides, from its users' subgraphs and maps alone, whether it joins them
+// or roots a new subgraph. Each instruction keeps exactly one map, so the
+// work is one composition per edge (no path enumeration).
+//
+//===----------------------------------------------------------------------===//
+#include "idxmap/Compose.h"
+#include "idxmap/Partition.h"
+#include "idxmap/Print.h"
+#include "idxmap/Simplify.h"
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/graphviz.hpp>
+#include <boost/graph/subgraph.hpp>
+#include <boost/graph/topological_sort.hpp>
+
+#include <algorithm>
+#include <cassert>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace idxmap {
+
+namespace {
+
+/// The operand -> user graph; vertex i is the computation's instruction i.
+using InstrGraph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+
+/// The dims of the value a root produces (the first element of a tuple).
+const std::vector<int64_t> &rootDims(const HloInstruction &I) {
+  static const std::vector<int64_t> None;
+  const Shape &S = I.shape();
+  if (!S.isTuple())
+    return S.Dims;
+  return S.TupleShapes.empty() || S.TupleShapes[0].isTuple()
+             ? None
+             : S.TupleShapes[0].Dims;
+}
+
+/// compose(First, Second) carrying runtime-variable bindings, simplified,
+/// unused symbols removed. compose orders symbols [Second's range vars,
+/// First's range vars, Second's runtime vars, First's runtime vars], so the
+/// bindings are Second's (re-rooted at First's dims), then First's.
+OperandMap composeBound(const OperandMap &First, const OperandMap &Second) {
+  OperandMap R;
+  R.Map = compose(First.Map, Second.Map);
+  if (R.Map.isUndefined() || R.Map.isKnownEmpty())
+    return R;
+  for (const RuntimeBinding &B : Second.Bindings) {
+    RuntimeBinding NB{B.Source, compose(First.Map, B.Map)};
+    if (!NB.Map.isUndefined()) {
+      simplify(NB.Map);
+      NB.Map.removeUnusedSymbols();
+    }
+    R.Bindings.push_back(std::move(NB));
+  }
+  R.Bindings.insert(R.Bindings.end(), First.Bindings.begin(),
+                    First.Bindings.end());
+  simplify(R.Map);
+  unsigned NumRange = R.Map.numRangeVars();
+  std::vector<bool> Removed = R.Map.removeUnusedSymbols();
+  if (R.Map.isKnownEmpty()) {
+    R.Bindings.clear();
+    return R;
+  }
+  std::vector<RuntimeBinding> Kept;
+  for (size_t K = 0; K < R.Bindings.size(); ++K) {
+    size_t Pos = NumRange + K;
+    if (Pos >= Removed.size() || !Removed[Pos])
+      Kept.push_back(std::move(R.Bindings[K]));
+  }
+  R.Bindings = std::move(Kept);
+  return R;
+}
+
+bool isNoComputeOp(HloOpcode Op) {
+  switch (Op) {
+  case HloOpcode::Bitcast:
+  case HloOpcode::Constant:
+  case HloOpcode::Iota:
+  case HloOpcode::Parameter:
+  case HloOpcode::Reshape:
+  case HloOpcode::Reverse:
+  case HloOpcode::Transpose:
+  case HloOpcode::Broadcast:
+  case HloOpcode::Slice:
+  case HloOpcode::Copy:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// The partitioner's state for one computation.
+class Partitioner {
+public:
+  Partitioner(Context &Ctx, const HloComputation &C,
+              const PartitionOptions &Opts)
+      : Ctx(Ctx), C(C), Opts(Opts) {
+    for (const HloInstruction *I : Opts.ForcedRoots)
+      Forced.insert(I);
+    const HloInstruction *Root = C.root();
+    TupleRoot = Root && Root->opcode() == HloOpcode::Tuple ? Root : nullptr;
+    if (TupleRoot)
+      for (const HloInstruction *Op : TupleRoot->operands())
+        Outputs.insert(Op);
+  }
+
+  PartitionedComputation run();
+
+private:
+  /// A member's state: its map from its subgraph's first root.
+  struct State {
+    int Subgraph = -1;
+    OperandMap Map;
+    /// Output ids of a tuple-shaped instruction that its users read.
+    std::set<int64_t> OutIds;
+  };
+
+  bool isForced(const HloInstruction *I) const {
+    return Forced.count(I) || (Opts.IsForcedRoot && Opts.IsForcedRoot(*I));
+  }
+
+  /// Output-to-input maps of \p U for operand \p K, over every output id of
+  /// U that is read (cached per user).
+  const std::vector<OperandMap> &operandMaps(const HloInstruction *U,
+                                             int64_t K);
+
+  /// Why \p I cannot join its users' subgraph, or "" when it can (then
+  /// \p Target and \p Map are set). \p ExtraRoot is set when I joins as an
+  /// additional root (a computation output read at the first root's index).
+  std::string decide(const HloInstruction *I, int &Target, OperandMap &Map,
+                     bool &ExtraRoot);
+
+  void newRoot(const HloInstruction *I, std::string Reason);
+
+  Context &Ctx;
+  const HloComputation &C;
+  const PartitionOptions &Opts;
+  std::set<const HloInstruction *> Forced;
+  const HloInstruction *TupleRoot = nullptr;
+  std::set<const HloInstruction *> Outputs;
+  std::unordered_map<const HloInstruction *, State> States;
+  std::unordered_map<const HloInstruction *,
+                     std::vector<std::vector<OperandMap>>>
+      Cache;
+  PartitionedComputation P;
+};
+
+const std::vector<OperandMap> &
+Partitioner::operandMaps(const HloInstruction *U, int64_t K) {
+  auto It = Cache.find(U);
+  if (It == Cache.end()) {
+    std::vector<std::vector<OperandMap>> PerOperand(U->operandCount());
+    std::set<int64_t> Ids = States[U].OutIds;
+    if (Ids.empty())
+      Ids.insert(0);
+    for (int64_t Id : Ids) {
+      InstructionIndexing Idx = computeOutputToInputIndexing(Ctx, *U, Id);
+      for (size_t Op = 0; Op < Idx.Operands.size() && Op < PerOperand.size();
+           ++Op)
+        for (OperandMap &M : Idx.Operands[Op])
+          if (std::find(PerOperand[Op].begin(), PerOperand[Op].end(), M) ==
+              PerOperand[Op].end())
+            PerOperand[Op].push_back(std::move(M));
+    }
+    It = Cache.emplace(U, std::move(PerOperand)).first;
+  }
+  return It->second[K];
+}
+
+void Partitioner::newRoot(const HloInstruction *I, std::string Reason) {
+  int Id = int(P.Subgraphs.size());
+  Subgraph S;
+  S.Name = I->name();
+  S.Roots.push_back(I);
+  P.Subgraphs.push_back(std::move(S));
+  State &St = States[I];
+  St.Subgraph = Id;
+  St.Map = {IndexingMap::identity(Ctx, rootDims(*I)), {}};
+  P.Reasons[I] = std::move(Reason);
+}
+
+std::string Partitioner::decide(const HloInstruction *I, int &Target,
+                                OperandMap &Map, bool &ExtraRoot) {
+  ExtraRoot = false;
+  if (I == C.root())
+    return "computation root";
+  if (isForced(I))
+    return Opts.ForcedReason;
+  bool IsOutput = Outputs.count(I) != 0;
+
+  std::vector<const HloInstruction *> Users;
+  for (const HloInstruction *U : I->users())
+    if (U != TupleRoot)
+      Users.push_back(U);
+  if (Users.empty())
+    return IsOutput ? "computation root" : "no users";
+
+  std::set<int> UserSubgraphs;
+  for (const HloInstruction *U : Users) {
+    assert(States.count(U) && States[U].Subgraph >= 0 &&
+           "users are visited first");
+    UserSubgraphs.insert(States[U].Subgraph);
+  }
+  if (UserSubgraphs.size() > 1)
+    return "users in " + std::to_string(UserSubgraphs.size()) + " subgraphs";
+  Target = *UserSubgraphs.begin();
+
+  std::vector<OperandMap> Distinct;
+  OperandMap Empty;
+  bool SawEmpty = false;
+  for (const HloInstruction *U : Users) {
+    const OperandMap &UserMap = States[U].Map;
+    for (int64_t K = 0; K < U->operandCount(); ++K) {
+      if (U->operand(K) != I)
+        continue;
+      for (const OperandMap &OM : operandMaps(U, K)) {
+        OperandMap R = composeBound(UserMap, OM);
+        if (R.Map.isUndefined())
+          return "unknown indexing";
+        if (R.Map.isKnownEmpty()) {
+          if (!SawEmpty)
+            Empty = std::move(R);
+          SawEmpty = true;
+          continue;
+        }
+        if (std::find(Distinct.begin(), Distinct.end(), R) == Distinct.end())
+          Distinct.push_back(std::move(R));
+      }
+    }
+  }
+  if (Distinct.size() > 1)
+    return "reached with " + std::to_string(Distinct.size()) +
+           " indexing maps";
+  if (Distinct.empty()) {
+    if (!SawEmpty)
+      return "not read";
+    Distinct.push_back(std::move(Empty));
+  }
+  Map = std::move(Distinct.front());
+
+  if (IsOutput) {
+    // An output joins only if it is computed at the first root's index.
+    const HloInstruction *First = P.Subgraphs[Target].Roots.front();
+    IndexingMap Id = IndexingMap::identity(Ctx, rootDims(*I));
+    simplify(Id);
+    if (rootDims(*First) != rootDims(*I) || !Map.Bindings.empty() ||
+        !(Map.Map == Id))
+      return "computation root";
+    Map.Map = IndexingMap::identity(Ctx, rootDims(*I));
+    ExtraRoot = true;
+  }
+  return "";
+}
+
+PartitionedComputation Partitioner::run() {
+  P.Computation = &C;
+  const std::vector<HloInstruction *> &Instrs = C.instructions();
+  InstrGraph G(Instrs.size());
+  for (size_t V = 0; V < Instrs.size(); ++V) {
+    assert(Instrs[V]->index() == int64_t(V) && "index is the list position");
+    for (const HloInstruction *U : Instrs[V]->users())
+      boost::add_edge(V, size_t(U->index()), G);
+  }
+  // topological_sort lists vertices in reverse topological order: for an
+  // edge operand -> user, the user comes first.
+  std::vector<InstrGraph::vertex_descriptor> Order;
+  Order.reserve(Instrs.size());
+  boost::topological_sort(G, std::back_inserter(Order));
+
+  for (InstrGraph::vertex_descriptor V : Order) {
+    const HloInstruction *I = Instrs[V];
+    if (I->opcode() == HloOpcode::Parameter || I == TupleRoot)
+      continue;
+    // Output ids read through get-tuple-element users (tuple-shaped values).
+    State &St = States[I];
+    if (I->shape().isTuple()) {
+      for (const HloInstruction *U : I->users())
+        if (U->opcode() == HloOpcode::GetTupleElement)
+          St.OutIds.insert(U->tupleIndex());
+      if (St.OutIds.empty())
+        for (int64_t K = 0; K < int64_t(I->shape().TupleShapes.size()); ++K)
+          St.OutIds.insert(K);
+    }
+    int Target = -1;
+    OperandMap Map;
+    bool Extra = false;
+    std::string Why = decide(I, Target, Map, Extra);
+    if (!Why.empty()) {
+      newRoot(I, std::move(Why));
+      continue;
+    }
+    State &S = States[I];
+    S.Subgraph = Target;
+    S.Map = std::move(Map);
+    if (Extra) {
+      P.Subgraphs[Target].Roots.push_back(I);
+      P.Reasons[I] = "computation root";
+    }
+  }
+
+  for (const HloInstruction *I : Instrs) {
+    auto It = States.find(I);
+    if (It == States.end() || It->second.Subgraph < 0)
+      continue;
+    Subgraph &S = P.Subgraphs[It->second.Subgraph];
+    P.SubgraphOf[I] = It->second.Subgraph;
+    S.Instructions.push_back(I);
+    S.Maps[I] = It->second.Map.Map;
+    if (!It->second.Map.Bindings.empty())
+      S.Bindings[I] = It->second.Map.Bindings;
+  }
+  for (Subgraph &S : P.Subgraphs)
+    S.NoCompute = std::all_of(
+        S.Instructions.begin(), S.Instructions.end(),
+        [](const HloInstruction *I) { return isNoComputeOp(I->opcode()); });
+  return std::move(P);
+}
+
+//===----------------------------------------------------------------------===//
+// DOT output
+//===----------------------------------------------------------------------===//
+
+using AttrMap = std::map<std::string, std::string>;
+using DotVertexProps = boost::property<boost::vertex_attribute_t, AttrMap>;
+using DotEdgeProps =
+    boost::property<boost::edge_index_t, int,
+                    boost::property<boost::edge_attribute_t, AttrMap>>;
+using DotGraphProps = boost::property<
+    boost::graph_name_t, std::string,
+    boost::property<boost::graph_graph_attribute_t, AttrMap,
+                    boost::property<boost::graph_vertex_attribute_t, AttrMap,
+                                    boost::property<
+                                        boost::graph_edge_attribute_t,
+                                        AttrMap>>>>;
+using DotGraph = boost::subgraph<
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS,
+                          DotVertexProps, DotEdgeProps, DotGraphProps>>;
+
+std::string rootList(const Subgraph &S) {
+  std::string Out;
+  for (const HloInstruction *R : S.Roots)
+    Out += (Out.empty() ? "" : ", ") + R->name();
+  return Out;
+}
+
+} // namespace
+
+const Subgraph *
+PartitionedComputation::subgraphOf(const HloInstruction *I) const {
+  auto It = SubgraphOf.find(I);
+  return It == SubgraphOf.end() ? nullptr : &Subgraphs[It->second];
+}
+
+std::string PartitionedComputation::str() const {
+  std::ostringstream OS;
+  OS << "computation " << (Computation ? Computation->name() : "?") << ": "
+     << Subgraphs.size() << (Subgraphs.size() == 1 ? " subgraph" : " subgraphs")
+     << "\n";
+  for (size_t N = 0; N < Subgraphs.size(); ++N) {
+    const Subgraph &S = Subgraphs[N];
+    OS << "subgraph " << N << ": " << S.Name
+       << (S.NoCompute ? " (no compute)" : "") << "\n";
+    for (const HloInstruction *R : S.Roots) {
+      auto It = Reasons.find(R);
+      OS << "  root " << R->name() << ": "
+         << (It == Reasons.end() ? std::string("?") : It->second) << "\n";
+    }
+    for (const HloInstruction *I : S.Instructions) {
+      OS << "  " << I->name() << " = " << opcodeName(I->opcode()) << ": ";
+      auto M = S.Maps.find(I);
+      if (M == S.Maps.end() || M->second.isUndefined())
+        OS << "unknown indexing\n";
+      else
+        OS << printMap(M->second) << "\n";
+      auto B = S.Bindings.find(I);
+      if (B == S.Bindings.end())
+        continue;
+      for (size_t K = 0; K < B->second.size(); ++K)
+        OS << "    rt" << K << ": "
+           << (B->second[K].Source ? B->second[K].Source->name()
+                                   : std::string("?"))
+           << "; "
+           << (B->second[K].Map.isUndefined() ? std::string("unknown")
+                                              : printMap(B->second[K].Map))
+           << "\n";
+    }
+  }
+  return OS.str();
+}
+
+std::string PartitionedComputation::toDot() const {
+  std::ostringstream OS;
+  if (!Computation) {
+    OS << "digraph empty {\n}\n";
+    return OS.str();
+  }
+  const std::vector<HloInstruction *> &Instrs = Computation->instructions();
+  DotGraph G(Instrs.size());
+  boost::get_property(G, boost::graph_name) = Computation->name();
+  boost::get_property(G, boost::graph_graph_attribute)["label"] =
+      Computation->name();
+  boost::get_property(G, boost::graph_vertex_attribute)["shape"] = "ellipse";
+  auto VAttr = boost::get(boost::vertex_attribute, G);
+  std::set<const HloInstruction *> Roots;
+  for (const Subgraph &S : Subgraphs)
+    Roots.insert(S.Roots.begin(), S.Roots.end());
+  for (size_t V = 0; V < Instrs.size(); ++V) {
+    const HloInstruction *I = Instrs[V];
+    AttrMap &A = VAttr[V];
+    A["label"] = I->name() + " = " + std::string(opcodeName(I->opcode()));
+    if (I->opcode() == HloOpcode::Parameter)
+      A["shape"] = "box";
+    if (Roots.count(I))
+      A["style"] = "bold";
+    auto Sg = SubgraphOf.find(I);
+    if (Sg != SubgraphOf.end()) {
+      auto M = Subgraphs[Sg->second].Maps.find(I);
+      if (M != Subgraphs[Sg->second].Maps.end() && !M->second.isUndefined())
+        A["tooltip"] = printMap(M->second);
+    }
+  }
+  for (size_t V = 0; V < Instrs.size(); ++V)
+    for (const HloInstruction *U : Instrs[V]->users())
+      boost::add_edge(V, size_t(U->index()), G);
+  // Clusters are created after the edges so that each child subgraph gets
+  // the edges between its vertices (boost::subgraph induces them).
+  for (size_t N = 0; N < Subgraphs.size(); ++N) {
+    const Subgraph &S = Subgraphs[N];
+    DotGraph &Child = G.create_subgraph();
+    boost::get_property(Child, boost::graph_name) =
+        "cluster_" + std::to_string(N);
+    AttrMap &GA = boost::get_property(Child, boost::graph_graph_attribute);
+    GA["label"] = std::to_string(N) + ": " + S.Name +
+                  (S.NoCompute ? " (no compute)" : "") + " [roots: " +
+                  rootList(S) + "]";
+    GA["style"] = "rounded";
+    for (const HloInstruction *I : S.Instructions)
+      boost::add_vertex(size_t(I->index()), Child);
+  }
+  boost::write_graphviz(OS, G);
+  return OS.str();
+}
+
+PartitionedComputation partitionComputation(Context &Ctx,
+                                            const HloComputation &C,
+                                            const PartitionOptions &Options) {
+  return Partitioner(Ctx, C, Options).run();
+}
+
+} // namespace idxmap

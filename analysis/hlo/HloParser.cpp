@@ -1,0 +1,887 @@
+//===- analysis/hlo/HloParser.cpp - HLO text parser -----------------------===//
+//
+// Part of idxmap. Parses the HLO text XLA prints (see idxmap/Hlo.h) in one
+// pass over the text, then resolves called computations by name and checks
+// every instruction's shape against its operands and attributes.
+//
+//===----------------------------------------------------------------------===//
+#include "HloLexer.h"
+#include "HloVerifier.h"
+#include "idxmap/Hlo.h"
+
+#include <cassert>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace idxmap {
+
+using hlo::HloLexer;
+
+/// The parser; a friend of the module classes so it can fill them in.
+class HloParserImpl {
+public:
+  HloParserImpl(std::string_view Text, const std::string &FileName)
+      : L(Text), Text(Text), FileName(FileName) {}
+
+  Expected<std::unique_ptr<HloModule>> run();
+
+private:
+  /// Records the first error (later ones are consequences) and returns false.
+  bool error(size_t Offset, std::string Message) {
+    if (!Err)
+      Err = makeDiagnostic(Text, Offset, std::move(Message), FileName);
+    return false;
+  }
+  bool errorHere(std::string Message) {
+    L.skipSpace();
+    return error(L.pos(), std::move(Message));
+  }
+  bool expect(char C) {
+    if (L.consumeIf(C))
+      return true;
+    return errorHere(std::string("expected '") + C + "'");
+  }
+  static std::string quote(std::string_view S) {
+    return "'" + std::string(S) + "'";
+  }
+
+  bool parseHeader();
+  bool skipDebugSection();
+  bool parseComputation(bool IsEntry, size_t Offset);
+  bool parseInstruction(HloComputation &C, bool &SawRoot);
+  bool parseShape(Shape &Out);
+  bool parseLayout(Shape &S);
+  bool parseOperands(HloComputation &C, HloInstruction &I);
+  bool parseAttribute(HloInstruction &I, std::string_view Key,
+                      size_t KeyOffset);
+  bool parseIntList(std::vector<int64_t> &Out);
+  bool parseInt(int64_t &Out, const char *What);
+  bool parseSliceList(HloInstruction &I);
+  bool parsePadding(std::vector<PaddingDim> &Out);
+  bool parseComputationRefs(HloInstruction &I);
+  bool parseConstantValue(HloInstruction &I);
+  bool parseLiteralNested(const Shape &S, Literal &Lit, size_t Dim,
+                          int64_t &Next);
+  bool parseLiteralElement(Literal &Lit, int64_t Index);
+  bool finishComputation(HloComputation &C, size_t CloseOffset);
+  bool resolveAndVerify();
+  bool checkNoRecursion();
+
+  HloLexer L;
+  std::string_view Text;
+  std::string FileName;
+  std::unique_ptr<HloModule> M;
+  std::optional<Diagnostic> Err;
+
+  /// Instructions by name, for the computation being parsed.
+  std::unordered_map<std::string, HloInstruction *> Scope;
+  /// Called computations by name, resolved after the whole module is read.
+  struct PendingCall {
+    HloInstruction *Instr;
+    std::string Name;
+    size_t Offset;
+  };
+  std::vector<PendingCall> PendingCalls;
+  /// Where each instruction's opcode is, and which attributes it had.
+  struct InstrInfo {
+    size_t OpcodeOffset = 0;
+    std::unordered_set<std::string> Attrs;
+  };
+  std::unordered_map<const HloInstruction *, InstrInfo> Info;
+};
+
+//===----------------------------------------------------------------------===//
+// Module structure
+//===----------------------------------------------------------------------===//
+
+Expected<std::unique_ptr<HloModule>> HloParserImpl::run() {
+  M = std::make_unique<HloModule>();
+  M->Source = std::string(Text);
+  M->FileName = FileName;
+  if (!parseHeader())
+    return *Err;
+  while (!L.atEnd()) {
+    size_t Start = L.pos();
+    std::string_view Word = L.lexName();
+    if (Word == "ENTRY") {
+      if (!parseComputation(/*IsEntry=*/true, L.pos()))
+        return *Err;
+      continue;
+    }
+    if (Word == "FileNames" || Word == "FunctionNames" ||
+        Word == "FileLocations" || Word == "StackFrames") {
+      char Next = L.peek();
+      if (Next != '{' && Next != '(') {
+        if (!skipDebugSection())
+          return *Err;
+        continue;
+      }
+    }
+    L.setPos(Start);
+    if (!parseComputation(/*IsEntry=*/false, Start))
+      return *Err;
+  }
+  if (M->Comps.empty()) {
+    error(Text.size(), "expected at least one computation");
+    return *Err;
+  }
+  if (!M->Entry) {
+    M->Entry = M->Comps.back().get();
+    M->Entry->IsEntry = true;
+  }
+  if (!resolveAndVerify())
+    return *Err;
+  return std::move(M);
+}
+
+bool HloParserImpl::parseHeader() {
+  std::string_view Kw = L.lexName();
+  if (Kw != "HloModule")
+    return errorHere("expected 'HloModule'");
+  std::string_view Name = L.lexName();
+  if (Name.empty())
+    return errorHere("expected a module name");
+  M->Name = std::string(Name);
+  // Module attributes (is_scheduled=true, entry_computation_layout={...},
+  // ...) are accepted and ignored.
+  while (L.consumeIf(',')) {
+    std::string_view Key = L.lexWord();
+    if (Key.empty())
+      return errorHere("expected a module attribute name");
+    if (!expect('='))
+      return false;
+    size_t ValueStart = L.pos();
+    if (!L.skipValue())
+      return error(ValueStart, "unterminated value of module attribute " +
+                                   quote(Key));
+  }
+  return true;
+}
+
+bool HloParserImpl::skipDebugSection() {
+  // Entries are `N "string"` or `N {key=value ...}`, one per line.
+  while (true) {
+    L.skipSpace();
+    char C = L.peekRaw();
+    if (C < '0' || C > '9')
+      return true;
+    if (!L.lexInt())
+      return errorHere("invalid entry number");
+    size_t ValueStart = L.pos();
+    if (!L.skipValue())
+      return error(ValueStart, "unterminated debug-info entry");
+  }
+}
+
+bool HloParserImpl::parseComputation(bool IsEntry, size_t Offset) {
+  size_t NameOffset = (L.skipSpace(), L.pos());
+  std::string_view Name = L.lexName();
+  if (Name.empty())
+    return errorHere("expected a computation name");
+  if (M->findComputation(Name))
+    return error(NameOffset, "redefinition of computation " + quote(Name));
+  if (IsEntry && M->Entry)
+    return error(Offset, "a module has only one ENTRY computation");
+
+  auto CPtr = std::make_unique<HloComputation>();
+  HloComputation &C = *CPtr;
+  C.Name = std::string(Name);
+  C.Parent = M.get();
+  C.IsEntry = IsEntry;
+  C.Offset = NameOffset;
+  M->Comps.push_back(std::move(CPtr));
+  M->CompPtrs.push_back(&C);
+  if (IsEntry)
+    M->Entry = &C;
+
+  // Optional signature `(p: f32[4]) -> f32[4]`: informational, skipped (the
+  // parameter instructions carry the shapes).
+  if (L.peek() == '(') {
+    size_t SigStart = L.pos();
+    if (!L.skipBalanced('(', ')'))
+      return error(SigStart, "unterminated computation signature");
+    if (!L.consumeIf("->"))
+      return errorHere("expected '->' after the computation's parameters");
+    Shape Result;
+    if (!parseShape(Result))
+      return false;
+  }
+  // Computation attributes (execution_thread="..."), ignored.
+  while (L.consumeIf(',')) {
+    std::string_view Key = L.lexWord();
+    if (Key.empty() || !L.consumeIf('='))
+      return errorHere("expected a computation attribute");
+    if (!L.skipValue())
+      return errorHere("unterminated attribute value");
+  }
+  if (!expect('{'))
+    return false;
+
+  Scope.clear();
+  bool SawRoot = false;
+  while (true) {
+    if (L.atEnd())
+      return errorHere("expected '}' at the end of computation " +
+                       quote(C.Name));
+    if (L.peek() == '}') {
+      size_t Close = L.pos();
+      L.consumeIf('}');
+      return finishComputation(C, Close);
+    }
+    if (!parseInstruction(C, SawRoot))
+      return false;
+  }
+}
+
+bool HloParserImpl::finishComputation(HloComputation &C, size_t CloseOffset) {
+  if (C.Instrs.empty())
+    return error(CloseOffset, "computation " + quote(C.Name) +
+                                  " has no instructions");
+  if (!C.Root)
+    C.Root = C.Instrs.back().get();
+  // Parameters must be numbered 0..n-1, each once.
+  std::vector<HloInstruction *> Params;
+  for (HloInstruction *I : C.InstrPtrs) {
+    if (I->Op != HloOpcode::Parameter)
+      continue;
+    int64_t N = I->ParameterNumber;
+    if (N >= int64_t(Params.size()))
+      Params.resize(size_t(N + 1), nullptr);
+    if (Params[size_t(N)])
+      return error(Info[I].OpcodeOffset,
+                   "parameter number " + std::to_string(N) +
+                       " is used twice in computation " + quote(C.Name));
+    Params[size_t(N)] = I;
+  }
+  for (size_t N = 0; N < Params.size(); ++N)
+    if (!Params[N])
+      return error(C.Offset, "computation " + quote(C.Name) +
+                                 " has no parameter number " +
+                                 std::to_string(N));
+  C.Params = std::move(Params);
+  // Users, in instruction order, each once.
+  for (HloInstruction *I : C.InstrPtrs)
+    for (HloInstruction *Op : I->Operands)
+      if (Op->Users.empty() || Op->Users.back() != I)
+        Op->Users.push_back(I);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Instructions
+//===----------------------------------------------------------------------===//
+
+bool HloParserImpl::parseInstruction(HloComputation &C, bool &SawRoot) {
+  L.skipSpace();
+  size_t Start = L.pos();
+  std::string_view First = L.lexName();
+  bool IsRoot = false;
+  size_t NameOffset = Start;
+  std::string_view Name = First;
+  if (First == "ROOT" && L.peek() != '=') {
+    IsRoot = true;
+    NameOffset = (L.skipSpace(), L.pos());
+    Name = L.lexName();
+  }
+  if (Name.empty())
+    return errorHere("expected an instruction name");
+  if (Scope.count(std::string(Name)))
+    return error(NameOffset, "redefinition of instruction " + quote(Name));
+  if (!expect('='))
+    return false;
+
+  auto IPtr = std::make_unique<HloInstruction>();
+  HloInstruction &I = *IPtr;
+  I.Name = std::string(Name);
+  I.Parent = &C;
+  I.Offset = NameOffset;
+  if (!parseShape(I.Sh))
+    return false;
+
+  size_t OpOffset = (L.skipSpace(), L.pos());
+  std::string_view OpName = L.lexName();
+  if (OpName.empty())
+    return errorHere("expected an opcode");
+  std::optional<HloOpcode> Op = parseOpcode(OpName);
+  if (!Op)
+    return error(OpOffset, "unsupported or unknown opcode " + quote(OpName));
+  I.Op = *Op;
+  Info[&I].OpcodeOffset = OpOffset;
+
+  if (!expect('('))
+    return false;
+  if (I.Op == HloOpcode::Parameter) {
+    if (!parseInt(I.ParameterNumber, "parameter number"))
+      return false;
+    if (I.ParameterNumber < 0)
+      return error(OpOffset, "negative parameter number");
+    if (!expect(')'))
+      return false;
+  } else if (I.Op == HloOpcode::Constant) {
+    if (!parseConstantValue(I) || !expect(')'))
+      return false;
+  } else if (!parseOperands(C, I)) {
+    return false;
+  }
+
+  while (L.consumeIf(',')) {
+    size_t KeyOffset = (L.skipSpace(), L.pos());
+    // Keys may contain '-' (`control-predecessors`).
+    std::string_view Key = L.lexName();
+    if (Key.empty())
+      return errorHere("expected an attribute name");
+    if (!expect('='))
+      return false;
+    if (!parseAttribute(I, Key, KeyOffset))
+      return false;
+  }
+
+  if (IsRoot) {
+    if (SawRoot)
+      return error(Start, "computation " + quote(C.Name) +
+                              " has more than one ROOT");
+    SawRoot = true;
+    C.Root = &I;
+  }
+  I.Index = int64_t(C.Instrs.size());
+  Scope[I.Name] = &I;
+  C.InstrPtrs.push_back(&I);
+  C.Instrs.push_back(std::move(IPtr));
+  return true;
+}
+
+bool HloParserImpl::parseOperands(HloComputation &C, HloInstruction &I) {
+  // At '(' already consumed.
+  if (L.consumeIf(')'))
+    return true;
+  while (true) {
+    L.skipSpace();
+    size_t Start = L.pos();
+    // An optional operand shape: `f32[4]{0} %x` or `(f32[], s32[]) %t`.
+    std::optional<Shape> Written;
+    bool HasShape = L.peekRaw() == '(';
+    if (!HasShape) {
+      std::string_view Word = L.lexName();
+      L.setPos(Start);
+      HasShape = parsePrimitiveType(Word).has_value() &&
+                 L.text().substr(Start + Word.size(), 1) == "[";
+    }
+    if (HasShape) {
+      Written.emplace();
+      if (!parseShape(*Written))
+        return false;
+    }
+    size_t NameOffset = (L.skipSpace(), L.pos());
+    std::string_view Name = L.lexName();
+    if (Name.empty())
+      return errorHere("expected an operand name");
+    auto It = Scope.find(std::string(Name));
+    if (It == Scope.end())
+      return error(NameOffset, "use of undefined instruction " + quote(Name));
+    HloInstruction *Operand = It->second;
+    if (Written && !Written->compatible(Operand->Sh))
+      return error(Start, "operand shape " + Written->str() +
+                              " does not match " + quote(Name) + " of shape " +
+                              Operand->Sh.str());
+    I.Operands.push_back(Operand);
+    if (L.consumeIf(')'))
+      return true;
+    if (!expect(','))
+      return false;
+  }
+}
+
+bool HloParserImpl::parseInt(int64_t &Out, const char *What) {
+  std::optional<int64_t> V = L.lexInt();
+  if (!V)
+    return errorHere(std::string("expected ") + What);
+  Out = *V;
+  return true;
+}
+
+bool HloParserImpl::parseIntList(std::vector<int64_t> &Out) {
+  Out.clear();
+  if (!expect('{'))
+    return false;
+  if (L.consumeIf('}'))
+    return true;
+  while (true) {
+    int64_t V;
+    if (!parseInt(V, "an integer"))
+      return false;
+    Out.push_back(V);
+    if (L.consumeIf('}'))
+      return true;
+    if (!expect(','))
+      return false;
+  }
+}
+
+bool HloParserImpl::parseSliceList(HloInstruction &I) {
+  // {[start:limit(:stride)?], ...}
+  I.SliceStarts.clear();
+  I.SliceLimits.clear();
+  I.SliceStrides.clear();
+  if (!expect('{'))
+    return false;
+  if (L.consumeIf('}'))
+    return true;
+  while (true) {
+    int64_t Start, Limit, Stride = 1;
+    if (!expect('[') || !parseInt(Start, "a slice start") || !expect(':') ||
+        !parseInt(Limit, "a slice limit"))
+      return false;
+    if (L.consumeIf(':') && !parseInt(Stride, "a slice stride"))
+      return false;
+    if (!expect(']'))
+      return false;
+    I.SliceStarts.push_back(Start);
+    I.SliceLimits.push_back(Limit);
+    I.SliceStrides.push_back(Stride);
+    if (L.consumeIf('}'))
+      return true;
+    if (!expect(','))
+      return false;
+  }
+}
+
+bool HloParserImpl::parsePadding(std::vector<PaddingDim> &Out) {
+  // lo_hi(_interior)? joined by 'x'; empty for a scalar operand.
+  Out.clear();
+  L.skipSpace();
+  char C = L.peekRaw();
+  if (!(C == '-' || (C >= '0' && C <= '9')))
+    return true;
+  while (true) {
+    PaddingDim D;
+    if (!parseInt(D.Lo, "a low padding") || L.peekRaw() != '_')
+      return errorHere("expected padding 'low_high' or "
+                       "'low_high_interior'");
+    L.setPos(L.pos() + 1);
+    if (!parseInt(D.Hi, "a high padding"))
+      return false;
+    if (L.peekRaw() == '_') {
+      L.setPos(L.pos() + 1);
+      if (!parseInt(D.Interior, "an interior padding"))
+        return false;
+    }
+    Out.push_back(D);
+    if (L.peekRaw() != 'x')
+      return true;
+    L.setPos(L.pos() + 1);
+  }
+}
+
+bool HloParserImpl::parseComputationRefs(HloInstruction &I) {
+  auto One = [&]() {
+    size_t Offset = (L.skipSpace(), L.pos());
+    std::string_view Name = L.lexName();
+    if (Name.empty())
+      return errorHere("expected a computation name");
+    PendingCalls.push_back({&I, std::string(Name), Offset});
+    return true;
+  };
+  if (!L.consumeIf('{'))
+    return One();
+  while (true) {
+    if (!One())
+      return false;
+    if (L.consumeIf('}'))
+      return true;
+    if (!expect(','))
+      return false;
+  }
+}
+
+bool HloParserImpl::parseAttribute(HloInstruction &I, std::string_view Key,
+                                   size_t KeyOffset) {
+  HloOpcode Op = I.Op;
+  auto Once = [&]() {
+    if (!Info[&I].Attrs.insert(std::string(Key)).second)
+      return error(KeyOffset, "duplicate attribute " + quote(Key));
+    return true;
+  };
+  bool HasDims = Op == HloOpcode::Broadcast || Op == HloOpcode::Transpose ||
+                 Op == HloOpcode::Reduce || Op == HloOpcode::Reverse ||
+                 Op == HloOpcode::Concatenate;
+  if (Key == "dimensions" && HasDims)
+    return Once() && parseIntList(I.Dimensions);
+  if (Key == "slice" && Op == HloOpcode::Slice)
+    return Once() && parseSliceList(I);
+  if (Key == "padding" && Op == HloOpcode::Pad)
+    return Once() && parsePadding(I.Padding);
+  if (Key == "dynamic_slice_sizes" && Op == HloOpcode::DynamicSlice)
+    return Once() && parseIntList(I.DynamicSliceSizes);
+  if (Key == "index" && Op == HloOpcode::GetTupleElement)
+    return Once() && parseInt(I.TupleIndex, "a tuple index");
+  if (Key == "iota_dimension" && Op == HloOpcode::Iota)
+    return Once() && parseInt(I.IotaDimension, "an iota dimension");
+  if ((Key == "to_apply" &&
+       (Op == HloOpcode::Reduce || Op == HloOpcode::Call)) ||
+      (Key == "calls" && Op == HloOpcode::Fusion))
+    return Once() && parseComputationRefs(I);
+  if (Key == "kind" && Op == HloOpcode::Fusion) {
+    if (!Once())
+      return false;
+    size_t Offset = (L.skipSpace(), L.pos());
+    std::string_view K = L.lexWord();
+    if (K == "kLoop")
+      I.Kind = FusionKind::Loop;
+    else if (K == "kInput")
+      I.Kind = FusionKind::Input;
+    else if (K == "kOutput")
+      I.Kind = FusionKind::Output;
+    else if (K == "kCustom")
+      I.Kind = FusionKind::Custom;
+    else
+      return error(Offset, "unknown fusion kind " + quote(K) +
+                               " (expected kLoop, kInput, kOutput or kCustom)");
+    return true;
+  }
+  if (Key == "direction" && Op == HloOpcode::Compare) {
+    if (!Once())
+      return false;
+    size_t Offset = (L.skipSpace(), L.pos());
+    std::string_view D = L.lexWord();
+    static const std::pair<const char *, ComparisonDirection> Dirs[] = {
+        {"EQ", ComparisonDirection::EQ}, {"NE", ComparisonDirection::NE},
+        {"LT", ComparisonDirection::LT}, {"LE", ComparisonDirection::LE},
+        {"GT", ComparisonDirection::GT}, {"GE", ComparisonDirection::GE}};
+    for (const auto &[Name, Dir] : Dirs)
+      if (D == Name) {
+        I.Direction = Dir;
+        return true;
+      }
+    return error(Offset, "unknown comparison direction " + quote(D));
+  }
+  if (Key == "type" && Op == HloOpcode::Compare) {
+    if (!Once())
+      return false;
+    size_t Offset = (L.skipSpace(), L.pos());
+    std::string_view T = L.lexWord();
+    if (T == "FLOAT" || T == "PARTIALORDER")
+      I.CmpType = ComparisonType::Float;
+    else if (T == "TOTALORDER")
+      I.CmpType = ComparisonType::TotalOrder;
+    else if (T == "SIGNED")
+      I.CmpType = ComparisonType::Signed;
+    else if (T == "UNSIGNED")
+      I.CmpType = ComparisonType::Unsigned;
+    else
+      return error(Offset, "unknown comparison type " + quote(T));
+    return true;
+  }
+  // metadata, backend_config, frontend_attributes, sharding, ...: skipped.
+  size_t ValueStart = (L.skipSpace(), L.pos());
+  if (!L.skipValue())
+    return error(ValueStart, "unterminated value of attribute " + quote(Key));
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Shapes
+//===----------------------------------------------------------------------===//
+
+bool HloParserImpl::parseShape(Shape &Out) {
+  L.skipSpace();
+  if (L.consumeIf('(')) {
+    std::vector<Shape> Elements;
+    if (!L.consumeIf(')')) {
+      while (true) {
+        Shape E;
+        if (!parseShape(E))
+          return false;
+        Elements.push_back(std::move(E));
+        if (L.consumeIf(')'))
+          break;
+        if (!expect(','))
+          return false;
+      }
+    }
+    Out = Shape::tuple(std::move(Elements));
+    return true;
+  }
+  size_t Start = L.pos();
+  std::string_view TypeName = L.lexWord();
+  if (TypeName.empty())
+    return errorHere("expected a shape");
+  std::optional<PrimitiveType> T = parsePrimitiveType(TypeName);
+  if (!T)
+    return error(Start, "unsupported element type " + quote(TypeName));
+  Out = Shape(*T, {});
+  if (!expect('['))
+    return false;
+  if (!L.consumeIf(']')) {
+    while (true) {
+      L.skipSpace();
+      if (L.peekRaw() == '?')
+        return errorHere("unbounded dynamic dimensions are not supported");
+      L.consumeIf("<="); // a bounded dynamic dimension: use its bound
+      size_t DimOffset = (L.skipSpace(), L.pos());
+      int64_t D;
+      if (!parseInt(D, "a dimension size"))
+        return false;
+      if (D < 0)
+        return error(DimOffset, "negative dimension size");
+      Out.Dims.push_back(D);
+      if (L.consumeIf(']'))
+        break;
+      if (!expect(','))
+        return false;
+    }
+  }
+  // Element counts must stay addressable.
+  int64_t Count = 1;
+  for (int64_t D : Out.Dims) {
+    if (D != 0 && Count > std::numeric_limits<int64_t>::max() / 8 / D)
+      return error(Start, "shape " + Out.str() + " has too many elements");
+    Count *= D;
+  }
+  // A layout must follow `]` directly (`f32[4]{0}`); `f32[] {` is not one.
+  if (L.peekRaw() == '{')
+    return parseLayout(Out);
+  return true;
+}
+
+bool HloParserImpl::parseLayout(Shape &S) {
+  size_t Start = L.pos();
+  L.consumeIf('{');
+  std::vector<int64_t> MinorToMajor;
+  L.skipSpace();
+  if (L.peekRaw() != '}' && L.peekRaw() != ':') {
+    while (true) {
+      int64_t D;
+      if (!parseInt(D, "a layout dimension"))
+        return false;
+      MinorToMajor.push_back(D);
+      if (!L.consumeIf(','))
+        break;
+    }
+  }
+  if (L.consumeIf(':')) {
+    // Tiling, memory space, element size...: skipped up to the closing brace.
+    int Depth = 1;
+    while (L.pos() < Text.size()) {
+      char C = Text[L.pos()];
+      if (C == '{' || C == '(')
+        ++Depth;
+      if (C == '}' || C == ')')
+        --Depth;
+      if (Depth == 0)
+        break;
+      L.setPos(L.pos() + 1);
+    }
+  }
+  if (!expect('}'))
+    return false;
+  if (!MinorToMajor.empty()) {
+    std::vector<bool> Seen(S.Dims.size(), false);
+    bool Valid = MinorToMajor.size() == S.Dims.size();
+    for (int64_t D : MinorToMajor) {
+      if (!Valid || D < 0 || D >= S.rank() || Seen[size_t(D)]) {
+        Valid = false;
+        break;
+      }
+      Seen[size_t(D)] = true;
+    }
+    if (!Valid)
+      return error(Start, "layout is not a permutation of the dimensions of " +
+                              S.str());
+  }
+  S.MinorToMajor = std::move(MinorToMajor);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+bool HloParserImpl::parseConstantValue(HloInstruction &I) {
+  if (!I.Sh.isArray())
+    return errorHere("tuple constants are not supported");
+  I.Value = Literal(Shape(I.Sh.Type, I.Sh.Dims));
+  L.skipSpace();
+  // `{...}`: a large constant printed without its value.
+  if (L.text().substr(L.pos(), 5) == "{...}") {
+    L.setPos(L.pos() + 5);
+    I.Elided = true;
+    return true;
+  }
+  if (I.Sh.rank() == 0) {
+    // Allow `{5}` as well as `5` for a scalar.
+    bool Braced = L.consumeIf('{');
+    if (!parseLiteralElement(I.Value, 0))
+      return false;
+    return !Braced || expect('}');
+  }
+  int64_t Next = 0;
+  return parseLiteralNested(I.Sh, I.Value, 0, Next);
+}
+
+bool HloParserImpl::parseLiteralNested(const Shape &S, Literal &Lit,
+                                       size_t Dim, int64_t &Next) {
+  size_t Open = (L.skipSpace(), L.pos());
+  if (!expect('{'))
+    return false;
+  int64_t Want = S.Dims[Dim];
+  int64_t Count = 0;
+  if (!L.consumeIf('}')) {
+    while (true) {
+      if (Count == Want)
+        return errorHere("too many elements in dimension " +
+                         std::to_string(Dim) + " of a " + S.str() +
+                         " constant (expected " + std::to_string(Want) + ")");
+      if (Dim + 1 == S.Dims.size()) {
+        if (!parseLiteralElement(Lit, Next++))
+          return false;
+      } else if (!parseLiteralNested(S, Lit, Dim + 1, Next)) {
+        return false;
+      }
+      ++Count;
+      if (L.consumeIf('}'))
+        break;
+      if (!expect(','))
+        return false;
+    }
+  }
+  if (Count != Want)
+    return error(Open, "expected " + std::to_string(Want) +
+                           " elements in dimension " + std::to_string(Dim) +
+                           " of a " + S.str() + " constant, got " +
+                           std::to_string(Count));
+  return true;
+}
+
+bool HloParserImpl::parseLiteralElement(Literal &Lit, int64_t Index) {
+  size_t Start = (L.skipSpace(), L.pos());
+  std::string Tok(L.lexLiteralToken());
+  if (Tok.empty())
+    return errorHere("expected a literal value");
+  PrimitiveType T = Lit.elementType();
+  auto Bad = [&]() {
+    return error(Start, "invalid " + std::string(primitiveTypeName(T)) +
+                            " literal " + quote(Tok));
+  };
+  if (T == PrimitiveType::Pred) {
+    if (Tok == "true" || Tok == "1")
+      Lit.setBits(Index, 1);
+    else if (Tok == "false" || Tok == "0")
+      Lit.setBits(Index, 0);
+    else
+      return Bad();
+    return true;
+  }
+  if (isIntegralType(T)) {
+    errno = 0;
+    char *End = nullptr;
+    bool Negative = Tok[0] == '-';
+    if (isUnsignedIntType(T)) {
+      if (Negative)
+        return error(Start, "negative value " + quote(Tok) + " for " +
+                                std::string(primitiveTypeName(T)));
+      unsigned long long V = std::strtoull(Tok.c_str(), &End, 10);
+      if (*End || errno == ERANGE)
+        return Bad();
+      int Bits = bitWidth(T);
+      if (Bits < 64 && V >> Bits)
+        return error(Start, "value " + Tok + " is out of range for " +
+                                std::string(primitiveTypeName(T)));
+      Lit.setBits(Index, V);
+      return true;
+    }
+    long long V = std::strtoll(Tok.c_str(), &End, 10);
+    if (*End || errno == ERANGE)
+      return Bad();
+    int Bits = bitWidth(T);
+    if (Bits < 64 && (V < -(1ll << (Bits - 1)) || V >= (1ll << (Bits - 1))))
+      return error(Start, "value " + Tok + " is out of range for " +
+                              std::string(primitiveTypeName(T)));
+    Lit.setInt(Index, V);
+    return true;
+  }
+  // Floating point.
+  double V;
+  std::string Body = Tok;
+  bool Negative = false;
+  if (Body[0] == '-' || Body[0] == '+') {
+    Negative = Body[0] == '-';
+    Body = Body.substr(1);
+  }
+  if (Body == "inf") {
+    V = std::numeric_limits<double>::infinity();
+  } else if (Body.compare(0, 3, "nan") == 0) {
+    V = std::numeric_limits<double>::quiet_NaN();
+  } else {
+    if (!(Body[0] >= '0' && Body[0] <= '9') && Body[0] != '.')
+      return Bad();
+    char *End = nullptr;
+    V = std::strtod(Body.c_str(), &End);
+    if (*End)
+      return Bad();
+  }
+  Lit.setDouble(Index, Negative ? -V : V);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Resolution and verification
+//===----------------------------------------------------------------------===//
+
+bool HloParserImpl::resolveAndVerify() {
+  for (const PendingCall &P : PendingCalls) {
+    const HloComputation *C = M->findComputation(P.Name);
+    if (!C)
+      return error(P.Offset, "unknown computation " + quote(P.Name));
+    P.Instr->Called.push_back(const_cast<HloComputation *>(C));
+  }
+  if (!checkNoRecursion())
+    return false;
+  for (HloComputation *C : M->CompPtrs) {
+    for (HloInstruction *I : C->InstrPtrs) {
+      const InstrInfo &II = Info[I];
+      if (std::optional<std::string> Problem =
+              hlo::verifyInstruction(*I, II.Attrs))
+        return error(II.OpcodeOffset, *Problem);
+    }
+  }
+  return true;
+}
+
+bool HloParserImpl::checkNoRecursion() {
+  // Depth-first search over the call graph; a back edge is a cycle.
+  enum State { Unvisited, Active, Done };
+  std::unordered_map<const HloComputation *, State> St;
+  std::function<bool(const HloComputation *)> Visit =
+      [&](const HloComputation *C) -> bool {
+    St[C] = Active;
+    for (const HloInstruction *I : C->instructions())
+      for (const HloComputation *Callee : I->calledComputations()) {
+        State S = St.count(Callee) ? St[Callee] : Unvisited;
+        if (S == Active)
+          return error(Info[I].OpcodeOffset,
+                       "recursive call of computation " +
+                           quote(Callee->name()));
+        if (S == Unvisited && !Visit(Callee))
+          return false;
+      }
+    St[C] = Done;
+    return true;
+  };
+  for (const HloComputation *C : M->CompPtrs)
+    if (!St.count(C) && !Visit(C))
+      return false;
+  return true;
+}
+
+Expected<std::unique_ptr<HloModule>> parseHloModule(std::string_view Text,
+                                                    const std::string &FileName) {
+  HloParserImpl P(Text, FileName);
+  return P.run();
+}
+
+} // namespace idxmap

@@ -1,0 +1,814 @@
+//===- analysis/hlo/Interpreter.cpp - Reference HLO interpreter -----------===//
+//
+// Part of idxmap. Evaluates computations on row-major host Literals, op by op,
+// with XLA's HloEvaluator semantics (see idxmap/HloInterpreter.h). Data
+// movement ops are strided copies; elementwise ops run the loops of
+// ElementKernels; reduce runs its to_apply computation per element, through a
+// compiled scalar program when the computation is scalar (the common case).
+//
+//===----------------------------------------------------------------------===//
+#include "ElementKernels.h"
+#include "idxmap/HloInterpreter.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+
+namespace idxmap {
+
+using namespace hlo;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Strided copies
+//===----------------------------------------------------------------------===//
+
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &Dims) {
+  std::vector<int64_t> S(Dims.size(), 1);
+  for (size_t D = Dims.size(); D-- > 1;)
+    S[D - 1] = S[D] * Dims[D];
+  return S;
+}
+
+template <int W>
+void copyRow(uint8_t *Dst, int64_t DstStep, const uint8_t *Src,
+             int64_t SrcStep, int64_t N) {
+  for (int64_t I = 0; I < N; ++I)
+    std::memcpy(Dst + I * DstStep * W, Src + I * SrcStep * W, W);
+}
+
+void copyRowW(int64_t W, uint8_t *Dst, int64_t DstStep, const uint8_t *Src,
+              int64_t SrcStep, int64_t N) {
+  switch (W) {
+  case 1:
+    return copyRow<1>(Dst, DstStep, Src, SrcStep, N);
+  case 2:
+    return copyRow<2>(Dst, DstStep, Src, SrcStep, N);
+  case 4:
+    return copyRow<4>(Dst, DstStep, Src, SrcStep, N);
+  default:
+    assert(W == 8);
+    return copyRow<8>(Dst, DstStep, Src, SrcStep, N);
+  }
+}
+
+/// For every index `idx` of the box \p Dims (row-major), copies the element
+/// at `Src[SrcBase + sum(idx[d] * SrcStr[d])]` to
+/// `Dst[DstBase + sum(idx[d] * DstStr[d])]` (offsets in elements of \p W
+/// bytes; strides may be zero or negative).
+void stridedCopy(int64_t W, const std::vector<int64_t> &Dims, uint8_t *Dst,
+                 int64_t DstBase, const std::vector<int64_t> &DstStr,
+                 const uint8_t *Src, int64_t SrcBase,
+                 const std::vector<int64_t> &SrcStr) {
+  size_t Rank = Dims.size();
+  for (int64_t D : Dims)
+    if (D == 0)
+      return;
+  if (Rank == 0) {
+    std::memcpy(Dst + DstBase * W, Src + SrcBase * W, size_t(W));
+    return;
+  }
+  std::vector<int64_t> Idx(Rank, 0);
+  int64_t DOff = DstBase, SOff = SrcBase;
+  const int64_t Inner = Dims[Rank - 1];
+  while (true) {
+    copyRowW(W, Dst + DOff * W, DstStr[Rank - 1], Src + SOff * W,
+             SrcStr[Rank - 1], Inner);
+    // Advance the odometer over the outer dimensions.
+    size_t D = Rank - 1;
+    while (true) {
+      if (D == 0)
+        return;
+      --D;
+      ++Idx[D];
+      DOff += DstStr[D];
+      SOff += SrcStr[D];
+      if (Idx[D] < Dims[D])
+        break;
+      DOff -= DstStr[D] * Dims[D];
+      SOff -= SrcStr[D] * Dims[D];
+      Idx[D] = 0;
+    }
+  }
+}
+
+Shape arrayShape(const Shape &S) {
+  if (S.isTuple()) {
+    std::vector<Shape> E;
+    for (const Shape &T : S.TupleShapes)
+      E.push_back(arrayShape(T));
+    return Shape::tuple(std::move(E));
+  }
+  return Shape(S.Type, S.Dims);
+}
+
+/// Row-major strides of the physical order given by a layout: the stride of
+/// dimension d is the product of the sizes of the dimensions more minor
+/// than d.
+std::vector<int64_t> physicalStrides(const Shape &S) {
+  std::vector<int64_t> Layout = S.layoutOrDefault();
+  std::vector<int64_t> Str(S.Dims.size(), 0);
+  int64_t Acc = 1;
+  for (int64_t D : Layout) {
+    Str[size_t(D)] = Acc;
+    Acc *= S.Dims[size_t(D)];
+  }
+  return Str;
+}
+
+//===----------------------------------------------------------------------===//
+// Scalar programs
+//===----------------------------------------------------------------------===//
+
+/// A scalar computation (every value rank 0, the root possibly a tuple of
+/// them) compiled to register steps, for reduce's to_apply.
+struct ScalarProgram {
+  struct Step {
+    HloOpcode Op;
+    PrimitiveType Type;        ///< result type
+    PrimitiveType OperandType; ///< type of operand 0 (convert, compare)
+    int Out;
+    int A = -1, B = -1, C = -1;
+    ComparisonDirection Dir = ComparisonDirection::EQ;
+    ComparisonType CT = ComparisonType::Default;
+  };
+  std::vector<uint64_t> Regs;
+  std::vector<Step> Steps;
+  std::vector<int> ParamRegs;
+  std::vector<int> OutRegs;
+
+  uint8_t *reg(int R) { return reinterpret_cast<uint8_t *>(&Regs[size_t(R)]); }
+
+  void run() {
+    for (const Step &S : Steps) {
+      uint8_t *O = reg(S.Out);
+      if (isUnaryElementwise(S.Op)) {
+        unaryLoop(S.Op, S.OperandType, reg(S.A), O, 1);
+      } else if (isBinaryElementwise(S.Op)) {
+        binaryLoop(S.Op, S.Type, reg(S.A), 0, reg(S.B), 0, O, 1);
+      } else {
+        switch (S.Op) {
+        case HloOpcode::Compare:
+          compareLoop(S.Dir, S.CT, S.OperandType, reg(S.A), 0, reg(S.B), 0, O,
+                      1);
+          break;
+        case HloOpcode::Convert:
+          convertLoop(S.OperandType, S.Type, reg(S.A), O, 1);
+          break;
+        case HloOpcode::Select:
+          selectLoop(byteWidth(S.Type), reg(S.A), 0, reg(S.B), reg(S.C), O, 1);
+          break;
+        case HloOpcode::Clamp:
+          clampLoop(S.Type, reg(S.A), 0, reg(S.B), reg(S.C), 0, O, 1);
+          break;
+        default: // copy, reshape, bitcast, broadcast of a scalar
+          Regs[size_t(S.Out)] = Regs[size_t(S.A)];
+          break;
+        }
+      }
+    }
+  }
+
+  /// Compiles \p C, or returns nullptr if it is not a scalar computation.
+  static std::unique_ptr<ScalarProgram> compile(const HloComputation &C) {
+    auto P = std::make_unique<ScalarProgram>();
+    P->Regs.assign(size_t(C.instructionCount()), 0);
+    for (const HloInstruction *I : C.instructions()) {
+      const Shape &S = I->shape();
+      if (I->isRoot() && I->opcode() == HloOpcode::Tuple) {
+        for (const HloInstruction *O : I->operands())
+          P->OutRegs.push_back(int(O->index()));
+        continue;
+      }
+      if (!S.isScalar())
+        return nullptr;
+      int Out = int(I->index());
+      HloOpcode Op = I->opcode();
+      if (Op == HloOpcode::Parameter)
+        continue;
+      if (Op == HloOpcode::Constant) {
+        if (I->literalElided())
+          return nullptr;
+        std::memcpy(P->reg(Out), I->literal().data().data(),
+                    size_t(byteWidth(S.Type)));
+        continue;
+      }
+      Step St{Op, S.Type, PrimitiveType::Invalid, Out};
+      auto Arg = [&](int64_t K) {
+        return K < I->operandCount() ? int(I->operand(K)->index()) : -1;
+      };
+      if (I->operandCount() > 0)
+        St.OperandType = I->operand(0)->shape().Type;
+      St.A = Arg(0);
+      St.B = Arg(1);
+      St.C = Arg(2);
+      bool Ok = isUnaryElementwise(Op) || isBinaryElementwise(Op) ||
+                Op == HloOpcode::Compare || Op == HloOpcode::Convert ||
+                Op == HloOpcode::Select || Op == HloOpcode::Clamp ||
+                Op == HloOpcode::Copy || Op == HloOpcode::Reshape ||
+                Op == HloOpcode::Broadcast ||
+                (Op == HloOpcode::Bitcast &&
+                 byteWidth(St.OperandType) == byteWidth(S.Type));
+      if (!Ok)
+        return nullptr;
+      if (Op == HloOpcode::Compare) {
+        St.Dir = I->comparisonDirection();
+        St.CT = I->comparisonType();
+      }
+      P->Steps.push_back(St);
+    }
+    if (P->OutRegs.empty())
+      P->OutRegs.push_back(int(C.root()->index()));
+    for (const HloInstruction *Param : C.parameters())
+      P->ParamRegs.push_back(int(Param->index()));
+    return P;
+  }
+};
+
+/// True if \p C is XLA's "scalar add": root = add(parameter, parameter) of
+/// two distinct scalar parameters, and exactly two parameters.
+bool isScalarAdd(const HloComputation &C) {
+  const HloInstruction *R = C.root();
+  if (R->opcode() != HloOpcode::Add || C.parameterCount() != 2)
+    return false;
+  const HloInstruction *A = R->operand(0), *B = R->operand(1);
+  return A->opcode() == HloOpcode::Parameter &&
+         B->opcode() == HloOpcode::Parameter && A->shape().isScalar() &&
+         B->shape().isScalar() && A != B;
+}
+
+//===----------------------------------------------------------------------===//
+// The evaluator
+//===----------------------------------------------------------------------===//
+
+class Evaluator {
+public:
+  explicit Evaluator(const EvaluateOptions &O) : Opts(O) {}
+
+  Expected<Literal> run(const HloComputation &C,
+                        const std::vector<const Literal *> &Args);
+
+private:
+  using Ops = std::vector<const Literal *>;
+
+  static Diagnostic diag(const HloInstruction &I, std::string Message) {
+    return I.parent()->parent()->diagnose(I.sourceOffset(),
+                                          std::move(Message));
+  }
+
+  Expected<Literal> eval(const HloInstruction &I, const Ops &In);
+  Literal evalIota(const HloInstruction &I);
+  Literal evalBroadcast(const HloInstruction &I, const Literal &In);
+  Literal evalTranspose(const HloInstruction &I, const Literal &In);
+  Literal evalSlice(const HloInstruction &I, const Literal &In);
+  Literal evalReverse(const HloInstruction &I, const Literal &In);
+  Expected<Literal> evalBitcast(const HloInstruction &I, const Literal &In);
+  Literal evalDynamicSlice(const HloInstruction &I, const Ops &In);
+  Literal evalDynamicUpdateSlice(const HloInstruction &I, const Ops &In);
+  Literal evalPad(const HloInstruction &I, const Literal &In,
+                  const Literal &Value);
+  Literal evalConcatenate(const HloInstruction &I, const Ops &In);
+  Literal evalElementwise(const HloInstruction &I, const Ops &In);
+  Expected<Literal> evalReduce(const HloInstruction &I, const Ops &In);
+  ScalarProgram *scalarProgram(const HloComputation &C);
+
+  EvaluateOptions Opts;
+  std::unordered_map<const HloComputation *, std::unique_ptr<ScalarProgram>>
+      Programs;
+};
+
+Expected<Literal> Evaluator::run(const HloComputation &C,
+                                 const std::vector<const Literal *> &Args) {
+  const auto &Instrs = C.instructions();
+  size_t N = Instrs.size();
+  std::vector<Literal> Values(N);
+  std::vector<const Literal *> Ptr(N, nullptr);
+  // The last instruction that reads each value, so that buffers can be
+  // released early.
+  std::vector<int64_t> LastUse(N, -1);
+  for (const HloInstruction *I : Instrs)
+    for (const HloInstruction *O : I->operands())
+      LastUse[size_t(O->index())] = I->index();
+
+  Ops In;
+  for (const HloInstruction *I : Instrs) {
+    size_t K = size_t(I->index());
+    if (I->opcode() == HloOpcode::Parameter) {
+      Ptr[K] = Args[size_t(I->parameterNumber())];
+      continue;
+    }
+    if (I->opcode() == HloOpcode::Constant) {
+      if (I->literalElided())
+        return diag(*I, "cannot evaluate a constant whose value is elided "
+                        "('{...}')");
+      Ptr[K] = &I->literal();
+      continue;
+    }
+    In.clear();
+    for (const HloInstruction *O : I->operands())
+      In.push_back(Ptr[size_t(O->index())]);
+    Expected<Literal> V = eval(*I, In);
+    if (!V)
+      return V.error();
+    Values[K] = std::move(*V);
+    Ptr[K] = &Values[K];
+    for (const HloInstruction *O : I->operands()) {
+      size_t J = size_t(O->index());
+      if (LastUse[J] == I->index() && O != C.root() && Ptr[J] == &Values[J])
+        Values[J] = Literal();
+    }
+  }
+  size_t R = size_t(C.root()->index());
+  if (Ptr[R] == &Values[R])
+    return std::move(Values[R]);
+  return *Ptr[R]; // a parameter or constant root: copy
+}
+
+Expected<Literal> Evaluator::eval(const HloInstruction &I, const Ops &In) {
+  switch (I.opcode()) {
+  case HloOpcode::Iota:
+    return evalIota(I);
+  case HloOpcode::Broadcast:
+    return evalBroadcast(I, *In[0]);
+  case HloOpcode::Reshape:
+  case HloOpcode::Copy: {
+    Literal Out(arrayShape(I.shape()));
+    Out.data() = In[0]->data();
+    return Out;
+  }
+  case HloOpcode::Bitcast:
+    return evalBitcast(I, *In[0]);
+  case HloOpcode::Transpose:
+    return evalTranspose(I, *In[0]);
+  case HloOpcode::Slice:
+    return evalSlice(I, *In[0]);
+  case HloOpcode::DynamicSlice:
+    return evalDynamicSlice(I, In);
+  case HloOpcode::DynamicUpdateSlice:
+    return evalDynamicUpdateSlice(I, In);
+  case HloOpcode::Pad:
+    return evalPad(I, *In[0], *In[1]);
+  case HloOpcode::Reverse:
+    return evalReverse(I, *In[0]);
+  case HloOpcode::Concatenate:
+    return evalConcatenate(I, In);
+  case HloOpcode::Reduce:
+    return evalReduce(I, In);
+  case HloOpcode::Tuple: {
+    std::vector<Literal> Elements;
+    for (const Literal *L : In)
+      Elements.push_back(*L);
+    return Literal::tuple(std::move(Elements));
+  }
+  case HloOpcode::GetTupleElement:
+    return In[0]->elements()[size_t(I.tupleIndex())];
+  case HloOpcode::Fusion:
+  case HloOpcode::Call:
+    return run(*I.toApply(), In);
+  case HloOpcode::Parameter:
+  case HloOpcode::Constant:
+    assert(false && "handled by run()");
+    return Literal();
+  default:
+    assert(isElementwise(I.opcode()));
+    return evalElementwise(I, In);
+  }
+}
+
+Literal Evaluator::evalElementwise(const HloInstruction &I, const Ops &In) {
+  Literal Out(arrayShape(I.shape()));
+  int64_t N = Out.elementCount();
+  uint8_t *O = Out.data().data();
+  auto D = [&](size_t K) { return In[K]->data().data(); };
+  auto Stride = [&](size_t K) {
+    return In[K]->shape().isScalar() && N != 1 ? int64_t(0) : int64_t(1);
+  };
+  HloOpcode Op = I.opcode();
+  if (isUnaryElementwise(Op)) {
+    unaryLoop(Op, In[0]->elementType(), D(0), O, N);
+  } else if (isBinaryElementwise(Op)) {
+    binaryLoop(Op, Out.elementType(), D(0), 1, D(1), 1, O, N);
+  } else if (Op == HloOpcode::Compare) {
+    compareLoop(I.comparisonDirection(), I.comparisonType(),
+                In[0]->elementType(), D(0), 1, D(1), 1, O, N);
+  } else if (Op == HloOpcode::Convert) {
+    convertLoop(In[0]->elementType(), Out.elementType(), D(0), O, N);
+  } else if (Op == HloOpcode::Select) {
+    selectLoop(byteWidth(Out.elementType()), D(0), Stride(0), D(1), D(2), O,
+               N);
+  } else {
+    assert(Op == HloOpcode::Clamp);
+    clampLoop(Out.elementType(), D(0), Stride(0), D(1), D(2), Stride(2), O, N);
+  }
+  return Out;
+}
+
+Literal Evaluator::evalIota(const HloInstruction &I) {
+  Literal Out(arrayShape(I.shape()));
+  const std::vector<int64_t> &Dims = I.shape().Dims;
+  int64_t Dim = I.iotaDimension();
+  int64_t Stride = rowMajorStrides(Dims)[size_t(Dim)];
+  int64_t Size = Dims[size_t(Dim)];
+  for (int64_t K = 0, N = Out.elementCount(); K < N; ++K)
+    Out.setInt(K, (K / Stride) % Size);
+  return Out;
+}
+
+Literal Evaluator::evalBroadcast(const HloInstruction &I, const Literal &In) {
+  Literal Out(arrayShape(I.shape()));
+  const std::vector<int64_t> &Dims = I.shape().Dims;
+  std::vector<int64_t> InStr = rowMajorStrides(In.shape().Dims);
+  std::vector<int64_t> SrcStr(Dims.size(), 0);
+  for (size_t K = 0; K < I.dimensions().size(); ++K)
+    SrcStr[size_t(I.dimensions()[K])] = InStr[K];
+  stridedCopy(byteWidth(Out.elementType()), Dims, Out.data().data(), 0,
+              rowMajorStrides(Dims), In.data().data(), 0, SrcStr);
+  return Out;
+}
+
+Literal Evaluator::evalTranspose(const HloInstruction &I, const Literal &In) {
+  Literal Out(arrayShape(I.shape()));
+  std::vector<int64_t> InStr = rowMajorStrides(In.shape().Dims);
+  std::vector<int64_t> SrcStr;
+  for (int64_t D : I.dimensions())
+    SrcStr.push_back(InStr[size_t(D)]);
+  stridedCopy(byteWidth(Out.elementType()), I.shape().Dims, Out.data().data(),
+              0, rowMajorStrides(I.shape().Dims), In.data().data(), 0, SrcStr);
+  return Out;
+}
+
+Literal Evaluator::evalSlice(const HloInstruction &I, const Literal &In) {
+  Literal Out(arrayShape(I.shape()));
+  std::vector<int64_t> InStr = rowMajorStrides(In.shape().Dims);
+  std::vector<int64_t> SrcStr(InStr.size());
+  int64_t Base = 0;
+  for (size_t D = 0; D < InStr.size(); ++D) {
+    SrcStr[D] = InStr[D] * I.sliceStrides()[D];
+    Base += InStr[D] * I.sliceStarts()[D];
+  }
+  stridedCopy(byteWidth(Out.elementType()), I.shape().Dims, Out.data().data(),
+              0, rowMajorStrides(I.shape().Dims), In.data().data(), Base,
+              SrcStr);
+  return Out;
+}
+
+Literal Evaluator::evalReverse(const HloInstruction &I, const Literal &In) {
+  Literal Out(arrayShape(I.shape()));
+  const std::vector<int64_t> &Dims = I.shape().Dims;
+  std::vector<int64_t> SrcStr = rowMajorStrides(Dims);
+  int64_t Base = 0;
+  for (int64_t D : I.dimensions()) {
+    if (Dims[size_t(D)] == 0)
+      continue;
+    Base += SrcStr[size_t(D)] * (Dims[size_t(D)] - 1);
+    SrcStr[size_t(D)] = -SrcStr[size_t(D)];
+  }
+  stridedCopy(byteWidth(Out.elementType()), Dims, Out.data().data(), 0,
+              rowMajorStrides(Dims), In.data().data(), Base, SrcStr);
+  return Out;
+}
+
+Expected<Literal> Evaluator::evalBitcast(const HloInstruction &I,
+                                         const Literal &In) {
+  const Shape &InShape = I.operand(0)->shape();
+  const Shape &OutShape = I.shape();
+  int64_t W = byteWidth(InShape.Type);
+  if (W != byteWidth(OutShape.Type))
+    return diag(I, "bitcast between element types of different widths is "
+                   "not supported by the interpreter");
+  Literal Out(arrayShape(OutShape));
+  if (InShape.hasDefaultLayout() && OutShape.hasDefaultLayout()) {
+    Out.data() = In.data();
+    return Out;
+  }
+  // Logical -> physical order of the operand, then physical -> logical
+  // order of the result.
+  std::vector<uint8_t> Physical(In.data().size());
+  {
+    std::vector<int64_t> Layout = InShape.layoutOrDefault();
+    std::vector<int64_t> PhysDims, SrcStr;
+    std::vector<int64_t> InStr = rowMajorStrides(InShape.Dims);
+    for (size_t K = Layout.size(); K-- > 0;) {
+      PhysDims.push_back(InShape.Dims[size_t(Layout[K])]);
+      SrcStr.push_back(InStr[size_t(Layout[K])]);
+    }
+    stridedCopy(W, PhysDims, Physical.data(), 0, rowMajorStrides(PhysDims),
+                In.data().data(), 0, SrcStr);
+  }
+  stridedCopy(W, OutShape.Dims, Out.data().data(), 0,
+              rowMajorStrides(OutShape.Dims), Physical.data(), 0,
+              physicalStrides(OutShape));
+  return Out;
+}
+
+/// Start index operand K of a dynamic-(update-)slice, clamped like XLA to
+/// [0, Limit].
+int64_t clampedStart(const Literal &Index, int64_t Limit) {
+  int64_t V = Index.getInt(0);
+  return std::min(std::max<int64_t>(V, 0), Limit);
+}
+
+Literal Evaluator::evalDynamicSlice(const HloInstruction &I, const Ops &In) {
+  Literal Out(arrayShape(I.shape()));
+  const Literal &Src = *In[0];
+  const std::vector<int64_t> &InDims = Src.shape().Dims;
+  std::vector<int64_t> InStr = rowMajorStrides(InDims);
+  int64_t Base = 0;
+  for (size_t D = 0; D < InDims.size(); ++D)
+    Base += InStr[D] * clampedStart(*In[D + 1], InDims[D] - I.shape().Dims[D]);
+  stridedCopy(byteWidth(Out.elementType()), I.shape().Dims, Out.data().data(),
+              0, rowMajorStrides(I.shape().Dims), Src.data().data(), Base,
+              InStr);
+  return Out;
+}
+
+Literal Evaluator::evalDynamicUpdateSlice(const HloInstruction &I,
+                                          const Ops &In) {
+  Literal Out = *In[0];
+  const Literal &Upd = *In[1];
+  const std::vector<int64_t> &Dims = Out.shape().Dims;
+  std::vector<int64_t> OutStr = rowMajorStrides(Dims);
+  int64_t Base = 0;
+  for (size_t D = 0; D < Dims.size(); ++D)
+    Base += OutStr[D] * clampedStart(*In[D + 2], Dims[D] - Upd.shape().Dims[D]);
+  stridedCopy(byteWidth(Out.elementType()), Upd.shape().Dims,
+              Out.data().data(), Base, OutStr, Upd.data().data(), 0,
+              rowMajorStrides(Upd.shape().Dims));
+  return Out;
+}
+
+Literal Evaluator::evalPad(const HloInstruction &I, const Literal &In,
+                           const Literal &Value) {
+  Literal Out(arrayShape(I.shape()));
+  int64_t W = byteWidth(Out.elementType());
+  uint8_t *O = Out.data().data();
+  for (int64_t K = 0, N = Out.elementCount(); K < N; ++K)
+    std::memcpy(O + K * W, Value.data().data(), size_t(W));
+  // Operand element i of dimension d lands at Lo + i * (Interior + 1); keep
+  // the operand indices that land inside the result.
+  const std::vector<int64_t> &InDims = In.shape().Dims;
+  const std::vector<int64_t> &OutDims = I.shape().Dims;
+  std::vector<int64_t> InStr = rowMajorStrides(InDims);
+  std::vector<int64_t> OutStr = rowMajorStrides(OutDims);
+  std::vector<int64_t> Box, DstStr;
+  int64_t SrcBase = 0, DstBase = 0;
+  for (size_t D = 0; D < InDims.size(); ++D) {
+    const PaddingDim &P = I.padding()[D];
+    int64_t Step = P.Interior + 1;
+    // First i with Lo + i * Step >= 0, last i with Lo + i * Step < OutDim.
+    int64_t First = P.Lo >= 0 ? 0 : (-P.Lo + Step - 1) / Step;
+    int64_t Last = std::min(InDims[D] - 1,
+                            OutDims[D] - 1 - P.Lo < 0
+                                ? int64_t(-1)
+                                : (OutDims[D] - 1 - P.Lo) / Step);
+    if (Last < First)
+      return Out;
+    Box.push_back(Last - First + 1);
+    DstStr.push_back(OutStr[D] * Step);
+    SrcBase += InStr[D] * First;
+    DstBase += OutStr[D] * (P.Lo + First * Step);
+  }
+  stridedCopy(W, Box, O, DstBase, DstStr, In.data().data(), SrcBase, InStr);
+  return Out;
+}
+
+Literal Evaluator::evalConcatenate(const HloInstruction &I, const Ops &In) {
+  Literal Out(arrayShape(I.shape()));
+  int64_t Dim = I.dimensions()[0];
+  std::vector<int64_t> OutStr = rowMajorStrides(I.shape().Dims);
+  int64_t Offset = 0;
+  for (const Literal *L : In) {
+    const std::vector<int64_t> &Dims = L->shape().Dims;
+    stridedCopy(byteWidth(Out.elementType()), Dims, Out.data().data(),
+                Offset * OutStr[size_t(Dim)], OutStr, L->data().data(), 0,
+                rowMajorStrides(Dims));
+    Offset += Dims[size_t(Dim)];
+  }
+  return Out;
+}
+
+ScalarProgram *Evaluator::scalarProgram(const HloComputation &C) {
+  auto It = Programs.find(&C);
+  if (It == Programs.end())
+    It = Programs.emplace(&C, ScalarProgram::compile(C)).first;
+  return It->second.get();
+}
+
+Expected<Literal> Evaluator::evalReduce(const HloInstruction &I,
+                                        const Ops &In) {
+  size_t N = In.size() / 2;
+  const HloComputation &F = *I.toApply();
+  const Shape &InShape = I.operand(0)->shape();
+  const std::vector<int64_t> &InDims = InShape.Dims;
+  std::vector<int64_t> InStr = rowMajorStrides(InDims);
+  std::vector<bool> Reduced(InDims.size(), false);
+  for (int64_t D : I.dimensions())
+    Reduced[size_t(D)] = true;
+
+  // Output element -> base offset in the inputs.
+  std::vector<int64_t> KeptDims, KeptStr;
+  for (size_t D = 0; D < InDims.size(); ++D)
+    if (!Reduced[D]) {
+      KeptDims.push_back(InDims[D]);
+      KeptStr.push_back(InStr[D]);
+    }
+  // Reduced dimensions in the operand layout's minor-to-major order: the
+  // first one varies fastest (XLA's ShapeUtil::ForEachIndex order).
+  std::vector<int64_t> RedDims, RedStr;
+  for (int64_t D : InShape.layoutOrDefault())
+    if (Reduced[size_t(D)]) {
+      RedDims.push_back(InDims[size_t(D)]);
+      RedStr.push_back(InStr[size_t(D)]);
+    }
+  int64_t RedCount = 1;
+  for (int64_t D : RedDims)
+    RedCount *= D;
+
+  std::vector<Literal> Results;
+  for (size_t K = 0; K < N; ++K)
+    Results.emplace_back(Shape(In[N + K]->elementType(), KeptDims));
+  int64_t OutCount = Results[0].elementCount();
+
+  // Walks the reduced index space from Base, calling Visit(offset).
+  std::vector<int64_t> Idx(RedDims.size());
+  auto Walk = [&](int64_t Base, auto &&Visit) {
+    if (RedCount == 0)
+      return;
+    std::fill(Idx.begin(), Idx.end(), 0);
+    int64_t Off = Base;
+    for (int64_t Step = 0; Step < RedCount; ++Step) {
+      Visit(Off);
+      for (size_t D = 0; D < RedDims.size(); ++D) {
+        Off += RedStr[D];
+        if (++Idx[D] < RedDims[D])
+          break;
+        Off -= RedStr[D] * RedDims[D];
+        Idx[D] = 0;
+      }
+    }
+  };
+  std::vector<int64_t> OutIdx(KeptDims.size(), 0);
+  auto BaseOf = [&](int64_t Linear) {
+    int64_t Base = 0;
+    for (size_t D = KeptDims.size(); D-- > 0;) {
+      Base += (Linear % KeptDims[D]) * KeptStr[D];
+      Linear /= KeptDims[D];
+    }
+    return Base;
+  };
+
+  // XLA's fast path: a float sum accumulated in double, in chunks of 512.
+  PrimitiveType AccType = In[N]->elementType();
+  if (Opts.FastReduceAdd && N == 1 && isFloatType(AccType) && isScalarAdd(F)) {
+    PrimitiveType T = In[0]->elementType();
+    int64_t W = byteWidth(T);
+    const uint8_t *Src = In[0]->data().data();
+    for (int64_t O = 0; O < OutCount; ++O) {
+      double Acc = In[1]->getDouble(0), Part = 0;
+      int Count = 0;
+      Walk(BaseOf(O), [&](int64_t Off) {
+        double V;
+        convertOne(T, PrimitiveType::F64, Src + Off * W,
+                   reinterpret_cast<uint8_t *>(&V));
+        Part += V;
+        if (++Count == 512) {
+          Acc += Part;
+          Part = 0;
+          Count = 0;
+        }
+      });
+      if (Count > 0)
+        Acc += Part;
+      Results[0].setDouble(O, Acc);
+    }
+    return std::move(Results[0]);
+  }
+
+  if (ScalarProgram *P = scalarProgram(F)) {
+    std::vector<int64_t> W(N);
+    for (size_t K = 0; K < N; ++K)
+      W[K] = byteWidth(In[K]->elementType());
+    for (int64_t O = 0; O < OutCount; ++O) {
+      // Accumulators start at the init values.
+      for (size_t K = 0; K < N; ++K) {
+        uint64_t Bits = In[N + K]->getBits(0);
+        P->Regs[size_t(P->ParamRegs[K])] = Bits;
+      }
+      Walk(BaseOf(O), [&](int64_t Off) {
+        for (size_t K = 0; K < N; ++K) {
+          uint64_t Bits = 0;
+          std::memcpy(&Bits, In[K]->data().data() + Off * W[K], size_t(W[K]));
+          P->Regs[size_t(P->ParamRegs[N + K])] = Bits;
+        }
+        P->run();
+        // The outputs become the accumulators; read them all first since an
+        // output register may be a parameter register.
+        uint64_t New[16];
+        std::vector<uint64_t> Many;
+        uint64_t *Tmp = New;
+        if (N > 16) {
+          Many.resize(N);
+          Tmp = Many.data();
+        }
+        for (size_t K = 0; K < N; ++K)
+          Tmp[K] = P->Regs[size_t(P->OutRegs[K])];
+        for (size_t K = 0; K < N; ++K)
+          P->Regs[size_t(P->ParamRegs[K])] = Tmp[K];
+      });
+      for (size_t K = 0; K < N; ++K)
+        Results[K].setBits(O, P->Regs[size_t(P->ParamRegs[K])]);
+    }
+  } else {
+    // General path: evaluate to_apply on rank-0 literals, one step at a time.
+    std::vector<Literal> Args(2 * N);
+    std::vector<const Literal *> ArgPtrs(2 * N);
+    for (size_t K = 0; K < 2 * N; ++K) {
+      Args[K] = Literal(Shape(In[K < N ? N + K : K - N]->elementType(), {}));
+      ArgPtrs[K] = &Args[K];
+    }
+    for (int64_t O = 0; O < OutCount; ++O) {
+      for (size_t K = 0; K < N; ++K)
+        Args[K].setBits(0, In[N + K]->getBits(0));
+      std::optional<Diagnostic> Failure;
+      Walk(BaseOf(O), [&](int64_t Off) {
+        if (Failure)
+          return;
+        for (size_t K = 0; K < N; ++K) {
+          uint64_t Bits = 0;
+          int64_t WK = byteWidth(In[K]->elementType());
+          std::memcpy(&Bits, In[K]->data().data() + Off * WK, size_t(WK));
+          Args[N + K].setBits(0, Bits);
+        }
+        Expected<Literal> R = run(F, ArgPtrs);
+        if (!R) {
+          Failure = R.error();
+          return;
+        }
+        for (size_t K = 0; K < N; ++K)
+          Args[K].setBits(0, (N == 1 ? *R : R->elements()[K]).getBits(0));
+      });
+      if (Failure)
+        return *Failure;
+      for (size_t K = 0; K < N; ++K)
+        Results[K].setBits(O, Args[K].getBits(0));
+    }
+  }
+  (void)OutIdx;
+  if (N == 1)
+    return std::move(Results[0]);
+  return Literal::tuple(std::move(Results));
+}
+
+void flatten(Literal &&L, std::vector<Literal> &Out) {
+  if (!L.isTuple()) {
+    Out.push_back(std::move(L));
+    return;
+  }
+  for (Literal &E : L.elements())
+    flatten(std::move(E), Out);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Public API
+//===----------------------------------------------------------------------===//
+
+Expected<Literal> evaluateToLiteral(const HloComputation &C,
+                                    const std::vector<Literal> &Args,
+                                    const EvaluateOptions &Options) {
+  const HloModule &M = *C.parent();
+  if (int64_t(Args.size()) != C.parameterCount())
+    return M.diagnose(C.sourceOffset(),
+                      "computation '" + C.name() + "' takes " +
+                          std::to_string(C.parameterCount()) +
+                          " arguments, got " + std::to_string(Args.size()));
+  std::vector<const Literal *> Ptrs;
+  for (int64_t K = 0; K < C.parameterCount(); ++K) {
+    const HloInstruction *P = C.parameter(K);
+    if (!Args[size_t(K)].shape().compatible(P->shape()))
+      return M.diagnose(P->sourceOffset(),
+                        "argument " + std::to_string(K) + " is " +
+                            Args[size_t(K)].shape().str() + ", parameter '" +
+                            P->name() + "' is " + P->shape().str());
+    Ptrs.push_back(&Args[size_t(K)]);
+  }
+  Evaluator E(Options);
+  return E.run(C, Ptrs);
+}
+
+Expected<std::vector<Literal>> evaluate(const HloComputation &C,
+                                        const std::vector<Literal> &Args,
+                                        const EvaluateOptions &Options) {
+  Expected<Literal> R = evaluateToLiteral(C, Args, Options);
+  if (!R)
+    return R.error();
+  std::vector<Literal> Out;
+  flatten(std::move(*R), Out);
+  return Out;
+}
+
+} // namespace idxmap

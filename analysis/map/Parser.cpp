@@ -1,0 +1,596 @@
+//===- analysis/map/Parser.cpp - Parsing indexing maps --------------------===//
+//
+// Part of idxmap. A recursive-descent parser for the XLA syntax
+// `(names)[names]{names} -> (exprs), domain: bounds..., constraints...`, the
+// keywords `UNDEFINED` and `KNOWN EMPTY`, and MLIR's `affine_map<...>` and
+// bare `(d0)[s0] -> (...)` forms. Every user error becomes a Diagnostic that
+// points at the offending token. Expressions are built with the tier-0
+// builders of Expr.
+//
+//===----------------------------------------------------------------------===//
+#include "idxmap/Parse.h"
+
+#include "map/Lexer.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace idxmap {
+
+namespace {
+
+/// The deepest nesting of parentheses and unary minus, and the deepest
+/// expression tree the parser builds. Deeper input is rejected with a
+/// diagnostic, so that recursive consumers (builders, printers, simplify)
+/// never run out of stack.
+constexpr unsigned MaxDepth = 1000;
+
+/// Words that can never name a variable.
+bool isReservedWord(std::string_view S) {
+  return S == "in" || S == "mod" || S == "floordiv" || S == "ceildiv" ||
+         S == "domain";
+}
+
+/// True if \p Name is the default name `<Prefix><Index>`.
+bool isDefaultName(std::string_view Name, std::string_view Prefix,
+                   unsigned Index) {
+  if (Name.size() <= Prefix.size() || Name.substr(0, Prefix.size()) != Prefix)
+    return false;
+  std::string_view Digits = Name.substr(Prefix.size());
+  if (Digits.size() > 1 && Digits[0] == '0')
+    return false;
+  std::optional<int64_t> V = parseIntegerToken(Digits);
+  return V && *V == int64_t(Index);
+}
+
+std::string quoted(std::string_view S) {
+  std::string Out;
+  Out.reserve(S.size() + 2);
+  Out += '\'';
+  Out += S;
+  Out += '\'';
+  return Out;
+}
+
+/// An expression with the depth of the tree the parser built for it.
+struct ParsedExpr {
+  Expr E;
+  unsigned Depth = 0;
+};
+
+class MapParser {
+public:
+  MapParser(Context *Ctx, std::string_view Text, const ParseOptions &Opts)
+      : Ctx(Ctx), Lex(Text), Opts(Opts) {
+    Tok = Lex.next();
+  }
+
+  Expected<IndexingMap> parseMap();
+  Expected<Expr> parseStandaloneExpr(const IndexingMap &Scope);
+
+private:
+  //===--- Tokens and errors ---------------------------------------------===//
+  void consume() { Tok = Lex.next(); }
+  bool failAt(size_t Offset, std::string Message);
+  /// Reports \p Message at the current token (or, if the current token is a
+  /// stray byte, says so instead).
+  bool fail(std::string Message);
+  bool expect(MapTokenKind K, const char *Message) {
+    if (!Tok.is(K))
+      return fail(Message);
+    consume();
+    return true;
+  }
+  bool expectKeyword(std::string_view Word) {
+    if (!Tok.isIdentifier(Word))
+      return fail("expected " + quoted(Word));
+    consume();
+    return true;
+  }
+  Diagnostic takeDiag() { return std::move(*Diag); }
+
+  //===--- Pieces of the grammar -----------------------------------------===//
+  bool parseNameList(MapTokenKind Close, const char *CloseMessage,
+                     unsigned &Count);
+  bool parseSignedInt(int64_t &Out);
+  bool parseInterval(Interval &Out);
+  bool parseBound(unsigned Index, Interval &Out);
+  bool parseConstraint(Expr &E, Interval &I);
+
+  bool parseSum(ParsedExpr &Out, unsigned Nest);
+  bool parseProduct(ParsedExpr &Out, unsigned Nest);
+  bool parseUnary(ParsedExpr &Out, unsigned Nest);
+  bool parsePrimary(ParsedExpr &Out, unsigned Nest);
+  bool checkDepth(const ParsedExpr &E, size_t Offset) {
+    if (E.Depth > MaxDepth)
+      return failAt(Offset, "expression is nested too deeply");
+    return true;
+  }
+
+  Variable makeVariable(unsigned FlatIndex, const Interval &Bound) const;
+
+  /// Declares the next variable's name.
+  void addName(std::string_view Name) {
+    Names.push_back(Name);
+    if (!NameIndex.empty())
+      NameIndex.emplace(Name, unsigned(Names.size() - 1));
+    else if (Names.size() > LinearLookupLimit)
+      for (unsigned I = 0; I < Names.size(); ++I)
+        NameIndex.emplace(Names[I], I);
+  }
+  /// The flat index of a declared name (the first one), or -1.
+  int64_t lookupName(std::string_view Name) const {
+    if (!NameIndex.empty()) {
+      auto It = NameIndex.find(Name);
+      return It == NameIndex.end() ? -1 : int64_t(It->second);
+    }
+    for (size_t I = 0; I < Names.size(); ++I)
+      if (Names[I] == Name)
+        return int64_t(I);
+    return -1;
+  }
+
+  Context *Ctx;
+  MapLexer Lex;
+  MapToken Tok;
+  const ParseOptions &Opts;
+  std::optional<Diagnostic> Diag;
+
+  /// Declared names over [dims, range vars, runtime vars].
+  std::vector<std::string_view> Names;
+  /// Hash index of Names, built once there are many (a linear scan is
+  /// faster for the usual handful).
+  static constexpr size_t LinearLookupLimit = 32;
+  std::unordered_map<std::string_view, unsigned> NameIndex;
+  /// Owns the names of a parseExpr scope.
+  std::vector<std::string> ScopeNames;
+  unsigned NumDims = 0, NumRange = 0, NumRuntime = 0;
+};
+
+bool MapParser::failAt(size_t Offset, std::string Message) {
+  if (!Diag)
+    Diag = makeDiagnostic(Lex.buffer(), Offset, std::move(Message),
+                          Opts.FileName, Opts.FirstLine);
+  return false;
+}
+
+bool MapParser::fail(std::string Message) {
+  if (Tok.is(MapTokenKind::Error)) {
+    unsigned char C = static_cast<unsigned char>(Tok.Text[0]);
+    if (C >= 0x20 && C < 0x7f) {
+      Message = "unexpected character '";
+      Message += char(C);
+      Message += '\'';
+    } else {
+      static const char Hex[] = "0123456789abcdef";
+      Message = "unexpected byte 0x";
+      Message += Hex[C >> 4];
+      Message += Hex[C & 15];
+    }
+  }
+  return failAt(Tok.Offset, std::move(Message));
+}
+
+//===----------------------------------------------------------------------===//
+// Variables, bounds and constraints
+//===----------------------------------------------------------------------===//
+
+bool MapParser::parseNameList(MapTokenKind Close, const char *CloseMessage,
+                              unsigned &Count) {
+  consume(); // The opener.
+  if (Tok.is(Close)) {
+    consume();
+    return true;
+  }
+  while (true) {
+    if (!Tok.is(MapTokenKind::Identifier))
+      return fail("expected variable name");
+    if (isReservedWord(Tok.Text))
+      return fail(quoted(Tok.Text) +
+                  " is a keyword and cannot name a variable");
+    if (lookupName(Tok.Text) >= 0)
+      return fail("duplicate variable name " + quoted(Tok.Text));
+    addName(Tok.Text);
+    ++Count;
+    consume();
+    if (Tok.is(MapTokenKind::Comma)) {
+      consume();
+      continue;
+    }
+    return expect(Close, CloseMessage);
+  }
+}
+
+bool MapParser::parseSignedInt(int64_t &Out) {
+  bool Negate = false;
+  size_t Start = Tok.Offset;
+  if (Tok.is(MapTokenKind::Minus)) {
+    Negate = true;
+    consume();
+  }
+  if (!Tok.is(MapTokenKind::Integer))
+    return fail("expected integer");
+  std::optional<int64_t> V = parseIntegerToken(Tok.Text, Negate);
+  if (!V)
+    return failAt(Start, "integer literal out of range");
+  Out = *V;
+  consume();
+  return true;
+}
+
+bool MapParser::parseInterval(Interval &Out) {
+  return expect(MapTokenKind::LSquare, "expected '['") &&
+         parseSignedInt(Out.Lo) &&
+         expect(MapTokenKind::Comma, "expected ','") &&
+         parseSignedInt(Out.Hi) &&
+         expect(MapTokenKind::RSquare, "expected ']'");
+}
+
+bool MapParser::parseBound(unsigned Index, Interval &Out) {
+  std::string_view Name = Names[Index];
+  if (Tok.is(MapTokenKind::Eof))
+    return fail("missing bound for " + quoted(Name));
+  if (!Tok.is(MapTokenKind::Identifier))
+    return fail("expected bound for " + quoted(Name));
+  if (Tok.Text != Name)
+    return fail("bound name mismatch: expected " + quoted(Name) + ", found " +
+                quoted(Tok.Text));
+  consume();
+  return expectKeyword("in") && parseInterval(Out);
+}
+
+bool MapParser::parseConstraint(Expr &E, Interval &I) {
+  ParsedExpr P;
+  if (!parseSum(P, 0))
+    return false;
+  E = P.E;
+  return expectKeyword("in") && parseInterval(I);
+}
+
+Variable MapParser::makeVariable(unsigned FlatIndex,
+                                 const Interval &Bound) const {
+  std::string_view Name = Names[FlatIndex];
+  bool Default;
+  if (FlatIndex < NumDims)
+    Default = isDefaultName(Name, "d", FlatIndex);
+  else if (FlatIndex < NumDims + NumRange)
+    Default = isDefaultName(Name, "s", FlatIndex - NumDims);
+  else
+    Default = isDefaultName(Name, "rt", FlatIndex - NumDims - NumRange);
+  Variable V;
+  if (!Default)
+    V.Name = std::string(Name);
+  V.Bound = Bound;
+  return V;
+}
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+/// sum := product (('+' | '-') product)*
+bool MapParser::parseSum(ParsedExpr &Out, unsigned Nest) {
+  if (!parseProduct(Out, Nest))
+    return false;
+  while (Tok.is(MapTokenKind::Plus) || Tok.is(MapTokenKind::Minus)) {
+    bool Subtract = Tok.is(MapTokenKind::Minus);
+    size_t OpOffset = Tok.Offset;
+    consume();
+    ParsedExpr R;
+    if (!parseProduct(R, Nest))
+      return false;
+    Out.E = Subtract ? Out.E - R.E : Out.E + R.E;
+    Out.Depth = std::max(Out.Depth, R.Depth) + 1;
+    if (!checkDepth(Out, OpOffset))
+      return false;
+  }
+  return true;
+}
+
+/// Builds `L op R` with the tier-0 builders.
+Expr buildProduct(ExprKind K, Expr L, Expr R) {
+  // Workaround: the builder's `(x * k) div c` fold computes k % c before
+  // excluding k = INT64_MIN, c = -1, which traps. Keep that node unfolded.
+  if ((K == ExprKind::FloorDiv || K == ExprKind::CeilDiv) && R.isConstant(-1) &&
+      L.kind() == ExprKind::Mul && L.rhs().isConstant(INT64_MIN))
+    return L.context().getBinaryUnfolded(K, L, R);
+  switch (K) {
+  case ExprKind::Mul:
+    return L * R;
+  case ExprKind::FloorDiv:
+    return L.floorDiv(R);
+  case ExprKind::CeilDiv:
+    return L.ceilDiv(R);
+  default:
+    return L % R;
+  }
+}
+
+/// product := unary (('*' | 'floordiv' | 'ceildiv' | 'mod') unary)*
+bool MapParser::parseProduct(ParsedExpr &Out, unsigned Nest) {
+  if (!parseUnary(Out, Nest))
+    return false;
+  while (true) {
+    ExprKind K;
+    if (Tok.is(MapTokenKind::Star))
+      K = ExprKind::Mul;
+    else if (Tok.isIdentifier("floordiv"))
+      K = ExprKind::FloorDiv;
+    else if (Tok.isIdentifier("ceildiv"))
+      K = ExprKind::CeilDiv;
+    else if (Tok.isIdentifier("mod"))
+      K = ExprKind::Mod;
+    else
+      return true;
+    size_t OpOffset = Tok.Offset;
+    consume();
+    size_t RhsOffset = Tok.Offset;
+    ParsedExpr R;
+    if (!parseUnary(R, Nest))
+      return false;
+    if (K != ExprKind::Mul && R.E.isConstant(0))
+      return failAt(RhsOffset, "division by zero");
+    Out.E = buildProduct(K, Out.E, R.E);
+    Out.Depth = std::max(Out.Depth, R.Depth) + 1;
+    if (!checkDepth(Out, OpOffset))
+      return false;
+  }
+}
+
+/// unary := '-' unary | primary. A minus directly before an integer literal
+/// makes a negative literal (so that INT64_MIN can be written).
+bool MapParser::parseUnary(ParsedExpr &Out, unsigned Nest) {
+  if (Nest > MaxDepth)
+    return fail("expression is nested too deeply");
+  if (!Tok.is(MapTokenKind::Minus))
+    return parsePrimary(Out, Nest);
+  size_t MinusOffset = Tok.Offset;
+  consume();
+  if (Tok.is(MapTokenKind::Integer)) {
+    std::optional<int64_t> V = parseIntegerToken(Tok.Text, /*Negate=*/true);
+    if (!V)
+      return failAt(MinusOffset, "integer literal out of range");
+    Out.E = Ctx->constant(*V);
+    Out.Depth = 0;
+    consume();
+    return true;
+  }
+  if (!parseUnary(Out, Nest + 1))
+    return false;
+  Out.E = -Out.E;
+  Out.Depth += 1;
+  return checkDepth(Out, MinusOffset);
+}
+
+/// primary := integer | identifier | '(' sum ')'
+bool MapParser::parsePrimary(ParsedExpr &Out, unsigned Nest) {
+  Out.Depth = 0;
+  switch (Tok.Kind) {
+  case MapTokenKind::Integer: {
+    std::optional<int64_t> V = parseIntegerToken(Tok.Text);
+    if (!V)
+      return fail("integer literal out of range");
+    Out.E = Ctx->constant(*V);
+    consume();
+    return true;
+  }
+  case MapTokenKind::Identifier: {
+    if (isReservedWord(Tok.Text))
+      return fail("expected expression");
+    int64_t Found = lookupName(Tok.Text);
+    if (Found < 0)
+      return fail("unknown identifier " + quoted(Tok.Text));
+    unsigned Index = unsigned(Found);
+    Out.E = Index < NumDims ? Ctx->dim(Index) : Ctx->symbol(Index - NumDims);
+    consume();
+    return true;
+  }
+  case MapTokenKind::LParen: {
+    consume();
+    if (!parseSum(Out, Nest + 1))
+      return false;
+    return expect(MapTokenKind::RParen, "expected ')'");
+  }
+  default:
+    return fail("expected expression");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Maps
+//===----------------------------------------------------------------------===//
+
+Expected<IndexingMap> MapParser::parseMap() {
+  // The special states.
+  if (Tok.isIdentifier("UNDEFINED")) {
+    consume();
+    if (!Tok.is(MapTokenKind::Eof)) {
+      fail("unexpected text after the map");
+      return takeDiag();
+    }
+    return IndexingMap::undefined();
+  }
+  if (Tok.isIdentifier("KNOWN")) {
+    consume();
+    if (!expectKeyword("EMPTY"))
+      return takeDiag();
+    if (!Tok.is(MapTokenKind::Eof)) {
+      fail("unexpected text after the map");
+      return takeDiag();
+    }
+    return IndexingMap::knownEmpty(*Ctx);
+  }
+
+  // `affine_map<` opens the MLIR form.
+  bool AffineMap = false;
+  if (Tok.isIdentifier("affine_map")) {
+    if (Opts.Format == InputFormat::Xla) {
+      fail("'affine_map<...>' is MLIR syntax, not accepted with the XLA "
+           "input format");
+      return takeDiag();
+    }
+    AffineMap = true;
+    consume();
+    if (!expect(MapTokenKind::Less, "expected '<'"))
+      return takeDiag();
+  }
+  bool MlirOnly = AffineMap || Opts.Format == InputFormat::Mlir;
+
+  // Variables.
+  if (!Tok.is(MapTokenKind::LParen)) {
+    fail(AffineMap ? "expected '('"
+                   : "expected '(', 'UNDEFINED' or 'KNOWN EMPTY'");
+    return takeDiag();
+  }
+  if (!parseNameList(MapTokenKind::RParen, "expected ')'", NumDims))
+    return takeDiag();
+  if (Tok.is(MapTokenKind::LSquare) &&
+      !parseNameList(MapTokenKind::RSquare, "expected ']'", NumRange))
+    return takeDiag();
+  if (Tok.is(MapTokenKind::LBrace)) {
+    if (MlirOnly) {
+      fail("runtime variables '{...}' are not allowed in MLIR syntax");
+      return takeDiag();
+    }
+    if (!parseNameList(MapTokenKind::RBrace, "expected '}'", NumRuntime))
+      return takeDiag();
+  }
+  unsigned NumVars = NumDims + NumRange + NumRuntime;
+
+  // Results.
+  if (!expect(MapTokenKind::Arrow, "expected '->'") ||
+      !expect(MapTokenKind::LParen, "expected '('"))
+    return takeDiag();
+  std::vector<Expr> Results;
+  if (Tok.is(MapTokenKind::RParen)) {
+    consume();
+  } else {
+    while (true) {
+      ParsedExpr P;
+      if (!parseSum(P, 0))
+        return takeDiag();
+      Results.push_back(P.E);
+      if (Tok.is(MapTokenKind::Comma)) {
+        consume();
+        continue;
+      }
+      if (!expect(MapTokenKind::RParen, "expected ')'"))
+        return takeDiag();
+      break;
+    }
+  }
+  if (AffineMap && !expect(MapTokenKind::Greater, "expected '>'"))
+    return takeDiag();
+
+  // `, domain:` or the end.
+  bool HasDomain = false;
+  if (Tok.is(MapTokenKind::Comma)) {
+    consume();
+    if (!expectKeyword("domain") ||
+        !expect(MapTokenKind::Colon, "expected ':'"))
+      return takeDiag();
+    HasDomain = true;
+  } else if (!Tok.is(MapTokenKind::Eof)) {
+    fail(MlirOnly ? "unexpected text after the map" : "expected ', domain:'");
+    return takeDiag();
+  } else if (NumVars > 0 && Opts.Format == InputFormat::Xla) {
+    fail("expected ', domain:' with a bound for every variable");
+    return takeDiag();
+  }
+
+  // Bounds, in declaration order.
+  std::vector<Interval> Bounds(NumVars, Interval::full());
+  if (HasDomain) {
+    for (unsigned I = 0; I < NumVars; ++I) {
+      if (I > 0 && !Tok.is(MapTokenKind::Eof) &&
+          !expect(MapTokenKind::Comma, "expected ','"))
+        return takeDiag();
+      if (!parseBound(I, Bounds[I]))
+        return takeDiag();
+    }
+  }
+
+  std::vector<Variable> Dims, Range, Runtime;
+  Dims.reserve(NumDims);
+  Range.reserve(NumRange);
+  Runtime.reserve(NumRuntime);
+  bool EmptyBound = false;
+  for (unsigned I = 0; I < NumVars; ++I) {
+    EmptyBound |= Bounds[I].isEmpty();
+    Variable V = makeVariable(I, Bounds[I]);
+    if (I < NumDims)
+      Dims.push_back(std::move(V));
+    else if (I < NumDims + NumRange)
+      Range.push_back(std::move(V));
+    else
+      Runtime.push_back(std::move(V));
+  }
+  IndexingMap Map(*Ctx, std::move(Dims), std::move(Range), std::move(Runtime),
+                  std::move(Results));
+  if (EmptyBound && !Map.isKnownEmpty())
+    Map.markKnownEmpty();
+
+  // Constraints. Without variables the domain holds only constraints.
+  if (HasDomain) {
+    bool First = NumVars == 0;
+    while (First || Tok.is(MapTokenKind::Comma)) {
+      if (!First)
+        consume();
+      First = false;
+      Expr E;
+      Interval I;
+      if (!parseConstraint(E, I))
+        return takeDiag();
+      if (!Map.isKnownEmpty())
+        Map.addConstraint(E, I);
+    }
+  }
+  if (!Tok.is(MapTokenKind::Eof)) {
+    fail("unexpected text after the map");
+    return takeDiag();
+  }
+  return Map;
+}
+
+Expected<Expr> MapParser::parseStandaloneExpr(const IndexingMap &Scope) {
+  NumDims = Scope.numDims();
+  NumRange = Scope.numRangeVars();
+  NumRuntime = Scope.numRuntimeVars();
+  unsigned NumVars = Scope.numVars();
+  ScopeNames.reserve(NumVars);
+  for (unsigned I = 0; I < NumVars; ++I)
+    ScopeNames.push_back(Scope.varName(I));
+  for (const std::string &Name : ScopeNames)
+    addName(Name);
+  ParsedExpr P;
+  if (!parseSum(P, 0))
+    return takeDiag();
+  if (!Tok.is(MapTokenKind::Eof)) {
+    fail("unexpected text after the expression");
+    return takeDiag();
+  }
+  return P.E;
+}
+
+} // namespace
+
+Expected<IndexingMap> parseIndexingMap(Context &Ctx, std::string_view Text,
+                                       const ParseOptions &Options) {
+  MapParser P(&Ctx, Text, Options);
+  return P.parseMap();
+}
+
+Expected<Expr> parseExpr(std::string_view Text, const IndexingMap &Scope,
+                         const ParseOptions &Options) {
+  if (Scope.isUndefined())
+    return makeDiagnostic(Text, 0,
+                          "cannot parse an expression in an UNDEFINED map",
+                          Options.FileName, Options.FirstLine);
+  MapParser P(Scope.contextPtr(), Text, Options);
+  return P.parseStandaloneExpr(Scope);
+}
+
+} // namespace idxmap

@@ -1,0 +1,211 @@
+//===- codegen/NvptxTarget.cpp - NVPTX target machine and PTX emission ----===//
+//
+// Part of idxmap. Everything that depends on LLVM's NVPTX back end and its
+// version lives here: target registration, the GPU and PTX-version checks,
+// the O3 pipeline and the PTX printer. LLVM 19 facts (GPU.md): `+ptx85` is
+// the newest feature, sm_90's default `.version` is 7.8, libdevice needs
+// NVVMReflect, which the NVPTX target adds to the pipeline itself.
+//
+//===----------------------------------------------------------------------===//
+
+#include "idxmap/Codegen.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CodeGen.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/Transforms/IPO/Internalize.h"
+
+#include <mutex>
+
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+}
+
+using namespace idxmap;
+
+namespace {
+
+Diagnostic targetError(std::string Message) {
+  return Diagnostic{{"<target>", 0, 0}, std::move(Message), ""};
+}
+
+/// Registers only the NVPTX back end (not every target LLVM was built with),
+/// so a static link pulls in NVPTX alone.
+void initializeNvptx() {
+  static std::once_flag Once;
+  std::call_once(Once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+std::string ptxVersionText(unsigned V) {
+  return std::to_string(V / 10) + "." + std::to_string(V % 10);
+}
+
+/// True when \p M declares (and calls) a libdevice function.
+bool callsLibdevice(const llvm::Module &M) {
+  for (const llvm::Function &F : M)
+    if (F.isDeclaration() && F.getName().starts_with("__nv_") && !F.use_empty())
+      return true;
+  return false;
+}
+
+} // namespace
+
+unsigned idxmap::minPtxVersion(std::string_view Gpu) {
+  // PTX ISA: sm_80 needs 7.0, sm_90 7.8, sm_90a 8.0.
+  if (Gpu == "sm_80")
+    return 70;
+  if (Gpu == "sm_90")
+    return 78;
+  if (Gpu == "sm_90a")
+    return 80;
+  return 0;
+}
+
+std::optional<Diagnostic>
+idxmap::validateTargetOptions(const TargetOptions &Opts) {
+  unsigned Min = minPtxVersion(Opts.Gpu);
+  if (Min == 0)
+    return targetError("unsupported GPU '" + Opts.Gpu +
+                       "' (expected sm_80, sm_90 or sm_90a)");
+  if (Opts.PtxVersion == 0)
+    return std::nullopt;
+  if (Opts.PtxVersion > MaxPtxVersion)
+    return targetError("PTX version " + ptxVersionText(Opts.PtxVersion) +
+                       " is newer than LLVM 19 can emit (at most " +
+                       ptxVersionText(MaxPtxVersion) + ")");
+  if (Opts.PtxVersion < Min)
+    return targetError("PTX version " + ptxVersionText(Opts.PtxVersion) +
+                       " cannot target " + Opts.Gpu + " (needs at least " +
+                       ptxVersionText(Min) + ")");
+  return std::nullopt;
+}
+
+Expected<std::unique_ptr<llvm::TargetMachine>>
+idxmap::createNvptxTargetMachine(const TargetOptions &Opts) {
+  if (auto Err = validateTargetOptions(Opts))
+    return *Err;
+  initializeNvptx();
+  std::string Error;
+  const llvm::Target *T =
+      llvm::TargetRegistry::lookupTarget(NvptxTriple, Error);
+  if (!T)
+    return targetError("NVPTX target unavailable: " + Error);
+  std::string Features;
+  if (Opts.PtxVersion != 0)
+    Features = "+ptx" + std::to_string(Opts.PtxVersion);
+  llvm::TargetOptions LlvmOpts;
+  // Contraction into fma only where the IR says `contract`: elementwise
+  // codegen decides, so results stay reproducible against the interpreter.
+  LlvmOpts.AllowFPOpFusion = llvm::FPOpFusion::Standard;
+  std::unique_ptr<llvm::TargetMachine> TM(T->createTargetMachine(
+      NvptxTriple, Opts.Gpu, Features, LlvmOpts, std::nullopt, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+  if (!TM)
+    return targetError("could not create the NVPTX target machine for " +
+                       Opts.Gpu);
+  return TM;
+}
+
+void idxmap::configureModuleForTarget(llvm::Module &M,
+                                      const llvm::TargetMachine &TM) {
+  M.setTargetTriple(TM.getTargetTriple().str());
+  M.setDataLayout(TM.createDataLayout());
+}
+
+std::optional<Diagnostic> idxmap::linkLibdevice(llvm::Module &M,
+                                                const TargetOptions &Opts) {
+  if (!callsLibdevice(M))
+    return std::nullopt;
+  auto Buffer = llvm::MemoryBuffer::getFile(Opts.LibdevicePath);
+  if (!Buffer)
+    return targetError("cannot read libdevice '" + Opts.LibdevicePath +
+                       "': " + Buffer.getError().message() +
+                       " (precise math needs the CUDA toolkit's libdevice)");
+  auto Lib =
+      llvm::parseBitcodeFile((*Buffer)->getMemBufferRef(), M.getContext());
+  if (!Lib)
+    return targetError("cannot parse libdevice '" + Opts.LibdevicePath +
+                       "': " + llvm::toString(Lib.takeError()));
+  (*Lib)->setTargetTriple(M.getTargetTriple());
+  (*Lib)->setDataLayout(M.getDataLayout());
+  if (llvm::Linker::linkModules(M, std::move(*Lib),
+                                llvm::Linker::Flags::LinkOnlyNeeded))
+    return targetError("linking libdevice failed");
+  // Only kernels stay visible; libdevice's helpers become internal so that
+  // O3 inlines them and drops the rest.
+  llvm::internalizeModule(M, [](const llvm::GlobalValue &GV) {
+    const auto *F = llvm::dyn_cast<llvm::Function>(&GV);
+    return F && F->getCallingConv() == llvm::CallingConv::PTX_Kernel;
+  });
+  // IEEE denormals in libdevice (NVVMReflect reads this flag).
+  if (!M.getModuleFlag("nvvm-reflect-ftz"))
+    M.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
+  return std::nullopt;
+}
+
+void idxmap::optimizeModule(llvm::Module &M, llvm::TargetMachine &TM) {
+  llvm::LoopAnalysisManager LAM;
+  llvm::FunctionAnalysisManager FAM;
+  llvm::CGSCCAnalysisManager CGAM;
+  llvm::ModuleAnalysisManager MAM;
+  // The PassBuilder constructor calls TM.registerPassBuilderCallbacks, which
+  // adds NVPTX's own passes (NVVMReflect, NVVMIntrRange) to the pipeline.
+  llvm::PassBuilder PB(&TM);
+  PB.registerModuleAnalyses(MAM);
+  PB.registerCGSCCAnalyses(CGAM);
+  PB.registerFunctionAnalyses(FAM);
+  PB.registerLoopAnalyses(LAM);
+  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+  llvm::ModulePassManager MPM =
+      PB.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  MPM.run(M, MAM);
+}
+
+Expected<std::string> idxmap::emitPtx(llvm::Module &M,
+                                      const TargetOptions &Opts) {
+  auto TM = createNvptxTargetMachine(Opts);
+  if (!TM)
+    return TM.error();
+  {
+    std::string Errors;
+    llvm::raw_string_ostream OS(Errors);
+    if (llvm::verifyModule(M, &OS))
+      return targetError("invalid LLVM IR for module '" +
+                         M.getModuleIdentifier() + "': " + OS.str());
+  }
+  configureModuleForTarget(M, **TM);
+  if (Opts.PreciseMath || callsLibdevice(M))
+    if (auto Err = linkLibdevice(M, Opts))
+      return *Err;
+  if (Opts.Optimize)
+    optimizeModule(M, **TM);
+
+  llvm::SmallString<0> Ptx;
+  llvm::raw_svector_ostream OS(Ptx);
+  llvm::legacy::PassManager PM;
+  if ((*TM)->addPassesToEmitFile(PM, OS, nullptr,
+                                 llvm::CodeGenFileType::AssemblyFile))
+    return targetError("the NVPTX back end cannot emit assembly");
+  PM.run(M);
+  return std::string(Ptx.str());
+}

@@ -1,0 +1,91 @@
+//===- idxmap/Coalescing.h - Thread maps, coalescing, vector width -*- C++ -*-===//
+//
+// Part of idxmap. Emitters assign elements to threads with an indexing map
+// `(th_x, bl_x)[iterations..., vec] -> (element index)`; composing it with an
+// operand's maps and its linearized physical layout says which addresses a
+// warp touches. From that: memory sectors and lines per warp access against
+// the minimum, and the widest vector width the engine can prove.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_COALESCING_H
+#define IDXMAP_COALESCING_H
+
+#include "idxmap/Fusion.h"
+#include "idxmap/HloIndexing.h"
+#include "idxmap/IndexingMap.h"
+
+#include <string>
+#include <vector>
+
+namespace idxmap {
+
+/// How an emitter spreads work over threads. `Map` goes from
+/// `(th_x, bl_x)[iterations..., vec]` to an index of the hero's operand (or
+/// of the output, for the loop emitter); the last range variable is the
+/// vector variable: each thread's `Vector` elements for one access.
+struct ThreadMapping {
+  int64_t ThreadsPerBlock = 128;
+  int64_t Blocks = 1;
+  int64_t Vector = 1;
+  IndexingMap Map;
+  /// The instruction whose index Map yields (the root for loop fusions, the
+  /// hero's first operand for reductions and transposes).
+  const HloInstruction *Target = nullptr;
+};
+
+/// The loop emitter's mapping: each thread owns `Vector` consecutive
+/// elements of the output in its physical order:
+/// `linear = (bl_x * T + th_x) * V + vec`, delinearized in the layout,
+/// with `linear in [0, N - 1]` when the grid overshoots.
+///
+/// Example (f32[64,4096], V = 4, T = 128):
+/// \code
+///   (th_x, bl_x)[vec] -> ((bl_x * 128 + th_x) floordiv 1024,
+///                         (th_x * 4 + vec) mod 4096 ...)
+///   domain: th_x in [0, 127], bl_x in [0, 511], vec in [0, 3]
+/// \endcode
+ThreadMapping loopThreadMapping(Context &Ctx, const Shape &Output,
+                                int64_t Vector, int64_t ThreadsPerBlock = 128);
+
+/// The emitter's mapping for the hero of \p A (reads of the hero's first
+/// operand for reductions and transposes, the output for loop fusions).
+ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A);
+
+/// What one operand (or the output) sees of a thread mapping.
+struct AccessReport {
+  std::string Name;
+  bool IsOutput = false;
+  int64_t ElementBytes = 0;
+  /// Widest proven vector width (elements), 1 if none; 0 if not accessed.
+  int64_t VectorWidth = 1;
+  std::string VectorReason;
+  /// Per warp access, worst over the warps checked.
+  int64_t Sectors = 0, MinSectors = 0, Lines = 0, MinLines = 0;
+  bool Coalesced = false;
+  /// True if the access reads the same element for every vector lane and
+  /// thread of the warp (a broadcast).
+  bool Uniform = false;
+  /// Which warps were checked: "all 2048 warps", "proven for all N warps
+  /// (affine in th_x)", or "sampled 64 of N warps".
+  std::string Coverage;
+  bool Undefined = false;
+};
+
+/// Sectors, lines and the proven vector width of every fusion parameter
+/// and of the outputs under \p A's thread mapping. Runtime variables are
+/// fixed at the middle of their range; iteration variables at their lower
+/// bound (every iteration has the same pattern shifted).
+std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
+                                            const FusionAnalysis &A);
+
+/// The access of one thread→element map composed with \p S's physical
+/// layout: sector and line counts per warp, coverage and vector width.
+AccessReport analyzeAccess(const IndexingMap &ThreadToElement,
+                           const Shape &S);
+
+/// A table with one line per access (the `idxmap analyze` format).
+std::string formatCoalescing(const std::vector<AccessReport> &R);
+
+} // namespace idxmap
+
+#endif // IDXMAP_COALESCING_H

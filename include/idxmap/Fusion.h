@@ -1,0 +1,94 @@
+//===- idxmap/Fusion.h - Hero and emitter choice of a fusion ----*- C++ -*-===//
+//
+// Part of idxmap. Decides which op shapes the kernel (the hero) and which
+// emitter generates it, with the reason, from the fusion's structure and
+// shapes alone.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_FUSION_H
+#define IDXMAP_FUSION_H
+
+#include "idxmap/Hlo.h"
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace idxmap {
+
+enum class EmitterKind {
+  Loop,
+  Transpose,
+  RowReduction,
+  MultiRowReduction,
+  ColumnReduction,
+  FullReduction,
+  Concatenate,
+};
+
+/// `loop`, `transpose`, `row reduction`, `multi-row reduction`,
+/// `column reduction`, `full reduction`, `concatenate`.
+std::string_view emitterKindName(EmitterKind K);
+
+/// A reduction brought to canonical 3-D form over the input's physical
+/// (major-to-minor) dims, size-1 dims dropped and adjacent dims of the same
+/// kind merged: row `[reduced batch, kept, reduced row]`, column
+/// `[kept major, reduced, kept minor]`, full `[1, 1, N]`.
+struct ReductionInfo {
+  bool IsRow = true;
+  std::array<int64_t, 3> Dims = {1, 1, 1};
+};
+
+/// A transpose of the minor dimension, normalized: adjacent input dims that
+/// stay adjacent are merged, size-1 dims dropped. `Dims` are the normalized
+/// input dims, `Permutation` maps output dim i to input dim Permutation[i].
+struct TransposeInfo {
+  std::vector<int64_t> Dims;
+  std::vector<int64_t> Permutation;
+};
+
+/// The result of hero and emitter analysis.
+///
+/// Example: for `../shared/examples/rowsum_f32_8192x8192.hlo`
+/// \code
+///   FusionAnalysis A = analyzeFusion(*Module->entry()->root());
+///   A.Kind == EmitterKind::RowReduction;
+///   A.Heroes[0]->opcode() == HloOpcode::Reduce;
+///   A.Reduction->Dims == {1, 8192, 8192};
+///   A.Reason == "reduce 'r' reduces the minor dimension: row reduction
+///               [1, 8192, 8192]"
+/// \endcode
+struct FusionAnalysis {
+  /// The analyzed computation (the fused computation of a fusion).
+  const HloComputation *Computation = nullptr;
+  /// The computation's outputs (a tuple root's operands, else the root).
+  std::vector<const HloInstruction *> Roots;
+  /// One hero per root.
+  std::vector<const HloInstruction *> Heroes;
+  EmitterKind Kind = EmitterKind::Loop;
+  std::optional<ReductionInfo> Reduction;
+  std::optional<TransposeInfo> Transpose;
+  /// Why this emitter (and not another) was chosen.
+  std::string Reason;
+};
+
+/// Analyzes a fusion instruction (its fused computation) or, for any other
+/// instruction, the whole computation it belongs to.
+FusionAnalysis analyzeFusion(const HloInstruction &Fusion);
+/// Analyzes a computation as if it were fused.
+FusionAnalysis analyzeComputation(const HloComputation &C);
+
+/// The reduction's canonical form, or nullopt (with \p Why) when the reduced
+/// dims are not contiguous in the physical layout.
+std::optional<ReductionInfo> classifyReduction(const HloInstruction &Reduce,
+                                               std::string *Why = nullptr);
+
+/// The normalized transpose if \p T transposes the minor dimension and is
+/// large enough for shared-memory tiles, else nullopt (with \p Why).
+std::optional<TransposeInfo> classifyTranspose(const HloInstruction &T,
+                                               std::string *Why = nullptr);
+
+} // namespace idxmap
+
+#endif // IDXMAP_FUSION_H

@@ -1,0 +1,120 @@
+//===- idxmap/HloInterpreter.h - Reference HLO interpreter ------*- C++ -*-===//
+//
+// Part of idxmap. Evaluates HLO computations on host Literals exactly as
+// XLA's reference evaluator (HloEvaluator) defines each op. It is the oracle
+// for every indexing and kernel test.
+//
+// Semantics, per op family (all mirror xla/hlo/evaluator):
+// - Floating point: f32 computes in float, f64 in double, f16/bf16 compute in
+//   float and every result is rounded to nearest even to its type.
+//   maximum/minimum/clamp propagate NaN; power(x, 0) = power(1, y) = 1;
+//   remainder is fmod; logistic is 1 / (1 + exp(-x)); rsqrt is 1 / sqrt(x);
+//   sign(-0) = -0, sign(NaN) = NaN; round-nearest-even is nearbyint.
+// - Integers wrap (two's complement). x / 0 = -1 (all ones for unsigned),
+//   INT_MIN / -1 = INT_MIN, x % 0 = x, INT_MIN % -1 = 0. Shift amounts are
+//   read as unsigned; an amount >= the bit width gives 0 for shift-left and
+//   shift-right-logical and the sign fill (0 or -1) for
+//   shift-right-arithmetic. Integer power is exact with wrap-around; a
+//   negative exponent gives 1 for base 1, else 0.
+// - pred: add = or, multiply = and, subtract = xor, maximum = or,
+//   minimum = and, power(a, b) = a || !b.
+// - convert: float to integer truncates toward zero and saturates, NaN
+//   becomes 0; anything to pred is `x != 0`; wider floats and integers go to
+//   f16/bf16 through f32 (as Eigen's conversions do).
+// - compare: IEEE (unordered compares false except NE) unless
+//   `type=TOTALORDER`.
+// - reduce: for each output element (row-major), the accumulators start at
+//   the init values and the reduced index space is walked in the order of
+//   the operand's layout (minor-most dimension fastest; row-major for the
+//   default layout), applying to_apply one element at a time. Like XLA, a
+//   non-variadic reduce of a floating type whose to_apply is a scalar add of
+//   its two parameters takes XLA's fast path: the sum is accumulated in
+//   double (partial sums over chunks of 512 elements, added to the init
+//   value) and rounded once; EvaluateOptions::FastReduceAdd turns it off.
+// - dynamic-slice/dynamic-update-slice clamp each start index to
+//   [0, operand_dim - size]; pad supports negative and interior padding;
+//   bitcast reinterprets the physical (layout) order of the operand.
+//
+// Example:
+// \code
+//   auto M = parseHloModule(Text, "m.hlo");
+//   Literal X(Shape(PrimitiveType::F32, {4, 8}));
+//   X.fillRandom(/*Seed=*/1);
+//   auto R = evaluate(*(*M)->entry(), {X});
+//   if (!R) std::cerr << R.error().str();
+//   else std::cout << (*R)[0].toString();   // f32[4] {...}
+// \endcode
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_HLOINTERPRETER_H
+#define IDXMAP_HLOINTERPRETER_H
+
+#include "idxmap/Diagnostics.h"
+#include "idxmap/Hlo.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace idxmap {
+
+struct EvaluateOptions {
+  /// XLA's double-precision fast path for float add reductions (XLA's
+  /// default). When false, every reduce applies its to_apply computation
+  /// element by element in the element type.
+  bool FastReduceAdd = true;
+};
+
+/// Evaluates \p C on \p Args (one per parameter, matching each parameter's
+/// element type and dimensions; layouts are ignored since Literals are
+/// row-major). Returns the root's value **flattened**: one Literal per leaf
+/// of the root shape in depth-first order (a single element for an array
+/// root; the elements of a tuple root, nested tuples flattened).
+///
+/// Errors (a Diagnostic at the offending instruction): wrong argument
+/// count or shape, an op/type combination the interpreter does not
+/// implement, an elided constant (`{...}`).
+Expected<std::vector<Literal>>
+evaluate(const HloComputation &C, const std::vector<Literal> &Args,
+         const EvaluateOptions &Options = {});
+
+/// As evaluate(), but returns the root's value unflattened (a tuple Literal
+/// for a tuple root).
+Expected<Literal> evaluateToLiteral(const HloComputation &C,
+                                    const std::vector<Literal> &Args,
+                                    const EvaluateOptions &Options = {});
+
+/// Per-element tolerance: |expected - actual| <= Abs + Rel * |expected|.
+struct Tolerance {
+  double Abs = 0;
+  double Rel = 0;
+  /// Defaults: f64 {1e-12, 1e-12}, f32 {1e-6, 1e-5}, f16 {1e-3, 1e-3},
+  /// bf16 {1e-2, 1e-2}, integers and pred exact.
+  static Tolerance forType(PrimitiveType T);
+};
+
+/// The outcome of compareLiterals.
+struct LiteralComparison {
+  bool Match = true;
+  int64_t Mismatches = 0;
+  /// Row-major index of the first mismatch, -1 if none.
+  int64_t FirstMismatch = -1;
+  double MaxAbsError = 0;
+  double MaxRelError = 0;
+  /// Empty on a match, else e.g. `3 of 16 elements differ; first at
+  /// [0,2]: expected 1.5, got 1.75 (max abs error 0.25, max rel 0.1667)`.
+  std::string Message;
+};
+
+/// Compares \p Actual against \p Expected element by element (tuples
+/// recursively). Shapes must be compatible (a mismatch is reported in the
+/// message). NaN matches NaN, infinities must match exactly, integers and
+/// pred compare exactly unless \p Tol is given.
+LiteralComparison compareLiterals(const Literal &Expected,
+                                  const Literal &Actual,
+                                  std::optional<Tolerance> Tol = std::nullopt);
+
+} // namespace idxmap
+
+#endif // IDXMAP_HLOINTERPRETER_H

@@ -1,0 +1,299 @@
+//===- idxmap/Runtime.h - Running PTX through the CUDA driver ---*- C++ -*-===//
+//
+// Part of idxmap. The runtime loads PTX with the CUDA driver API, which it
+// resolves at run time with dlopen("libcuda.so.1"): building idxmap needs no
+// CUDA SDK, and a machine without a driver gets a clean "no CUDA driver"
+// error (the CLI exits 3) instead of a loader failure. This header has no
+// LLVM and no CUDA types.
+//
+// Example:
+// \code
+//   auto Drv = runtime::CudaDriver::open();
+//   if (!Drv) { std::cerr << Drv.error().Message << "\n";
+//               return Drv.error().isUnavailable() ? 3 : 1; }
+//   auto Mod = (*Drv)->loadPtx(PtxText);      // JIT log in the error
+//   auto K = Mod->getKernel("scale");
+//   auto X = (*Drv)->alloc(N * 4);
+//   ...
+//   void *Args[] = {&XPtr, &YPtr, &N};
+//   (*Drv)->launch(*K, {{Blocks, 1, 1}, {256, 1, 1}, 0}, Args);
+// \endcode
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_RUNTIME_H
+#define IDXMAP_RUNTIME_H
+
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace idxmap {
+namespace runtime {
+
+/// What went wrong in a driver call.
+enum class DriverErrorKind {
+  /// libcuda.so.1 is missing, is the toolkit's stub, or lacks a needed entry.
+  NoDriver,
+  /// The driver loaded but cuInit or device selection failed (no GPU).
+  NoDevice,
+  /// cuModuleLoadDataEx rejected the PTX; the message holds the JIT log.
+  JitFailed,
+  /// A kernel name not present in a loaded module.
+  KernelNotFound,
+  /// Any other failing driver call (the message names the call).
+  CudaError,
+};
+
+/// A driver failure: a kind, the CUresult (0 when none) and a message meant
+/// for the user, e.g. `no CUDA driver: cannot load libcuda.so.1 (...)`.
+struct DriverError {
+  DriverErrorKind Kind = DriverErrorKind::CudaError;
+  int Code = 0;
+  std::string Message;
+
+  /// True when no GPU can be used at all (the CLI exits 3).
+  bool isUnavailable() const {
+    return Kind == DriverErrorKind::NoDriver ||
+           Kind == DriverErrorKind::NoDevice;
+  }
+};
+
+/// Either a T or a DriverError (as idxmap::Expected holds a Diagnostic).
+template <typename T> class DriverResult {
+public:
+  DriverResult(T V) : Storage(std::in_place_index<0>, std::move(V)) {}
+  DriverResult(DriverError E) : Storage(std::in_place_index<1>, std::move(E)) {}
+
+  explicit operator bool() const { return Storage.index() == 0; }
+  T &operator*() { return std::get<0>(Storage); }
+  const T &operator*() const { return std::get<0>(Storage); }
+  T *operator->() { return &std::get<0>(Storage); }
+  const T *operator->() const { return &std::get<0>(Storage); }
+  const DriverError &error() const { return std::get<1>(Storage); }
+
+private:
+  std::variant<T, DriverError> Storage;
+};
+
+/// Success, or a DriverError.
+template <> class DriverResult<void> {
+public:
+  DriverResult() = default;
+  DriverResult(DriverError E) : Error(std::move(E)), Failed(true) {}
+
+  explicit operator bool() const { return !Failed; }
+  const DriverError &error() const {
+    assert(Failed && "no error in a successful result");
+    return Error;
+  }
+
+private:
+  DriverError Error;
+  bool Failed = false;
+};
+using DriverStatus = DriverResult<void>;
+
+/// A device address (CUdeviceptr).
+using DevicePtr = std::uint64_t;
+
+/// What the runtime knows about the GPU it opened.
+struct DeviceInfo {
+  int Ordinal = 0;
+  std::string Name;
+  int CcMajor = 0, CcMinor = 0;
+  int SmCount = 0;
+  int L2CacheBytes = 0;
+  int MaxSharedPerBlockOptin = 0;
+  int MaxThreadsPerSm = 0;
+  /// Peak memory clock (kHz) and bus width (bits), for a nominal bandwidth.
+  int MemoryClockKHz = 0;
+  int MemoryBusWidthBits = 0;
+  std::uint64_t TotalMemoryBytes = 0;
+  /// cuDriverGetVersion, e.g. 13000 for CUDA 13.0.
+  int DriverVersion = 0;
+
+  /// `sm_90` for compute capability 9.0.
+  std::string smName() const {
+    return "sm_" + std::to_string(CcMajor) + std::to_string(CcMinor);
+  }
+};
+
+/// Grid, block and dynamic shared memory of one launch.
+struct LaunchDims {
+  unsigned Grid[3] = {1, 1, 1};
+  unsigned Block[3] = {1, 1, 1};
+  unsigned DynamicSharedBytes = 0;
+};
+
+/// Resource usage of a loaded kernel, from cuFuncGetAttribute.
+struct KernelAttributes {
+  int NumRegisters = 0;
+  int LocalBytes = 0;        ///< spills and stack per thread
+  int StaticSharedBytes = 0; ///< `.shared` variables
+  int MaxThreadsPerBlock = 0;
+};
+
+class CudaDriver;
+class GpuModule;
+
+/// A kernel entry of a loaded module; valid while its GpuModule lives.
+class GpuKernel {
+public:
+  const std::string &name() const { return Name; }
+  void *handle() const { return Handle; }
+
+private:
+  friend class GpuModule;
+  GpuKernel(void *Handle, std::string Name)
+      : Handle(Handle), Name(std::move(Name)) {}
+  void *Handle;
+  std::string Name;
+};
+
+/// A loaded PTX module (CUmodule); unloaded on destruction. Move-only.
+class GpuModule {
+public:
+  GpuModule(GpuModule &&O) noexcept;
+  GpuModule &operator=(GpuModule &&O) noexcept;
+  GpuModule(const GpuModule &) = delete;
+  GpuModule &operator=(const GpuModule &) = delete;
+  ~GpuModule();
+
+  /// The kernel called \p Name (a `.entry`).
+  DriverResult<GpuKernel> getKernel(const std::string &Name) const;
+  /// The JIT's info log (ptxas register/spill lines when verbose).
+  const std::string &infoLog() const { return InfoLog; }
+
+private:
+  friend class CudaDriver;
+  GpuModule(CudaDriver *Driver, void *Handle, std::string InfoLog)
+      : Driver(Driver), Handle(Handle), InfoLog(std::move(InfoLog)) {}
+  CudaDriver *Driver = nullptr;
+  void *Handle = nullptr;
+  std::string InfoLog;
+};
+
+/// Device memory (cuMemAlloc, 256-byte aligned); freed on destruction.
+/// Move-only.
+class DeviceBuffer {
+public:
+  DeviceBuffer() = default;
+  DeviceBuffer(DeviceBuffer &&O) noexcept;
+  DeviceBuffer &operator=(DeviceBuffer &&O) noexcept;
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  ~DeviceBuffer();
+
+  DevicePtr ptr() const { return Ptr; }
+  std::size_t size() const { return Size; }
+
+private:
+  friend class CudaDriver;
+  DeviceBuffer(CudaDriver *Driver, DevicePtr Ptr, std::size_t Size)
+      : Driver(Driver), Ptr(Ptr), Size(Size) {}
+  void reset();
+  CudaDriver *Driver = nullptr;
+  DevicePtr Ptr = 0;
+  std::size_t Size = 0;
+};
+
+/// The CUDA driver API, loaded at run time, with the primary context of one
+/// device current on the calling thread. Buffers and modules must be
+/// destroyed before their CudaDriver. Not thread-safe.
+class CudaDriver {
+public:
+  struct OpenOptions {
+    int Device = 0;
+    /// The driver library; empty means `$IDXMAP_LIBCUDA` when set, else
+    /// `libcuda.so.1` from the loader's search path.
+    std::string LibraryPath;
+  };
+
+  /// Loads the driver, initializes it, retains device \p Opts.Device's
+  /// primary context and makes it current. Errors: NoDriver (no library, the
+  /// stub library, or an entry point missing), NoDevice (cuInit failed, or
+  /// no such device), CudaError.
+  static DriverResult<std::unique_ptr<CudaDriver>> open(OpenOptions Opts);
+  static DriverResult<std::unique_ptr<CudaDriver>> open() {
+    return open(OpenOptions());
+  }
+
+  ~CudaDriver();
+  CudaDriver(const CudaDriver &) = delete;
+  CudaDriver &operator=(const CudaDriver &) = delete;
+
+  const DeviceInfo &device() const { return Info; }
+
+  /// JIT-compiles \p Ptx for this device. On failure (JitFailed) the message
+  /// holds the JIT error log, the PTX `.version`/`.target`, the driver
+  /// version and the device. \p Verbose asks ptxas for its resource report in
+  /// infoLog().
+  DriverResult<GpuModule> loadPtx(std::string_view Ptx, bool Verbose = false);
+
+  DriverResult<KernelAttributes> getAttributes(const GpuKernel &K);
+  /// Allows \p Bytes of dynamic shared memory (needed above 48 KiB).
+  DriverStatus setMaxDynamicSharedBytes(const GpuKernel &K, int Bytes);
+
+  DriverResult<DeviceBuffer> alloc(std::size_t Bytes);
+  DriverStatus copyToDevice(const DeviceBuffer &Dst, const void *Src,
+                            std::size_t Bytes, std::size_t DstOffset = 0);
+  DriverStatus copyToHost(void *Dst, const DeviceBuffer &Src, std::size_t Bytes,
+                          std::size_t SrcOffset = 0);
+  /// Sets every byte of \p Dst to \p Value (e.g. 0xff to poison outputs).
+  DriverStatus fill(const DeviceBuffer &Dst, std::uint8_t Value);
+
+  /// Launches \p K on the default stream. \p Args holds one pointer per
+  /// kernel parameter, pointing at the parameter's value (a DevicePtr for a
+  /// buffer, an int64_t for an i64 scalar, ...).
+  DriverStatus launch(const GpuKernel &K, const LaunchDims &Dims, void **Args);
+  /// Waits for all work on the device; reports asynchronous launch errors.
+  DriverStatus synchronize();
+
+  /// Times \p Launch with CUDA events: \p Warmup untimed calls, then \p Reps
+  /// timed ones, each between its own pair of events (so the caller may
+  /// rotate inputs by the repetition index). Returns one time per repetition
+  /// in microseconds, in order.
+  DriverResult<std::vector<double>>
+  timeLaunches(const std::function<DriverStatus(unsigned Rep)> &Launch,
+               unsigned Warmup, unsigned Reps);
+
+  /// The message of CUresult \p Code: `CUDA_ERROR_INVALID_PTX (218): a PTX
+  /// JIT compilation failed`.
+  std::string describeResult(int Code) const;
+
+  struct Api;
+
+private:
+  friend class DeviceBuffer;
+  friend class GpuModule;
+  CudaDriver() = default;
+  DriverError callError(const char *Call, int Code) const;
+
+  std::unique_ptr<Api> Fns;
+  void *Context = nullptr;
+  int Device = 0;
+  DeviceInfo Info;
+};
+
+/// The `.version` and `.target` directives of a PTX text, as
+/// `.version 8.5, .target sm_90` (`?` for a missing one).
+std::string describePtxHeader(std::string_view Ptx);
+
+/// 13000 → `13.0`, 12080 → `12.8`.
+std::string formatDriverVersion(int Version);
+
+/// The median of \p Values (the mean of the middle two for an even count);
+/// 0 for none.
+double median(std::vector<double> Values);
+
+} // namespace runtime
+} // namespace idxmap
+
+#endif // IDXMAP_RUNTIME_H

@@ -1,0 +1,492 @@
+//===- fuzz_simplify.cpp - Seeded fuzzer for simplify ---------------------===//
+//
+// Part of idxmap. For each random codegen-like map M (test/support/
+// RandomMaps.h) with an enumerable domain, checks by brute force that:
+//   - simplify(M) has the same domain point set and the same value at every
+//     domain point as M, and keeps the numbers of variables and results;
+//   - simplify reports a change whenever it changed the map;
+//   - simplify(simplify(M)) == simplify(M), structurally and as text;
+//   - print -> parse gives the same map (for M and for simplify(M)), and
+//     printing the parsed map gives the same text;
+//   - simplifyExpr preserves every result's values over M's domain;
+//   - RangeEvaluator's bounds and divisors hold at every domain point;
+//   - removeUnusedVars is a projection (on M and on simplify(M)).
+// A failure is shrunk to the smallest failing map found and printed with the
+// seed and index that reproduce it (`--seed S --only I`).
+//
+// Usage: fuzz_simplify [--seed N] [--count N] [--only I] [--max-failures N]
+//                      [--no-minimize] [--verbose] [--skip KIND]...
+// Exit status: 0 if every check passed, 1 on a failure, 2 on a usage error.
+//
+//===----------------------------------------------------------------------===//
+#include "support/BruteForce.h"
+#include "support/Minimize.h"
+#include "support/RandomMaps.h"
+
+#include "idxmap/Context.h"
+#include "idxmap/IndexingMap.h"
+#include "idxmap/Parse.h"
+#include "idxmap/Print.h"
+#include "idxmap/RangeEvaluator.h"
+#include "idxmap/Simplify.h"
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <unistd.h>
+
+using namespace idxmap;
+using namespace idxmap::testing;
+
+namespace {
+
+struct FuzzOptions {
+  uint64_t Seed = 1;
+  uint64_t Count = 20000;
+  std::optional<uint64_t> Only;
+  unsigned MaxFailures = 5;
+  bool Minimize = true;
+  bool Verbose = false;
+  /// Check kinds to skip (by short name), for triage.
+  std::vector<std::string> Skip;
+};
+
+/// What a check found wrong. The kinds are minimized separately: a
+/// candidate counts as failing only if it fails with the same kind.
+enum class FailureKind {
+  Semantics,       ///< simplify changed the domain or a value.
+  Shape,           ///< simplify changed the numbers of variables/results.
+  EvalOverflow,    ///< simplify(M) overflows where M does not.
+  ChangeFlag,      ///< simplify returned false but changed the map.
+  Idempotence,     ///< simplify(simplify(M)) != simplify(M).
+  RoundTrip,       ///< parse(print(simplify(M))) != simplify(M).
+  RoundTripInput,  ///< print/parse of M is not faithful.
+  SimplifyExpr,    ///< simplifyExpr changed a result's values.
+  RangeBounds,     ///< RangeEvaluator's answer is violated at some point.
+  RemoveUnused,    ///< removeUnusedVars is not a projection.
+  Count
+};
+
+const char *kindName(FailureKind K) {
+  switch (K) {
+  case FailureKind::Semantics:
+    return "simplify changed the map's meaning";
+  case FailureKind::Shape:
+    return "simplify changed the numbers of variables or results";
+  case FailureKind::EvalOverflow:
+    return "simplified map overflows where the input does not";
+  case FailureKind::ChangeFlag:
+    return "simplify returned false but changed the map";
+  case FailureKind::Idempotence:
+    return "simplify is not idempotent";
+  case FailureKind::RoundTrip:
+    return "print/parse round trip of the simplified map";
+  case FailureKind::RoundTripInput:
+    return "print/parse round trip of the input map";
+  case FailureKind::SimplifyExpr:
+    return "simplifyExpr changed a result";
+  case FailureKind::RangeBounds:
+    return "RangeEvaluator bound or divisor violated";
+  case FailureKind::RemoveUnused:
+    return "removeUnusedVars is not a projection";
+  case FailureKind::Count:
+    break;
+  }
+  return "?";
+}
+
+/// Short names for --skip.
+const char *kindShortName(FailureKind K) {
+  static const char *Names[] = {"semantics",   "shape",         "overflow",
+                                "change-flag", "idempotence",   "round-trip",
+                                "round-trip-input", "simplify-expr",
+                                "range",       "remove-unused"};
+  return Names[unsigned(K)];
+}
+
+struct Failure {
+  FailureKind Kind;
+  std::string Detail;
+};
+
+struct Counters {
+  uint64_t Maps = 0, Checked = 0, SkippedLarge = 0, SkippedOverflow = 0;
+  uint64_t Points = 0, DomainPoints = 0, EmptyInputs = 0, BecameEmpty = 0;
+  uint64_t Changed = 0, RoundTrips = 0, Projections = 0, RangeChecks = 0;
+  std::map<std::string, uint64_t> PerFamily;
+  uint64_t Failures[unsigned(FailureKind::Count)] = {};
+};
+
+BruteForceOptions bruteOptions() {
+  BruteForceOptions O;
+  O.MaxPoints = uint64_t(1) << 16;
+  return O;
+}
+
+/// Collects the distinct subexpressions of E.
+void collectSubexprs(Expr E, std::vector<Expr> &Out) {
+  if (std::find(Out.begin(), Out.end(), E) != Out.end())
+    return;
+  Out.push_back(E);
+  if (E.isBinary()) {
+    collectSubexprs(E.lhs(), Out);
+    collectSubexprs(E.rhs(), Out);
+  }
+}
+
+/// Checks the round trip of \p M through the printer and the parser.
+std::optional<std::string> roundTrip(const IndexingMap &M, bool Structural) {
+  Context &Ctx = M.context();
+  std::string Text = printMap(M);
+  Expected<IndexingMap> P = parseIndexingMap(Ctx, Text);
+  if (!P)
+    return "printed text does not parse:\n  " + Text + "\n" + P.error().str();
+  // `KNOWN EMPTY` does not carry the numbers of variables and results, so
+  // only the state can round-trip.
+  if (M.isKnownEmpty())
+    return P->isKnownEmpty() ? std::nullopt
+                             : std::optional<std::string>(
+                                   "KNOWN EMPTY parses as " + printMap(*P));
+  if (Structural && !(*P == M))
+    return "parsed map differs structurally from the printed one:\n  " +
+           Text + "\n  reparsed: " + printMap(*P);
+  std::string Again = printMap(*P);
+  if (Again != Text)
+    return "reprinting the parsed map changes the text:\n  " + Text +
+           "\n  " + Again;
+  CheckResult R = compareMaps(M, *P, bruteOptions());
+  if (R.Status == CheckStatus::Mismatch)
+    return "parsed map has another meaning: " + R.str() + "\n  " + Text;
+  return std::nullopt;
+}
+
+/// Runs every check on \p M (or only \p Only). \p Stats may be null (as in
+/// the minimizer's predicate). Returns the first failure.
+std::vector<bool> Skipped(unsigned(FailureKind::Count), false);
+
+std::optional<Failure> checkMap(const IndexingMap &M,
+                                std::optional<FailureKind> Only,
+                                Counters *Stats) {
+  auto Want = [&](FailureKind K) {
+    return !Skipped[unsigned(K)] && (!Only || *Only == K);
+  };
+  BruteForceOptions BO = bruteOptions();
+  // The input itself must be enumerable and evaluable, or the map is
+  // skipped (the minimizer then rejects the candidate).
+  CheckResult Self = compareMaps(M, M, BO);
+  if (!Self.ok()) {
+    if (Stats)
+      ++(Self.Status == CheckStatus::TooLarge ? Stats->SkippedLarge
+                                              : Stats->SkippedOverflow);
+    return std::nullopt;
+  }
+  if (Stats) {
+    ++Stats->Checked;
+    Stats->Points += Self.PointsVisited;
+    Stats->DomainPoints += Self.DomainPoints;
+    Stats->EmptyInputs += Self.DomainPoints == 0;
+  }
+
+  IndexingMap S = M;
+  bool Changed = simplify(S);
+  if (Stats) {
+    Stats->Changed += Changed;
+    Stats->BecameEmpty += S.isKnownEmpty() && !M.isKnownEmpty();
+  }
+  bool ShapeOk = S.numDims() == M.numDims() &&
+                 S.numRangeVars() == M.numRangeVars() &&
+                 S.numRuntimeVars() == M.numRuntimeVars() &&
+                 S.numResults() == M.numResults();
+  if (!ShapeOk)
+    return Want(FailureKind::Shape)
+               ? std::optional<Failure>(
+                     Failure{FailureKind::Shape, "got " + printMap(S)})
+               : std::nullopt;
+
+  if (Want(FailureKind::Semantics) || Want(FailureKind::EvalOverflow)) {
+    CheckResult R = compareMaps(M, S, BO);
+    if (Stats)
+      Stats->Points += R.PointsVisited;
+    if (R.Status == CheckStatus::Mismatch && Want(FailureKind::Semantics))
+      return Failure{FailureKind::Semantics, R.str()};
+    if (R.Status == CheckStatus::EvalError &&
+        Want(FailureKind::EvalOverflow))
+      return Failure{FailureKind::EvalOverflow, R.str()};
+    if (R.Status == CheckStatus::TooLarge && Want(FailureKind::Semantics))
+      return Failure{FailureKind::Semantics,
+                     "the simplified map's bounds are wider than the input's "
+                     "(box too large): " + printMap(S)};
+  }
+
+  if (Want(FailureKind::ChangeFlag) && !Changed && !(S == M))
+    return Failure{FailureKind::ChangeFlag, "after: " + printMap(S)};
+
+  if (Want(FailureKind::Idempotence)) {
+    IndexingMap S2 = S;
+    simplify(S2);
+    std::string T1 = printMap(S), T2 = printMap(S2);
+    if (!(S2 == S) || T1 != T2)
+      return Failure{FailureKind::Idempotence,
+                     "once:  " + T1 + "\n  twice: " + T2};
+  }
+
+  if (Want(FailureKind::RoundTrip)) {
+    if (Stats)
+      ++Stats->RoundTrips;
+    if (auto Err = roundTrip(S, /*Structural=*/true))
+      return Failure{FailureKind::RoundTrip, *Err};
+  }
+  if (Want(FailureKind::RoundTripInput)) {
+    if (auto Err = roundTrip(M, /*Structural=*/false))
+      return Failure{FailureKind::RoundTripInput, *Err};
+  }
+
+  if (Want(FailureKind::SimplifyExpr) && !M.isKnownEmpty()) {
+    IndexingMap E = M;
+    std::vector<Expr> Res;
+    for (Expr R : M.results())
+      Res.push_back(simplifyExpr(R, M));
+    E.setResults(Res);
+    CheckResult R = compareMaps(M, E, BO);
+    if (R.Status == CheckStatus::Mismatch || R.Status == CheckStatus::EvalError) {
+      std::string Detail = R.str();
+      for (unsigned I = 0; I < Res.size(); ++I)
+        if (Res[I] != M.result(I))
+          Detail += "\n  " + printExpr(M.result(I), &M) + "  ->  " +
+                    printExpr(Res[I], &M);
+      return Failure{FailureKind::SimplifyExpr, Detail};
+    }
+  }
+
+  if (Want(FailureKind::RangeBounds) && !M.isKnownEmpty()) {
+    std::vector<Expr> Subs;
+    for (Expr E : M.results())
+      collectSubexprs(E, Subs);
+    for (const Constraint &C : M.constraints())
+      collectSubexprs(C.E, Subs);
+    // Bounded work per map: the top-level expressions always, subexpressions
+    // while the box is small.
+    uint64_t Box = boxSize(M, BO.MaxPoints).value_or(BO.MaxPoints);
+    size_t Limit = std::max<size_t>(1, size_t(200000 / std::max<uint64_t>(1, Box)));
+    if (Subs.size() > Limit)
+      Subs.resize(Limit);
+    for (bool UseConstraints : {true, false}) {
+      RangeEvaluator RE(M, UseConstraints);
+      for (Expr E : Subs) {
+        if (E.isConstant())
+          continue;
+        ExprInfo Info = RE.info(E);
+        CheckResult R = checkExprBounds(M, E, Info.Range, Info.Divisor, BO);
+        if (Stats)
+          ++Stats->RangeChecks;
+        if (R.Status == CheckStatus::Mismatch)
+          return Failure{FailureKind::RangeBounds,
+                         "range(" + printExpr(E, &M) + ") = " +
+                             Info.Range.str() + ", divisor " +
+                             std::to_string(Info.Divisor) +
+                             (UseConstraints ? " (with constraints)"
+                                             : " (bounds only)") +
+                             ": " + R.str()};
+      }
+    }
+  }
+
+  if (Want(FailureKind::RemoveUnused)) {
+    for (const IndexingMap *Base : {&M, static_cast<const IndexingMap *>(&S)}) {
+      IndexingMap Red = *Base;
+      std::vector<bool> Removed = Red.removeUnusedVars();
+      if (std::none_of(Removed.begin(), Removed.end(), [](bool B) { return B; }))
+        continue;
+      if (Stats)
+        ++Stats->Projections;
+      CheckResult R = checkProjection(*Base, Red, Removed, BO);
+      if (R.Status == CheckStatus::Mismatch || R.Status == CheckStatus::Invalid)
+        return Failure{FailureKind::RemoveUnused,
+                       std::string(Base == &M ? "on the input" : "on simplify(M)") +
+                           ": " + R.str() + "\n  reduced: " + printMap(Red)};
+    }
+  }
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Crash reporting: an assertion or a crash in the engine still tells which
+// map caused it.
+//===----------------------------------------------------------------------===//
+
+char CrashInfo[8192];
+
+void onCrash(int Sig) {
+  const char Head[] = "\nfuzz_simplify: crashed while checking:\n";
+  (void)!write(2, Head, sizeof(Head) - 1);
+  (void)!write(2, CrashInfo, strnlen(CrashInfo, sizeof(CrashInfo)));
+  (void)!write(2, "\n", 1);
+  signal(Sig, SIG_DFL);
+  raise(Sig);
+}
+
+void setCrashInfo(uint64_t Seed, uint64_t Index, const std::string &Text) {
+  snprintf(CrashInfo, sizeof(CrashInfo),
+           "  reproduce: fuzz_simplify --seed %llu --only %llu\n  map: %s",
+           (unsigned long long)Seed, (unsigned long long)Index, Text.c_str());
+}
+
+uint64_t mapSeed(uint64_t Seed, uint64_t Index) {
+  Rng R(Seed * 0x9E3779B97F4A7C15ull + Index);
+  return R.next();
+}
+
+bool parseArgs(int Argc, char **Argv, FuzzOptions &O) {
+  for (int I = 1; I < Argc; ++I) {
+    std::string A = Argv[I];
+    auto Num = [&](uint64_t &Out) {
+      if (I + 1 >= Argc)
+        return false;
+      char *End = nullptr;
+      Out = strtoull(Argv[++I], &End, 10);
+      return End && *End == '\0';
+    };
+    uint64_t V = 0;
+    if (A == "--seed") {
+      if (!Num(O.Seed))
+        return false;
+    } else if (A == "--count") {
+      if (!Num(O.Count))
+        return false;
+    } else if (A == "--only") {
+      if (!Num(V))
+        return false;
+      O.Only = V;
+    } else if (A == "--max-failures") {
+      if (!Num(V))
+        return false;
+      O.MaxFailures = unsigned(V);
+    } else if (A == "--skip") {
+      if (I + 1 >= Argc)
+        return false;
+      O.Skip.push_back(Argv[++I]);
+    } else if (A == "--no-minimize") {
+      O.Minimize = false;
+    } else if (A == "--verbose") {
+      O.Verbose = true;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  FuzzOptions O;
+  if (!parseArgs(Argc, Argv, O)) {
+    fprintf(stderr,
+            "usage: fuzz_simplify [--seed N] [--count N] [--only INDEX] "
+            "[--max-failures N] [--no-minimize] [--verbose] [--skip KIND]...\n"
+            "kinds:");
+    for (unsigned K = 0; K < unsigned(FailureKind::Count); ++K)
+      fprintf(stderr, " %s", kindShortName(FailureKind(K)));
+    fprintf(stderr, "\n");
+    return 2;
+  }
+  for (const std::string &Name : O.Skip) {
+    bool Found = false;
+    for (unsigned K = 0; K < unsigned(FailureKind::Count); ++K)
+      if (Name == kindShortName(FailureKind(K)))
+        Skipped[K] = Found = true;
+    if (!Found) {
+      fprintf(stderr, "fuzz_simplify: unknown check kind '%s'\n",
+              Name.c_str());
+      return 2;
+    }
+  }
+  signal(SIGABRT, onCrash);
+  signal(SIGSEGV, onCrash);
+  signal(SIGFPE, onCrash);
+
+  auto Start = std::chrono::steady_clock::now();
+  Counters C;
+  uint64_t Failed = 0;
+  uint64_t First = O.Only ? *O.Only : 0, Last = O.Only ? *O.Only + 1 : O.Count;
+  for (uint64_t I = First; I < Last; ++I) {
+    Context Ctx; // Fresh per map: a failure reproduces with --only.
+    RandomMapGenerator Gen(Ctx, mapSeed(O.Seed, I));
+    IndexingMap M = Gen.generate();
+    ++C.Maps;
+    ++C.PerFamily[familyName(Gen.lastFamily())];
+    std::string Text = printMap(M);
+    setCrashInfo(O.Seed, I, Text);
+    if (O.Verbose)
+      printf("[%llu] %s\n", (unsigned long long)I, Text.c_str());
+    std::optional<Failure> F = checkMap(M, std::nullopt, &C);
+    if (!F)
+      continue;
+    ++Failed;
+    ++C.Failures[unsigned(F->Kind)];
+    if (Failed > O.MaxFailures)
+      continue;
+    printf("\nFAILURE %llu: %s\n  reproduce: fuzz_simplify --seed %llu "
+           "--only %llu\n  family: %s\n  input:      %s\n",
+           (unsigned long long)Failed, kindName(F->Kind),
+           (unsigned long long)O.Seed, (unsigned long long)I,
+           familyName(Gen.lastFamily()), Text.c_str());
+    {
+      IndexingMap S = M;
+      simplify(S);
+      printf("  simplified: %s\n  %s\n", printMap(S).c_str(),
+             F->Detail.c_str());
+    }
+    if (O.Minimize) {
+      FailureKind K = F->Kind;
+      IndexingMap Min = minimizeMap(M, [&](const IndexingMap &Cand) {
+        setCrashInfo(O.Seed, I, printMap(Cand));
+        return checkMap(Cand, K, nullptr).has_value();
+      });
+      std::optional<Failure> MF = checkMap(Min, K, nullptr);
+      IndexingMap S = Min;
+      simplify(S);
+      printf("  minimized:  %s\n  simplified: %s\n  %s\n",
+             printMap(Min).c_str(), printMap(S).c_str(),
+             MF ? MF->Detail.c_str() : "(does not fail any more?)");
+    }
+    fflush(stdout);
+  }
+  double Secs = std::chrono::duration<double>(
+                    std::chrono::steady_clock::now() - Start)
+                    .count();
+
+  printf("\nfuzz_simplify: seed %llu, %llu maps generated, %llu checked "
+         "(%llu skipped: box too large; %llu skipped: input overflows)\n",
+         (unsigned long long)O.Seed, (unsigned long long)C.Maps,
+         (unsigned long long)C.Checked, (unsigned long long)C.SkippedLarge,
+         (unsigned long long)C.SkippedOverflow);
+  printf("  points evaluated: %llu (%llu in domains); %llu inputs with an "
+         "empty domain, %llu became KNOWN EMPTY; simplify changed %llu\n",
+         (unsigned long long)C.Points, (unsigned long long)C.DomainPoints,
+         (unsigned long long)C.EmptyInputs, (unsigned long long)C.BecameEmpty,
+         (unsigned long long)C.Changed);
+  printf("  round trips: %llu, projections: %llu, range checks: %llu\n",
+         (unsigned long long)C.RoundTrips, (unsigned long long)C.Projections,
+         (unsigned long long)C.RangeChecks);
+  printf("  families:");
+  for (auto &[Name, N] : C.PerFamily)
+    printf(" %s=%llu", Name.c_str(), (unsigned long long)N);
+  printf("\n  time: %.1f s\n", Secs);
+  if (Failed) {
+    printf("  FAILED: %llu maps\n", (unsigned long long)Failed);
+    for (unsigned K = 0; K < unsigned(FailureKind::Count); ++K)
+      if (C.Failures[K])
+        printf("    %llu x %s\n", (unsigned long long)C.Failures[K],
+               kindName(FailureKind(K)));
+    return 1;
+  }
+  printf("  all checks passed\n");
+  return 0;
+}

@@ -1,0 +1,270 @@
+//===- test/unit/codegen/NvptxTargetTest.cpp - Target and PTX emission ----===//
+//
+// Part of idxmap. GPU/PTX-version validation, the O3 pipeline, libdevice
+// linking and PTX emission of the smoke kernels; ptxas when installed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "SmokeKernels.h"
+
+#include "idxmap/Codegen.h"
+
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+using namespace idxmap;
+using namespace idxmap::codegen;
+
+namespace {
+
+std::string emitSmoke(const std::string &Kernel, const TargetOptions &Opts) {
+  llvm::LLVMContext Ctx;
+  auto M = buildSmokeKernel(Ctx, Kernel);
+  EXPECT_TRUE(M) << Kernel;
+  if (!M)
+    return "";
+  auto Ptx = emitPtx(*M, Opts);
+  EXPECT_TRUE(Ptx) << (Ptx ? "" : Ptx.error().Message);
+  return Ptx ? *Ptx : "";
+}
+
+size_t countOf(const std::string &Text, const std::string &Needle) {
+  size_t N = 0;
+  for (size_t P = Text.find(Needle); P != std::string::npos;
+       P = Text.find(Needle, P + 1))
+    ++N;
+  return N;
+}
+
+bool hasLibdevice() {
+  return access(TargetOptions().LibdevicePath.c_str(), R_OK) == 0;
+}
+
+} // namespace
+
+TEST(NvptxTarget, MinPtxVersionPerGpu) {
+  EXPECT_EQ(minPtxVersion("sm_80"), 70u);
+  EXPECT_EQ(minPtxVersion("sm_90"), 78u);
+  EXPECT_EQ(minPtxVersion("sm_90a"), 80u);
+  EXPECT_EQ(minPtxVersion("sm_75"), 0u);
+  EXPECT_EQ(minPtxVersion("sm_100"), 0u);
+}
+
+TEST(NvptxTarget, ValidatesGpuAndPtxVersion) {
+  TargetOptions T;
+  EXPECT_FALSE(validateTargetOptions(T)) << "defaults must be valid";
+  EXPECT_EQ(T.Gpu, "sm_90");
+  EXPECT_EQ(T.PtxVersion, 85u);
+
+  T.Gpu = "sm_75";
+  auto Err = validateTargetOptions(T);
+  ASSERT_TRUE(Err);
+  EXPECT_NE(Err->Message.find("unsupported GPU 'sm_75'"), std::string::npos);
+  EXPECT_NE(Err->Message.find("sm_80, sm_90 or sm_90a"), std::string::npos);
+
+  T.Gpu = "sm_90";
+  T.PtxVersion = 86;
+  Err = validateTargetOptions(T);
+  ASSERT_TRUE(Err);
+  EXPECT_NE(Err->Message.find("8.6 is newer than LLVM 19 can emit"),
+            std::string::npos)
+      << Err->Message;
+
+  T.Gpu = "sm_90a";
+  T.PtxVersion = 78;
+  Err = validateTargetOptions(T);
+  ASSERT_TRUE(Err);
+  EXPECT_NE(Err->Message.find("7.8 cannot target sm_90a"), std::string::npos)
+      << Err->Message;
+
+  T.PtxVersion = 0; // LLVM's default for the GPU
+  EXPECT_FALSE(validateTargetOptions(T));
+  T.Gpu = "sm_80";
+  T.PtxVersion = 70;
+  EXPECT_FALSE(validateTargetOptions(T));
+}
+
+TEST(NvptxTarget, CreatesTargetMachinePerGpu) {
+  for (const char *Gpu : {"sm_80", "sm_90", "sm_90a"}) {
+    TargetOptions T;
+    T.Gpu = Gpu;
+    auto TM = createNvptxTargetMachine(T);
+    ASSERT_TRUE(TM) << Gpu;
+    EXPECT_EQ((*TM)->getTargetTriple().str(), NvptxTriple);
+    EXPECT_EQ((*TM)->getTargetCPU().str(), Gpu);
+  }
+  TargetOptions Bad;
+  Bad.Gpu = "sm_61";
+  EXPECT_FALSE(createNvptxTargetMachine(Bad));
+}
+
+TEST(NvptxTarget, ScaleKernelUsesReadOnlyVectorLoads) {
+  std::string Ptx = emitSmoke("scale_f32", TargetOptions());
+  EXPECT_NE(Ptx.find(".version 8.5"), std::string::npos);
+  EXPECT_NE(Ptx.find(".target sm_90"), std::string::npos);
+  EXPECT_NE(Ptx.find(".address_size 64"), std::string::npos);
+  EXPECT_NE(Ptx.find(".visible .entry scale_f32("), std::string::npos);
+  EXPECT_NE(Ptx.find(".maxntid 256, 1, 1"), std::string::npos);
+  EXPECT_EQ(countOf(Ptx, "ld.global.nc.v4.f32"), 1u) << Ptx;
+  EXPECT_EQ(countOf(Ptx, "st.global.v4.f32"), 1u) << Ptx;
+  // The scalar tail loads through the same read-only parameter.
+  EXPECT_NE(Ptx.find("ld.global.nc.f32"), std::string::npos) << Ptx;
+}
+
+TEST(NvptxTarget, PtxVersionAndGpuReachTheOutput) {
+  TargetOptions T;
+  T.PtxVersion = 0;
+  std::string Ptx = emitSmoke("scale_f32", T);
+  EXPECT_NE(Ptx.find(".version 7.8"), std::string::npos)
+      << "LLVM 19's default PTX version for sm_90";
+  T.Gpu = "sm_80";
+  T.PtxVersion = 80;
+  Ptx = emitSmoke("scale_f32", T);
+  EXPECT_NE(Ptx.find(".version 8.0"), std::string::npos);
+  EXPECT_NE(Ptx.find(".target sm_80"), std::string::npos);
+  T.Gpu = "sm_90a";
+  T.PtxVersion = 85;
+  Ptx = emitSmoke("scale_f32", T);
+  EXPECT_NE(Ptx.find(".target sm_90a"), std::string::npos);
+}
+
+TEST(NvptxTarget, OptimizationRunsTheO3Pipeline) {
+  // A kernel calling an internal helper: O3 inlines it and deletes it, so
+  // the helper's `.func` is in the PTX only when optimization is off.
+  auto Build = [](llvm::LLVMContext &Ctx) {
+    auto M = std::make_unique<llvm::Module>("o3", Ctx);
+    llvm::Type *F32 = llvm::Type::getFloatTy(Ctx);
+    auto *HelperTy = llvm::FunctionType::get(F32, {F32}, false);
+    auto *Helper = llvm::Function::Create(
+        HelperTy, llvm::GlobalValue::InternalLinkage, "helper", *M);
+    {
+      llvm::IRBuilder<> B(llvm::BasicBlock::Create(Ctx, "entry", Helper));
+      B.CreateRet(B.CreateFAdd(Helper->getArg(0), Helper->getArg(0)));
+    }
+    llvm::Function *K = createKernel(
+        *M, "k",
+        {{"x", KernelParamRole::Input}, {"y", KernelParamRole::Output}});
+    llvm::IRBuilder<> B(&K->getEntryBlock());
+    llvm::Value *X = B.CreateAlignedLoad(F32, K->getArg(0), llvm::Align(16));
+    B.CreateAlignedStore(B.CreateCall(Helper, {X}), K->getArg(1),
+                         llvm::Align(16));
+    B.CreateRetVoid();
+    return M;
+  };
+  llvm::LLVMContext Ctx;
+  TargetOptions T;
+  auto Optimized = Build(Ctx);
+  auto Ptx = emitPtx(*Optimized, T);
+  ASSERT_TRUE(Ptx) << Ptx.error().Message;
+  EXPECT_EQ(Ptx->find(".func"), std::string::npos) << *Ptx;
+  EXPECT_FALSE(Optimized->getFunction("helper"));
+
+  T.Optimize = false;
+  auto Plain = Build(Ctx);
+  Ptx = emitPtx(*Plain, T);
+  ASSERT_TRUE(Ptx) << Ptx.error().Message;
+  EXPECT_NE(Ptx->find(".func"), std::string::npos) << *Ptx;
+}
+
+TEST(NvptxTarget, InvalidIrIsADiagnostic) {
+  llvm::LLVMContext Ctx;
+  llvm::Module M("bad", Ctx);
+  // A kernel whose entry block has no terminator.
+  createKernel(M, "k", {{"x", KernelParamRole::Input}});
+  auto Ptx = emitPtx(M, TargetOptions());
+  ASSERT_FALSE(Ptx);
+  EXPECT_NE(Ptx.error().Message.find("invalid LLVM IR for module 'bad'"),
+            std::string::npos)
+      << Ptx.error().Message;
+}
+
+TEST(NvptxTarget, InvalidTargetIsADiagnostic) {
+  llvm::LLVMContext Ctx;
+  auto M = buildSmokeKernel(Ctx, "scale_f32");
+  TargetOptions T;
+  T.Gpu = "sm_120";
+  auto Ptx = emitPtx(*M, T);
+  ASSERT_FALSE(Ptx);
+  EXPECT_NE(Ptx.error().Message.find("unsupported GPU 'sm_120'"),
+            std::string::npos);
+}
+
+TEST(NvptxTarget, LinksLibdeviceAndResolvesReflect) {
+  if (!hasLibdevice())
+    GTEST_SKIP() << "no libdevice (CUDA toolkit) installed";
+  llvm::LLVMContext Ctx;
+  auto M = buildSmokeKernel(Ctx, "tanh_precise_f32");
+  TargetOptions T;
+  T.PreciseMath = true;
+  auto Ptx = emitPtx(*M, T);
+  ASSERT_TRUE(Ptx) << Ptx.error().Message;
+  // Linked, inlined and internal: no external reference or call remains, and
+  // NVVMReflect folded every __nvvm_reflect query.
+  EXPECT_EQ(Ptx->find("__nv_tanhf"), std::string::npos);
+  EXPECT_EQ(Ptx->find("__nvvm_reflect"), std::string::npos);
+  EXPECT_EQ(Ptx->find(".extern"), std::string::npos);
+  EXPECT_EQ(Ptx->find("tanh.approx"), std::string::npos);
+  EXPECT_TRUE(M->getModuleFlag("nvvm-reflect-ftz"));
+  // Only the kernel is left as a definition.
+  unsigned Defined = 0;
+  for (const llvm::Function &F : *M)
+    Defined += !F.isDeclaration();
+  EXPECT_EQ(Defined, 1u);
+}
+
+TEST(NvptxTarget, MissingLibdeviceIsADiagnostic) {
+  llvm::LLVMContext Ctx;
+  auto M = buildSmokeKernel(Ctx, "tanh_precise_f32");
+  TargetOptions T;
+  T.PreciseMath = true;
+  T.LibdevicePath = "/nonexistent/libdevice.10.bc";
+  auto Ptx = emitPtx(*M, T);
+  ASSERT_FALSE(Ptx);
+  EXPECT_NE(Ptx.error().Message.find(
+                "cannot read libdevice '/nonexistent/libdevice.10.bc'"),
+            std::string::npos)
+      << Ptx.error().Message;
+}
+
+TEST(NvptxTarget, ModulesWithoutLibdeviceCallsNeedNoLibdevice) {
+  llvm::LLVMContext Ctx;
+  auto M = buildSmokeKernel(Ctx, "scale_f32");
+  TargetOptions T;
+  T.PreciseMath = true;
+  T.LibdevicePath = "/nonexistent/libdevice.10.bc";
+  auto Ptx = emitPtx(*M, T);
+  EXPECT_TRUE(Ptx) << Ptx.error().Message;
+}
+
+TEST(NvptxTarget, PtxasAcceptsTheScaleKernel) {
+  const std::string Ptxas = IDXMAP_TEST_PTXAS;
+  if (access(Ptxas.c_str(), X_OK) != 0)
+    GTEST_SKIP() << "no ptxas at " << Ptxas;
+  std::string Ptx = emitSmoke("scale_f32", TargetOptions());
+  char Path[] = "/tmp/idxmap-codegen-test-XXXXXX";
+  int Fd = mkstemp(Path);
+  ASSERT_GE(Fd, 0);
+  close(Fd);
+  std::ofstream(Path) << Ptx;
+  std::string Cmd =
+      "'" + Ptxas + "' -arch=sm_90 '" + Path + "' -o /dev/null >/dev/null 2>&1";
+  int Status = std::system(Cmd.c_str());
+  std::remove(Path);
+  EXPECT_TRUE(WIFEXITED(Status) && WEXITSTATUS(Status) == 0);
+  // And ptxas does reject broken PTX (the check can fail).
+  std::ofstream(Path) << Ptx.substr(0, Ptx.size() / 2);
+  Status = std::system(Cmd.c_str());
+  std::remove(Path);
+  EXPECT_FALSE(WIFEXITED(Status) && WEXITSTATUS(Status) == 0);
+}

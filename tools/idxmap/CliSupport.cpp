@@ -1,0 +1,607 @@
+//===- tools/idxmap/CliSupport.cpp - Registry, arguments, input, output ---===//
+//
+// Part of idxmap. The shared machinery of the subcommands declared in
+// Commands.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "idxmap/Print.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <sys/stat.h>
+
+namespace idxmap {
+namespace cli {
+
+//===----------------------------------------------------------------------===//
+// Registry
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Function-local so that registration works in any static-init order.
+std::map<std::string, Command> &registry() {
+  static std::map<std::string, Command> R;
+  return R;
+}
+} // namespace
+
+void registerCommand(const Command &C) {
+  bool Inserted = registry().emplace(C.Name, C).second;
+  if (!Inserted) {
+    std::cerr << "idxmap: internal error: command '" << C.Name
+              << "' registered twice\n";
+    std::abort();
+  }
+}
+
+std::vector<Command> registeredCommands() {
+  std::vector<Command> Out;
+  for (auto &[Name, C] : registry())
+    Out.push_back(C);
+  return Out;
+}
+
+const Command *findCommand(std::string_view Name) {
+  auto It = registry().find(std::string(Name));
+  return It == registry().end() ? nullptr : &It->second;
+}
+
+const char *toolVersion() { return "0.1.0"; }
+
+ExactHooks &exactHooks() {
+  static ExactHooks H;
+  return H;
+}
+
+//===----------------------------------------------------------------------===//
+// ArgParser
+//===----------------------------------------------------------------------===//
+
+ArgParser::ArgParser(const Command &Cmd) : Cmd(Cmd) {}
+
+void ArgParser::flag(const char *Name, bool *Out, const char *Help) {
+  Spec S;
+  S.Name = Name;
+  S.Help = Help;
+  S.Flag = Out;
+  Specs.push_back(std::move(S));
+}
+
+void ArgParser::option(const char *Name, const char *MetaVar, std::string *Out,
+                       const char *Help, bool Required, bool *Seen) {
+  Spec S;
+  S.Name = Name;
+  S.MetaVar = MetaVar;
+  S.Help = Help;
+  S.Value = Out;
+  S.Required = Required;
+  S.Seen = Seen;
+  Specs.push_back(std::move(S));
+}
+
+void ArgParser::choice(const char *Name, std::vector<std::string> Choices,
+                       std::string *Out, const char *Help) {
+  std::string Meta;
+  for (auto &C : Choices)
+    Meta += (Meta.empty() ? "" : "|") + C;
+  Spec S;
+  S.Name = Name;
+  S.MetaVar = Meta;
+  S.Help = Help;
+  S.Value = Out;
+  S.Choices = std::move(Choices);
+  Specs.push_back(std::move(S));
+}
+
+void ArgParser::positional(const char *Name, std::string *Out,
+                           const char *Help, bool Optional) {
+  Positionals.push_back({Name, Out, Help, Optional});
+}
+
+void ArgParser::check(std::function<std::string()> Validate) {
+  Checks.push_back(std::move(Validate));
+}
+
+void ArgParser::alias(const char *Short, const char *Long) {
+  Aliases.emplace_back(Short, Long);
+}
+
+ArgParser::Spec *ArgParser::findSpec(std::string_view Name) {
+  for (auto &S : Specs)
+    if (S.Name == Name)
+      return &S;
+  return nullptr;
+}
+
+std::string ArgParser::usageLine() const {
+  std::string U = std::string("usage: idxmap ") + Cmd.Name;
+  for (auto &S : Specs)
+    if (S.Required)
+      U += " " + S.Name + " " + S.MetaVar;
+  U += " [options]";
+  for (auto &P : Positionals)
+    U += P.Optional ? " [" + P.Name + "]" : " " + P.Name;
+  return U;
+}
+
+std::string ArgParser::helpText() const {
+  std::string H = usageLine() + "\n\n";
+  if (Cmd.Help && *Cmd.Help)
+    H += std::string(Cmd.Help) + "\n\n";
+  std::vector<std::pair<std::string, std::string>> Rows;
+  for (auto &P : Positionals)
+    Rows.push_back({P.Name, P.Help});
+  for (auto &S : Specs) {
+    std::string Left;
+    for (auto &[Short, Long] : Aliases)
+      if (Long == S.Name)
+        Left += Short + ", ";
+    Left += S.Name;
+    if (!S.MetaVar.empty())
+      Left += (S.Choices.empty() ? " " : "=") + S.MetaVar;
+    std::string Help = S.Help;
+    if (S.Required)
+      Help += " (required)";
+    else if (S.Value && !S.Value->empty())
+      Help += " (default: " + *S.Value + ")";
+    Rows.push_back({Left, Help});
+  }
+  Rows.push_back({"-h, --help", "show this help"});
+  size_t Width = 0;
+  for (auto &R : Rows)
+    Width = std::max(Width, R.first.size());
+  H += "arguments and options:\n";
+  for (auto &R : Rows)
+    H += "  " + R.first + std::string(Width - R.first.size() + 2, ' ') +
+         R.second + "\n";
+  return H;
+}
+
+int ArgParser::usageError(const std::string &Msg) const {
+  std::cerr << "idxmap " << Cmd.Name << ": error: " << Msg << "\n"
+            << usageLine() << "\n"
+            << "(run 'idxmap " << Cmd.Name << " --help' for details)\n";
+  return ExitUsage;
+}
+
+std::optional<int> ArgParser::parse(int Argc, char **Argv) {
+  size_t NextPositional = 0;
+  bool OnlyPositionals = false;
+  auto takePositional = [&](const std::string &Arg) -> bool {
+    if (NextPositional >= Positionals.size())
+      return false;
+    *Positionals[NextPositional++].Out = Arg;
+    return true;
+  };
+
+  for (int I = 1; I < Argc; ++I) {
+    std::string Arg = Argv[I] ? Argv[I] : "";
+    if (OnlyPositionals || Arg == "-" || Arg.empty() || Arg[0] != '-') {
+      if (!takePositional(Arg))
+        return usageError("unexpected argument '" + Arg + "'");
+      continue;
+    }
+    if (Arg == "--") {
+      OnlyPositionals = true;
+      continue;
+    }
+    if (Arg == "-h" || Arg == "--help") {
+      std::cout << helpText();
+      return ExitOk;
+    }
+    // Short aliases: `-o FILE` or `-oFILE`.
+    std::string Name, Value;
+    bool HasValue = false;
+    bool IsAlias = false;
+    for (auto &[Short, Long] : Aliases) {
+      if (Arg == Short) {
+        Name = Long;
+        IsAlias = true;
+      } else if (Arg.compare(0, Short.size(), Short) == 0 &&
+                 Arg.size() > Short.size() && Arg.compare(0, 2, "--") != 0) {
+        Name = Long;
+        Value = Arg.substr(Short.size());
+        HasValue = IsAlias = true;
+      }
+      if (IsAlias)
+        break;
+    }
+    if (!IsAlias) {
+      size_t Eq = Arg.find('=');
+      Name = Arg.substr(0, Eq);
+      if (Eq != std::string::npos) {
+        Value = Arg.substr(Eq + 1);
+        HasValue = true;
+      }
+    }
+    Spec *S = findSpec(Name);
+    if (!S)
+      return usageError("unknown option '" + Arg + "'");
+    // The spelling the user typed (`-o` or `--output`), for messages.
+    std::string Spelled =
+        IsAlias ? Arg.substr(0, Arg.size() - Value.size()) : Name;
+    S->Present = true;
+    if (S->Seen)
+      *S->Seen = true;
+    if (S->Flag) {
+      if (HasValue)
+        return usageError("option '" + Spelled + "' takes no value");
+      *S->Flag = true;
+      continue;
+    }
+    if (!HasValue) {
+      if (I + 1 >= Argc)
+        return usageError("missing value for option '" + Spelled + "'");
+      Value = Argv[++I];
+    }
+    if (!S->Choices.empty() &&
+        std::find(S->Choices.begin(), S->Choices.end(), Value) ==
+            S->Choices.end())
+      return usageError("invalid value '" + Value + "' for option '" +
+                        Spelled + "' (expected " + S->MetaVar + ")");
+    *S->Value = Value;
+  }
+
+  for (size_t P = NextPositional; P < Positionals.size(); ++P)
+    if (!Positionals[P].Optional)
+      return usageError("missing argument " + Positionals[P].Name);
+  for (auto &S : Specs)
+    if (S.Required && !S.Present)
+      return usageError("missing required option '" + S.Name + "'");
+  for (auto &C : Checks) {
+    std::string Msg = C();
+    if (!Msg.empty())
+      return usageError(Msg);
+  }
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Option groups
+//===----------------------------------------------------------------------===//
+
+void InputOptions::addTo(ArgParser &P, bool AllowSplit,
+                         const char *PositionalName, bool Required) {
+  P.positional(PositionalName, &File, "input file, or - for stdin",
+               /*Optional=*/!Required);
+  P.choice("--input-format", {"auto", "xla", "mlir"}, &Format,
+           "syntax of the input maps");
+  if (AllowSplit)
+    P.flag("--split-input-file", &Split,
+           "treat '// -----' lines as separators between maps");
+}
+
+InputFormat InputOptions::format() const {
+  if (Format == "xla")
+    return InputFormat::Xla;
+  if (Format == "mlir")
+    return InputFormat::Mlir;
+  return InputFormat::Auto;
+}
+
+void OutputOptions::addTo(ArgParser &P, bool AllowFormat) {
+  P.option("--output", "FILE", &File, "write the output to FILE");
+  P.alias("-o", "--output");
+  if (AllowFormat) {
+    P.choice("--output-format", {"xla", "mlir"}, &Format,
+             "syntax of printed maps (mlir drops the domain)");
+    P.flag("--pretty", &Pretty, "print each map over several lines");
+  }
+}
+
+void ExactFlag::addTo(ArgParser &P, bool Available) {
+  P.flag("--exact", &Exact,
+         Available ? "answer exactly (isl, within a budget)"
+                   : "answer exactly (not available in this build)");
+  bool *E = &Exact;
+  if (!Available)
+    P.check([E]() -> std::string {
+      return *E ? "--exact is not available in this build" : "";
+    });
+}
+
+//===----------------------------------------------------------------------===//
+// Input
+//===----------------------------------------------------------------------===//
+
+std::string displayName(const std::string &Path) {
+  return Path == "-" ? "<stdin>" : Path;
+}
+
+std::optional<std::string> readInput(const std::string &Path,
+                                     std::string &Out) {
+  Out.clear();
+  if (Path == "-") {
+    std::ostringstream SS;
+    SS << std::cin.rdbuf();
+    if (std::cin.bad())
+      return std::string("cannot read standard input");
+    Out = SS.str();
+    return std::nullopt;
+  }
+  struct stat St;
+  if (::stat(Path.c_str(), &St) != 0)
+    return "cannot open '" + Path + "': " + std::strerror(errno);
+  if (S_ISDIR(St.st_mode))
+    return "cannot read '" + Path + "': Is a directory";
+  std::ifstream In(Path, std::ios::binary);
+  if (!In)
+    return "cannot open '" + Path + "': " + std::strerror(errno);
+  std::ostringstream SS;
+  SS << In.rdbuf();
+  if (In.bad())
+    return "cannot read '" + Path + "'";
+  Out = SS.str();
+  return std::nullopt;
+}
+
+namespace {
+std::string_view trim(std::string_view S) {
+  size_t B = 0, E = S.size();
+  while (B < E && (S[B] == ' ' || S[B] == '\t' || S[B] == '\r'))
+    ++B;
+  while (E > B && (S[E - 1] == ' ' || S[E - 1] == '\t' || S[E - 1] == '\r'))
+    --E;
+  return S.substr(B, E - B);
+}
+
+bool isSeparatorLine(std::string_view Line) {
+  return trim(Line).substr(0, 8) == "// -----";
+}
+} // namespace
+
+std::vector<Chunk> splitInputFile(std::string_view Buffer) {
+  std::vector<Chunk> Chunks;
+  size_t ChunkStart = 0;
+  unsigned ChunkLine = 1, Line = 1;
+  size_t Pos = 0;
+  while (Pos <= Buffer.size()) {
+    size_t End = Buffer.find('\n', Pos);
+    bool Last = End == std::string_view::npos;
+    if (Last)
+      End = Buffer.size();
+    if (isSeparatorLine(Buffer.substr(Pos, End - Pos))) {
+      Chunks.push_back({Buffer.substr(ChunkStart, Pos - ChunkStart), ChunkLine});
+      ChunkStart = Last ? Buffer.size() : End + 1;
+      ChunkLine = Line + 1;
+    }
+    if (Last)
+      break;
+    Pos = End + 1;
+    ++Line;
+  }
+  Chunks.push_back({Buffer.substr(ChunkStart), ChunkLine});
+  return Chunks;
+}
+
+bool isBlank(std::string_view Text) {
+  size_t Pos = 0;
+  while (Pos < Text.size()) {
+    char C = Text[Pos];
+    if (C == ' ' || C == '\t' || C == '\r' || C == '\n' || C == '\f' ||
+        C == '\v') {
+      ++Pos;
+    } else if (Text.substr(Pos, 2) == "//") {
+      size_t E = Text.find('\n', Pos);
+      Pos = E == std::string_view::npos ? Text.size() : E + 1;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+void printDiagnostic(const Diagnostic &D) {
+  // Keep the caret aligned (columns count bytes) but never write control or
+  // non-ASCII bytes of binary input to the terminal: replace them one for one.
+  Diagnostic Clean = D;
+  for (char &C : Clean.SourceLine) {
+    unsigned char U = static_cast<unsigned char>(C);
+    if ((U < 0x20 && C != '\t') || U >= 0x7f)
+      C = '?';
+  }
+  std::string S = Clean.str();
+  std::cerr << S;
+  if (S.empty() || S.back() != '\n')
+    std::cerr << '\n';
+}
+
+void printError(const std::string &File, const std::string &Msg) {
+  std::cerr << File << ": error: " << Msg << "\n";
+}
+
+namespace {
+/// Parses one non-split buffer, rejecting blank input with a located error.
+std::optional<IndexingMap> parseBuffer(Context &Ctx, std::string_view Text,
+                                       const std::string &FileName,
+                                       unsigned FirstLine,
+                                       InputFormat Format) {
+  if (isBlank(Text)) {
+    printDiagnostic(makeDiagnostic(Text, Text.size(),
+                                   "expected an indexing map, found no input",
+                                   FileName, FirstLine));
+    return std::nullopt;
+  }
+  ParseOptions PO;
+  PO.Format = Format;
+  PO.FileName = FileName;
+  PO.FirstLine = FirstLine;
+  auto M = parseIndexingMap(Ctx, Text, PO);
+  if (!M) {
+    printDiagnostic(M.error());
+    return std::nullopt;
+  }
+  return std::move(*M);
+}
+} // namespace
+
+std::optional<IndexingMap> loadSingleMap(Context &Ctx, const std::string &Path,
+                                         InputFormat Format) {
+  std::string Buffer;
+  if (auto Err = readInput(Path, Buffer)) {
+    printError("idxmap", *Err);
+    return std::nullopt;
+  }
+  return parseBuffer(Ctx, Buffer, displayName(Path), 1, Format);
+}
+
+//===----------------------------------------------------------------------===//
+// Output
+//===----------------------------------------------------------------------===//
+
+bool OutputFile::open(const OutputOptions &Out) { return open(Out.File); }
+
+bool OutputFile::open(const std::string &P) {
+  Path = P;
+  if (P == "-" || P.empty())
+    return true;
+  struct stat St;
+  if (::stat(P.c_str(), &St) == 0 && S_ISDIR(St.st_mode)) {
+    printError("idxmap", "cannot write '" + P + "': Is a directory");
+    return false;
+  }
+  File = std::make_unique<std::ofstream>(P, std::ios::binary | std::ios::trunc);
+  if (!*File) {
+    printError("idxmap", "cannot write '" + P + "': " + std::strerror(errno));
+    File.reset();
+    return false;
+  }
+  return true;
+}
+
+bool OutputFile::close() {
+  os().flush();
+  if (!os()) {
+    printError("idxmap", "error writing '" + displayName(Path) + "'");
+    return false;
+  }
+  if (File)
+    File->close();
+  return true;
+}
+
+namespace {
+/// True if the map restricts any variable or has constraints.
+bool hasNontrivialDomain(const IndexingMap &M) {
+  if (M.isUndefined())
+    return false;
+  if (M.isKnownEmpty() || !M.constraints().empty())
+    return true;
+  for (unsigned I = 0, E = M.numVars(); I < E; ++I)
+    if (!M.var(I).Bound.isFull())
+      return true;
+  return false;
+}
+
+/// Splits \p S at ", " outside brackets and parentheses.
+std::vector<std::string> splitTopLevel(std::string_view S) {
+  std::vector<std::string> Parts;
+  int Depth = 0;
+  size_t Start = 0;
+  for (size_t I = 0; I < S.size(); ++I) {
+    char C = S[I];
+    if (C == '(' || C == '[' || C == '{')
+      ++Depth;
+    else if (C == ')' || C == ']' || C == '}')
+      --Depth;
+    else if (C == ',' && Depth == 0) {
+      Parts.emplace_back(trim(S.substr(Start, I - Start)));
+      Start = I + 1;
+    }
+  }
+  Parts.emplace_back(trim(S.substr(Start)));
+  return Parts;
+}
+} // namespace
+
+std::string prettyPrintMap(const IndexingMap &M) {
+  std::string Flat = printMap(M);
+  const std::string Key = ", domain: ";
+  size_t At = Flat.find(Key);
+  if (At == std::string::npos)
+    return Flat;
+  std::string Out = Flat.substr(0, At) + ",\ndomain:\n";
+  auto Items = splitTopLevel(std::string_view(Flat).substr(At + Key.size()));
+  for (size_t I = 0; I < Items.size(); ++I)
+    Out += Items[I] + (I + 1 < Items.size() ? ",\n" : "");
+  return Out;
+}
+
+void printMapTo(std::ostream &OS, const IndexingMap &M,
+                const OutputOptions &Out) {
+  if (Out.Format == "mlir") {
+    if (M.isUndefined() || M.isKnownEmpty()) {
+      // affine_map has no spelling for these states; keep the XLA keyword.
+      OS << printMap(M) << "\n";
+      std::cerr << "idxmap: note: " << printMap(M)
+                << " has no affine_map form; printed as is\n";
+      return;
+    }
+    OS << printMapMlir(M) << "\n";
+    if (hasNontrivialDomain(M)) {
+      std::string Flat = printMap(M);
+      size_t At = Flat.find(", domain: ");
+      std::cerr << "idxmap: note: --output-format=mlir dropped the domain: "
+                << (At == std::string::npos ? Flat : Flat.substr(At + 10))
+                << "\n";
+    }
+    return;
+  }
+  OS << (Out.Pretty ? prettyPrintMap(M) : printMap(M)) << "\n";
+}
+
+//===----------------------------------------------------------------------===//
+// Driving
+//===----------------------------------------------------------------------===//
+
+int forEachMap(const InputOptions &In, const MapAction &Action,
+               OutputFile &O) {
+  std::string Buffer;
+  if (auto Err = readInput(In.File, Buffer)) {
+    printError("idxmap", *Err);
+    return ExitRejected;
+  }
+  std::string FileName = displayName(In.File);
+  InputFormat Format = In.format();
+
+  if (!In.Split) {
+    Context Ctx;
+    auto M = parseBuffer(Ctx, Buffer, FileName, 1, Format);
+    if (!M)
+      return ExitRejected;
+    MapSource Src{FileName, 1, Buffer, 0};
+    return Action(Ctx, *M, Src);
+  }
+
+  int Worst = ExitOk;
+  unsigned Index = 0;
+  auto Chunks = splitInputFile(Buffer);
+  for (const Chunk &C : Chunks) {
+    if (isBlank(C.Text))
+      continue;
+    if (Index > 0)
+      O << "// -----\n";
+    // One context per chunk: chunks are independent and memory stays small.
+    Context Ctx;
+    auto M = parseBuffer(Ctx, C.Text, FileName, C.FirstLine, Format);
+    MapSource Src{FileName, C.FirstLine, C.Text, Index++};
+    int Code = M ? Action(Ctx, *M, Src) : int(ExitRejected);
+    Worst = std::max(Worst, Code);
+  }
+  if (Index == 0) {
+    printDiagnostic(makeDiagnostic(Buffer, Buffer.size(),
+                                   "expected an indexing map, found no input",
+                                   FileName, 1));
+    return ExitRejected;
+  }
+  return Worst;
+}
+
+} // namespace cli
+} // namespace idxmap

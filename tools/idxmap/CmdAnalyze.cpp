@@ -1,0 +1,103 @@
+//===- CmdAnalyze.cpp - `idxmap analyze`: fusion analysis report ----------===//
+//
+// Part of idxmap. Per fusion: hero, emitter kind and reason, the thread
+// mapping, the maps from the output to every parameter, and the coalescing
+// table.
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
+
+#include "idxmap/Coalescing.h"
+#include "idxmap/Fusion.h"
+#include "idxmap/Hlo.h"
+#include "idxmap/HloIndexing.h"
+#include "idxmap/Print.h"
+
+using namespace idxmap;
+using namespace idxmap::cli;
+
+static int runAnalyze(int Argc, char **Argv);
+
+static const Command AnalyzeCommand = {
+    "analyze", "hero, emitter, indexing and coalescing of each fusion",
+    "For each fusion of an HLO module (or the one named by --fusion; the\n"
+    "ENTRY computation when the module has no fusion): the hero of each\n"
+    "root, the emitter kind with the reason, the emitter's thread mapping,\n"
+    "the maps from the output to every fused parameter, and a coalescing\n"
+    "table: memory sectors (32 B) and lines (128 B) one warp touches per\n"
+    "access against the minimum, and the widest proven vector width.",
+    runAnalyze};
+static CommandRegistration RegisterAnalyze(AnalyzeCommand);
+
+static void report(OutputFile &O, const std::string &Title,
+                   const FusionAnalysis &A) {
+  O << Title << "\n";
+  for (size_t K = 0; K < A.Roots.size(); ++K)
+    O << "  root " << A.Roots[K]->name() << ": hero " << A.Heroes[K]->name()
+      << " (" << opcodeName(A.Heroes[K]->opcode()) << ")\n";
+  O << "  emitter: " << emitterKindName(A.Kind) << "\n";
+  O << "  reason: " << A.Reason << "\n";
+  Context Ctx;
+  ThreadMapping TM = heroThreadMapping(Ctx, A);
+  O << "  threads: " << TM.ThreadsPerBlock << " x " << TM.Blocks
+    << " blocks, vector " << TM.Vector << "\n";
+  O << "  thread map (to " << (TM.Target ? TM.Target->name() : "?")
+    << "): " << printMap(TM.Map) << "\n";
+  GroupedIndexing G = computeGroupedIndexing(Ctx, *A.Computation);
+  O << "  output-to-parameter maps:\n";
+  for (const HloInstruction *P : A.Computation->parameters()) {
+    auto It = G.find(P);
+    if (It == G.end() || It->second.empty()) {
+      O << "    " << P->name() << ": not read\n";
+      continue;
+    }
+    for (const OperandMap &M : It->second)
+      O << "    " << P->name() << ": "
+        << (M.Map.isUndefined() ? std::string("unknown indexing")
+                                : printMap(M.Map))
+        << "\n";
+  }
+  O << "  coalescing:\n" << formatCoalescing(analyzeCoalescing(Ctx, A));
+}
+
+static int runAnalyze(int Argc, char **Argv) {
+  std::string File = "-", Fusion;
+  OutputOptions Out;
+  ArgParser P(AnalyzeCommand);
+  P.positional("FILE", &File, "HLO module, or - for stdin", true);
+  P.option("--fusion", "NAME", &Fusion, "only this fusion instruction");
+  Out.addTo(P, /*AllowFormat=*/false);
+  if (auto Exit = P.parse(Argc, Argv))
+    return *Exit;
+  std::string Text;
+  if (auto Err = readInput(File, Text)) {
+    printError(displayName(File), *Err);
+    return ExitRejected;
+  }
+  auto M = parseHloModule(Text, displayName(File));
+  if (!M) {
+    printDiagnostic(M.error());
+    return ExitRejected;
+  }
+  OutputFile O;
+  if (!O.open(Out))
+    return ExitRejected;
+  std::vector<const HloInstruction *> Fusions = (*M)->fusions();
+  bool Found = false;
+  for (const HloInstruction *F : Fusions) {
+    if (!Fusion.empty() && F->name() != Fusion)
+      continue;
+    Found = true;
+    report(O, "fusion " + F->name() + " (calls " +
+                  F->fusedComputation()->name() + ")",
+           analyzeFusion(*F));
+  }
+  if (!Fusion.empty() && !Found) {
+    printError(displayName(File), "no fusion named '" + Fusion + "'");
+    return ExitRejected;
+  }
+  if (Fusions.empty())
+    report(O, "computation " + (*M)->entry()->name() + " (no fusion)",
+           analyzeComputation(*(*M)->entry()));
+  return O.close() ? ExitOk : ExitRejected;
+}

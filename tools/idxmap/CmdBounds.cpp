@@ -1,0 +1,95 @@
+//===- tools/idxmap/CmdBounds.cpp - `idxmap bounds` ------------------------===//
+//
+// Part of idxmap. Prints the interval of an expression over each map's domain.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "idxmap/RangeEvaluator.h"
+
+using namespace idxmap;
+using namespace idxmap::cli;
+
+namespace {
+
+int runBounds(int Argc, char **Argv);
+
+const Command BoundsCommand = {
+    "bounds", "print the interval of an expression over the domain",
+    "Prints '[lo, hi]', a sound interval of --expr over each map's domain\n"
+    "(variable bounds and constraints). The names in EXPR are the map's\n"
+    "variable names (custom or d0.., s0..). By default the map and the\n"
+    "expression are simplified first, which tightens the interval (e.g.\n"
+    "'s0 + s1 * 32 - (s0 floordiv 32) * 32' over s0 in [0, 1023],\n"
+    "s1 in [0, 31] gives [0, 8191]); --no-simplify evaluates the intervals of\n"
+    "the expression as written. A map whose domain is found empty prints\n"
+    "'empty'. With --exact, the bounds are the exact minimum and maximum, or\n"
+    "'unknown' when they cannot be decided within the budget.",
+    runBounds};
+
+int runBounds(int Argc, char **Argv) {
+  InputOptions In;
+  OutputOptions Out;
+  ExactFlag Exact;
+  std::string ExprText;
+  bool NoSimplify = false;
+  ArgParser P(BoundsCommand);
+  In.addTo(P);
+  Out.addTo(P, /*AllowFormat=*/false);
+  P.option("--expr", "EXPR", &ExprText, "the expression to bound",
+           /*Required=*/true);
+  P.flag("--no-simplify", &NoSimplify,
+         "do not simplify the map and the expression first");
+  Exact.addTo(P, static_cast<bool>(exactHooks().Bounds));
+  if (auto Exit = P.parse(Argc, Argv))
+    return *Exit;
+  OutputFile O;
+  if (!O.open(Out))
+    return ExitRejected;
+  int Code = forEachMap(
+      In,
+      [&](Context &, IndexingMap &M, const MapSource &Src) -> int {
+        if (M.isUndefined()) {
+          printError(Src.FileName + ":" + std::to_string(Src.FirstLine),
+                     "an UNDEFINED map has no domain to bound over");
+          return ExitRejected;
+        }
+        ParseOptions PO;
+        PO.FileName = "<expr>";
+        auto E = parseExpr(ExprText, M, PO);
+        if (!E) {
+          printDiagnostic(E.error());
+          return ExitRejected;
+        }
+        if (M.isKnownEmpty()) {
+          O << "empty\n";
+          return ExitOk;
+        }
+        if (Exact.Exact) {
+          std::optional<Interval> B = exactHooks().Bounds(*E, M);
+          if (!B)
+            O << "unknown\n";
+          else
+            O << (B->isEmpty() ? std::string("empty") : B->str()) << "\n";
+          return ExitOk;
+        }
+        Interval R = Interval::full();
+        if (NoSimplify) {
+          RangeEvaluator RE(M);
+          R = RE.range(*E);
+        } else {
+          R = boundsOf(*E, M);
+        }
+        O << (R.isEmpty() ? std::string("empty") : R.str()) << "\n";
+        return ExitOk;
+      },
+      O);
+  if (!O.close())
+    return ExitRejected;
+  return Code;
+}
+
+CommandRegistration RegisterBounds(BoundsCommand);
+
+} // namespace

@@ -1,0 +1,176 @@
+//===- tools/idxmap/CmdCompose.cpp - `idxmap compose` ----------------------===//
+//
+// Part of idxmap. Prints compose(first, second) = second after first.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "idxmap/Compose.h"
+
+using namespace idxmap;
+using namespace idxmap::cli;
+
+namespace {
+
+int runCompose(int Argc, char **Argv);
+
+const Command ComposeCommand = {
+    "compose", "print compose(FIRST, SECOND), second after first",
+    "Composes FIRST: A -> B with SECOND: B -> C into A -> C (XLA's semantics:\n"
+    "result symbols are [SECOND's range vars, FIRST's range vars, SECOND's\n"
+    "runtime vars, FIRST's runtime vars]; the domain keeps FIRST's\n"
+    "constraints, SECOND's constraints on FIRST's results and\n"
+    "FIRST.result_i in SECOND.dim_i). The result is printed unsimplified\n"
+    "unless --simplify is given. FIRST's number of results must equal\n"
+    "SECOND's number of dims. With UNDEFINED the result is UNDEFINED, with\n"
+    "KNOWN EMPTY it is KNOWN EMPTY.\n\n"
+    "With --split-input-file, give one FILE: its '// -----' chunks are taken\n"
+    "in pairs (FIRST, SECOND) and the results are separated by '// -----'.",
+    runCompose};
+
+/// Composes and prints; returns an exit code.
+int composeAndPrint(IndexingMap &First, IndexingMap &Second,
+                    const std::string &Where, bool Simplify,
+                    const SimplifyFlags &Flags, SimplifyStats *Stats,
+                    const OutputOptions &Out, OutputFile &O) {
+  if (First.isUndefined() || Second.isUndefined()) {
+    printMapTo(O.os(), IndexingMap::undefined(), Out);
+    return ExitOk;
+  }
+  // `KNOWN EMPTY` read from text has lost its shape: any composition with an
+  // empty map is empty, whatever the numbers of results and dims.
+  if (First.isKnownEmpty() || Second.isKnownEmpty()) {
+    printMapTo(O.os(), IndexingMap::knownEmpty(First.context()), Out);
+    return ExitOk;
+  }
+  if (First.numResults() != Second.numDims()) {
+    printError(Where, "cannot compose: the first map has " +
+                          std::to_string(First.numResults()) +
+                          " results but the second has " +
+                          std::to_string(Second.numDims()) + " dims");
+    return ExitRejected;
+  }
+  IndexingMap R = compose(First, Second);
+  if (Simplify)
+    simplifyMap(R, Flags, Stats);
+  printMapTo(O.os(), R, Out);
+  return ExitOk;
+}
+
+/// Parses one split chunk; prints the diagnostic on failure.
+std::optional<IndexingMap> parseChunk(Context &Ctx, const Chunk &C,
+                                      const std::string &FileName,
+                                      InputFormat Format) {
+  ParseOptions PO;
+  PO.Format = Format;
+  PO.FileName = FileName;
+  PO.FirstLine = C.FirstLine;
+  auto M = parseIndexingMap(Ctx, C.Text, PO);
+  if (!M) {
+    printDiagnostic(M.error());
+    return std::nullopt;
+  }
+  return std::move(*M);
+}
+
+int runPairs(const InputOptions &In, const SimplifyFlags &Flags,
+             bool Simplify, SimplifyStats *Stats, const OutputOptions &Out,
+             OutputFile &O) {
+  std::string Buffer;
+  if (auto Err = readInput(In.File, Buffer)) {
+    printError("idxmap", *Err);
+    return ExitRejected;
+  }
+  std::string FileName = displayName(In.File);
+  std::vector<Chunk> Chunks;
+  for (const Chunk &C : splitInputFile(Buffer))
+    if (!isBlank(C.Text))
+      Chunks.push_back(C);
+  if (Chunks.empty()) {
+    printDiagnostic(makeDiagnostic(Buffer, Buffer.size(),
+                                   "expected an indexing map, found no input",
+                                   FileName, 1));
+    return ExitRejected;
+  }
+  if (Chunks.size() % 2 != 0) {
+    printError(FileName, "compose --split-input-file needs an even number of "
+                         "maps (pairs FIRST, SECOND), found " +
+                             std::to_string(Chunks.size()));
+    return ExitRejected;
+  }
+  int Worst = ExitOk;
+  for (size_t I = 0; I < Chunks.size(); I += 2) {
+    if (I > 0)
+      O << "// -----\n";
+    Context Ctx;
+    auto First = parseChunk(Ctx, Chunks[I], FileName, In.format());
+    auto Second = parseChunk(Ctx, Chunks[I + 1], FileName, In.format());
+    int Code = ExitRejected;
+    if (First && Second)
+      Code = composeAndPrint(
+          *First, *Second,
+          FileName + ":" + std::to_string(Chunks[I].FirstLine), Simplify,
+          Flags, Stats, Out, O);
+    Worst = std::max(Worst, Code);
+  }
+  return Worst;
+}
+
+int runCompose(int Argc, char **Argv) {
+  InputOptions In;
+  std::string SecondFile;
+  bool SecondGiven = false;
+  OutputOptions Out;
+  SimplifyFlags Flags;
+  bool Simplify = false;
+  ArgParser P(ComposeCommand);
+  In.addTo(P, /*AllowSplit=*/true, "FIRST", /*Required=*/true);
+  P.positional("SECOND", &SecondFile, "the map applied second", true);
+  Out.addTo(P);
+  P.flag("--simplify", &Simplify, "simplify the composition");
+  Flags.addTo(P);
+  P.check([&]() -> std::string {
+    SecondGiven = !SecondFile.empty();
+    if (In.Split && SecondGiven)
+      return "with --split-input-file give one FILE holding pairs of maps";
+    if (!In.Split && !SecondGiven)
+      return "missing argument SECOND";
+    if (SecondGiven && In.File == "-" && SecondFile == "-")
+      return "FIRST and SECOND cannot both be standard input";
+    if (!Simplify && (Flags.RemoveUnused || Flags.PreserveDims ||
+                      Flags.Exact.Exact))
+      return "--remove-unused, --preserve-dims and --exact need --simplify";
+    return "";
+  });
+  if (auto Exit = P.parse(Argc, Argv))
+    return *Exit;
+  OutputFile O;
+  if (!O.open(Out))
+    return ExitRejected;
+  SimplifyStats Stats;
+  SimplifyStats *StatsPtr = Flags.Stats ? &Stats : nullptr;
+  int Code;
+  if (In.Split) {
+    Code = runPairs(In, Flags, Simplify, StatsPtr, Out, O);
+  } else {
+    Context Ctx;
+    auto First = loadSingleMap(Ctx, In.File, In.format());
+    auto Second = First ? loadSingleMap(Ctx, SecondFile, In.format())
+                        : std::nullopt;
+    if (!First || !Second)
+      Code = ExitRejected;
+    else
+      Code = composeAndPrint(*First, *Second, "idxmap", Simplify, Flags,
+                             StatsPtr, Out, O);
+  }
+  if (Flags.Stats)
+    printStats(Stats);
+  if (!O.close())
+    return ExitRejected;
+  return Code;
+}
+
+CommandRegistration RegisterCompose(ComposeCommand);
+
+} // namespace

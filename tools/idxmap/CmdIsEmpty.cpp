@@ -1,0 +1,74 @@
+//===- tools/idxmap/CmdIsEmpty.cpp - `idxmap is-empty` ---------------------===//
+//
+// Part of idxmap. Says whether each map's domain is empty: `empty`,
+// `non-empty` or `unknown` (the fast check may not decide; `--exact` asks the
+// isl component when it is installed).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+using namespace idxmap;
+using namespace idxmap::cli;
+
+namespace {
+
+int runIsEmpty(int Argc, char **Argv);
+
+const Command IsEmptyCommand = {
+    "is-empty", "say whether each map's domain is empty",
+    "Prints 'empty', 'non-empty' or 'unknown' for each input map. Without\n"
+    "--exact the answer comes from the fast interval check (checkEmptyFast),\n"
+    "which answers 'unknown' when it cannot decide. An UNDEFINED map prints\n"
+    "'unknown'. The exit code is 0 whatever the answer.",
+    runIsEmpty};
+
+const char *spell(Emptiness E) {
+  switch (E) {
+  case Emptiness::Empty:
+    return "empty";
+  case Emptiness::NonEmpty:
+    return "non-empty";
+  case Emptiness::Unknown:
+    return "unknown";
+  }
+  return "unknown";
+}
+
+int runIsEmpty(int Argc, char **Argv) {
+  InputOptions In;
+  OutputOptions Out;
+  ExactFlag Exact;
+  ArgParser P(IsEmptyCommand);
+  In.addTo(P);
+  Out.addTo(P, /*AllowFormat=*/false);
+  Exact.addTo(P, static_cast<bool>(exactHooks().IsEmpty));
+  if (auto Exit = P.parse(Argc, Argv))
+    return *Exit;
+  OutputFile O;
+  if (!O.open(Out))
+    return ExitRejected;
+  int Code = forEachMap(
+      In,
+      [&](Context &, IndexingMap &M, const MapSource &) {
+        Emptiness E = Emptiness::Unknown;
+        if (M.isUndefined())
+          E = Emptiness::Unknown;
+        else if (M.isKnownEmpty())
+          E = Emptiness::Empty;
+        else if (Exact.Exact)
+          E = exactHooks().IsEmpty(M);
+        else
+          E = checkEmptyFast(M);
+        O << spell(E) << "\n";
+        return int(ExitOk);
+      },
+      O);
+  if (!O.close())
+    return ExitRejected;
+  return Code;
+}
+
+CommandRegistration RegisterIsEmpty(IsEmptyCommand);
+
+} // namespace

@@ -1,0 +1,131 @@
+//===- CmdPartition.cpp - `idxmap partition`: subgraphs of a fusion -------===//
+//
+// Part of idxmap. Partitions each fused computation of an HLO module (or the
+// one named) into subgraphs with one indexing map per instruction, and prints
+// the listing or Graphviz DOT.
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
+
+#include "idxmap/Hlo.h"
+#include "idxmap/Partition.h"
+
+#include <set>
+
+using namespace idxmap;
+using namespace idxmap::cli;
+
+static int runPartition(int Argc, char **Argv);
+
+static const Command PartitionCommand = {
+    "partition", "split fused computations into subgraphs",
+    "Partitions the fused computation of every fusion of an HLO module (or\n"
+    "of the fusion named by --fusion; without fusions, the ENTRY computation)\n"
+    "into subgraphs: an instruction joins its users' subgraph only when all\n"
+    "its users are in that subgraph and it is reached with one indexing map\n"
+    "from the subgraph's root. Prints each subgraph with its roots, why each\n"
+    "root is one, and every member's map from the root; --dot writes\n"
+    "Graphviz DOT instead (one digraph per computation, subgraphs as\n"
+    "clusters). --roots forces instructions to root their own subgraph\n"
+    "(heroes).",
+    runPartition};
+static CommandRegistration RegisterPartition(PartitionCommand);
+
+static std::vector<std::string> splitNames(const std::string &S) {
+  std::vector<std::string> Out;
+  size_t Start = 0;
+  while (Start <= S.size()) {
+    size_t End = S.find(',', Start);
+    if (End == std::string::npos)
+      End = S.size();
+    std::string Name = S.substr(Start, End - Start);
+    if (!Name.empty())
+      Out.push_back(Name);
+    Start = End + 1;
+  }
+  return Out;
+}
+
+static int runPartition(int Argc, char **Argv) {
+  std::string File = "-", FusionName, RootNames;
+  bool Dot = false;
+  OutputOptions Out;
+  ArgParser P(PartitionCommand);
+  P.positional("FILE", &File, "HLO module, or - for stdin", true);
+  P.option("--fusion", "NAME", &FusionName,
+           "only this fusion (instruction or fused computation name)");
+  P.flag("--dot", &Dot, "write Graphviz DOT instead of the listing");
+  P.option("--roots", "NAMES", &RootNames,
+           "comma-separated instructions that must root a subgraph");
+  Out.addTo(P, /*AllowFormat=*/false);
+  if (auto Exit = P.parse(Argc, Argv))
+    return *Exit;
+
+  std::string Text;
+  if (auto Err = readInput(File, Text)) {
+    printError(displayName(File), *Err);
+    return ExitRejected;
+  }
+  auto M = parseHloModule(Text, displayName(File));
+  if (!M) {
+    printDiagnostic(M.error());
+    return ExitRejected;
+  }
+  const HloModule &Mod = **M;
+
+  std::vector<const HloComputation *> Comps;
+  if (!FusionName.empty()) {
+    std::string Bare =
+        FusionName[0] == '%' ? FusionName.substr(1) : FusionName;
+    for (const HloInstruction *F : Mod.fusions())
+      if (F->name() == Bare && F->fusedComputation())
+        Comps.push_back(F->fusedComputation());
+    if (Comps.empty())
+      if (const HloComputation *C = Mod.findComputation(Bare))
+        Comps.push_back(C);
+    if (Comps.empty()) {
+      printError(displayName(File),
+                 "no fusion or computation named '" + FusionName + "'");
+      return ExitRejected;
+    }
+  } else {
+    std::set<const HloComputation *> Seen;
+    for (const HloInstruction *F : Mod.fusions())
+      if (F->fusedComputation() && Seen.insert(F->fusedComputation()).second)
+        Comps.push_back(F->fusedComputation());
+    if (Comps.empty() && Mod.entry())
+      Comps.push_back(Mod.entry());
+  }
+
+  // Resolve --roots in the partitioned computations.
+  std::vector<std::string> Names = splitNames(RootNames);
+  std::vector<const HloInstruction *> Forced;
+  for (const std::string &N : Names) {
+    bool Found = false;
+    for (const HloComputation *C : Comps)
+      if (const HloInstruction *I = C->findInstruction(N)) {
+        Forced.push_back(I);
+        Found = true;
+      }
+    if (!Found) {
+      printError(displayName(File),
+                 "--roots: no instruction named '" + N +
+                     "' in the partitioned computations");
+      return ExitRejected;
+    }
+  }
+
+  OutputFile O;
+  if (!O.open(Out))
+    return ExitRejected;
+  Context Ctx;
+  PartitionOptions Opts;
+  Opts.ForcedRoots = Forced;
+  for (size_t K = 0; K < Comps.size(); ++K) {
+    PartitionedComputation PC = partitionComputation(Ctx, *Comps[K], Opts);
+    if (K && !Dot)
+      O << "\n";
+    O << (Dot ? PC.toDot() : PC.str());
+  }
+  return O.close() ? ExitOk : ExitRejected;
+}

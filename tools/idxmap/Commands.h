@@ -1,0 +1,392 @@
+//===- tools/idxmap/Commands.h - Subcommand registry and CLI helpers -*- C++ -*-===//
+//
+// Part of idxmap. The `idxmap` tool is a set of subcommands, each in its own
+// file, that register themselves at static-initialization time. main.cpp only
+// dispatches. No analysis logic lives in tools/: commands parse arguments,
+// read files, call the library and print.
+//
+// Adding a subcommand (in a new file tools/idxmap/CmdFoo.cpp, no other edit):
+// \code
+//   #include "Commands.h"
+//   using namespace idxmap;
+//   using namespace idxmap::cli;
+//   static int runFoo(int Argc, char **Argv);
+//   static const Command FooCommand = {"foo", "one-line summary",
+//                                      "Longer description.", runFoo};
+//   static CommandRegistration RegisterFoo(FooCommand);
+//
+//   static int runFoo(int Argc, char **Argv) {
+//     InputOptions In;            // [FILE|-], --input-format, --split-input-file
+//     OutputOptions Out;          // -o FILE (and --output-format, --pretty)
+//     std::string Onto;
+//     ArgParser P(FooCommand);
+//     In.addTo(P, /*AllowSplit=*/true);
+//     Out.addTo(P, /*AllowFormat=*/false);
+//     P.option("--onto", "SIZES", &Onto, "box sizes, e.g. 64,128",
+//              /*Required=*/true);
+//     if (auto Exit = P.parse(Argc, Argv)) return *Exit; // --help or usage
+//     OutputFile O;
+//     if (!O.open(Out)) return ExitRejected;
+//     int Code = forEachMap(In, [&](Context &Ctx, IndexingMap &M,
+//                                   const MapSource &Src) -> int {
+//       O << "answer\n";
+//       return ExitOk;
+//     }, O);
+//     return O.close() ? Code : int(ExitRejected);
+//   }
+// \endcode
+// Hooks and registrations must live in tools/idxmap/*.cpp (linked into the
+// executable directly), not in a static library, where the linker would drop
+// an unreferenced object file with its static initializers.
+//
+// Flags that another component provides later (`--exact`, issue 3):
+// simplify, is-empty and bounds already accept `--exact` (ExactFlag below)
+// and forward to the hooks in `exactHooks()`. The isl component installs them
+// from its own file:
+// \code
+//   static bool installIsl = [] {
+//     cli::exactHooks().IsEmpty = [](const IndexingMap &M) {
+//       return isEmptyExact(M);
+//     };
+//     cli::exactHooks().Bounds = [](Expr E, const IndexingMap &M) {
+//       return boundsExact(E, M);
+//     };
+//     cli::exactHooks().Simplify = [](IndexingMap &M) {
+//       return refineExact(M);
+//     };
+//     return true;
+//   }();
+// \endcode
+// While a hook is null, `--exact` on that command is a usage error (exit 2,
+// "--exact is not available in this build"). To add `--exact` to another
+// command, declare an `ExactFlag X;` and call `X.addTo(P, Available)`.
+// (Named ExactFlag so as not to clash with idxmap::ExactOptions of Exact.h.)
+//
+// Exit codes (every command): 0 success (whatever the answer of a query, e.g.
+// `empty`, `outside domain`); 1 input rejected (a diagnostic
+// `file:line:col: error: ...` with the source line and a caret on stderr), an
+// unreadable file, or a failed check; 2 usage error (unknown flag, missing or
+// extra argument; a message and the short usage on stderr).
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_TOOLS_COMMANDS_H
+#define IDXMAP_TOOLS_COMMANDS_H
+
+#include "idxmap/Context.h"
+#include "idxmap/Diagnostics.h"
+#include "idxmap/Domain.h"
+#include "idxmap/IndexingMap.h"
+#include "idxmap/Parse.h"
+#include "idxmap/Simplify.h"
+
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace idxmap {
+namespace cli {
+
+//===----------------------------------------------------------------------===//
+// Exit codes and the command registry
+//===----------------------------------------------------------------------===//
+
+enum ExitCode : int { ExitOk = 0, ExitRejected = 1, ExitUsage = 2 };
+
+/// One subcommand of `idxmap`.
+struct Command {
+  /// The word after `idxmap` (`simplify`).
+  const char *Name;
+  /// One line for `idxmap --help`.
+  const char *Summary;
+  /// A paragraph printed by `idxmap NAME --help` between the usage line and
+  /// the list of flags (which ArgParser generates).
+  const char *Help;
+  /// Runs the command; Argv[0] is the command name, Argv[1..] its arguments.
+  /// Returns the exit code.
+  int (*Run)(int Argc, char **Argv);
+};
+
+/// Adds \p C to the registry (names must be unique; a duplicate aborts).
+void registerCommand(const Command &C);
+/// All registered commands, sorted by name.
+std::vector<Command> registeredCommands();
+/// The command named \p Name, or nullptr.
+const Command *findCommand(std::string_view Name);
+
+/// Registers a command at static-initialization time:
+/// `static CommandRegistration RegisterFoo({"foo", "...", "...", runFoo});`
+struct CommandRegistration {
+  explicit CommandRegistration(const Command &C) { registerCommand(C); }
+};
+
+/// The tool's version string (`idxmap --version`).
+const char *toolVersion();
+
+//===----------------------------------------------------------------------===//
+// Argument parsing
+//===----------------------------------------------------------------------===//
+
+/// A declarative parser for one command's arguments. Flags are `--name`,
+/// options `--name VALUE` or `--name=VALUE` (and `-o FILE` / `-oFILE` for the
+/// short output option), positionals are filled in order. `-` alone is a
+/// positional (stdin); `--` ends the flags. `-h`/`--help` prints the
+/// generated help on stdout.
+///
+/// Example:
+/// \code
+///   bool Stats = false; std::string File = "-";
+///   ArgParser P(SimplifyCommand);
+///   P.flag("--stats", &Stats, "print rule hit counts to stderr");
+///   P.positional("FILE", &File, "input file, or - for stdin");
+///   if (auto Exit = P.parse(Argc, Argv)) return *Exit;
+/// \endcode
+class ArgParser {
+public:
+  explicit ArgParser(const Command &Cmd);
+
+  /// A boolean flag `--name`.
+  void flag(const char *Name, bool *Out, const char *Help);
+  /// An option with a value. \p Required options missing at the end are a
+  /// usage error. \p Seen, when given, is set if the option appeared.
+  void option(const char *Name, const char *MetaVar, std::string *Out,
+              const char *Help, bool Required = false, bool *Seen = nullptr);
+  /// An option restricted to \p Choices (`--input-format=auto|xla|mlir`).
+  void choice(const char *Name, std::vector<std::string> Choices,
+              std::string *Out, const char *Help);
+  /// A positional argument; positionals are filled in declaration order.
+  /// Optional ones keep their default when absent.
+  void positional(const char *Name, std::string *Out, const char *Help,
+                  bool Optional = false);
+  /// A callback run after a successful parse; returning a non-empty message
+  /// makes it a usage error (for checks across several flags).
+  void check(std::function<std::string()> Validate);
+  /// Allows a short alias, e.g. alias("-o", "--output").
+  void alias(const char *Short, const char *Long);
+
+  /// Parses Argv[1..Argc-1]. Returns nullopt to continue, or the exit code
+  /// to return at once: ExitOk after `--help`, ExitUsage after an error
+  /// (message and short usage already printed to stderr).
+  std::optional<int> parse(int Argc, char **Argv);
+
+  /// `usage: idxmap NAME [flags] ARGS...` (one line).
+  std::string usageLine() const;
+  /// The full `--help` text.
+  std::string helpText() const;
+  /// Prints `idxmap NAME: error: MSG` and the usage line to stderr; returns
+  /// ExitUsage.
+  int usageError(const std::string &Msg) const;
+
+private:
+  struct Spec {
+    std::string Name;
+    std::string MetaVar; // empty: a boolean flag
+    std::string Help;
+    bool *Flag = nullptr;
+    std::string *Value = nullptr;
+    bool *Seen = nullptr;
+    std::vector<std::string> Choices;
+    bool Required = false;
+    bool Present = false;
+  };
+  struct Positional {
+    std::string Name;
+    std::string *Out;
+    std::string Help;
+    bool Optional;
+  };
+  Spec *findSpec(std::string_view Name);
+
+  const Command &Cmd;
+  std::vector<Spec> Specs;
+  std::vector<Positional> Positionals;
+  std::vector<std::pair<std::string, std::string>> Aliases;
+  std::vector<std::function<std::string()>> Checks;
+};
+
+//===----------------------------------------------------------------------===//
+// Shared option groups
+//===----------------------------------------------------------------------===//
+
+/// Input selection: `[FILE|-]`, `--input-format=auto|xla|mlir` and, when
+/// allowed, `--split-input-file`.
+struct InputOptions {
+  std::string File = "-";
+  std::string Format = "auto";
+  bool Split = false;
+
+  /// Declares the flags and the FILE positional (named \p PositionalName;
+  /// optional unless \p Required).
+  void addTo(ArgParser &P, bool AllowSplit = true,
+             const char *PositionalName = "FILE", bool Required = false);
+  InputFormat format() const;
+};
+
+/// Output selection: `-o FILE` (alias `--output`), and when allowed
+/// `--output-format=xla|mlir` and `--pretty`.
+struct OutputOptions {
+  std::string File = "-";
+  std::string Format = "xla";
+  bool Pretty = false;
+
+  void addTo(ArgParser &P, bool AllowFormat = true);
+};
+
+/// `--exact` (issue 3): declared only on commands that can forward it to a
+/// hook in exactHooks().
+struct ExactFlag {
+  bool Exact = false;
+  /// Declares `--exact`. \p Available is whether the command's hook is
+  /// installed; when it is not, using `--exact` is a usage error.
+  void addTo(ArgParser &P, bool Available);
+};
+
+/// Hooks installed by the exact (isl) component; null until installed.
+struct ExactHooks {
+  /// Exact emptiness of \p M's domain (within the budget).
+  std::function<Emptiness(const IndexingMap &M)> IsEmpty;
+  /// Exact minimum and maximum of \p E over \p M's domain: an empty
+  /// interval when the domain is empty, nullopt when unknown (prints
+  /// `unknown`). Same contract as boundsExact() in idxmap/Exact.h.
+  std::function<std::optional<Interval>(Expr E, const IndexingMap &M)> Bounds;
+  /// Runs after tier-1 simplification in `simplify --exact` (and
+  /// `compose --simplify --exact`): detects emptiness, tightens bounds,
+  /// removes implied constraints. Returns true if \p M changed, in which
+  /// case the CLI runs tier-1 simplify() once more. Same contract as
+  /// refineExact() in idxmap/Exact.h.
+  std::function<bool(IndexingMap &M)> Simplify;
+};
+ExactHooks &exactHooks();
+
+/// The simplification flags shared by `simplify` and `compose --simplify`:
+/// `--remove-unused`, `--preserve-dims`, `--stats`, `--exact`.
+struct SimplifyFlags {
+  bool RemoveUnused = false;
+  bool PreserveDims = false;
+  bool Stats = false;
+  ExactFlag Exact;
+  void addTo(ArgParser &P);
+};
+
+/// Simplifies \p M as the flags say: simplify(); with RemoveUnused,
+/// removeUnusedVars() and simplify() again if anything went; with Exact, the
+/// exact hook. Rule hits accumulate into \p Stats when non-null.
+void simplifyMap(IndexingMap &M, const SimplifyFlags &Flags,
+                 SimplifyStats *Stats);
+
+/// Prints the rule hit counts to stderr (`--stats`).
+void printStats(const SimplifyStats &Stats);
+
+//===----------------------------------------------------------------------===//
+// Input
+//===----------------------------------------------------------------------===//
+
+/// Reads a whole file (or stdin for "-") into \p Out. On failure returns a
+/// message such as "cannot open 'x.txt': No such file or directory" (also for
+/// directories).
+std::optional<std::string> readInput(const std::string &Path,
+                                     std::string &Out);
+
+/// Display name of an input path in diagnostics ("<stdin>" for "-").
+std::string displayName(const std::string &Path);
+
+/// One chunk of an input buffer.
+struct Chunk {
+  std::string_view Text;
+  /// Line number (from 1) of the chunk's first line in the file.
+  unsigned FirstLine = 1;
+};
+
+/// Splits \p Buffer at lines that consist of `// -----` (surrounding
+/// whitespace and trailing characters after the dashes allowed, as MLIR's
+/// `--split-input-file`). The separator lines belong to no chunk.
+std::vector<Chunk> splitInputFile(std::string_view Buffer);
+
+/// True if \p Text holds nothing but whitespace and `//` comments.
+bool isBlank(std::string_view Text);
+
+/// Where a map came from (for diagnostics of later steps).
+struct MapSource {
+  std::string FileName;
+  unsigned FirstLine = 1;
+  std::string_view Text;
+  /// Index of the chunk among the non-blank chunks (0 without splitting).
+  unsigned Index = 0;
+};
+
+/// Parses the one map of \p Path (no splitting). Prints the diagnostic and
+/// returns nullopt on failure (unreadable file, empty input, syntax error).
+std::optional<IndexingMap> loadSingleMap(Context &Ctx, const std::string &Path,
+                                         InputFormat Format);
+
+/// Prints a diagnostic (`file:line:col: error: ...`, source line, caret) to
+/// stderr.
+void printDiagnostic(const Diagnostic &D);
+/// Prints `FILE: error: MSG` (no location) to stderr.
+void printError(const std::string &File, const std::string &Msg);
+
+//===----------------------------------------------------------------------===//
+// Output
+//===----------------------------------------------------------------------===//
+
+/// The output stream of a command: stdout for "-", else a file opened at
+/// open(). Usable as an std::ostream.
+class OutputFile {
+public:
+  /// Opens \p Out.File. Prints an error and returns false on failure.
+  bool open(const OutputOptions &Out);
+  bool open(const std::string &Path);
+  std::ostream &os() { return File ? *File : std::cout; }
+  /// Flushes; prints an error and returns false if writing failed.
+  bool close();
+
+  template <typename T> OutputFile &operator<<(const T &V) {
+    os() << V;
+    return *this;
+  }
+
+private:
+  std::unique_ptr<std::ofstream> File;
+  std::string Path;
+};
+
+/// Prints \p M per \p Out's format: XLA syntax (one line, or broken over
+/// lines with --pretty) or `affine_map<...>` for mlir, in which case a note
+/// that the domain was dropped goes to stderr if \p M had a non-trivial one.
+void printMapTo(std::ostream &OS, const IndexingMap &M,
+                const OutputOptions &Out);
+
+/// XLA-style multi-line form of printMap (`--pretty`): results, then
+/// `domain:` and one line per bound and constraint.
+std::string prettyPrintMap(const IndexingMap &M);
+
+//===----------------------------------------------------------------------===//
+// Driving a command over its input
+//===----------------------------------------------------------------------===//
+
+/// The body of a per-map command: writes its answer for one map to the output
+/// and returns an exit code (ExitOk, or ExitRejected after printing a
+/// diagnostic).
+using MapAction =
+    std::function<int(Context &Ctx, IndexingMap &Map, const MapSource &Src)>;
+
+/// Reads In.File, parses each map (one, or one per `// -----` chunk with
+/// --split-input-file; blank chunks are skipped) and runs \p Action on it.
+/// With splitting, the outputs of consecutive non-blank chunks are separated
+/// by a `// -----` line on \p O (so output section i belongs to input chunk
+/// i); a chunk that fails prints its diagnostic (with the file's real line
+/// numbers) and leaves its section empty, and the remaining chunks still run. Returns the worst exit code (ExitRejected if
+/// any chunk failed).
+int forEachMap(const InputOptions &In, const MapAction &Action,
+               OutputFile &O);
+
+} // namespace cli
+} // namespace idxmap
+
+#endif // IDXMAP_TOOLS_COMMANDS_H
