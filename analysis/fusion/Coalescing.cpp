@@ -308,6 +308,10 @@ int64_t provenVectorWidth(const IndexingMap &Addr, int64_t VecPos,
   Expr E = Addr.result(0);
   unsigned VecSym = VecPos;
   int64_t V = Addr.rangeVars()[VecPos].Bound.Hi + 1;
+  if (V == 1) {
+    Reason = "the emitter gives each lane one element per access";
+    return 1;
+  }
   if (!E.usesSymbol(VecSym)) {
     Reason = "invariant in vec (one element, reused)";
     return 1;
@@ -336,20 +340,28 @@ int64_t provenVectorWidth(const IndexingMap &Addr, int64_t VecPos,
   return 1;
 }
 
-void mergeReport(AccessReport &Into, const AccessReport &R) {
+/// Folds the report of one of an operand's maps into the operand's report
+/// (the worst access wins). \p First is true for the first map.
+void mergeReport(AccessReport &Into, const AccessReport &R, bool First) {
   if (R.Undefined) {
     Into.Undefined = true;
     return;
   }
+  if (First) {
+    std::string Name = Into.Name;
+    Into = R;
+    Into.Name = Name;
+    return;
+  }
   bool Worse = R.MinSectors * Into.Sectors < Into.MinSectors * R.Sectors;
-  if (Into.Sectors == 0 || Worse) {
+  if (Worse) {
     Into.Sectors = R.Sectors;
     Into.MinSectors = R.MinSectors;
     Into.Lines = R.Lines;
     Into.MinLines = R.MinLines;
     Into.Coverage = R.Coverage;
   }
-  Into.Coalesced = (Into.Sectors == 0 || Into.Coalesced) && R.Coalesced;
+  Into.Coalesced = Into.Coalesced && R.Coalesced;
   Into.Uniform = Into.Uniform && R.Uniform;
   if (R.VectorWidth < Into.VectorWidth || Into.VectorReason.empty()) {
     Into.VectorWidth = R.VectorWidth;
@@ -497,12 +509,12 @@ std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
       Out.push_back(R);
       continue;
     }
-    R.Uniform = true;
+    bool First = true;
     for (const OperandMap &OM : It->second) {
       IndexingMap M = compose(TM.Map, OM.Map);
       simplify(M);
-      AccessReport One = analyzeAccess(M, P->shape());
-      mergeReport(R, One);
+      mergeReport(R, analyzeAccess(M, P->shape()), First);
+      First = false;
     }
     Out.push_back(R);
   }

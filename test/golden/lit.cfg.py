@@ -12,7 +12,7 @@ config.test_exec_root = config.build_root
 config.substitutions.append(("%idxmap", os.path.join(config.idxmap_bin_dir, "idxmap")))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("%inputs", os.path.join(config.source_root, "Inputs")))
-config.substitutions.append(("%examples", os.path.normpath(os.path.join(config.source_root, "..", "..", "..", "shared", "examples"))))
+config.substitutions.append(("%examples", os.path.normpath(os.path.join(config.source_root, "..", "examples"))))
 if config.ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.ptxas))
