@@ -31,15 +31,16 @@ namespace {
 using InstrGraph =
     boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
 
-/// The dims of the value a root produces (the first element of a tuple).
-const std::vector<int64_t> &rootDims(const HloInstruction &I) {
+/// The dims of output \p Id of \p I (of I itself unless it is a tuple).
+const std::vector<int64_t> &outputDims(const HloInstruction &I, int64_t Id) {
   static const std::vector<int64_t> None;
   const Shape &S = I.shape();
   if (!S.isTuple())
     return S.Dims;
-  return S.TupleShapes.empty() || S.TupleShapes[0].isTuple()
-             ? None
-             : S.TupleShapes[0].Dims;
+  if (Id < 0 || Id >= int64_t(S.TupleShapes.size()) ||
+      S.TupleShapes[Id].isTuple())
+    return None;
+  return S.TupleShapes[Id].Dims;
 }
 
 /// compose(First, Second) carrying runtime-variable bindings, simplified,
@@ -48,6 +49,9 @@ const std::vector<int64_t> &rootDims(const HloInstruction &I) {
 /// bindings are Second's (re-rooted at First's dims), then First's.
 OperandMap composeBound(const OperandMap &First, const OperandMap &Second) {
   OperandMap R;
+  if (First.Map.isUndefined() || Second.Map.isUndefined() ||
+      First.Map.numResults() != Second.Map.numDims())
+    return R; // UNDEFINED
   R.Map = compose(First.Map, Second.Map);
   if (R.Map.isUndefined() || R.Map.isKnownEmpty())
     return R;
@@ -122,6 +126,13 @@ private:
     std::set<int64_t> OutIds;
   };
 
+  /// The dims of the value \p I produces as its users read it: for a tuple
+  /// shape, the first output id that is read.
+  const std::vector<int64_t> &valueDims(const HloInstruction *I) {
+    const std::set<int64_t> &Ids = States[I].OutIds;
+    return outputDims(*I, Ids.empty() ? 0 : *Ids.begin());
+  }
+
   bool isForced(const HloInstruction *I) const {
     return Forced.count(I) || (Opts.IsForcedRoot && Opts.IsForcedRoot(*I));
   }
@@ -160,8 +171,17 @@ Partitioner::operandMaps(const HloInstruction *U, int64_t K) {
     std::set<int64_t> Ids = States[U].OutIds;
     if (Ids.empty())
       Ids.insert(0);
+    // U's one map stands for every output id read; outputs of different
+    // dims cannot share it.
+    bool Mixed = false;
+    for (int64_t Id : Ids)
+      Mixed |= outputDims(*U, Id) != outputDims(*U, *Ids.begin());
     for (int64_t Id : Ids) {
       InstructionIndexing Idx = computeOutputToInputIndexing(Ctx, *U, Id);
+      if (Mixed)
+        for (std::vector<OperandMap> &Maps : Idx.Operands)
+          for (OperandMap &M : Maps)
+            M = OperandMap{};
       for (size_t Op = 0; Op < Idx.Operands.size() && Op < PerOperand.size();
            ++Op)
         for (OperandMap &M : Idx.Operands[Op])
@@ -182,7 +202,7 @@ void Partitioner::newRoot(const HloInstruction *I, std::string Reason) {
   P.Subgraphs.push_back(std::move(S));
   State &St = States[I];
   St.Subgraph = Id;
-  St.Map = {IndexingMap::identity(Ctx, rootDims(*I)), {}};
+  St.Map = {IndexingMap::identity(Ctx, valueDims(I)), {}};
   P.Reasons[I] = std::move(Reason);
 }
 
@@ -248,12 +268,12 @@ std::string Partitioner::decide(const HloInstruction *I, int &Target,
   if (IsOutput) {
     // An output joins only if it is computed at the first root's index.
     const HloInstruction *First = P.Subgraphs[Target].Roots.front();
-    IndexingMap Id = IndexingMap::identity(Ctx, rootDims(*I));
+    IndexingMap Id = IndexingMap::identity(Ctx, valueDims(I));
     simplify(Id);
-    if (rootDims(*First) != rootDims(*I) || !Map.Bindings.empty() ||
+    if (valueDims(First) != valueDims(I) || !Map.Bindings.empty() ||
         !(Map.Map == Id))
       return "computation root";
-    Map.Map = IndexingMap::identity(Ctx, rootDims(*I));
+    Map.Map = IndexingMap::identity(Ctx, valueDims(I));
     ExtraRoot = true;
   }
   return "";

@@ -650,7 +650,6 @@ Expected<Literal> Evaluator::evalReduce(const HloInstruction &I,
       }
     }
   };
-  std::vector<int64_t> OutIdx(KeptDims.size(), 0);
   auto BaseOf = [&](int64_t Linear) {
     int64_t Base = 0;
     for (size_t D = KeptDims.size(); D-- > 0;) {
@@ -756,7 +755,6 @@ Expected<Literal> Evaluator::evalReduce(const HloInstruction &I,
         Results[K].setBits(O, Args[K].getBits(0));
     }
   }
-  (void)OutIdx;
   if (N == 1)
     return std::move(Results[0]);
   return Literal::tuple(std::move(Results));

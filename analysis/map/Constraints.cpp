@@ -36,6 +36,13 @@
 //       k*v gets the bound (I - range of the other terms) / k (interval
 //       constraint propagation); this gives d0 in [0, 99] from
 //       `d0 * 6 + s0 * 3 + s1 in [0, 598]` with s0 in [0, 1], s1 in [0, 2].
+//   [constraint.difference-bounds] difference constraints x - y in [a, b]
+//       and the bounds form a graph; Bellman-Ford gives the tightest bounds
+//       at once and a negative cycle proves emptiness (propagation alone
+//       creeps one unit per round around such a cycle).
+//   [constraint.mod-shift]     (Y + c) mod m in [a, b] becomes
+//       Y mod m in [a - c', b - c'] (c' = c mod m, shifted by m when below
+//       0) when that interval does not wrap around; proof at the rule.
 //   [constraint.bound]         a constraint on a bare variable intersects
 //       its bound; on a constant it holds or the map is empty.
 //   [constraint.mod-merge]     X mod c1 in [r1, r1] and X mod c2 in [r2, r2]
@@ -254,6 +261,32 @@ bool ConstraintSimplifier::peelOnce(Expr &E, Interval &I) {
       return true;
     }
     return false;
+  case ExprKind::Mod: {
+    // (Y + c) mod m in [a, b] <=> Y mod m in [a - c', b - c'] (shifted by m
+    // when below 0) with c' = c mod m, unless that interval wraps around.
+    // With v = Y mod m, (Y + c) mod m is v + c' (v + c' < m) or v + c' - m.
+    // If a >= c', the wrapped value v + c' - m >= a >= c' needs v >= m: only
+    // the first case remains. If b < c', only the wrapped one does.
+    if (!E.rhs().isConstant() || E.rhs().value() <= 0 ||
+        E.lhs().kind() != ExprKind::Add || !E.lhs().rhs().isConstant())
+      return false;
+    int64_t M = E.rhs().value();
+    int64_t C = *checkedMod(E.lhs().rhs().value(), M);
+    Interval J = I.intersect({0, M - 1});
+    if (J.isEmpty())
+      return false;
+    Interval Shifted;
+    if (J.Lo >= C)
+      Shifted = {J.Lo - C, J.Hi - C};
+    else if (J.Hi < C)
+      Shifted = {J.Lo - C + M, J.Hi - C + M};
+    else
+      return false;
+    hit("constraint.mod-shift");
+    E = E.lhs().lhs() % M;
+    I = Shifted;
+    return true;
+  }
   default:
     return false;
   }
@@ -457,6 +490,106 @@ Interval snapToResidues(Interval V, int64_t C, int64_t A, int64_t B) {
   return clampInterval(Lo, Hi);
 }
 
+/// Difference constraints `x - y in [lo, hi]` between bare variables, with
+/// the variables' bounds, form a graph whose shortest paths are the tightest
+/// bounds (Bellman-Ford); a negative cycle means no integer (or real) point
+/// satisfies them. Interval propagation reaches the same bounds, but a cycle
+/// such as d0 - d1 >= 1, d1 - d2 >= 1, d2 - d0 >= 1 only creeps toward
+/// emptiness one unit per round; this pass decides it at once. Returns false
+/// if the map became known empty.
+bool tightenDifferenceBounds(IndexingMap &Map, SimplifyStats *Stats,
+                             bool &Changed) {
+  struct Edge {
+    unsigned From, To;
+    i128 W;
+  };
+  std::vector<Edge> Edges;
+  std::vector<int> Node(Map.numVars(), -1);
+  std::vector<unsigned> Vars; // node id - 1 -> flat variable index
+  auto NodeOf = [&](Expr V) {
+    unsigned F = Map.flatIndex(V);
+    if (Node[F] < 0) {
+      Node[F] = static_cast<int>(Vars.size()) + 1;
+      Vars.push_back(F);
+    }
+    return static_cast<unsigned>(Node[F]);
+  };
+  unsigned NumDiffs = 0;
+  for (const Constraint &C : Map.constraints()) {
+    if (C.E.kind() != ExprKind::Add)
+      continue;
+    LinearSum S;
+    S.add(C.E);
+    if (S.Overflow || S.Terms.size() != 2 || S.Constant != 0 ||
+        !S.Terms[0].Base.isVariable() || !S.Terms[1].Base.isVariable())
+      continue;
+    const Term *X = &S.Terms[0], *Y = &S.Terms[1];
+    if (X->Coeff == -1 && Y->Coeff == 1)
+      std::swap(X, Y);
+    if (X->Coeff != 1 || Y->Coeff != -1)
+      continue;
+    ++NumDiffs;
+    unsigned NX = NodeOf(X->Base), NY = NodeOf(Y->Base);
+    // x - y <= hi: y -> x with weight hi; y - x <= -lo: x -> y, -lo.
+    if (C.I.Hi != INT64_MAX)
+      Edges.push_back({NY, NX, C.I.Hi});
+    if (C.I.Lo != INT64_MIN)
+      Edges.push_back({NX, NY, -static_cast<i128>(C.I.Lo)});
+  }
+  if (NumDiffs < 2)
+    return true;
+  // Node 0 is the constant 0: v <= hi is 0 -> v (hi), v >= lo is v -> 0 (-lo).
+  for (unsigned I = 0; I < Vars.size(); ++I) {
+    const Interval &B = Map.var(Vars[I]).Bound;
+    if (B.Hi != INT64_MAX)
+      Edges.push_back({0, I + 1, B.Hi});
+    if (B.Lo != INT64_MIN)
+      Edges.push_back({I + 1, 0, -static_cast<i128>(B.Lo)});
+  }
+  unsigned N = Vars.size() + 1;
+  const i128 Inf = static_cast<i128>(1) << 100;
+  // Shortest distances from node 0 (Reverse: to node 0). With AllZero every
+  // node starts at 0, which finds negative cycles anywhere.
+  auto Run = [&](bool Reverse, bool AllZero, std::vector<i128> &D) {
+    D.assign(N, AllZero ? 0 : Inf);
+    D[0] = 0;
+    for (unsigned Pass = 0; Pass < N; ++Pass) {
+      bool Relaxed = false;
+      for (const Edge &E : Edges) {
+        unsigned U = Reverse ? E.To : E.From, V = Reverse ? E.From : E.To;
+        if (D[U] < Inf && D[U] + E.W < D[V]) {
+          D[V] = D[U] + E.W;
+          Relaxed = true;
+        }
+      }
+      if (!Relaxed)
+        return true;
+    }
+    return false; // Still relaxing after N passes: a negative cycle.
+  };
+  std::vector<i128> Up, Down, Any;
+  if (!Run(false, true, Any) || !Run(false, false, Up) ||
+      !Run(true, false, Down)) {
+    if (Stats)
+      Stats->hit("constraint.infeasible");
+    Map.markKnownEmpty();
+    return false;
+  }
+  for (unsigned I = 0; I < Vars.size(); ++I) {
+    Interval Old = Map.var(Vars[I]).Bound;
+    Interval New = clampInterval(Down[I + 1] >= Inf ? kMin : -Down[I + 1],
+                                 Up[I + 1] >= Inf ? kMax : Up[I + 1]);
+    if (Old.intersect(New) == Old)
+      continue;
+    if (Stats)
+      Stats->hit("constraint.difference-bounds");
+    Changed = true;
+    if (!Map.intersectBound(Map.varExpr(Vars[I]), New))
+      return false;
+  }
+  return true;
+}
+
 } // namespace
 
 bool mergeModConstraints(IndexingMap &Map, SimplifyStats *Stats) {
@@ -585,6 +718,9 @@ bool simplifyConstraints(IndexingMap &Map, SimplifyStats *Stats) {
       return true;
     mergeModConstraints(Map, Stats);
     if (Map.isKnownEmpty())
+      return true;
+    bool DiffChanged = false;
+    if (!tightenDifferenceBounds(Map, Stats, DiffChanged))
       return true;
 
     bool RoundChanged = OldCs.size() != Map.constraints().size();

@@ -6,6 +6,8 @@
 #include "idxmap/IndexingMap.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <cassert>
 
 namespace idxmap {
@@ -249,6 +251,95 @@ size_t IndexingMap::hash() const {
 // Variable removal and conversion
 //===----------------------------------------------------------------------===//
 
+/// For the constraints whose variables are all unused: finds, per connected
+/// group of unused variables, a point satisfying the group's constraints.
+/// Groups whose box is too large to enumerate become used (kept). Returns
+/// false (and marks \p M known empty) if some group has no solution.
+static bool
+keepOrCheckDroppedConstraints(IndexingMap &M,
+                              const std::vector<std::vector<unsigned>> &CVars,
+                              std::vector<bool> &Used) {
+  unsigned N = M.numVars(), ND = M.numDims();
+  // Union-find over unused variables joined by dropped constraints.
+  std::vector<unsigned> Parent(N);
+  for (unsigned I = 0; I < N; ++I)
+    Parent[I] = I;
+  std::function<unsigned(unsigned)> Find = [&](unsigned X) {
+    return Parent[X] == X ? X : Parent[X] = Find(Parent[X]);
+  };
+  std::vector<unsigned> Dropped;
+  for (unsigned C = 0; C < CVars.size(); ++C) {
+    if (CVars[C].empty() || Used[CVars[C].front()])
+      continue;
+    Dropped.push_back(C);
+    for (unsigned V : CVars[C])
+      Parent[Find(V)] = Find(CVars[C].front());
+  }
+  std::map<unsigned, std::vector<unsigned>> Groups; // root -> constraints
+  for (unsigned C : Dropped)
+    Groups[Find(CVars[C].front())].push_back(C);
+  for (auto &[Root, Cs] : Groups) {
+    std::vector<unsigned> Vars;
+    for (unsigned I = 0; I < N; ++I)
+      if (!Used[I] && Find(I) == Root)
+        Vars.push_back(I);
+    uint64_t Box = 1;
+    bool Small = true;
+    for (unsigned V : Vars) {
+      uint64_t S = M.var(V).Bound.size();
+      if (S == 0) {
+        Box = 0; // An empty bound: no solution.
+        break;
+      }
+      if (Box > (uint64_t(1) << 16) / S) {
+        Small = false;
+        break;
+      }
+      Box *= S;
+    }
+    if (!Small) {
+      for (unsigned V : Vars)
+        Used[V] = true;
+      continue;
+    }
+    // Enumerate the group's variables; others at their lower bound.
+    std::vector<int64_t> Dims(ND, 0), Syms(N - ND, 0);
+    auto Set = [&](unsigned V, int64_t X) {
+      (V < ND ? Dims[V] : Syms[V - ND]) = X;
+    };
+    std::vector<int64_t> Cur;
+    for (unsigned V : Vars) {
+      Cur.push_back(M.var(V).Bound.Lo);
+      Set(V, Cur.back());
+    }
+    bool Found = false;
+    for (uint64_t P = 0; P < Box && !Found; ++P) {
+      Found = true;
+      for (unsigned C : Cs) {
+        const Constraint &Cn = M.constraints()[C];
+        auto Val = Cn.E.evaluate(Dims, Syms);
+        if (!Val || !Cn.I.contains(*Val)) {
+          Found = false;
+          break;
+        }
+      }
+      for (size_t K = Vars.size(); K-- > 0;) {
+        if (++Cur[K] <= M.var(Vars[K]).Bound.Hi) {
+          Set(Vars[K], Cur[K]);
+          break;
+        }
+        Cur[K] = M.var(Vars[K]).Bound.Lo;
+        Set(Vars[K], Cur[K]);
+      }
+    }
+    if (!Found) {
+      M.markKnownEmpty();
+      return false;
+    }
+  }
+  return true;
+}
+
 /// Removes variables for which \p Candidate is true and that are unused:
 /// not in any result and not in a constraint together with a used variable.
 static std::vector<bool>
@@ -287,6 +378,12 @@ removeUnused(IndexingMap &M, const std::function<bool(unsigned)> &Candidate) {
           Used[V] = Changed = true;
     }
   }
+  // Constraints over removed variables only are dropped with them; they
+  // must not hide an empty domain. Each connected group of such variables
+  // is checked by enumeration (small boxes); a group that cannot be checked
+  // is kept, and one that has no solution makes the map known empty.
+  if (!keepOrCheckDroppedConstraints(M, CVars, Used))
+    return std::vector<bool>(N, false);
   bool AnyRemoved = false;
   for (unsigned I = 0; I < N; ++I) {
     Removed[I] = !Used[I];

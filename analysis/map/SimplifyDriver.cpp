@@ -140,7 +140,7 @@ Expr ExprSimplifier::simplify(Expr E) {
     return It->second;
   // Deep recursion (pathological inputs) stops rewriting, which is always
   // sound: the expression is returned unchanged.
-  if (Depth > 200)
+  if (Depth > 1000)
     return E;
   ++Depth;
   Expr Cur = E;

@@ -263,3 +263,22 @@ TEST(ComposeTest, UndefinedAndEmpty) {
 }
 
 } // namespace
+
+namespace {
+TEST(IndexingMapTest, RemoveUnusedKeepsEmptiness) {
+  Context Ctx;
+  // (d0) -> (), domain: d0 in [0, 0], d0 - 1 in [0, 0]: empty, and removing
+  // d0 must not forget it.
+  IndexingMap M(Ctx, {{"", {0, 0}}}, {}, {}, {});
+  M.addConstraint(Ctx.dim(0) - 1, {0, 0});
+  M.removeUnusedVars();
+  EXPECT_TRUE(M.isKnownEmpty());
+  // A satisfiable dropped constraint goes with its variable.
+  IndexingMap F(Ctx, {{"", {0, 9}}}, {{"", {0, 9}}}, {}, {Ctx.dim(0)});
+  F.addConstraint(Ctx.symbol(0) * 2, {4, 4});
+  F.removeUnusedVars();
+  EXPECT_FALSE(F.isKnownEmpty());
+  EXPECT_EQ(F.numRangeVars(), 0u);
+  EXPECT_TRUE(F.constraints().empty());
+}
+} // namespace

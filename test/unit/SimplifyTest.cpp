@@ -325,7 +325,7 @@ TEST(SimplifyFormats, RuntimeVarsAndConstraints) {
       "s0 in [0, 45]",
       "(d0, d1)[s0, s1, s2]{rt0} -> (s2, d1, s1, s0, rt0), domain: d0 in "
       "[0, 0], d1 in [0, 4], s0 in [0, 1], s1 in [0, 1], s2 in [0, 3], rt0 "
-      "in [0, 100], (rt0 + 1) mod 5 in [1, 1]");
+      "in [0, 100], rt0 mod 5 in [0, 0]");
 }
 
 //===----------------------------------------------------------------------===//
@@ -595,6 +595,27 @@ TEST(SimplifyConstraints, SumsFactorNegateSplitPropagate) {
                 "(d0)[s0] -> (d0), domain: d0 in [0, 9], s0 in [3, 5]");
 }
 
+TEST(SimplifyConstraints, DifferenceCycles) {
+  // Propagation alone would creep one unit per round for a billion rounds.
+  auto S = checkSimplify(
+      "(d0, d1, d2) -> (d0), domain: d0 in [0, 1000000000], d1 in [0, "
+      "1000000000], d2 in [0, 1000000000], d0 - d1 in [1, 2000000000], d1 - "
+      "d2 in [1, 2000000000], d2 - d0 in [1, 2000000000]",
+      "KNOWN EMPTY");
+  EXPECT_TRUE(fired(S, "constraint.infeasible"));
+  // Feasible: the shortest-path bounds.
+  S = checkSimplify("(d0, d1, d2) -> (d0), domain: d0 in [0, 100], d1 in [0, "
+                    "100], d2 in [0, 100], d0 - d1 in [5, 200], d1 - d2 in "
+                    "[5, 200]",
+                    "(d0, d1, d2) -> (d0), domain: d0 in [10, 100], d1 in [5, "
+                    "95], d2 in [0, 90], d0 - d1 in [5, 95], d1 - d2 in [5, "
+                    "95]");
+  // A cycle through the same pair is caught by merging negated constraints.
+  checkSimplify("(d0, d1) -> (d0), domain: d0 in [0, 1000000000], d1 in [0, "
+                "1000000000], d0 - d1 in [1, 100], d1 - d0 in [1, 100]",
+                "KNOWN EMPTY");
+}
+
 TEST(SimplifyConstraints, ModMergeCrt) {
   auto S = checkSimplify("(d0) -> (d0), domain: d0 in [0, 99], d0 mod 6 in "
                          "[3, 3], d0 mod 7 in [5, 5]",
@@ -629,6 +650,25 @@ TEST(SimplifyConstraints, ModImplied) {
   checkSimplify("(d0) -> (d0), domain: d0 in [0, 99], d0 mod 12 in [5, 5], d0 "
                 "mod 4 in [2, 3]",
                 "KNOWN EMPTY");
+}
+
+TEST(SimplifyConstraints, ModShift) {
+  auto S = checkSimplify("(d0) -> (d0), domain: d0 in [-20, 20], (d0 + 7) mod "
+                         "5 in [0, 1]",
+                         "(d0) -> (d0), domain: d0 in [-17, 19], d0 mod 5 in "
+                         "[3, 4]");
+  EXPECT_TRUE(fired(S, "constraint.mod-shift"));
+  // The shifted residues [4, 6] wrap around: kept as is.
+  S = checkSimplify("(d0) -> (d0), domain: d0 in [-20, 20], (d0 + 7) mod 5 in "
+                    "[1, 3]",
+                    "(d0) -> (d0), domain: d0 in [-20, 20], (d0 + 2) mod 5 in "
+                    "[1, 3]");
+  EXPECT_FALSE(fired(S, "constraint.mod-shift"));
+  // Shifted forms then merge by CRT.
+  checkSimplify("(d0) -> (d0), domain: d0 in [0, 99], (d0 + 1) mod 6 in [4, "
+                "4], (d0 + 2) mod 7 in [0, 0]",
+                "(d0) -> (d0), domain: d0 in [33, 75], d0 mod 42 in [33, "
+                "33]");
 }
 
 TEST(SimplifyConstraints, SnapNegativeBounds) {
@@ -795,8 +835,10 @@ TEST(SimplifySweep, RandomMapsWithNegativeValues) {
     }
     IndexingMap M(Ctx, {{"", Bound()}, {"", Bound()}}, {{"", Bound()}}, {},
                   Results, Cs);
+    SimplifyOptions Opts;
+    Opts.ReplacePointDims = Iter % 3 != 0;
     IndexingMap S = M;
-    simplify(S);
+    simplify(S, Opts);
     CheckResult R = compareMaps(M, S);
     if (R.Status == CheckStatus::EvalError)
       continue;
@@ -804,7 +846,7 @@ TEST(SimplifySweep, RandomMapsWithNegativeValues) {
     ASSERT_TRUE(R.ok()) << printMap(M) << "\n" << printMap(S) << "\n"
                         << R.str();
     IndexingMap Again = S;
-    EXPECT_FALSE(simplify(Again)) << printMap(M) << "\n" << printMap(S);
+    EXPECT_FALSE(simplify(Again, Opts)) << printMap(M) << "\n" << printMap(S);
     ASSERT_EQ(printMap(Again), printMap(S)) << printMap(M);
     // simplifyExpr on each result over the original domain.
     for (Expr E : M.results()) {
@@ -814,8 +856,9 @@ TEST(SimplifySweep, RandomMapsWithNegativeValues) {
         std::vector<int64_t> D(P.begin(), P.begin() + 2);
         std::vector<int64_t> Sy(P.begin() + 2, P.end());
         auto A = E.evaluate(D, Sy), B = F.evaluate(D, Sy);
-        if (A && B)
+        if (A && B) {
           ASSERT_EQ(*A, *B) << printMap(M) << "\n" << printExpr(F, &M);
+        }
       }
     }
   }

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (see bench/README.md): times idxmap's kernels for
+# every workload in bench/hlo/ and the peers (XLA, torch.compile, CUB) in the
+# same command, so that all figures come from one run. Writes the raw
+# outputs to $OUT (or ./bench-out).
+#   bench/gpu_bench.sh IDXMAP_BINARY PEERS_PY [WORKLOAD...]
+set -uo pipefail
+idxmap=$1; peers=$2; shift 2
+out=${OUT:-bench-out}; mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
+workloads=("$@")
+[ ${#workloads[@]} -eq 0 ] && workloads=(gelu gelu_64x512x4096)
+nvidia-smi --query-gpu=name,driver_version,clocks.max.memory --format=csv,noheader | tee "$out/device.txt"
+for w in "${workloads[@]}"; do
+  echo "=== idxmap $w" | tee -a "$out/idxmap.txt"
+  "$idxmap" run "$here/hlo/$w.hlo" --bench --reps 100 2>&1 | tee -a "$out/idxmap.txt"
+done
+# Peer names of the workloads (peers.py's workload list).
+declare -A peer=(
+  [gelu]=gelu_bf16_6x512x4096 [gelu_64x512x4096]=gelu_bf16_64x512x4096
+  [exp_transpose_abs]=exp_transpose_abs_f32_20x160x170
+  [transpose_f32_8192x8192]=transpose_f32_8192x8192
+  [transpose021_bf16_64x1024x1024]=transpose021_bf16_64x1024x1024
+  [rowsum_f32_8192x8192]=rowsum_f32_8192x8192 [colsum_f32_8192x8192]=colsum_f32_8192x8192
+  [rowmax_f32_1048576x32]=rowmax_f32_1048576x32 [rowsum_f32_262144x8]=rowsum_f32_262144x8
+  [fullsum_f32_268435456]=fullsum_f32_268435456 [softmax_f32_4096x4096]=softmax_f32_4096x4096
+  [rowsum_bf16_f32acc_16384x4096]=rowsum_bf16_f32acc_16384x4096)
+only=""
+for w in "${workloads[@]}"; do [ -n "${peer[$w]:-}" ] && only="$only${only:+,}${peer[$w]}"; done
+python3 "$peers" --profile --only "$only" --json "$out/peers.json" 2>&1 | tail -40 | tee "$out/peers.txt"

@@ -1,0 +1,67 @@
+//===- Emit.cpp - HLO fusions to PTX --------------------------------------===//
+//
+// Part of idxmap.
+//
+//===----------------------------------------------------------------------===//
+#include "idxmap/Emit.h"
+#include "emitters/Emitters.h"
+
+#include "idxmap/Fusion.h"
+
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace idxmap {
+
+Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
+  if (auto Err = validateTargetOptions(O.Target))
+    return *Err;
+  auto TM = createNvptxTargetMachine(O.Target);
+  if (!TM)
+    return TM.error();
+  llvm::LLVMContext LC;
+  llvm::Module Mod(M.name(), LC);
+  configureModuleForTarget(Mod, **TM);
+  codegen::MathOptions Math;
+  Math.Precise = O.Target.PreciseMath;
+  EmitResult R;
+  bool Found = false;
+  for (const HloInstruction *F : M.fusions()) {
+    if (!O.OnlyFusion.empty() && F->name() != O.OnlyFusion)
+      continue;
+    Found = true;
+    FusionAnalysis A = analyzeFusion(*F);
+    Expected<KernelInfo> K = Diagnostic{};
+    switch (A.Kind) {
+    case EmitterKind::Loop:
+      K = codegen::emitLoopKernel(Mod, *F, A, Math);
+      break;
+    default:
+      return M.diagnose(F->sourceOffset(),
+                        "fusion '" + F->name() + "' needs the " +
+                            std::string(emitterKindName(A.Kind)) +
+                            " emitter, which is not implemented yet");
+    }
+    if (!K)
+      return K.error();
+    R.Kernels.push_back(std::move(*K));
+  }
+  if (!Found)
+    return Diagnostic{{M.fileName(), 1, 1},
+                      O.OnlyFusion.empty()
+                          ? "the module has no fusion to emit"
+                          : "no fusion named '" + O.OnlyFusion + "'",
+                      ""};
+  auto Ptx = emitPtx(Mod, O.Target);
+  if (!Ptx)
+    return Ptx.error();
+  R.Ptx = std::move(*Ptx);
+  if (O.KeepLlvmIr) {
+    llvm::raw_string_ostream OS(R.LlvmIr);
+    Mod.print(OS, nullptr);
+  }
+  return R;
+}
+
+} // namespace idxmap

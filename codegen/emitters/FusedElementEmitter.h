@@ -1,0 +1,100 @@
+//===- FusedElementEmitter.h - Values of a fused computation ----*- C++ -*-===//
+//
+// Part of idxmap. Emits the IR that computes one element of any instruction
+// of a fused computation at a given index, following each op's
+// output-to-input indexing map. Every emitter uses it for prologues,
+// epilogues and loop bodies.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_CODEGEN_FUSEDELEMENTEMITTER_H
+#define IDXMAP_CODEGEN_FUSEDELEMENTEMITTER_H
+
+#include "ElementwiseCodegen.h"
+
+#include "idxmap/Hlo.h"
+#include "idxmap/HloIndexing.h"
+
+#include "llvm/IR/IRBuilder.h"
+
+#include <functional>
+#include <map>
+#include <vector>
+
+namespace idxmap {
+namespace codegen {
+
+/// Loads element \p Index (logical) of fusion parameter \p Param; returns the
+/// value in its compute type.
+using ParameterLoader = std::function<llvm::Value *(
+    const HloInstruction &Param, llvm::ArrayRef<llvm::Value *> Index)>;
+
+/// Computes elements of a fused computation.
+///
+/// Example (inside a kernel body):
+/// \code
+///   FusedElementEmitter FE(B, Computation, Loader, Math);
+///   llvm::Value *V = FE.valueAt(*Computation.root(), {I0, I1});
+/// \endcode
+class FusedElementEmitter {
+public:
+  FusedElementEmitter(llvm::IRBuilder<> &B, Context &Ctx,
+                      const HloComputation &C, ParameterLoader Loader,
+                      const MathOptions &Math, llvm::Type *IndexTy);
+
+  /// The value (compute type) of \p I at logical index \p Index (one value
+  /// per dim, of the index type). For tuple-shaped instructions (variadic
+  /// reduce), \p OutputId selects the element. Values are cached per
+  /// (instruction, output, index) within the current basic-block scope.
+  llvm::Value *valueAt(const HloInstruction &I,
+                       llvm::ArrayRef<llvm::Value *> Index,
+                       int64_t OutputId = 0);
+
+  /// Forgets cached values (call when leaving a region whose values do not
+  /// dominate what follows).
+  void clearCache() { Cache.clear(); }
+
+  llvm::Type *indexType() const { return IndexTy; }
+
+private:
+  llvm::Value *compute(const HloInstruction &I,
+                       llvm::ArrayRef<llvm::Value *> Index, int64_t OutputId);
+  /// The operand index of \p Map (an output-to-input map of an op) at
+  /// \p Index, with runtime variables from \p Rt.
+  std::vector<llvm::Value *> applyMap(const IndexingMap &Map,
+                                      llvm::ArrayRef<llvm::Value *> Index,
+                                      llvm::ArrayRef<llvm::Value *> Syms);
+  /// i1: \p Index lies in \p Map's domain (dims bounds and constraints).
+  llvm::Value *inDomain(const IndexingMap &Map,
+                        llvm::ArrayRef<llvm::Value *> Index,
+                        llvm::ArrayRef<llvm::Value *> Syms);
+  /// Emits `Cond ? Then() : Else()` with real branches (the untaken side
+  /// may read out of bounds).
+  llvm::Value *emitIfElse(llvm::Value *Cond,
+                          const std::function<llvm::Value *()> &Then,
+                          const std::function<llvm::Value *()> &Else);
+  llvm::Value *emitReduce(const HloInstruction &I,
+                          llvm::ArrayRef<llvm::Value *> Index,
+                          int64_t OutputId);
+  llvm::Value *runtimeOffset(const RuntimeBinding &B, const Interval &Bound,
+                             llvm::ArrayRef<llvm::Value *> Index);
+  const InstructionIndexing &indexingOf(const HloInstruction &I,
+                                        int64_t OutputId);
+
+  llvm::IRBuilder<> &B;
+  Context &Ctx;
+  const HloComputation &C;
+  ParameterLoader Loader;
+  MathOptions Math;
+  llvm::Type *IndexTy;
+  std::map<std::tuple<const HloInstruction *, int64_t,
+                      std::vector<llvm::Value *>>,
+           llvm::Value *>
+      Cache;
+  std::map<std::pair<const HloInstruction *, int64_t>, InstructionIndexing>
+      Indexing;
+};
+
+} // namespace codegen
+} // namespace idxmap
+
+#endif

@@ -1,0 +1,223 @@
+//===- LoopEmitter.cpp - One thread per contiguous run of outputs ---------===//
+//
+// Part of idxmap. The launch shape, the thread→output map and every
+// parameter's vector width come from the analysis (heroThreadMapping,
+// analyzeCoalescing): nothing here re-derives them.
+//
+//===----------------------------------------------------------------------===//
+#include "Emitters.h"
+#include "ExprCodegen.h"
+#include "FusedElementEmitter.h"
+#include "KernelBuilder.h"
+
+#include "idxmap/Coalescing.h"
+#include "idxmap/RangeEvaluator.h"
+
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+
+#include <algorithm>
+#include <map>
+
+namespace idxmap {
+namespace codegen {
+
+std::string kernelName(const std::string &FusionName) {
+  std::string N;
+  for (char C : FusionName)
+    N += std::isalnum(static_cast<unsigned char>(C)) ? C : '_';
+  if (N.empty() || std::isdigit(static_cast<unsigned char>(N[0])))
+    N = "k_" + N;
+  return N;
+}
+
+namespace {
+
+/// Physical strides (in elements) of each logical dim of \p S.
+std::vector<int64_t> physicalStrides(const Shape &S) {
+  std::vector<int64_t> Strides(S.rank(), 1);
+  int64_t Stride = 1;
+  for (int64_t D : S.layoutOrDefault()) {
+    Strides[D] = Stride;
+    Stride *= S.Dims[D];
+  }
+  return Strides;
+}
+
+llvm::Value *physicalOffset(llvm::IRBuilder<> &B, const Shape &S,
+                            llvm::ArrayRef<llvm::Value *> Index,
+                            llvm::Type *IndexTy) {
+  std::vector<int64_t> Strides = physicalStrides(S);
+  llvm::Value *Off = llvm::ConstantInt::get(IndexTy, 0);
+  for (int64_t D = 0; D < S.rank(); ++D) {
+    if (S.Dims[D] == 1)
+      continue;
+    llvm::Value *T = Strides[D] == 1
+                         ? Index[D]
+                         : B.CreateMul(Index[D], llvm::ConstantInt::get(
+                                                     IndexTy, Strides[D]),
+                                       "", /*HasNUW=*/true, /*HasNSW=*/true);
+    Off = B.CreateAdd(Off, T, "", true, true);
+  }
+  return Off;
+}
+
+} // namespace
+
+Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
+                                    const FusionAnalysis &A,
+                                    const MathOptions &Math) {
+  const HloComputation &C = *A.Computation;
+  Context Ctx;
+  for (const HloInstruction *R : A.Roots)
+    if (!R->shape().isArray() ||
+        !R->shape().sameDims(A.Roots.front()->shape()) ||
+        R->shape().layoutOrDefault() !=
+            A.Roots.front()->shape().layoutOrDefault())
+      return Diagnostic{{"<emit>", 1, 1},
+                        "fusion '" + F.name() +
+                            "': loop fusion outputs of different shapes or "
+                            "layouts are not supported",
+                        ""};
+  ThreadMapping TM = heroThreadMapping(Ctx, A);
+  std::vector<AccessReport> Reports = analyzeCoalescing(Ctx, A);
+  // Maps from every output to every instruction (all roots together).
+  GroupedIndexing G;
+  for (size_t R = 0; R < A.Roots.size(); ++R)
+    for (auto &[I, Maps] : computeGroupedIndexing(Ctx, C, nullptr, R))
+      for (OperandMap &OM : Maps)
+        if (std::find(G[I].begin(), G[I].end(), OM) == G[I].end())
+          G[I].push_back(std::move(OM));
+  const Shape &OutShape = A.Roots.front()->shape();
+  int64_t N = OutShape.numElements(), V = TM.Vector, T = TM.ThreadsPerBlock;
+  int64_t Threads = (N + V - 1) / V;
+
+  llvm::LLVMContext &LC = M.getContext();
+  KernelInfo Info;
+  Info.Name = kernelName(F.name());
+  Info.Fusion = F.name();
+  Info.Emitter = "loop";
+  Info.Grid[0] = unsigned(TM.Blocks);
+  Info.Block[0] = unsigned(T);
+  std::vector<KernelParamSpec> Specs;
+  for (const HloInstruction *P : C.parameters()) {
+    Specs.push_back({P->name(), KernelParamRole::Input, 16, nullptr});
+    Info.Params.push_back({P->name(), false, P->shape(), 16});
+  }
+  for (const HloInstruction *R : A.Roots) {
+    Specs.push_back({R->name(), KernelParamRole::Output, 16, nullptr});
+    Info.Params.push_back({R->name(), true, R->shape(), 16});
+  }
+  llvm::Function *K = createKernel(M, Info.Name, Specs);
+  setLaunchBounds(*K, {unsigned(T), /*Exact=*/true, 0});
+  llvm::IRBuilder<> B(&K->getEntryBlock());
+
+  // 32-bit index arithmetic when every offset fits.
+  int64_t Largest = N;
+  for (const HloInstruction *P : C.parameters())
+    Largest = std::max(Largest, P->shape().numElements());
+  llvm::Type *IndexTy = Largest * 16 < (int64_t(1) << 31) ? B.getInt32Ty()
+                                                          : B.getInt64Ty();
+  llvm::Value *Th = B.CreateZExtOrTrunc(
+      emitThreadId(B, GpuDim::X, unsigned(T)), IndexTy);
+  llvm::Value *Bl = B.CreateZExtOrTrunc(
+      emitBlockId(B, GpuDim::X, unsigned(TM.Blocks)), IndexTy);
+
+  // Threads past the last run do nothing (runs are whole: V divides N).
+  llvm::BasicBlock *Exit = llvm::BasicBlock::Create(LC, "exit", K);
+  if (TM.Blocks * T != Threads) {
+    llvm::Value *Tid = B.CreateAdd(
+        B.CreateMul(Bl, llvm::ConstantInt::get(IndexTy, T)), Th);
+    auto *Body = llvm::BasicBlock::Create(LC, "body", K);
+    B.CreateCondBr(
+        B.CreateICmpULT(Tid, llvm::ConstantInt::get(IndexTy, Threads)), Body,
+        Exit);
+    B.SetInsertPoint(Body);
+  }
+
+  // Per parameter: the proven vector width, used only when the parameter is
+  // reached through one map (the one the proof is about).
+  std::map<const HloInstruction *, int64_t> Width;
+  for (size_t K2 = 0; K2 < C.parameters().size(); ++K2) {
+    const HloInstruction *P = C.parameters()[K2];
+    auto It = G.find(P);
+    bool OneMap = It != G.end() && It->second.size() == 1;
+    Width[P] = OneMap && K2 < Reports.size() && Reports[K2].VectorWidth > 1
+                   ? Reports[K2].VectorWidth
+                   : 1;
+  }
+  int64_t Lane = 0;
+  std::map<std::pair<const HloInstruction *, int64_t>, llvm::Value *> Vectors;
+  ParameterLoader Loader = [&](const HloInstruction &P,
+                               llvm::ArrayRef<llvm::Value *> Index)
+      -> llvm::Value * {
+    const Shape &S = P.shape();
+    PrimitiveType PT = S.Type;
+    llvm::Type *ST = storageType(LC, PT);
+    llvm::Value *Base = K->getArg(P.parameterNumber());
+    int64_t W = Width[&P];
+    int64_t Bytes = byteWidth(PT);
+    if (W > 1) {
+      auto Key = std::make_pair(&P, Lane / W);
+      llvm::Value *Vec = Vectors[Key];
+      if (!Vec) {
+        llvm::Value *Off = physicalOffset(B, S, Index, IndexTy);
+        auto *VT = llvm::FixedVectorType::get(ST, unsigned(W));
+        llvm::Value *Ptr = B.CreateInBoundsGEP(ST, Base, Off);
+        Vec = B.CreateAlignedLoad(VT, Ptr, llvm::Align(W * Bytes));
+        Vectors[Key] = Vec;
+      }
+      return loadConvert(B, B.CreateExtractElement(Vec, uint64_t(Lane % W)),
+                         PT);
+    }
+    llvm::Value *Off = physicalOffset(B, S, Index, IndexTy);
+    llvm::Value *Ptr = B.CreateInBoundsGEP(ST, Base, Off);
+    return loadConvert(B, B.CreateAlignedLoad(ST, Ptr, llvm::Align(Bytes)),
+                       PT);
+  };
+
+  FusedElementEmitter FE(B, Ctx, C, Loader, Math, IndexTy);
+  RangeEvaluator RE(TM.Map);
+  std::vector<std::vector<llvm::Value *>> Values(A.Roots.size());
+  for (Lane = 0; Lane < V; ++Lane) {
+    std::vector<llvm::Value *> Idx;
+    llvm::Value *LaneV = llvm::ConstantInt::get(IndexTy, Lane);
+    for (Expr E : TM.Map.results())
+      Idx.push_back(emitIndexExpr(B, E, {Th, Bl}, {LaneV}, RE, IndexTy));
+    for (size_t R = 0; R < A.Roots.size(); ++R)
+      Values[R].push_back(FE.valueAt(*A.Roots[R], Idx));
+  }
+
+  // Stores: the loop mapping walks the output in physical order, so the
+  // thread's run starts at (bl * T + th) * V.
+  llvm::Value *Start = B.CreateMul(
+      B.CreateAdd(B.CreateMul(Bl, llvm::ConstantInt::get(IndexTy, T), "",
+                              true, true),
+                  Th, "", true, true),
+      llvm::ConstantInt::get(IndexTy, V), "", true, true);
+  for (size_t R = 0; R < A.Roots.size(); ++R) {
+    PrimitiveType PT = A.Roots[R]->shape().Type;
+    llvm::Type *ST = storageType(LC, PT);
+    llvm::Value *Base = K->getArg(C.parameterCount() + R);
+    llvm::Value *Ptr = B.CreateInBoundsGEP(ST, Base, Start);
+    int64_t Bytes = byteWidth(PT);
+    if (V == 1) {
+      B.CreateAlignedStore(storeConvert(B, Values[R][0], PT), Ptr,
+                           llvm::Align(Bytes));
+      continue;
+    }
+    auto *VT = llvm::FixedVectorType::get(ST, unsigned(V));
+    llvm::Value *Vec = llvm::PoisonValue::get(VT);
+    for (int64_t L = 0; L < V; ++L)
+      Vec = B.CreateInsertElement(Vec, storeConvert(B, Values[R][L], PT),
+                                  uint64_t(L));
+    B.CreateAlignedStore(Vec, Ptr, llvm::Align(V * Bytes));
+  }
+  B.CreateBr(Exit);
+  B.SetInsertPoint(Exit);
+  B.CreateRetVoid();
+  return Info;
+}
+
+} // namespace codegen
+} // namespace idxmap

@@ -1,0 +1,236 @@
+//===- Runner.cpp - Check and time emitted kernels on a GPU ---------------===//
+//
+// Part of idxmap.
+//
+//===----------------------------------------------------------------------===//
+#include "idxmap/Runner.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+namespace idxmap {
+
+using runtime::CudaDriver;
+using runtime::DeviceBuffer;
+using runtime::DriverError;
+using runtime::DriverErrorKind;
+using runtime::DriverResult;
+
+namespace {
+
+/// Calls \p F on every logical index of \p S in physical order (the
+/// layout's minor-most dim fastest), with the logical row-major offset.
+template <typename Fn> void forEachPhysical(const Shape &S, Fn F) {
+  std::vector<int64_t> M2m = S.layoutOrDefault();
+  int64_t R = S.rank(), N = S.numElements();
+  std::vector<int64_t> Idx(R, 0), Strides(R, 1);
+  for (int64_t D = R - 2; D >= 0; --D)
+    Strides[D] = Strides[D + 1] * S.Dims[D + 1];
+  int64_t Logical = 0;
+  for (int64_t P = 0; P < N; ++P) {
+    F(P, Logical);
+    for (int64_t K = 0; K < R; ++K) {
+      int64_t D = M2m[K];
+      Logical += Strides[D];
+      if (++Idx[D] < S.Dims[D])
+        break;
+      Logical -= Strides[D] * Idx[D];
+      Idx[D] = 0;
+    }
+  }
+}
+
+DriverError fail(std::string M) {
+  return DriverError{DriverErrorKind::CudaError, 0, std::move(M)};
+}
+
+const HloInstruction *findFusion(const HloModule &M, const std::string &Name) {
+  for (const HloComputation *C : M.computations())
+    if (const HloInstruction *I = C->findInstruction(Name))
+      return I;
+  return nullptr;
+}
+
+} // namespace
+
+std::vector<uint8_t> toPhysical(const Literal &L, const Shape &S) {
+  int64_t W = byteWidth(S.Type);
+  std::vector<uint8_t> Out(L.data().size());
+  forEachPhysical(S, [&](int64_t P, int64_t Log) {
+    std::memcpy(&Out[P * W], &L.data()[Log * W], W);
+  });
+  return Out;
+}
+
+Literal fromPhysical(const std::vector<uint8_t> &Bytes, const Shape &S) {
+  Literal L(Shape(S.Type, S.Dims));
+  int64_t W = byteWidth(S.Type);
+  forEachPhysical(S, [&](int64_t P, int64_t Log) {
+    std::memcpy(&L.data()[Log * W], &Bytes[P * W], W);
+  });
+  return L;
+}
+
+DriverResult<std::vector<KernelRunResult>>
+runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
+           const std::vector<KernelInfo> &Kernels, const RunOptions &Options,
+           std::ostream &Log) {
+  auto Mod = Driver.loadPtx(Ptx);
+  if (!Mod)
+    return Mod.error();
+  std::vector<KernelRunResult> Results;
+  for (const KernelInfo &K : Kernels) {
+    KernelRunResult R;
+    R.Name = K.Name;
+    auto Kernel = Mod->getKernel(K.Name);
+    if (!Kernel)
+      return Kernel.error();
+    const HloInstruction *F = findFusion(Module, K.Fusion);
+    if (!F || !F->fusedComputation())
+      return fail("kernel '" + K.Name + "': no fusion named '" + K.Fusion +
+                  "' in the module");
+    const HloComputation &C = *F->fusedComputation();
+
+    // Inputs: random (seeded) or from files, one per fusion operand.
+    std::vector<Literal> Args;
+    std::vector<const KernelParam *> In, Out;
+    for (const KernelParam &P : K.Params)
+      (P.IsOutput ? Out : In).push_back(&P);
+    if (int64_t(In.size()) != C.parameterCount())
+      return fail("kernel '" + K.Name + "' has " + std::to_string(In.size()) +
+                  " inputs, fusion '" + K.Fusion + "' has " +
+                  std::to_string(C.parameterCount()) + " parameters");
+    for (size_t I = 0; I < In.size(); ++I) {
+      Literal L(Shape(In[I]->Type.Type, In[I]->Type.Dims));
+      auto FileIt = std::find_if(
+          Options.InputFiles.begin(), Options.InputFiles.end(),
+          [&](const auto &P) { return P.first == In[I]->Name; });
+      if (FileIt != Options.InputFiles.end()) {
+        std::ifstream FS(FileIt->second, std::ios::binary);
+        std::vector<uint8_t> Bytes((std::istreambuf_iterator<char>(FS)),
+                                   std::istreambuf_iterator<char>());
+        if (!FS.good() && !FS.eof())
+          return fail("cannot read '" + FileIt->second + "'");
+        if (Bytes.size() != L.data().size())
+          return fail("'" + FileIt->second + "' has " +
+                      std::to_string(Bytes.size()) + " bytes, " +
+                      In[I]->Name + " needs " +
+                      std::to_string(L.data().size()));
+        L.data() = std::move(Bytes);
+      } else {
+        L.fillRandom(Options.Seed * 1000003 + I, Options.Lo, Options.Hi);
+      }
+      Args.push_back(std::move(L));
+    }
+
+    // Device buffers; small inputs get several copies for rotation.
+    uint64_t InBytes = 0, OutBytes = 0;
+    for (const Literal &L : Args)
+      InBytes += L.data().size();
+    for (const KernelParam *P : Out)
+      OutBytes += P->Type.numElements() * byteWidth(P->Type.Type);
+    R.Bytes = InBytes + OutBytes;
+    uint64_t L2 = std::max(Driver.device().L2CacheBytes, 1);
+    unsigned Copies = 1;
+    if (Options.Bench && Options.RotateInputs && R.Bytes < 4 * L2)
+      Copies = unsigned(std::min<uint64_t>(64, 4 * L2 / std::max<uint64_t>(R.Bytes, 1) + 1));
+    R.Copies = Copies;
+    std::vector<std::vector<DeviceBuffer>> InBufs(Copies), OutBufs(Copies);
+    for (unsigned Cp = 0; Cp < Copies; ++Cp) {
+      for (size_t I = 0; I < In.size(); ++I) {
+        std::vector<uint8_t> Bytes = toPhysical(Args[I], In[I]->Type);
+        auto B = Driver.alloc(std::max<size_t>(Bytes.size(), 1));
+        if (!B)
+          return B.error();
+        if (!Bytes.empty())
+          if (auto S = Driver.copyToDevice(*B, Bytes.data(), Bytes.size());
+              !S)
+            return S.error();
+        InBufs[Cp].push_back(std::move(*B));
+      }
+      for (const KernelParam *P : Out) {
+        auto B = Driver.alloc(std::max<size_t>(
+            P->Type.numElements() * byteWidth(P->Type.Type), 1));
+        if (!B)
+          return B.error();
+        // Poison: every byte 0xff (NaN for floats, -1 for integers).
+        if (auto S = Driver.fill(*B, 0xff); !S)
+          return S.error();
+        OutBufs[Cp].push_back(std::move(*B));
+      }
+    }
+    auto Launch = [&](unsigned Cp) {
+      std::vector<runtime::DevicePtr> Ptrs;
+      for (auto &B : InBufs[Cp])
+        Ptrs.push_back(B.ptr());
+      for (auto &B : OutBufs[Cp])
+        Ptrs.push_back(B.ptr());
+      std::vector<void *> ArgPtrs;
+      for (auto &P : Ptrs)
+        ArgPtrs.push_back(&P);
+      runtime::LaunchDims D;
+      std::copy(K.Grid, K.Grid + 3, D.Grid);
+      std::copy(K.Block, K.Block + 3, D.Block);
+      D.DynamicSharedBytes = 0;
+      return Driver.launch(*Kernel, D, ArgPtrs.data());
+    };
+    if (auto S = Launch(0); !S)
+      return S.error();
+    if (auto S = Driver.synchronize(); !S)
+      return S.error();
+
+    if (Options.Check) {
+      R.Checked = true;
+      auto Expected = evaluate(C, Args);
+      if (!Expected)
+        return fail("interpreter: " + Expected.error().str());
+      if (Expected->size() != Out.size())
+        return fail("kernel '" + K.Name + "' has " +
+                    std::to_string(Out.size()) + " outputs, the fusion " +
+                    std::to_string(Expected->size()));
+      for (size_t O = 0; O < Out.size(); ++O) {
+        std::vector<uint8_t> Bytes(OutBufs[0][O].size());
+        if (auto S = Driver.copyToHost(Bytes.data(), OutBufs[0][O],
+                                       Bytes.size());
+            !S)
+          return S.error();
+        Bytes.resize(Out[O]->Type.numElements() * byteWidth(Out[O]->Type.Type));
+        Literal Got = fromPhysical(Bytes, Out[O]->Type);
+        LiteralComparison Cmp = compareLiterals(
+            (*Expected)[O], Got,
+            Options.Tol ? Options.Tol
+                        : std::optional<Tolerance>(
+                              Tolerance::forType(Out[O]->Type.Type)));
+        if (Cmp.Match) {
+          char Buf[128];
+          snprintf(Buf, sizeof Buf, "ok (%lld elements, max abs err %.3g)",
+                   (long long)Got.elementCount(), Cmp.MaxAbsError);
+          R.OutputReports.push_back(Out[O]->Name + ": " + Buf);
+        } else {
+          R.Ok = false;
+          R.OutputReports.push_back(Out[O]->Name + ": MISMATCH: " +
+                                    Cmp.Message);
+        }
+      }
+    }
+
+    if (Options.Bench) {
+      auto Times = Driver.timeLaunches(
+          [&](unsigned Rep) { return Launch(Rep % Copies); }, Options.Warmup,
+          std::max(Options.Reps, 20u));
+      if (!Times)
+        return Times.error();
+      R.MedianUs = runtime::median(*Times);
+      R.MinUs = *std::min_element(Times->begin(), Times->end());
+      R.MaxUs = *std::max_element(Times->begin(), Times->end());
+      R.GBps = R.MedianUs > 0 ? double(R.Bytes) / (R.MedianUs * 1e3) : 0;
+    }
+    Log.flush();
+    Results.push_back(std::move(R));
+  }
+  return Results;
+}
+
+} // namespace idxmap

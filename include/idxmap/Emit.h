@@ -1,0 +1,49 @@
+//===- idxmap/Emit.h - HLO fusions to PTX -----------------------*- C++ -*-===//
+//
+// Part of idxmap. The top of codegen: analyze each fusion of a module, run
+// its emitter, and produce one PTX module with a kernel per fusion plus the
+// launch metadata of each kernel.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_EMIT_H
+#define IDXMAP_EMIT_H
+
+#include "idxmap/Codegen.h"
+#include "idxmap/Hlo.h"
+#include "idxmap/KernelInfo.h"
+
+#include <string>
+#include <vector>
+
+namespace idxmap {
+
+struct EmitOptions {
+  TargetOptions Target;
+  /// Only the fusion with this name (all fusions when empty).
+  std::string OnlyFusion;
+  /// Also keep the optimized LLVM IR text.
+  bool KeepLlvmIr = false;
+};
+
+struct EmitResult {
+  std::string Ptx;
+  std::string LlvmIr;
+  std::vector<KernelInfo> Kernels;
+};
+
+/// Emits every fusion of \p M (a module without fusions is emitted as if its
+/// ENTRY computation were one fusion named after it... not supported: an
+/// error). Errors name the fusion and the reason (e.g. an emitter that does
+/// not exist yet).
+///
+/// Example:
+/// \code
+///   auto M = parseHloModule(Text, "gelu.hlo");
+///   auto R = emitModule(**M, EmitOptions{});
+///   // R->Ptx holds `.visible .entry fusion(`, R->Kernels[0].Block[0] == 128
+/// \endcode
+Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O);
+
+} // namespace idxmap
+
+#endif // IDXMAP_EMIT_H

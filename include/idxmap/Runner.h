@@ -1,0 +1,73 @@
+//===- idxmap/Runner.h - Check and time emitted kernels on a GPU -*- C++ -*-===//
+//
+// Part of idxmap. Runs the kernels of a `.ptx` + sidecar on the GPU with
+// fresh random inputs and poisoned outputs, compares every output element
+// with the reference interpreter, and (with Bench) times the kernel with CUDA
+// events. No LLVM here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_RUNNER_H
+#define IDXMAP_RUNNER_H
+
+#include "idxmap/Hlo.h"
+#include "idxmap/HloInterpreter.h"
+#include "idxmap/KernelInfo.h"
+#include "idxmap/Runtime.h"
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace idxmap {
+
+struct RunOptions {
+  uint64_t Seed = 1;
+  /// Random inputs are uniform in [Lo, Hi) (integers: the integers inside).
+  double Lo = -2.0, Hi = 2.0;
+  /// Inputs read from files instead: parameter name -> raw little-endian
+  /// row-major bytes of its shape.
+  std::vector<std::pair<std::string, std::string>> InputFiles;
+  bool Check = true;
+  /// Per-kernel tolerance override (else Tolerance::forType of the output).
+  std::optional<Tolerance> Tol;
+  bool Bench = false;
+  unsigned Warmup = 5;
+  unsigned Reps = 50;
+  /// Rotate through copies of the inputs so that each timed launch reads
+  /// memory not left in L2 by the previous one (when inputs fit in L2).
+  bool RotateInputs = true;
+};
+
+/// What happened to one kernel.
+struct KernelRunResult {
+  std::string Name;
+  bool Checked = false;
+  bool Ok = true;
+  /// One line per output: `ok (max abs err 1.2e-7)` or the mismatch message.
+  std::vector<std::string> OutputReports;
+  /// Kernel times over the repetitions (microseconds).
+  double MedianUs = 0, MinUs = 0, MaxUs = 0;
+  /// Bytes read once + written once, and the bandwidth at the median.
+  uint64_t Bytes = 0;
+  double GBps = 0;
+  unsigned Copies = 1;
+};
+
+/// Runs every kernel of \p Kernels (from \p Ptx) on \p Driver. Each kernel's
+/// sidecar `fusion` names the fusion instruction of \p Module it computes;
+/// the interpreter evaluates that fusion on the same inputs. Failures of the
+/// driver are returned as a DriverError; mismatches are reported in the
+/// results (Ok = false).
+runtime::DriverResult<std::vector<KernelRunResult>>
+runKernels(runtime::CudaDriver &Driver, const HloModule &Module,
+           std::string_view Ptx, const std::vector<KernelInfo> &Kernels,
+           const RunOptions &Options, std::ostream &Log);
+
+/// The physical (layout-ordered) bytes of \p L for \p S's layout, and back.
+std::vector<uint8_t> toPhysical(const Literal &L, const Shape &S);
+Literal fromPhysical(const std::vector<uint8_t> &Bytes, const Shape &S);
+
+} // namespace idxmap
+
+#endif // IDXMAP_RUNNER_H

@@ -1,0 +1,98 @@
+//===- CmdEmit.cpp - `idxmap emit`: HLO fusions to PTX --------------------===//
+//
+// Part of idxmap.
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
+
+#include "idxmap/Emit.h"
+
+#include <chrono>
+
+using namespace idxmap;
+using namespace idxmap::cli;
+
+static int runEmit(int Argc, char **Argv);
+
+static const Command EmitCommand = {
+    "emit", "compile the fusions of an HLO module to PTX",
+    "Writes one kernel per fusion into a .ptx file (or LLVM IR with\n"
+    "--emit=llvm) and, next to a .ptx output, a JSON sidecar (out.json for\n"
+    "out.ptx) with each kernel's name, grid, block, shared memory bytes and\n"
+    "parameters in order (role, element type, shape, layout, alignment).\n"
+    "--time prints the compile time to stderr.",
+    runEmit};
+static CommandRegistration RegisterEmit(EmitCommand);
+
+/// `out.ptx` -> `out.json`.
+std::string sidecarPath(const std::string &Ptx) {
+  std::string Base = Ptx;
+  if (Base.size() > 4 && Base.compare(Base.size() - 4, 4, ".ptx") == 0)
+    Base.resize(Base.size() - 4);
+  return Base + ".json";
+}
+
+static int runEmit(int Argc, char **Argv) {
+  std::string File = "-", EmitKind = "ptx", Gpu = "sm_90", Fusion, PtxVer;
+  bool Precise = false, Time = false;
+  OutputOptions Out;
+  ArgParser P(EmitCommand);
+  P.positional("FILE", &File, "HLO module, or - for stdin", true);
+  P.choice("--emit", {"ptx", "llvm"}, &EmitKind, "what to write");
+  P.choice("--gpu", {"sm_80", "sm_90", "sm_90a"}, &Gpu, "target GPU");
+  P.option("--ptx-version", "N", &PtxVer, "PTX ISA version x10 (default 85)");
+  P.option("--fusion", "NAME", &Fusion, "only this fusion");
+  P.flag("--precise-math", &Precise,
+         "libdevice tanh/exp/log instead of the approximate instructions");
+  P.flag("--time", &Time, "print the compile time to stderr");
+  Out.addTo(P, /*AllowFormat=*/false);
+  if (auto Exit = P.parse(Argc, Argv))
+    return *Exit;
+  std::string Text;
+  if (auto Err = readInput(File, Text)) {
+    printError(displayName(File), *Err);
+    return ExitRejected;
+  }
+  auto T0 = std::chrono::steady_clock::now();
+  auto M = parseHloModule(Text, displayName(File));
+  if (!M) {
+    printDiagnostic(M.error());
+    return ExitRejected;
+  }
+  EmitOptions O;
+  O.Target.Gpu = Gpu;
+  O.Target.PreciseMath = Precise;
+  if (!PtxVer.empty()) {
+    try {
+      O.Target.PtxVersion = unsigned(std::stoul(PtxVer));
+    } catch (...) {
+      return P.usageError("--ptx-version needs an integer such as 85");
+    }
+  }
+  O.OnlyFusion = Fusion;
+  O.KeepLlvmIr = EmitKind == "llvm";
+  auto R = emitModule(**M, O);
+  if (!R) {
+    printDiagnostic(R.error());
+    return ExitRejected;
+  }
+  auto T1 = std::chrono::steady_clock::now();
+  if (Time)
+    std::fprintf(stderr, "emit: %.2f ms (parse, analysis, IR, O3, PTX)\n",
+                 std::chrono::duration<double, std::milli>(T1 - T0).count());
+  OutputFile OF;
+  if (!OF.open(Out))
+    return ExitRejected;
+  OF << (EmitKind == "llvm" ? R->LlvmIr : R->Ptx);
+  if (!OF.close())
+    return ExitRejected;
+  if (EmitKind == "ptx" && Out.File != "-") {
+    OutputFile J;
+    if (!J.open(sidecarPath(Out.File)))
+      return ExitRejected;
+    J << kernelsToJson(R->Kernels, File == "-" ? "" : File);
+    if (!J.close())
+      return ExitRejected;
+  }
+  return ExitOk;
+}

@@ -1,0 +1,160 @@
+//===- CmdRun.cpp - `idxmap run`: check and time kernels on the GPU -------===//
+//
+// Part of idxmap.
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
+
+#include "idxmap/Emit.h"
+#include "idxmap/Runner.h"
+
+#include <cstdio>
+
+using namespace idxmap;
+using namespace idxmap::cli;
+
+static int runRun(int Argc, char **Argv);
+
+static const Command RunCommand = {
+    "run", "run kernels on the GPU, check them against the interpreter",
+    "Runs `FILE.hlo` (emitted first) or `FILE.ptx` (with FILE.json from\n"
+    "`idxmap emit`; the HLO module comes from the sidecar or --hlo) through\n"
+    "the CUDA driver (libcuda.so.1, loaded at run time): random inputs\n"
+    "(--seed) or --input NAME=FILE (raw row-major bytes), outputs poisoned\n"
+    "with 0xff, every output element compared with the reference\n"
+    "interpreter (exact for integers, per-type tolerance for floats). With\n"
+    "--bench the kernel is timed with CUDA events (warm-up, --reps\n"
+    "repetitions >= 20, median; inputs that fit in L2 are rotated through\n"
+    "copies). Exit codes: 0 all outputs match, 1 a mismatch or a rejected\n"
+    "input, 2 usage, 3 no CUDA driver or GPU.",
+    runRun};
+static CommandRegistration RegisterRun(RunCommand);
+
+std::string sidecarPath(const std::string &Ptx);
+
+static int runRun(int Argc, char **Argv) {
+  std::string File, Gpu = "sm_90", HloFile, SeedText = "1", RepsText = "50",
+                    Inputs, Fusion, TolText;
+  bool Bench = false, Precise = false, NoCheck = false;
+  ArgParser P(RunCommand);
+  P.positional("FILE", &File, "an HLO module or a .ptx file");
+  P.option("--hlo", "FILE", &HloFile, "the HLO module of a .ptx file");
+  P.option("--seed", "N", &SeedText, "seed of the random inputs");
+  P.option("--input", "NAME=FILE[,NAME=FILE]", &Inputs,
+           "read inputs from raw files");
+  P.option("--fusion", "NAME", &Fusion, "only this fusion (HLO input)");
+  P.option("--tolerance", "ABS,REL", &TolText, "float tolerance override");
+  P.choice("--gpu", {"sm_80", "sm_90", "sm_90a"}, &Gpu, "target GPU");
+  P.flag("--precise-math", &Precise, "libdevice math (HLO input)");
+  P.flag("--bench", &Bench, "time the kernels with CUDA events");
+  P.option("--reps", "N", &RepsText, "timed repetitions (>= 20)");
+  P.flag("--no-check", &NoCheck, "skip the comparison with the interpreter");
+  if (auto Exit = P.parse(Argc, Argv))
+    return *Exit;
+  RunOptions RO;
+  try {
+    RO.Seed = std::stoull(SeedText);
+    RO.Reps = unsigned(std::stoul(RepsText));
+    if (!TolText.empty()) {
+      size_t Comma = TolText.find(',');
+      Tolerance T;
+      T.Abs = std::stod(TolText.substr(0, Comma));
+      T.Rel = Comma == std::string::npos ? 0 : std::stod(TolText.substr(Comma + 1));
+      RO.Tol = T;
+    }
+  } catch (...) {
+    return P.usageError("--seed, --reps and --tolerance need numbers");
+  }
+  if (RO.Reps < 20)
+    return P.usageError("--reps must be at least 20");
+  for (size_t Pos = 0; !Inputs.empty() && Pos < Inputs.size();) {
+    size_t End = Inputs.find(',', Pos);
+    std::string Item = Inputs.substr(Pos, End - Pos);
+    size_t Eq = Item.find('=');
+    if (Eq == std::string::npos)
+      return P.usageError("--input needs NAME=FILE");
+    RO.InputFiles.push_back({Item.substr(0, Eq), Item.substr(Eq + 1)});
+    Pos = End == std::string::npos ? Inputs.size() : End + 1;
+  }
+  RO.Bench = Bench;
+  RO.Check = !NoCheck;
+
+  bool IsPtx = File.size() > 4 && File.compare(File.size() - 4, 4, ".ptx") == 0;
+  std::string Ptx, HloText;
+  std::vector<KernelInfo> Kernels;
+  if (IsPtx) {
+    if (auto Err = readInput(File, Ptx)) {
+      printError(File, *Err);
+      return ExitRejected;
+    }
+    std::string Json, Recorded;
+    std::string JsonPath = sidecarPath(File);
+    if (auto Err = readInput(JsonPath, Json)) {
+      printError(JsonPath, *Err);
+      return ExitRejected;
+    }
+    auto K = kernelsFromJson(Json, JsonPath, &Recorded);
+    if (!K) {
+      printDiagnostic(K.error());
+      return ExitRejected;
+    }
+    Kernels = std::move(*K);
+    if (HloFile.empty())
+      HloFile = Recorded;
+    if (HloFile.empty()) {
+      printError(JsonPath, "no HLO module recorded: pass --hlo FILE");
+      return ExitRejected;
+    }
+  } else {
+    HloFile = File;
+  }
+  if (auto Err = readInput(HloFile, HloText)) {
+    printError(HloFile, *Err);
+    return ExitRejected;
+  }
+  auto M = parseHloModule(HloText, displayName(HloFile));
+  if (!M) {
+    printDiagnostic(M.error());
+    return ExitRejected;
+  }
+  if (!IsPtx) {
+    EmitOptions O;
+    O.Target.Gpu = Gpu;
+    O.Target.PreciseMath = Precise;
+    O.OnlyFusion = Fusion;
+    auto R = emitModule(**M, O);
+    if (!R) {
+      printDiagnostic(R.error());
+      return ExitRejected;
+    }
+    Ptx = std::move(R->Ptx);
+    Kernels = std::move(R->Kernels);
+  }
+  auto Drv = runtime::CudaDriver::open();
+  if (!Drv) {
+    std::fprintf(stderr, "idxmap run: %s\n", Drv.error().Message.c_str());
+    return Drv.error().isUnavailable() ? 3 : ExitRejected;
+  }
+  const runtime::DeviceInfo &D = (*Drv)->device();
+  std::printf("device: %s (%s), %d SMs, driver CUDA %s\n", D.Name.c_str(),
+              D.smName().c_str(), D.SmCount,
+              runtime::formatDriverVersion(D.DriverVersion).c_str());
+  auto Results = runKernels(**Drv, **M, Ptx, Kernels, RO, std::cout);
+  if (!Results) {
+    std::fprintf(stderr, "idxmap run: %s\n", Results.error().Message.c_str());
+    return Results.error().isUnavailable() ? 3 : ExitRejected;
+  }
+  bool AllOk = true;
+  for (const KernelRunResult &R : *Results) {
+    std::printf("kernel %s:\n", R.Name.c_str());
+    for (const std::string &L : R.OutputReports)
+      std::printf("  %s\n", L.c_str());
+    if (Bench)
+      std::printf("  time: median %.2f us (min %.2f, max %.2f, %u reps, %u "
+                  "input copies), %.1f MB moved, %.1f GB/s\n",
+                  R.MedianUs, R.MinUs, R.MaxUs, RO.Reps, R.Copies,
+                  R.Bytes / 1e6, R.GBps);
+    AllOk &= R.Ok;
+  }
+  return AllOk ? ExitOk : ExitRejected;
+}
