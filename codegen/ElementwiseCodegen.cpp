@@ -1058,8 +1058,8 @@ bool isApproximate(const HloInstruction &I, const MathOptions &M) {
 
 Tolerance toleranceFor(const HloInstruction &I, const MathOptions &M) {
   Tolerance T = forShape(I.shape());
-  if (isApproximate(I, M))
-    T = merge(T, {1e-5, 1e-3});
+  if (isApproximate(I, M)) // tanh.approx.f32: about 10x its measured error
+    T = merge(T, {2e-5, 1e-4});
   if (I.opcode() == HloOpcode::Reduce)
     T = merge(T, reduceTolerance(I));
   if (I.opcode() == HloOpcode::Fusion || I.opcode() == HloOpcode::Call) {

@@ -12,6 +12,8 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
+
 namespace idxmap {
 
 Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
@@ -23,6 +25,11 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
   llvm::LLVMContext LC;
   llvm::Module Mod(M.name(), LC);
   configureModuleForTarget(Mod, **TM);
+  using Clock = std::chrono::steady_clock;
+  auto Ms = [](Clock::time_point A, Clock::time_point B) {
+    return std::chrono::duration<double, std::milli>(B - A).count();
+  };
+  auto T0 = Clock::now();
   codegen::MathOptions Math;
   Math.Precise = O.Target.PreciseMath;
   EmitResult R;
@@ -53,7 +60,10 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
                           ? "the module has no fusion to emit"
                           : "no fusion named '" + O.OnlyFusion + "'",
                       ""};
+  auto T1 = Clock::now();
   auto Ptx = emitPtx(Mod, O.Target);
+  auto T2 = Clock::now();
+  R.PhaseMs = {{"analysis+IR", Ms(T0, T1)}, {"O3+PTX", Ms(T1, T2)}};
   if (!Ptx)
     return Ptx.error();
   R.Ptx = std::move(*Ptx);

@@ -346,7 +346,7 @@ Value *ExprEmitter::emitTerms(IRBuilderBase &B, ArrayRef<Term> Terms,
       continue;
     }
     Interval NewRange = Subtract ? AccRange - TR : AccRange + TR;
-    bool NSW = UseFacts;
+    bool NSW = UseFacts && fits(AccRange) && fits(TR) && fits(NewRange);
     if (Subtract) {
       bool NUW = NSW && TR.Lo >= 0 && NewRange.Lo >= 0;
       Acc = B.CreateSub(Acc, TV, "", NUW, NSW);

@@ -193,7 +193,8 @@ struct DomainCheckOptions {
 /// bounds. Constraints are lowered with a RangeEvaluator over the bounds only
 /// (an evaluator that uses the constraints would prove them true), and
 /// skipped when that evaluator proves them always true. A known-empty map
-/// gives `false`; a map with no checks left gives `true`.
+/// gives `false`; a map with no checks left gives `true`. A null variable
+/// value is assumed within its bound (it must not occur in a constraint).
 ///
 /// \p IndexTy must hold every run-time value of the variables and, over the
 /// bounds, every constraint subexpression (mapFitsInI32 for i32).

@@ -408,7 +408,7 @@ ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A) {
 }
 
 AccessReport analyzeAccess(const IndexingMap &ThreadToElement,
-                           const Shape &S) {
+                           const Shape &S, bool CountWarps) {
   AccessReport R;
   R.ElementBytes = byteWidth(S.Type);
   if (ThreadToElement.isUndefined()) {
@@ -440,6 +440,11 @@ AccessReport analyzeAccess(const IndexingMap &ThreadToElement,
     Fixed.push_back(S2 < NR ? B.Lo : B.Lo + (B.Hi - B.Lo) / 2);
   }
   int64_t Bytes = std::max<int64_t>(1, R.ElementBytes);
+  if (!CountWarps) {
+    R.Coverage = "not counted";
+    R.VectorWidth = provenVectorWidth(Addr, VecPos, Bytes, R.VectorReason);
+    return R;
+  }
   int64_t WarpsPerBlock = ceilDiv(Addr.dims()[0].Bound.Hi + 1, 32);
   int64_t Blocks = Addr.dims()[1].Bound.Hi + 1;
   int64_t TotalWarps = WarpsPerBlock * Blocks;
@@ -493,7 +498,8 @@ AccessReport analyzeAccess(const IndexingMap &ThreadToElement,
 }
 
 std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
-                                            const FusionAnalysis &A) {
+                                            const FusionAnalysis &A,
+                                            bool CountWarps) {
   std::vector<AccessReport> Out;
   ThreadMapping TM = heroThreadMapping(Ctx, A);
   GroupedIndexing G = computeGroupedIndexing(Ctx, *A.Computation, TM.Target);
@@ -513,7 +519,7 @@ std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
     for (const OperandMap &OM : It->second) {
       IndexingMap M = compose(TM.Map, OM.Map);
       simplify(M);
-      mergeReport(R, analyzeAccess(M, P->shape()), First);
+      mergeReport(R, analyzeAccess(M, P->shape(), CountWarps), First);
       First = false;
     }
     Out.push_back(R);
@@ -526,7 +532,7 @@ std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
     for (const HloInstruction *Root : A.Roots) {
       if (!Root->shape().sameDims(A.Roots.front()->shape()))
         continue;
-      AccessReport R = analyzeAccess(OutMap, Root->shape());
+      AccessReport R = analyzeAccess(OutMap, Root->shape(), CountWarps);
       R.Name = Root->name() + " (output)";
       R.IsOutput = true;
       Out.push_back(R);

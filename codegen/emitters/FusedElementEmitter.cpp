@@ -50,25 +50,16 @@ FusedElementEmitter::applyMap(const IndexingMap &Map,
 
 llvm::Value *FusedElementEmitter::inDomain(const IndexingMap &Map,
                                            llvm::ArrayRef<llvm::Value *> Index,
-                                           llvm::ArrayRef<llvm::Value *> Syms) {
-  RangeEvaluator RE(Map, /*UseConstraints=*/false);
-  llvm::Value *Ok = B.getTrue();
-  auto Within = [&](llvm::Value *V, const Interval &I, const Interval &Known) {
-    if (I.Lo > Known.Lo)
-      Ok = B.CreateAnd(Ok, B.CreateICmpSGE(V, llvm::ConstantInt::get(
-                                                  IndexTy, I.Lo, true)));
-    if (I.Hi < Known.Hi)
-      Ok = B.CreateAnd(Ok, B.CreateICmpSLE(V, llvm::ConstantInt::get(
-                                                  IndexTy, I.Hi, true)));
-  };
-  // Index values range over the instruction's output shape; a map's dim
-  // bound narrower than that restricts the domain.
-  for (unsigned D = 0; D < Map.numDims(); ++D)
-    Within(Index[D], Map.dims()[D].Bound, Interval::full());
-  for (const Constraint &Cs : Map.constraints())
-    Within(emitIndexExpr(B, Cs.E, Index, Syms, RE, IndexTy), Cs.I,
-           RE.range(Cs.E));
-  return Ok;
+                                           llvm::ArrayRef<llvm::Value *> Syms,
+                                           const Shape &IndexShape) {
+  // The index values range over the instruction's whole output shape; the
+  // runtime variables are clamped to their bounds.
+  DomainCheckOptions O;
+  for (int64_t D : IndexShape.Dims)
+    O.DimValueRanges.push_back({0, D - 1});
+  for (unsigned S = 0; S < Map.numSymbols(); ++S)
+    O.SymValueRanges.push_back(Map.symbolVar(S).Bound);
+  return emitDomainCheck(B, Map, Index, Syms, IndexTy, O);
 }
 
 llvm::Value *
@@ -209,7 +200,7 @@ llvm::Value *FusedElementEmitter::compute(const HloInstruction &I,
     if (M0.isKnownEmpty())
       return valueAt(*I.operand(1), {});
     return emitIfElse(
-        inDomain(M0, Index, {}), [&] { return Read(0); },
+        inDomain(M0, Index, {}, I.shape()), [&] { return Read(0); },
         [&] { return valueAt(*I.operand(1), {}); });
   }
   case HloOpcode::Concatenate: {
@@ -218,7 +209,7 @@ llvm::Value *FusedElementEmitter::compute(const HloInstruction &I,
       if (K + 1 == I.operandCount())
         return Read(K);
       const IndexingMap &MK = Idx.Operands[K].front().Map;
-      return emitIfElse(inDomain(MK, Index, {}), [&] { return Read(K); },
+      return emitIfElse(inDomain(MK, Index, {}, I.shape()), [&] { return Read(K); },
                         [&] { return Pick(K + 1); });
     };
     return Pick(0);
@@ -230,7 +221,7 @@ llvm::Value *FusedElementEmitter::compute(const HloInstruction &I,
       Syms.push_back(runtimeOffset(OM.Bindings[R], OM.Map.runtimeVars()[R].Bound,
                                    Index));
     return emitIfElse(
-        inDomain(OM.Map, Index, Syms),
+        inDomain(OM.Map, Index, Syms, I.shape()),
         [&] { return valueAt(*I.operand(1), applyMap(OM.Map, Index, Syms)); },
         [&] { return Read(0); });
   }

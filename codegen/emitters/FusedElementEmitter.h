@@ -66,7 +66,8 @@ private:
   /// i1: \p Index lies in \p Map's domain (dims bounds and constraints).
   llvm::Value *inDomain(const IndexingMap &Map,
                         llvm::ArrayRef<llvm::Value *> Index,
-                        llvm::ArrayRef<llvm::Value *> Syms);
+                        llvm::ArrayRef<llvm::Value *> Syms,
+                        const Shape &IndexShape);
   /// Emits `Cond ? Then() : Else()` with real branches (the untaken side
   /// may read out of bounds).
   llvm::Value *emitIfElse(llvm::Value *Cond,

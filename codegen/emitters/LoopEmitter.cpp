@@ -80,7 +80,8 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
                             "layouts are not supported",
                         ""};
   ThreadMapping TM = heroThreadMapping(Ctx, A);
-  std::vector<AccessReport> Reports = analyzeCoalescing(Ctx, A);
+  std::vector<AccessReport> Reports =
+      analyzeCoalescing(Ctx, A, /*CountWarps=*/false);
   // Maps from every output to every instruction (all roots together).
   GroupedIndexing G;
   for (size_t R = 0; R < A.Roots.size(); ++R)

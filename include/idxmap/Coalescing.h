@@ -75,13 +75,16 @@ struct AccessReport {
 /// and of the outputs under \p A's thread mapping. Runtime variables are
 /// fixed at the middle of their range; iteration variables at their lower
 /// bound (every iteration has the same pattern shifted).
+/// With \p CountWarps false only the vector widths are computed (what an
+/// emitter needs; no warp is enumerated).
 std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
-                                            const FusionAnalysis &A);
+                                            const FusionAnalysis &A,
+                                            bool CountWarps = true);
 
 /// The access of one thread→element map composed with \p S's physical
 /// layout: sector and line counts per warp, coverage and vector width.
 AccessReport analyzeAccess(const IndexingMap &ThreadToElement,
-                           const Shape &S);
+                           const Shape &S, bool CountWarps = true);
 
 /// A table with one line per access (the `idxmap analyze` format).
 std::string formatCoalescing(const std::vector<AccessReport> &R);

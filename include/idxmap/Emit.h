@@ -29,6 +29,10 @@ struct EmitResult {
   std::string Ptx;
   std::string LlvmIr;
   std::vector<KernelInfo> Kernels;
+  /// Wall time of each phase in milliseconds: "analysis+IR" (fusion
+  /// analysis and IR building) and "O3+PTX" (optimization and the NVPTX back
+  /// end).
+  std::vector<std::pair<std::string, double>> PhaseMs;
 };
 
 /// Emits every fusion of \p M (a module without fusions is emitted as if its

@@ -15,7 +15,7 @@
 // printed with the seed and index that reproduce it.
 //
 // Usage: fuzz_compose [--seed N] [--count N] [--only I] [--max-failures N]
-//                     [--no-minimize] [--verbose]
+//                     [--no-minimize] [--verbose] [--edge-odds N]
 // Exit status: 0 if every check passed, 1 on a failure, 2 on a usage error.
 //
 //===----------------------------------------------------------------------===//
@@ -50,11 +50,15 @@ struct FuzzOptions {
   unsigned MaxFailures = 5;
   bool Minimize = true;
   bool Verbose = false;
+  /// Generator settings (see RandomMapOptions).
+  RandomMapOptions Gen;
 };
 
 enum class FailureKind {
   Compose,            ///< compose(a, b) is not b o a.
   SimplifyComposed,   ///< simplify changed compose(a, b)'s meaning.
+  OverflowComposed,   ///< simplify(compose(a, b)) overflows where
+                      ///< compose(a, b) does not.
   IdempotentComposed, ///< simplify is not idempotent on compose(a, b).
   ComposeSimplified,  ///< compose(simplify(a), simplify(b)) is not b o a.
   Count
@@ -66,6 +70,9 @@ const char *kindName(FailureKind K) {
     return "compose(first, second) is not second o first";
   case FailureKind::SimplifyComposed:
     return "simplify changed the meaning of compose(first, second)";
+  case FailureKind::OverflowComposed:
+    return "simplify(compose(first, second)) overflows where "
+           "compose(first, second) does not";
   case FailureKind::IdempotentComposed:
     return "simplify is not idempotent on compose(first, second)";
   case FailureKind::ComposeSimplified:
@@ -132,12 +139,13 @@ std::optional<Failure> checkPair(const IndexingMap &A, const IndexingMap &B,
   }
   if (!R.ok())
     return Want(FailureKind::Compose)
-               ? std::optional<Failure>(Failure{
-                     FailureKind::Compose, R.str() + "\n  composed: " +
-                                               printMap(C)})
+               ? std::optional<Failure>(
+                     Failure{FailureKind::Compose,
+                             R.str() + "\n  composed: " + printMap(C)})
                : std::nullopt;
 
   if (Want(FailureKind::SimplifyComposed) ||
+      Want(FailureKind::OverflowComposed) ||
       Want(FailureKind::IdempotentComposed)) {
     IndexingMap S = C;
     simplify(S);
@@ -146,10 +154,12 @@ std::optional<Failure> checkPair(const IndexingMap &A, const IndexingMap &B,
     CheckResult RS = compareMaps(C, S, BO);
     if (Stats)
       Stats->Points += RS.PointsVisited;
-    if (!RS.ok() && Want(FailureKind::SimplifyComposed))
-      return Failure{FailureKind::SimplifyComposed,
-                     RS.str() + "\n  composed:   " + printMap(C) +
-                         "\n  simplified: " + printMap(S)};
+    FailureKind K = RS.Status == CheckStatus::EvalError
+                        ? FailureKind::OverflowComposed
+                        : FailureKind::SimplifyComposed;
+    if (!RS.ok() && Want(K))
+      return Failure{K, RS.str() + "\n  composed:   " + printMap(C) +
+                            "\n  simplified: " + printMap(S)};
     if (Want(FailureKind::IdempotentComposed)) {
       IndexingMap S2 = S;
       simplify(S2);
@@ -167,8 +177,7 @@ std::optional<Failure> checkPair(const IndexingMap &A, const IndexingMap &B,
     CheckResult RC = checkCompose(A, B, CS, BO);
     if (Stats)
       Stats->Points += RC.PointsVisited;
-    if (RC.Status == CheckStatus::Mismatch ||
-        RC.Status == CheckStatus::Invalid)
+    if (RC.Status == CheckStatus::Mismatch || RC.Status == CheckStatus::Invalid)
       return Failure{FailureKind::ComposeSimplified,
                      RC.str() + "\n  simplify(first):  " + printMap(SA) +
                          "\n  simplify(second): " + printMap(SB) +
@@ -178,6 +187,8 @@ std::optional<Failure> checkPair(const IndexingMap &A, const IndexingMap &B,
 }
 
 char CrashInfo[16384];
+/// Generator flags to repeat in "reproduce:" lines.
+std::string GenFlags;
 
 void onCrash(int Sig) {
   const char Head[] = "\nfuzz_compose: crashed while checking:\n";
@@ -191,10 +202,10 @@ void onCrash(int Sig) {
 void setCrashInfo(uint64_t Seed, uint64_t Index, const IndexingMap &A,
                   const IndexingMap &B) {
   snprintf(CrashInfo, sizeof(CrashInfo),
-           "  reproduce: fuzz_compose --seed %llu --only %llu\n  first:  %s\n"
+           "  reproduce: fuzz_compose --seed %llu --only %llu%s\n  first:  %s\n"
            "  second: %s",
            (unsigned long long)Seed, (unsigned long long)Index,
-           printMap(A).c_str(), printMap(B).c_str());
+           GenFlags.c_str(), printMap(A).c_str(), printMap(B).c_str());
 }
 
 uint64_t pairSeed(uint64_t Seed, uint64_t Index) {
@@ -227,6 +238,11 @@ bool parseArgs(int Argc, char **Argv, FuzzOptions &O) {
       if (!Num(V))
         return false;
       O.MaxFailures = unsigned(V);
+    } else if (A == "--edge-odds") {
+      if (!Num(V))
+        return false;
+      O.Gen.EdgeOdds = unsigned(V);
+      GenFlags += " --edge-odds " + std::to_string(V);
     } else if (A == "--no-minimize") {
       O.Minimize = false;
     } else if (A == "--verbose") {
@@ -262,7 +278,8 @@ int main(int Argc, char **Argv) {
   FuzzOptions O;
   if (!parseArgs(Argc, Argv, O)) {
     fprintf(stderr, "usage: fuzz_compose [--seed N] [--count N] [--only INDEX] "
-                    "[--max-failures N] [--no-minimize] [--verbose]\n");
+                    "[--max-failures N] [--no-minimize] [--verbose] "
+                    "[--edge-odds N]\n");
     return 2;
   }
   signal(SIGABRT, onCrash);
@@ -275,7 +292,7 @@ int main(int Argc, char **Argv) {
   uint64_t First = O.Only ? *O.Only : 0, Last = O.Only ? *O.Only + 1 : O.Count;
   for (uint64_t I = First; I < Last; ++I) {
     Context Ctx;
-    RandomMapGenerator Gen(Ctx, pairSeed(O.Seed, I));
+    RandomMapGenerator Gen(Ctx, pairSeed(O.Seed, I), O.Gen);
     auto [A, B] = Gen.generateComposablePair();
     ++C.Pairs;
     setCrashInfo(O.Seed, I, A, B);
@@ -290,9 +307,9 @@ int main(int Argc, char **Argv) {
     if (Failed > O.MaxFailures)
       continue;
     printf("\nFAILURE %llu: %s\n  reproduce: fuzz_compose --seed %llu "
-           "--only %llu\n  first:  %s\n  second: %s\n  %s\n",
+           "--only %llu%s\n  first:  %s\n  second: %s\n  %s\n",
            (unsigned long long)Failed, kindName(F->Kind),
-           (unsigned long long)O.Seed, (unsigned long long)I,
+           (unsigned long long)O.Seed, (unsigned long long)I, GenFlags.c_str(),
            printMap(A).c_str(), printMap(B).c_str(), F->Detail.c_str());
     if (O.Minimize) {
       auto [MA, MB] = minimizePair(A, B, F->Kind, O.Seed, I);
@@ -300,8 +317,12 @@ int main(int Argc, char **Argv) {
       printf("  minimized first:  %s\n  minimized second: %s\n  %s\n",
              printMap(MA).c_str(), printMap(MB).c_str(),
              MF ? MF->Detail.c_str() : "(does not fail any more?)");
-      if (F->Kind == FailureKind::SimplifyComposed) {
+      if (F->Kind == FailureKind::SimplifyComposed ||
+          F->Kind == FailureKind::OverflowComposed) {
         // The composed map alone shows the simplifier bug: shrink it too.
+        CheckStatus Want = F->Kind == FailureKind::SimplifyComposed
+                               ? CheckStatus::Mismatch
+                               : CheckStatus::EvalError;
         IndexingMap Comp = compose(MA, MB);
         IndexingMap Min = minimizeMap(Comp, [&](const IndexingMap &Cand) {
           IndexingMap S = Cand;
@@ -309,8 +330,7 @@ int main(int Argc, char **Argv) {
           if (!Self.ok())
             return false;
           simplify(S);
-          return compareMaps(Cand, S, bruteOptions()).Status ==
-                 CheckStatus::Mismatch;
+          return compareMaps(Cand, S, bruteOptions()).Status == Want;
         });
         IndexingMap S = Min;
         simplify(S);
@@ -320,9 +340,9 @@ int main(int Argc, char **Argv) {
     }
     fflush(stdout);
   }
-  double Secs = std::chrono::duration<double>(
-                    std::chrono::steady_clock::now() - Start)
-                    .count();
+  double Secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
+          .count();
   printf("\nfuzz_compose: seed %llu, %llu pairs generated, %llu checked "
          "(%llu skipped: box too large; %llu skipped: overflow)\n",
          (unsigned long long)O.Seed, (unsigned long long)C.Pairs,

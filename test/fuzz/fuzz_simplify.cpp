@@ -6,16 +6,20 @@
 //     domain point as M, and keeps the numbers of variables and results;
 //   - simplify reports a change whenever it changed the map;
 //   - simplify(simplify(M)) == simplify(M), structurally and as text;
+//   - the same two properties with ReplacePointDims = false;
 //   - print -> parse gives the same map (for M and for simplify(M)), and
 //     printing the parsed map gives the same text;
 //   - simplifyExpr preserves every result's values over M's domain;
 //   - RangeEvaluator's bounds and divisors hold at every domain point;
-//   - removeUnusedVars is a projection (on M and on simplify(M)).
+//   - removeUnusedVars and removeUnusedSymbols are projections, rescaleSymbols
+//     keeps the relation from dims to results (symbols existential), and
+//     convertSymbolsToDims keeps every value (on M and on simplify(M)).
 // A failure is shrunk to the smallest failing map found and printed with the
 // seed and index that reproduce it (`--seed S --only I`).
 //
 // Usage: fuzz_simplify [--seed N] [--count N] [--only I] [--max-failures N]
 //                      [--no-minimize] [--verbose] [--skip KIND]...
+//                      [--family NAME] [--edge-odds N] [--max-box N]
 // Exit status: 0 if every check passed, 1 on a failure, 2 on a usage error.
 //
 //===----------------------------------------------------------------------===//
@@ -53,6 +57,9 @@ struct FuzzOptions {
   unsigned MaxFailures = 5;
   bool Minimize = true;
   bool Verbose = false;
+  /// Generator settings (see RandomMapOptions).
+  RandomMapOptions Gen;
+  std::optional<MapFamily> Family;
   /// Check kinds to skip (by short name), for triage.
   std::vector<std::string> Skip;
 };
@@ -60,16 +67,20 @@ struct FuzzOptions {
 /// What a check found wrong. The kinds are minimized separately: a
 /// candidate counts as failing only if it fails with the same kind.
 enum class FailureKind {
-  Semantics,       ///< simplify changed the domain or a value.
-  Shape,           ///< simplify changed the numbers of variables/results.
-  EvalOverflow,    ///< simplify(M) overflows where M does not.
-  ChangeFlag,      ///< simplify returned false but changed the map.
-  Idempotence,     ///< simplify(simplify(M)) != simplify(M).
-  RoundTrip,       ///< parse(print(simplify(M))) != simplify(M).
-  RoundTripInput,  ///< print/parse of M is not faithful.
-  SimplifyExpr,    ///< simplifyExpr changed a result's values.
-  RangeBounds,     ///< RangeEvaluator's answer is violated at some point.
-  RemoveUnused,    ///< removeUnusedVars is not a projection.
+  Semantics,      ///< simplify changed the domain or a value.
+  Shape,          ///< simplify changed the numbers of variables/results.
+  EvalOverflow,   ///< simplify(M) overflows where M does not.
+  ChangeFlag,     ///< simplify returned false but changed the map.
+  Idempotence,    ///< simplify(simplify(M)) != simplify(M).
+  RoundTrip,      ///< parse(print(simplify(M))) != simplify(M).
+  RoundTripInput, ///< print/parse of M is not faithful.
+  SimplifyExpr,   ///< simplifyExpr changed a result's values.
+  RangeBounds,    ///< RangeEvaluator's answer is violated at some point.
+  RemoveUnused,   ///< removeUnusedVars/Symbols is not a projection.
+  PreserveDims,   ///< simplify with ReplacePointDims = false is wrong or
+                  ///< not idempotent.
+  Rescale,        ///< rescaleSymbols changed the relation.
+  ConvertSymbols, ///< convertSymbolsToDims changed a value or the domain.
   Count
 };
 
@@ -90,11 +101,18 @@ const char *kindName(FailureKind K) {
   case FailureKind::RoundTripInput:
     return "print/parse round trip of the input map";
   case FailureKind::SimplifyExpr:
-    return "simplifyExpr changed a result";
+    return "simplifyExpr changed a result (or made it overflow)";
   case FailureKind::RangeBounds:
     return "RangeEvaluator bound or divisor violated";
   case FailureKind::RemoveUnused:
-    return "removeUnusedVars is not a projection";
+    return "removeUnusedVars/removeUnusedSymbols is not a projection";
+  case FailureKind::PreserveDims:
+    return "simplify with ReplacePointDims = false is wrong or not "
+           "idempotent";
+  case FailureKind::Rescale:
+    return "rescaleSymbols changed the map's relation";
+  case FailureKind::ConvertSymbols:
+    return "convertSymbolsToDims changed the map";
   case FailureKind::Count:
     break;
   }
@@ -103,10 +121,11 @@ const char *kindName(FailureKind K) {
 
 /// Short names for --skip.
 const char *kindShortName(FailureKind K) {
-  static const char *Names[] = {"semantics",   "shape",         "overflow",
-                                "change-flag", "idempotence",   "round-trip",
-                                "round-trip-input", "simplify-expr",
-                                "range",       "remove-unused"};
+  static const char *Names[] = {
+      "semantics",      "shape",         "overflow",         "change-flag",
+      "idempotence",    "round-trip",    "round-trip-input", "simplify-expr",
+      "range",          "remove-unused", "preserve-dims",    "rescale",
+      "convert-symbols"};
   return Names[unsigned(K)];
 }
 
@@ -119,6 +138,7 @@ struct Counters {
   uint64_t Maps = 0, Checked = 0, SkippedLarge = 0, SkippedOverflow = 0;
   uint64_t Points = 0, DomainPoints = 0, EmptyInputs = 0, BecameEmpty = 0;
   uint64_t Changed = 0, RoundTrips = 0, Projections = 0, RangeChecks = 0;
+  uint64_t Rescaled = 0;
   std::map<std::string, uint64_t> PerFamily;
   uint64_t Failures[unsigned(FailureKind::Count)] = {};
 };
@@ -140,6 +160,36 @@ void collectSubexprs(Expr E, std::vector<Expr> &Out) {
   }
 }
 
+/// The expression tree with every node parenthesized and constants raw, to
+/// show structural differences that print alike.
+std::string treeString(Expr E) {
+  switch (E.kind()) {
+  case ExprKind::Constant:
+    return std::to_string(E.value());
+  case ExprKind::Dim:
+    return "d" + std::to_string(E.position());
+  case ExprKind::Symbol:
+    return "s" + std::to_string(E.position());
+  default:
+    break;
+  }
+  static const char *Ops[] = {"",    "",      "",           " + ",
+                              " * ", " mod ", " floordiv ", " ceildiv "};
+  return "(" + treeString(E.lhs()) + Ops[unsigned(E.kind())] +
+         treeString(E.rhs()) + ")";
+}
+
+std::string treesOf(const IndexingMap &M) {
+  std::string S;
+  for (Expr E : M.results())
+    S += "\n    result " + treeString(E);
+  for (const Constraint &C : M.constraints())
+    S += "\n    constraint " + treeString(C.E) + " in " + C.I.str();
+  for (unsigned I = 0; I < M.numVars(); ++I)
+    S += "\n    " + M.varName(I) + " in " + M.var(I).Bound.str();
+  return S;
+}
+
 /// Checks the round trip of \p M through the printer and the parser.
 std::optional<std::string> roundTrip(const IndexingMap &M, bool Structural) {
   Context &Ctx = M.context();
@@ -154,12 +204,13 @@ std::optional<std::string> roundTrip(const IndexingMap &M, bool Structural) {
                              : std::optional<std::string>(
                                    "KNOWN EMPTY parses as " + printMap(*P));
   if (Structural && !(*P == M))
-    return "parsed map differs structurally from the printed one:\n  " +
-           Text + "\n  reparsed: " + printMap(*P);
+    return "parsed map differs structurally from the printed one:\n  " + Text +
+           "\n  reparsed: " + printMap(*P) + "\n  trees:" + treesOf(M) +
+           "\n  reparsed trees:" + treesOf(*P);
   std::string Again = printMap(*P);
   if (Again != Text)
-    return "reprinting the parsed map changes the text:\n  " + Text +
-           "\n  " + Again;
+    return "reprinting the parsed map changes the text:\n  " + Text + "\n  " +
+           Again;
   CheckResult R = compareMaps(M, *P, bruteOptions());
   if (R.Status == CheckStatus::Mismatch)
     return "parsed map has another meaning: " + R.str() + "\n  " + Text;
@@ -215,13 +266,13 @@ std::optional<Failure> checkMap(const IndexingMap &M,
       Stats->Points += R.PointsVisited;
     if (R.Status == CheckStatus::Mismatch && Want(FailureKind::Semantics))
       return Failure{FailureKind::Semantics, R.str()};
-    if (R.Status == CheckStatus::EvalError &&
-        Want(FailureKind::EvalOverflow))
+    if (R.Status == CheckStatus::EvalError && Want(FailureKind::EvalOverflow))
       return Failure{FailureKind::EvalOverflow, R.str()};
     if (R.Status == CheckStatus::TooLarge && Want(FailureKind::Semantics))
       return Failure{FailureKind::Semantics,
                      "the simplified map's bounds are wider than the input's "
-                     "(box too large): " + printMap(S)};
+                     "(box too large): " +
+                         printMap(S)};
   }
 
   if (Want(FailureKind::ChangeFlag) && !Changed && !(S == M))
@@ -254,7 +305,8 @@ std::optional<Failure> checkMap(const IndexingMap &M,
       Res.push_back(simplifyExpr(R, M));
     E.setResults(Res);
     CheckResult R = compareMaps(M, E, BO);
-    if (R.Status == CheckStatus::Mismatch || R.Status == CheckStatus::EvalError) {
+    if (R.Status == CheckStatus::Mismatch ||
+        R.Status == CheckStatus::EvalError) {
       std::string Detail = R.str();
       for (unsigned I = 0; I < Res.size(); ++I)
         if (Res[I] != M.result(I))
@@ -273,7 +325,8 @@ std::optional<Failure> checkMap(const IndexingMap &M,
     // Bounded work per map: the top-level expressions always, subexpressions
     // while the box is small.
     uint64_t Box = boxSize(M, BO.MaxPoints).value_or(BO.MaxPoints);
-    size_t Limit = std::max<size_t>(1, size_t(200000 / std::max<uint64_t>(1, Box)));
+    size_t Limit =
+        std::max<size_t>(1, size_t(200000 / std::max<uint64_t>(1, Box)));
     if (Subs.size() > Limit)
       Subs.resize(Limit);
     for (bool UseConstraints : {true, false}) {
@@ -286,30 +339,99 @@ std::optional<Failure> checkMap(const IndexingMap &M,
         if (Stats)
           ++Stats->RangeChecks;
         if (R.Status == CheckStatus::Mismatch)
-          return Failure{FailureKind::RangeBounds,
-                         "range(" + printExpr(E, &M) + ") = " +
-                             Info.Range.str() + ", divisor " +
-                             std::to_string(Info.Divisor) +
-                             (UseConstraints ? " (with constraints)"
-                                             : " (bounds only)") +
-                             ": " + R.str()};
+          return Failure{
+              FailureKind::RangeBounds,
+              "range(" + printExpr(E, &M) + ") = " + Info.Range.str() +
+                  ", divisor " + std::to_string(Info.Divisor) +
+                  (UseConstraints ? " (with constraints)" : " (bounds only)") +
+                  ": " + R.str()};
       }
     }
   }
 
+  if (Want(FailureKind::PreserveDims)) {
+    SimplifyOptions Keep;
+    Keep.ReplacePointDims = false;
+    IndexingMap P = M;
+    simplify(P, Keep);
+    CheckResult R = compareMaps(M, P, BO);
+    if (R.Status != CheckStatus::Ok)
+      return Failure{FailureKind::PreserveDims,
+                     R.str() + "\n  simplified (ReplacePointDims = false): " +
+                         printMap(P)};
+    IndexingMap P2 = P;
+    simplify(P2, Keep);
+    if (!(P2 == P) || printMap(P2) != printMap(P))
+      return Failure{FailureKind::PreserveDims,
+                     "not idempotent:\n  once:  " + printMap(P) +
+                         "\n  twice: " + printMap(P2)};
+  }
+
+  auto Bad = [](const CheckResult &R) {
+    return R.Status == CheckStatus::Mismatch ||
+           R.Status == CheckStatus::Invalid;
+  };
+  const IndexingMap *Bases[] = {&M, &S};
   if (Want(FailureKind::RemoveUnused)) {
-    for (const IndexingMap *Base : {&M, static_cast<const IndexingMap *>(&S)}) {
-      IndexingMap Red = *Base;
-      std::vector<bool> Removed = Red.removeUnusedVars();
-      if (std::none_of(Removed.begin(), Removed.end(), [](bool B) { return B; }))
+    for (const IndexingMap *Base : Bases) {
+      const char *Where = Base == &M ? "on the input" : "on simplify(M)";
+      for (bool SymbolsOnly : {false, true}) {
+        IndexingMap Red = *Base;
+        std::vector<bool> Removed;
+        if (SymbolsOnly) {
+          Removed.assign(Base->numDims(), false);
+          std::vector<bool> RS = Red.removeUnusedSymbols();
+          Removed.insert(Removed.end(), RS.begin(), RS.end());
+        } else {
+          Removed = Red.removeUnusedVars();
+        }
+        if (std::none_of(Removed.begin(), Removed.end(),
+                         [](bool B) { return B; }))
+          continue;
+        if (Stats)
+          ++Stats->Projections;
+        CheckResult R = checkProjection(*Base, Red, Removed, BO);
+        if (Bad(R))
+          return Failure{FailureKind::RemoveUnused,
+                         std::string(SymbolsOnly ? "removeUnusedSymbols "
+                                                 : "removeUnusedVars ") +
+                             Where + ": " + R.str() +
+                             "\n  reduced: " + printMap(Red)};
+      }
+    }
+  }
+
+  if (Want(FailureKind::Rescale)) {
+    for (const IndexingMap *Base : Bases) {
+      IndexingMap Res = *Base;
+      if (!Res.rescaleSymbols())
         continue;
       if (Stats)
-        ++Stats->Projections;
-      CheckResult R = checkProjection(*Base, Red, Removed, BO);
-      if (R.Status == CheckStatus::Mismatch || R.Status == CheckStatus::Invalid)
-        return Failure{FailureKind::RemoveUnused,
-                       std::string(Base == &M ? "on the input" : "on simplify(M)") +
-                           ": " + R.str() + "\n  reduced: " + printMap(Red)};
+        ++Stats->Rescaled;
+      CheckResult R = compareRelations(*Base, Res, BO);
+      if (Bad(R))
+        return Failure{
+            FailureKind::Rescale,
+            std::string(Base == &M ? "on the input" : "on simplify(M)") + ": " +
+                R.str() + "\n  rescaled: " + printMap(Res)};
+    }
+  }
+
+  if (Want(FailureKind::ConvertSymbols)) {
+    BruteForceOptions Flat = BO;
+    Flat.FlatLayout = true;
+    for (const IndexingMap *Base : Bases) {
+      IndexingMap Conv = Base->convertSymbolsToDims();
+      bool ShapeOk = Conv.numDims() == Base->numVars() &&
+                     Conv.numSymbols() == 0 &&
+                     Conv.numResults() == Base->numResults();
+      CheckResult R = compareMaps(*Base, Conv, Flat);
+      if (!ShapeOk || Bad(R))
+        return Failure{
+            FailureKind::ConvertSymbols,
+            std::string(Base == &M ? "on the input" : "on simplify(M)") + ": " +
+                (ShapeOk ? R.str() : "wrong shape") +
+                "\n  converted: " + printMap(Conv)};
     }
   }
   return std::nullopt;
@@ -321,6 +443,8 @@ std::optional<Failure> checkMap(const IndexingMap &M,
 //===----------------------------------------------------------------------===//
 
 char CrashInfo[8192];
+/// Generator flags to repeat in "reproduce:" lines.
+std::string GenFlags;
 
 void onCrash(int Sig) {
   const char Head[] = "\nfuzz_simplify: crashed while checking:\n";
@@ -333,8 +457,9 @@ void onCrash(int Sig) {
 
 void setCrashInfo(uint64_t Seed, uint64_t Index, const std::string &Text) {
   snprintf(CrashInfo, sizeof(CrashInfo),
-           "  reproduce: fuzz_simplify --seed %llu --only %llu\n  map: %s",
-           (unsigned long long)Seed, (unsigned long long)Index, Text.c_str());
+           "  reproduce: fuzz_simplify --seed %llu --only %llu%s\n  map: %s",
+           (unsigned long long)Seed, (unsigned long long)Index,
+           GenFlags.c_str(), Text.c_str());
 }
 
 uint64_t mapSeed(uint64_t Seed, uint64_t Index) {
@@ -371,6 +496,26 @@ bool parseArgs(int Argc, char **Argv, FuzzOptions &O) {
       if (I + 1 >= Argc)
         return false;
       O.Skip.push_back(Argv[++I]);
+    } else if (A == "--edge-odds") {
+      if (!Num(V))
+        return false;
+      GenFlags += " --edge-odds " + std::to_string(V);
+      O.Gen.EdgeOdds = unsigned(V);
+    } else if (A == "--max-box") {
+      if (!Num(V))
+        return false;
+      GenFlags += " --max-box " + std::to_string(V);
+      O.Gen.MaxBoxPoints = V;
+    } else if (A == "--family") {
+      if (I + 1 >= Argc)
+        return false;
+      std::string F = Argv[++I];
+      for (unsigned K = 0; K < unsigned(MapFamily::NumFamilies); ++K)
+        if (F == familyName(MapFamily(K)))
+          O.Family = MapFamily(K);
+      if (!O.Family)
+        return false;
+      GenFlags += " --family " + F;
     } else if (A == "--no-minimize") {
       O.Minimize = false;
     } else if (A == "--verbose") {
@@ -390,6 +535,7 @@ int main(int Argc, char **Argv) {
     fprintf(stderr,
             "usage: fuzz_simplify [--seed N] [--count N] [--only INDEX] "
             "[--max-failures N] [--no-minimize] [--verbose] [--skip KIND]...\n"
+            "       [--family NAME] [--edge-odds N] [--max-box N]\n"
             "kinds:");
     for (unsigned K = 0; K < unsigned(FailureKind::Count); ++K)
       fprintf(stderr, " %s", kindShortName(FailureKind(K)));
@@ -402,8 +548,7 @@ int main(int Argc, char **Argv) {
       if (Name == kindShortName(FailureKind(K)))
         Skipped[K] = Found = true;
     if (!Found) {
-      fprintf(stderr, "fuzz_simplify: unknown check kind '%s'\n",
-              Name.c_str());
+      fprintf(stderr, "fuzz_simplify: unknown check kind '%s'\n", Name.c_str());
       return 2;
     }
   }
@@ -417,8 +562,8 @@ int main(int Argc, char **Argv) {
   uint64_t First = O.Only ? *O.Only : 0, Last = O.Only ? *O.Only + 1 : O.Count;
   for (uint64_t I = First; I < Last; ++I) {
     Context Ctx; // Fresh per map: a failure reproduces with --only.
-    RandomMapGenerator Gen(Ctx, mapSeed(O.Seed, I));
-    IndexingMap M = Gen.generate();
+    RandomMapGenerator Gen(Ctx, mapSeed(O.Seed, I), O.Gen);
+    IndexingMap M = O.Family ? Gen.generate(*O.Family) : Gen.generate();
     ++C.Maps;
     ++C.PerFamily[familyName(Gen.lastFamily())];
     std::string Text = printMap(M);
@@ -433,9 +578,9 @@ int main(int Argc, char **Argv) {
     if (Failed > O.MaxFailures)
       continue;
     printf("\nFAILURE %llu: %s\n  reproduce: fuzz_simplify --seed %llu "
-           "--only %llu\n  family: %s\n  input:      %s\n",
+           "--only %llu%s\n  family: %s\n  input:      %s\n",
            (unsigned long long)Failed, kindName(F->Kind),
-           (unsigned long long)O.Seed, (unsigned long long)I,
+           (unsigned long long)O.Seed, (unsigned long long)I, GenFlags.c_str(),
            familyName(Gen.lastFamily()), Text.c_str());
     {
       IndexingMap S = M;
@@ -458,9 +603,9 @@ int main(int Argc, char **Argv) {
     }
     fflush(stdout);
   }
-  double Secs = std::chrono::duration<double>(
-                    std::chrono::steady_clock::now() - Start)
-                    .count();
+  double Secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
+          .count();
 
   printf("\nfuzz_simplify: seed %llu, %llu maps generated, %llu checked "
          "(%llu skipped: box too large; %llu skipped: input overflows)\n",
@@ -472,9 +617,10 @@ int main(int Argc, char **Argv) {
          (unsigned long long)C.Points, (unsigned long long)C.DomainPoints,
          (unsigned long long)C.EmptyInputs, (unsigned long long)C.BecameEmpty,
          (unsigned long long)C.Changed);
-  printf("  round trips: %llu, projections: %llu, range checks: %llu\n",
+  printf("  round trips: %llu, projections: %llu, rescaled: %llu, range "
+         "checks: %llu\n",
          (unsigned long long)C.RoundTrips, (unsigned long long)C.Projections,
-         (unsigned long long)C.RangeChecks);
+         (unsigned long long)C.Rescaled, (unsigned long long)C.RangeChecks);
   printf("  families:");
   for (auto &[Name, N] : C.PerFamily)
     printf(" %s=%llu", Name.c_str(), (unsigned long long)N);

@@ -411,7 +411,9 @@ CheckResult compareMaps(const IndexingMap &A, const IndexingMap &B,
                                            ? "first map is UNDEFINED"
                                            : "second map is UNDEFINED");
   }
-  if (!sameShape(A, B))
+  if (Options.FlatLayout
+          ? A.numVars() != B.numVars() || A.numResults() != B.numResults()
+          : !sameShape(A, B))
     return fail(CheckStatus::Invalid,
                 "the maps have different numbers of variables or results");
   std::vector<Interval> Box;
@@ -454,6 +456,102 @@ CheckResult compareMaps(const IndexingMap &A, const IndexingMap &B,
                       formatValues(VA) + " vs " + formatValues(VB),
                   P);
   }
+  return R;
+}
+
+namespace {
+struct PointHash {
+  size_t operator()(const Point &P) const {
+    size_t H = 0xcbf29ce484222325ull;
+    for (int64_t V : P)
+      H = (H ^ std::hash<int64_t>()(V)) * 0x100000001b3ull;
+    return H;
+  }
+};
+using PointSet = std::unordered_set<Point, PointHash>;
+
+/// Collects {(dims..., results...)} over a map's domain.
+CheckResult collectRelation(const IndexingMap &M, const char *Which,
+                            const BruteForceOptions &Options, PointSet &Out) {
+  CheckResult R;
+  if (M.isKnownEmpty())
+    return R;
+  std::vector<Interval> Box = boundsOf(M);
+  if (!boxPoints(Box, Options.MaxPoints))
+    return tooLarge(Options.MaxPoints);
+  CompiledMap CM(M);
+  std::vector<int64_t> Vals;
+  for (BoxIterator It(Box); !It.done(); It.next()) {
+    const Point &P = It.point();
+    ++R.PointsVisited;
+    Membership In = CM.classify(P.data());
+    if (In == Membership::Error)
+      return fail(CheckStatus::EvalError,
+                  std::string("a constraint of the ") + Which +
+                      " map cannot be evaluated at " + formatPoint(M, P),
+                  P);
+    if (In == Membership::Out)
+      continue;
+    ++R.DomainPoints;
+    if (!CM.results(P.data(), Vals))
+      return fail(CheckStatus::EvalError,
+                  std::string("results of the ") + Which + " map overflow at " +
+                      formatPoint(M, P),
+                  P);
+    Point Key(P.begin(), P.begin() + M.numDims());
+    Key.insert(Key.end(), Vals.begin(), Vals.end());
+    Out.insert(std::move(Key));
+  }
+  return R;
+}
+
+std::string formatRelationPoint(const IndexingMap &M, const Point &Key) {
+  Point Dims(Key.begin(), Key.begin() + M.numDims());
+  Point Vals(Key.begin() + M.numDims(), Key.end());
+  std::string S = "(";
+  for (unsigned I = 0; I < Dims.size(); ++I)
+    S += (I ? ", " : "") + M.varName(I) + "=" + std::to_string(Dims[I]);
+  return S + ") -> " + formatValues(Vals);
+}
+} // namespace
+
+CheckResult compareRelations(const IndexingMap &A, const IndexingMap &B,
+                             const BruteForceOptions &Options) {
+  if (A.isUndefined() || B.isUndefined()) {
+    if (A.isUndefined() && B.isUndefined())
+      return {};
+    return fail(CheckStatus::Mismatch, "only one map is UNDEFINED");
+  }
+  if (A.numDims() != B.numDims() || A.numResults() != B.numResults())
+    return fail(CheckStatus::Invalid,
+                "the maps have different numbers of dims or results");
+  PointSet SA, SB;
+  CheckResult RA = collectRelation(A, "first", Options, SA);
+  if (!RA.ok())
+    return RA;
+  CheckResult RB = collectRelation(B, "second", Options, SB);
+  if (!RB.ok())
+    return RB;
+  CheckResult R;
+  R.PointsVisited = RA.PointsVisited + RB.PointsVisited;
+  R.DomainPoints = RA.DomainPoints + RB.DomainPoints;
+  // Report the smallest differing tuple, for determinism.
+  std::optional<Point> Missing;
+  bool InFirst = false;
+  for (const Point &P : SA)
+    if (!SB.count(P) && (!Missing || P < *Missing)) {
+      Missing = P;
+      InFirst = true;
+    }
+  if (!Missing)
+    for (const Point &P : SB)
+      if (!SA.count(P) && (!Missing || P < *Missing))
+        Missing = P;
+  if (Missing)
+    return fail(CheckStatus::Mismatch,
+                formatRelationPoint(A, *Missing) + " is in the " +
+                    (InFirst ? "first" : "second") + " relation only",
+                Point(Missing->begin(), Missing->begin() + A.numDims()));
   return R;
 }
 
@@ -544,14 +642,14 @@ CheckResult checkCompose(const IndexingMap &First, const IndexingMap &Second,
                       formatPoint(Composed, P),
                   P);
     if (Ref != Got)
-      return fail(CheckStatus::Mismatch,
-                  "domains differ at " + formatPoint(Composed, P) +
-                      (Got == Membership::In
-                           ? ": in the composition's domain only"
-                           : ": in first's domain with first(x) = " +
-                                 formatValues(VF) +
-                                 " in second's, but not in the composition's"),
-                  P);
+      return fail(
+          CheckStatus::Mismatch,
+          "domains differ at " + formatPoint(Composed, P) +
+              (Got == Membership::In
+                   ? ": in the composition's domain only"
+                   : ": in first's domain with first(x) = " + formatValues(VF) +
+                         " in second's, but not in the composition's"),
+          P);
     if (Got == Membership::Out)
       continue;
     ++R.DomainPoints;
@@ -572,17 +670,6 @@ CheckResult checkCompose(const IndexingMap &First, const IndexingMap &Second,
   }
   return R;
 }
-
-namespace {
-struct PointHash {
-  size_t operator()(const Point &P) const {
-    size_t H = 0xcbf29ce484222325ull;
-    for (int64_t V : P)
-      H = (H ^ std::hash<int64_t>()(V)) * 0x100000001b3ull;
-    return H;
-  }
-};
-} // namespace
 
 CheckResult checkProjection(const IndexingMap &Original,
                             const IndexingMap &Reduced,
@@ -621,7 +708,7 @@ CheckResult checkProjection(const IndexingMap &Original,
 
   CompiledMap CO(Original), CR(Reduced);
   CheckResult R;
-  std::unordered_set<Point, PointHash> Image;
+  PointSet Image;
   Point Q(Kept.size());
   std::vector<int64_t> VO, VR;
   for (BoxIterator It(BoxO); !It.done(); It.next()) {
@@ -680,8 +767,7 @@ CheckResult checkProjection(const IndexingMap &Original,
 }
 
 CheckResult checkExprBounds(const IndexingMap &Map, Expr E, Interval Range,
-                            int64_t Divisor,
-                            const BruteForceOptions &Options) {
+                            int64_t Divisor, const BruteForceOptions &Options) {
   if (Map.isUndefined())
     return fail(CheckStatus::Invalid, "the map is UNDEFINED");
   if (Map.isKnownEmpty())

@@ -1,4 +1,4 @@
-//===- support/BruteForce.h - Exhaustive checks of indexing maps -*- C++ -*-===//
+//===- support/BruteForce.h - Exhaustive checks of maps ---------*- C++ -*-===//
 //
 // Part of idxmap. A brute-force checker: enumerate a map's domain (bounded),
 // compare two maps point by point, check compositions and projections. It
@@ -27,6 +27,10 @@ struct BruteForceOptions {
   /// The most points of a variable box that a check visits. A larger box is
   /// answered with CheckStatus::TooLarge instead of being enumerated.
   uint64_t MaxPoints = uint64_t(1) << 16;
+  /// compareMaps: only the total numbers of variables (and results) must
+  /// agree, not how they split into dims, range and runtime variables (for
+  /// convertSymbolsToDims).
+  bool FlatLayout = false;
 };
 
 enum class CheckStatus {
@@ -96,6 +100,17 @@ std::vector<Point> enumerateDomain(const IndexingMap &Map,
 /// `(d0) -> (d0), domain: d0 in [0, 7]` compare Ok.
 CheckResult compareMaps(const IndexingMap &A, const IndexingMap &B,
                         const BruteForceOptions &Options = {});
+
+/// Checks that \p A and \p B are the same relation from dims to results
+/// when their symbols are existentially quantified: for every dims point d,
+/// { A(d, s) : (d, s) in A's domain } == { B(d, t) : (d, t) in B's domain }.
+/// The maps must have the same dims and results; their symbols may differ
+/// (for rescaleSymbols and removeUnusedSymbols).
+///
+/// Example: `(d0)[s0] -> (d0 + s0 * 2), s0 in [0, 3], s0 mod 2 in [0, 0]` and
+/// `(d0)[s0] -> (d0 + s0 * 4), s0 in [0, 1]` are the same relation.
+CheckResult compareRelations(const IndexingMap &A, const IndexingMap &B,
+                             const BruteForceOptions &Options = {});
 
 /// Checks `Composed == Second o First` with FORMATS.md's domain semantics:
 /// Composed's variables are [First.dims, Second.range, First.range,

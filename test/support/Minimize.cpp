@@ -92,15 +92,13 @@ struct Parts {
     std::vector<Expr> DimRepl(Dims.size()), SymRepl(Range.size() + Rt.size());
     unsigned ND = Dims.size();
     for (unsigned I = 0; I < ND; ++I)
-      DimRepl[I] = I == V ? Ctx->constant(Value)
-                          : Ctx->dim(I < V ? I : I - 1);
+      DimRepl[I] = I == V ? Ctx->constant(Value) : Ctx->dim(I < V ? I : I - 1);
     for (unsigned P = 0; P < SymRepl.size(); ++P) {
       unsigned Flat = ND + P;
       if (Flat == V)
         SymRepl[P] = Ctx->constant(Value);
       else
-        SymRepl[P] = Flat < V || V < ND ? Ctx->symbol(P)
-                                        : Ctx->symbol(P - 1);
+        SymRepl[P] = Flat < V || V < ND ? Ctx->symbol(P) : Ctx->symbol(P - 1);
     }
     for (Expr &E : Results)
       E = E.replace(DimRepl, SymRepl);
@@ -181,7 +179,8 @@ std::vector<IndexingMap> candidates(const IndexingMap &M) {
       Out.push_back(Q.build());
     });
   // Shrink constraint intervals and variable bounds.
-  auto ShrinkInterval = [&](Interval I, const std::function<void(Interval)> &Emit) {
+  auto ShrinkInterval = [&](Interval I,
+                            const std::function<void(Interval)> &Emit) {
     if (I.isEmpty())
       return;
     int64_t Lo = I.Lo, Hi = I.Hi;

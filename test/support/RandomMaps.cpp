@@ -35,9 +35,7 @@ int64_t Rng::range(int64_t Lo, int64_t Hi) {
   return int64_t(uint64_t(Lo) + next() % (Span + 1));
 }
 
-bool Rng::chance(unsigned Num, unsigned Den) {
-  return next() % Den < Num;
-}
+bool Rng::chance(unsigned Num, unsigned Den) { return next() % Den < Num; }
 
 const char *familyName(MapFamily F) {
   switch (F) {
@@ -228,15 +226,15 @@ struct RandomMapGenerator::Impl {
 
   /// A dimension size, drawn against the remaining point budget.
   int64_t size(int64_t Max = INT64_MAX) {
-    static const std::vector<int64_t> Small = {1, 2, 2, 3, 4, 4, 5, 6,
+    static const std::vector<int64_t> Small = {1, 2, 2, 3, 4,  4,  5,  6,
                                                7, 8, 8, 9, 12, 16, 24, 32};
     static const std::vector<int64_t> Large = {
-        1,   2,   3,    4,    5,    7,    8,    16,   32,    64,   100,
-        127, 128, 256,  384,  512,  768,  1000, 1024, 2048,  3072, 4096,
-        4097, 8192, 50257, 65536, 131072};
+        1,    2,    3,    4,    5,    7,    8,     16,    32,
+        64,   100,  127,  128,  256,  384,  512,   768,   1000,
+        1024, 2048, 3072, 4096, 4097, 8192, 50257, 65536, 131072};
     const std::vector<int64_t> &Cands = Real ? Large : Small;
-    int64_t Limit = std::min<int64_t>(Max, int64_t(std::min<uint64_t>(
-                                               Budget, uint64_t(INT64_MAX))));
+    int64_t Limit = std::min<int64_t>(
+        Max, int64_t(std::min<uint64_t>(Budget, uint64_t(INT64_MAX))));
     std::vector<int64_t> Ok;
     for (int64_t C : Cands)
       if (C <= Limit)
@@ -621,8 +619,8 @@ struct RandomMapGenerator::Impl {
       Vars.push_back(B.dim(boundForSize(size()), name()));
     for (unsigned I = 0; I < NS; ++I)
       Vars.push_back(B.range({0, size(16) - 1}, name()));
-    static const std::vector<int64_t> Coefs = {1, 1, 2, 3, 4, 6, 8,
-                                               32, -1, -2, -3};
+    static const std::vector<int64_t> Coefs = {1, 1,  2,  3,  4, 6,
+                                               8, 32, -1, -2, -3};
     Expr Sum = Ctx.constant(R.chance(1, 3) ? R.range(-5, 5) : 0);
     for (Expr V : Vars)
       Sum = Sum + V * R.pick(Coefs);
@@ -693,11 +691,10 @@ struct RandomMapGenerator::Impl {
   }
 
   void threadMap(MapBuilder &B) {
-    unsigned Rank = G.Opts.ThreadMapRank ? G.Opts.ThreadMapRank
-                                         : unsigned(R.range(1, 6));
+    unsigned Rank =
+        G.Opts.ThreadMapRank ? G.Opts.ThreadMapRank : unsigned(R.range(1, 6));
     int64_t V = R.pick(std::vector<int64_t>{1, 2, 4});
-    int64_t T = Real ? R.pick(std::vector<int64_t>{32, 64, 128, 256, 512,
-                                                   1024})
+    int64_t T = Real ? R.pick(std::vector<int64_t>{32, 64, 128, 256, 512, 1024})
                      : R.pick(std::vector<int64_t>{1, 2, 4, 8});
     // Output shape within the budget (in the small mode).
     std::vector<int64_t> Shape;
@@ -709,8 +706,8 @@ struct RandomMapGenerator::Impl {
     }
     int64_t Chunks = Real && R.chance(1, 4) ? R.range(2, 8) : 1;
     int64_t PerBlock = T * V;
-    int64_t Blocks = std::max<int64_t>(
-        1, (N + PerBlock * Chunks - 1) / (PerBlock * Chunks));
+    int64_t Blocks =
+        std::max<int64_t>(1, (N + PerBlock * Chunks - 1) / (PerBlock * Chunks));
     bool SixDims = R.chance(1, 2);
     Expr Th = B.dim({0, T - 1}, fixedName("th_x"));
     if (SixDims) {
@@ -782,6 +779,12 @@ struct RandomMapGenerator::Impl {
   /// A variable bound that may be negative or straddle zero.
   Interval signedBound() {
     int64_t S = size(16);
+    // Near the ends of int64: overflow handling.
+    if (G.Opts.EdgeOdds && R.chance(1, G.Opts.EdgeOdds)) {
+      int64_t Edge = R.chance(1, 2) ? (int64_t(1) << 62) : INT64_MAX - 64;
+      int64_t Lo = R.chance(1, 2) ? Edge - S : -Edge;
+      return {Lo, Lo + S - 1};
+    }
     switch (R.range(0, 3)) {
     case 0:
       return {-S, -1};
@@ -827,7 +830,7 @@ struct RandomMapGenerator::Impl {
     unsigned NR = unsigned(R.range(1, 2));
     for (unsigned I = 0; I < NR; ++I) {
       Expr E;
-      switch (R.range(0, 15)) {
+      switch (R.range(0, 16)) {
       case 0: // x mod m -> x - k*m when x lies in one period.
         E = (X + R.range(-20, 20)) % M;
         break;
@@ -835,8 +838,7 @@ struct RandomMapGenerator::Impl {
         E = (X * A) % (A * Bf);
         break;
       case 2: // Summands divisible by m drop out of a mod.
-        E = (X * (M * R.range(-2, 2)) + Y * signedFactor() +
-             R.range(-9, 9)) %
+        E = (X * (M * R.range(-2, 2)) + Y * signedFactor() + R.range(-9, 9)) %
             M;
         break;
       case 3: // (g*A + B) mod m -> (g*A) mod m + B when 0 <= B < g, g | m.
@@ -876,6 +878,24 @@ struct RandomMapGenerator::Impl {
       case 14: // Distribution of a constant over a sum inside a mod.
         E = ((X + Y * C) * A) % (M == 0 ? 7 : M);
         break;
+      case 15: { // A symbolic divisor (kept as is, but ranges must hold).
+        int64_t K = R.range(1, 6);
+        Interval ZB = R.chance(1, 3) ? Interval{-K, -1} : Interval{1, K};
+        Expr Z = R.chance(1, 2) ? B.dim(ZB, name()) : B.range(ZB, name());
+        Vars.push_back(Z);
+        switch (R.range(0, 2)) {
+        case 0:
+          E = (X + Y).floorDiv(Z);
+          break;
+        case 1:
+          E = (X * A) % Z + Y;
+          break;
+        default:
+          E = X.ceilDiv(Z) * C;
+          break;
+        }
+        break;
+      }
       default: // A point-range subexpression.
         E = (X - X % 1 + Any()).floorDiv(D);
         break;
@@ -1073,16 +1093,24 @@ RandomMapGenerator::RandomMapGenerator(Context &Ctx, uint64_t Seed,
 IndexingMap RandomMapGenerator::generate() {
   // Weights: thread maps and linearize/delinearize chains are the most common
   // shapes in codegen, so they get more draws.
-  static const std::vector<MapFamily> Table = {
-      MapFamily::LinearizeDelinearize, MapFamily::LinearizeDelinearize,
-      MapFamily::Reshape,              MapFamily::Reshape,
-      MapFamily::Tiling,               MapFamily::Tiling,
-      MapFamily::Transpose,            MapFamily::Broadcast,
-      MapFamily::SliceOrPad,           MapFamily::ConstrainedSum,
-      MapFamily::ConstrainedSum,       MapFamily::ThreadMap,
-      MapFamily::ThreadMap,            MapFamily::DynamicSlice,
-      MapFamily::RandomExpr,           MapFamily::RandomExpr,
-      MapFamily::RuleTargets,          MapFamily::RuleTargets};
+  static const std::vector<MapFamily> Table = {MapFamily::LinearizeDelinearize,
+                                               MapFamily::LinearizeDelinearize,
+                                               MapFamily::Reshape,
+                                               MapFamily::Reshape,
+                                               MapFamily::Tiling,
+                                               MapFamily::Tiling,
+                                               MapFamily::Transpose,
+                                               MapFamily::Broadcast,
+                                               MapFamily::SliceOrPad,
+                                               MapFamily::ConstrainedSum,
+                                               MapFamily::ConstrainedSum,
+                                               MapFamily::ThreadMap,
+                                               MapFamily::ThreadMap,
+                                               MapFamily::DynamicSlice,
+                                               MapFamily::RandomExpr,
+                                               MapFamily::RandomExpr,
+                                               MapFamily::RuleTargets,
+                                               MapFamily::RuleTargets};
   return generate(R.pick(Table));
 }
 
@@ -1102,8 +1130,7 @@ IndexingMap RandomMapGenerator::generate(MapFamily F) {
       if (B.isEmpty())
         break;
       uint64_t W = uint64_t(B.Hi) - uint64_t(B.Lo) + 1;
-      if (W == 0 || __builtin_mul_overflow(N, W, &N) ||
-          N > Opts.MaxBoxPoints)
+      if (W == 0 || __builtin_mul_overflow(N, W, &N) || N > Opts.MaxBoxPoints)
         Small = false;
     }
     if (Small)

@@ -1,4 +1,4 @@
-//===- support/RandomMaps.h - Seeded generator of codegen-like maps -*- C++ -*-===//
+//===- support/RandomMaps.h - Seeded codegen-like maps ----------*- C++ -*-===//
 //
 // Part of idxmap. Generates indexing maps shaped like the ones XLA's GPU
 // codegen builds (linearize/delinearize chains, reshapes, tiling, transposes,
@@ -70,6 +70,9 @@ struct RandomMapOptions {
   bool CustomNames = true;
   /// Occasionally add constraints that make the domain empty.
   bool InfeasibleConstraints = true;
+  /// In the rule-target family, one variable bound in EdgeOdds sits at the
+  /// ends of int64 (overflow handling).
+  unsigned EdgeOdds = 24;
   /// Rank of the output shape of thread maps (1-6); 0 picks at random.
   unsigned ThreadMapRank = 0;
 };

@@ -77,9 +77,13 @@ static int runEmit(int Argc, char **Argv) {
     return ExitRejected;
   }
   auto T1 = std::chrono::steady_clock::now();
-  if (Time)
-    std::fprintf(stderr, "emit: %.2f ms (parse, analysis, IR, O3, PTX)\n",
+  if (Time) {
+    std::fprintf(stderr, "emit: %.2f ms in all (parse included)",
                  std::chrono::duration<double, std::milli>(T1 - T0).count());
+    for (auto &[Phase, Ms] : R->PhaseMs)
+      std::fprintf(stderr, "; %s %.2f ms", Phase.c_str(), Ms);
+    std::fprintf(stderr, "\n");
+  }
   OutputFile OF;
   if (!OF.open(Out))
     return ExitRejected;
