@@ -33,3 +33,17 @@ banner "domain questions"
 show is-empty "$ex/empty_mod.txt"
 show bounds "$ex/thread_map.txt" --expr 'bl_x * 512 + th_x * 4 + vec'
 show eval "$ex/thread_map.txt" --at th_x=3,bl_x=2,s0=0,vec=1
+
+banner "HLO: analysis of the GELU fusion of XLA's emitter documentation"
+show analyze "$root/test/examples/gelu.hlo"
+
+banner "codegen: PTX for it (loop emitter, 16-byte vector accesses), with its launch sidecar"
+"$idxmap" emit "$root/test/examples/gelu.hlo" -o "$build/gelu.ptx" --time
+grep -E '^\.(version|target)|\.entry|ld\.global|st\.global|tanh' "$build/gelu.ptx" | sort | uniq -c
+cat "$build/gelu.json"
+if "$idxmap" run "$build/gelu.ptx" > "$build/run.txt" 2>&1; then
+  banner "GPU: the kernel against the reference interpreter"
+  cat "$build/run.txt"
+else
+  printf '\n(no GPU here: `idxmap run %s` checks the kernel on a machine with a CUDA driver)\n' "$build/gelu.ptx"
+fi

@@ -122,14 +122,8 @@ Literal binary(const std::string &Op, const Literal &A, const Literal &B,
              {A, B});
 }
 
-std::string examplesDir() {
-  if (const char *Env = std::getenv("IDXMAP_SHARED_DIR"))
-    return std::string(Env) + "/examples";
-  std::string F = __FILE__;
-  for (int K = 0; K < 3; ++K)
-    F = F.substr(0, F.find_last_of('/'));
-  return F + "/../shared/examples";
-}
+/// The repository's test/examples (IDXMAP_EXAMPLES_DIR, set by CMake).
+std::string examplesDir() { return IDXMAP_EXAMPLES_DIR; }
 
 } // namespace
 
@@ -210,6 +204,13 @@ TEST(HloInterpreter, BinaryFloatOps) {
   Literal P = lit(PT::F32, {6}, {0, 1, NaN, 2, 2, -8});
   Literal Q = lit(PT::F32, {6}, {0, NaN, 0, 10, -1, 1.0 / 3});
   expectSame(doubles(binary("power", P, Q)), {1, 1, 1, 1024, 0.5, NaN});
+  // f64 computes in double.
+  expectSame(doubles(binary("add", lit(PT::F64, {1}, {0.1}),
+                            lit(PT::F64, {1}, {0.2}))),
+             {0.1 + 0.2});
+  expectSame(doubles(binary("add", lit(PT::F32, {1}, {0.1}),
+                            lit(PT::F32, {1}, {0.2}))),
+             {double(0.1f + 0.2f)});
   Literal Y = lit(PT::F32, {2}, {1, 0});
   Literal Xs = lit(PT::F32, {2}, {1, -1});
   expectSame(doubles(binary("atan2", Y, Xs)),
@@ -373,6 +374,14 @@ TEST(HloInterpreter, UnsignedIntegers) {
   EXPECT_EQ(U64.getBits(0), ~uint64_t(0));
   EXPECT_EQ(ints(unary("not", ilit(PT::U8, {2}, {0, 0x0f}))),
             (std::vector<int64_t>{0xff, 0xf0}));
+  Literal X = ilit(PT::U8, {2}, {0xf0, 0x3c});
+  Literal Z = ilit(PT::U8, {2}, {0x3c, 0x0f});
+  EXPECT_EQ(ints(binary("and", X, Z)), (std::vector<int64_t>{0x30, 0x0c}));
+  EXPECT_EQ(ints(binary("or", X, Z)), (std::vector<int64_t>{0xfc, 0x3f}));
+  EXPECT_EQ(ints(binary("xor", X, Z)), (std::vector<int64_t>{0xcc, 0x33}));
+  EXPECT_EQ(ints(binary("xor", ilit(PT::S16, {1}, {-1}),
+                        ilit(PT::S16, {1}, {0x00ff}))),
+            (std::vector<int64_t>{-256}));
 }
 
 TEST(HloInterpreter, PredOps) {
@@ -1068,8 +1077,7 @@ ENTRY e {
 
 TEST(HloInterpreter, SharedExampleRowSums) {
   std::ifstream F(examplesDir() + "/reduce_rows_4x8.hlo");
-  if (!F)
-    GTEST_SKIP() << "no examples folder";
+  ASSERT_TRUE(F) << "cannot read " << examplesDir() << "/reduce_rows_4x8.hlo";
   std::stringstream SS;
   SS << F.rdbuf();
   auto M = parse(SS.str());

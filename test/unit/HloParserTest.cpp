@@ -18,16 +18,8 @@ using namespace idxmap;
 
 namespace {
 
-/// /work/shared/examples, found from this file's path (test/unit/ ->
-/// repository root -> ../shared), or $IDXMAP_SHARED_DIR/examples.
-std::string examplesDir() {
-  if (const char *Env = std::getenv("IDXMAP_SHARED_DIR"))
-    return std::string(Env) + "/examples";
-  std::string F = __FILE__;
-  for (int K = 0; K < 3; ++K)
-    F = F.substr(0, F.find_last_of('/'));
-  return F + "/../shared/examples";
-}
+/// The repository's test/examples (IDXMAP_EXAMPLES_DIR, set by CMake).
+std::string examplesDir() { return IDXMAP_EXAMPLES_DIR; }
 
 bool isDir(const std::string &Path) {
   struct stat St;
@@ -78,8 +70,7 @@ std::string parseError(const std::string &Text) {
 
 TEST(HloParser, ParsesEveryExampleAndRoundTrips) {
   std::string Dir = examplesDir();
-  if (!isDir(Dir))
-    GTEST_SKIP() << "no examples folder at " << Dir;
+  ASSERT_TRUE(isDir(Dir)) << "no examples folder at " << Dir;
   std::vector<std::string> Files = hloFilesIn(Dir);
   std::vector<std::string> Dumps = hloFilesIn(Dir + "/xla-dumps");
   Files.insert(Files.end(), Dumps.begin(), Dumps.end());
@@ -101,8 +92,7 @@ TEST(HloParser, ParsesEveryExampleAndRoundTrips) {
 TEST(HloParser, XlaDumpStructure) {
   std::string Path =
       examplesDir() + "/xla-dumps/colsum_f32_8192x8192.xla-optimized.hlo";
-  if (!isDir(examplesDir()))
-    GTEST_SKIP() << "no examples folder";
+  ASSERT_TRUE(isDir(examplesDir())) << "no examples folder";
   auto M = parseOk(readFile(Path));
   ASSERT_TRUE(M);
   EXPECT_EQ(M->name(), "jit__lambda");
@@ -139,8 +129,7 @@ TEST(HloParser, XlaDumpStructure) {
 }
 
 TEST(HloParser, CustomFusionKindAndTransposeDump) {
-  if (!isDir(examplesDir()))
-    GTEST_SKIP() << "no examples folder";
+  ASSERT_TRUE(isDir(examplesDir())) << "no examples folder";
   auto M = parseOk(readFile(
       examplesDir() +
       "/xla-dumps/exp_transpose_abs_f32_20x160x170.xla-optimized.hlo"));
@@ -154,8 +143,7 @@ TEST(HloParser, CustomFusionKindAndTransposeDump) {
 }
 
 TEST(HloParser, OperandShapesAndBf16Constants) {
-  if (!isDir(examplesDir()))
-    GTEST_SKIP() << "no examples folder";
+  ASSERT_TRUE(isDir(examplesDir())) << "no examples folder";
   auto M = parseOk(readFile(examplesDir() + "/gelu.hlo"));
   ASSERT_TRUE(M);
   const HloComputation *G = M->findComputation("gelu");
@@ -483,8 +471,7 @@ TEST(HloParserErrors, UseBeforeDefinition) {
 /// Every prefix and many single-byte corruptions of real modules either parse
 /// or give a diagnostic; nothing crashes or hangs.
 TEST(HloParserErrors, TruncatedAndCorruptedInputsNeverCrash) {
-  if (!isDir(examplesDir()))
-    GTEST_SKIP() << "no examples folder";
+  ASSERT_TRUE(isDir(examplesDir())) << "no examples folder";
   std::vector<std::string> Texts = {
       readFile(examplesDir() + "/softmax_f32_4096x4096.hlo"),
       readFile(examplesDir() +

@@ -36,19 +36,8 @@ double msSince(Clock::time_point T0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - T0).count();
 }
 
-/// test/examples (IDXMAP_EXAMPLES_DIR), else $IDXMAP_SHARED_DIR/examples.
-std::string examplesDir() {
-  if (const char *Env = std::getenv("IDXMAP_SHARED_DIR"))
-    return std::string(Env) + "/examples";
-#ifdef IDXMAP_EXAMPLES_DIR
-  return IDXMAP_EXAMPLES_DIR;
-#else
-  std::string F = __FILE__;
-  for (int K = 0; K < 2; ++K)
-    F = F.substr(0, F.find_last_of('/'));
-  return F + "/examples";
-#endif
-}
+/// The repository's test/examples (IDXMAP_EXAMPLES_DIR, set by CMake).
+std::string examplesDir() { return IDXMAP_EXAMPLES_DIR; }
 
 std::unique_ptr<HloModule> parseOrDie(const std::string &Text) {
   auto M = parseHloModule(Text, "test.hlo");
@@ -427,8 +416,7 @@ TEST(Partition, SoftmaxWithAndWithoutHeroes) {
 TEST(Partition, SoftmaxExampleFile) {
   std::string Path = examplesDir() + "/softmax_f32_4096x4096.hlo";
   std::ifstream F(Path);
-  if (!F)
-    GTEST_SKIP() << "no " << Path;
+  ASSERT_TRUE(F) << "cannot read " << Path;
   std::stringstream SS;
   SS << F.rdbuf();
   auto M = parseOrDie(SS.str());
@@ -846,8 +834,7 @@ TEST(Partition, EveryExamplePartitions) {
   std::vector<std::string> Files = hloFiles(Dir);
   std::vector<std::string> Dumps = hloFiles(Dir + "/xla-dumps");
   Files.insert(Files.end(), Dumps.begin(), Dumps.end());
-  if (Files.empty())
-    GTEST_SKIP() << "no examples at " << Dir;
+  ASSERT_FALSE(Files.empty()) << "no examples at " << Dir;
   EXPECT_GE(Files.size(), 20u);
   Context Ctx;
   size_t Fusions = 0;
