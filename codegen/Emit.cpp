@@ -44,6 +44,15 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
     case EmitterKind::Loop:
       K = codegen::emitLoopKernel(Mod, *F, A, Math);
       break;
+    case EmitterKind::RowReduction:
+    case EmitterKind::MultiRowReduction:
+    case EmitterKind::FullReduction:
+    case EmitterKind::ColumnReduction:
+      K = codegen::emitReductionKernel(Mod, *F, A, Math);
+      break;
+    case EmitterKind::Transpose:
+      K = codegen::emitTransposeKernel(Mod, *F, A, Math);
+      break;
     default:
       return M.diagnose(F->sourceOffset(),
                         "fusion '" + F->name() + "' needs the " +
@@ -72,6 +81,12 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
     Mod.print(OS, nullptr);
   }
   return R;
+}
+
+Tolerance kernelTolerance(const HloInstruction &Fusion, bool PreciseMath) {
+  codegen::MathOptions Math;
+  Math.Precise = PreciseMath;
+  return codegen::toleranceFor(Fusion, Math);
 }
 
 } // namespace idxmap

@@ -27,6 +27,25 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
                                     const FusionAnalysis &A,
                                     const MathOptions &Math);
 
+/// The transpose emitter: 32x32 shared-memory tiles ([32][33], padded) of
+/// the two dims that swap, 128 threads (32 lanes x 4 rows, 8 rows each),
+/// coalesced reads along the input's minor dim with the prologue computed at
+/// the hero operand's index, one barrier, coalesced writes along the
+/// output's minor dim with the epilogue. Falls back to the loop emitter when
+/// the epilogue does not read the transpose one-to-one.
+Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
+                                         const HloInstruction &F,
+                                         const FusionAnalysis &A,
+                                         const MathOptions &Math);
+
+/// The reduction emitters (row, multi-row, full and column; see
+/// ReductionEmitter.cpp): one kernel per fusion whose hero is a reduce, with
+/// elementwise prologues and epilogues fused.
+Expected<KernelInfo> emitReductionKernel(llvm::Module &M,
+                                         const HloInstruction &F,
+                                         const FusionAnalysis &A,
+                                         const MathOptions &Math);
+
 /// A kernel name from a fusion name: letters, digits and `_` only.
 std::string kernelName(const std::string &FusionName);
 

@@ -113,6 +113,11 @@ FusedElementEmitter::runtimeOffset(const RuntimeBinding &Bd,
 llvm::Value *FusedElementEmitter::valueAt(const HloInstruction &I,
                                           llvm::ArrayRef<llvm::Value *> Index,
                                           int64_t OutputId) {
+  if (!Overrides.empty()) {
+    auto O = Overrides.find(&I);
+    if (O != Overrides.end())
+      return O->second(Index);
+  }
   auto Key = std::make_tuple(&I, OutputId,
                              std::vector<llvm::Value *>(Index.begin(),
                                                         Index.end()));

@@ -53,6 +53,21 @@ public:
   /// dominate what follows).
   void clearCache() { Cache.clear(); }
 
+  /// Computes an instruction's value with \p F instead of from its operands.
+  using ValueOverride =
+      std::function<llvm::Value *(llvm::ArrayRef<llvm::Value *> Index)>;
+
+  /// From now on valueAt(I, Index) returns F(Index) (not cached); an empty
+  /// \p F removes the override. Emitters use it to feed a hero's value
+  /// (e.g. a transposed element read from shared memory) into the epilogue.
+  /// Callers clear the cache when they change an override.
+  void setOverride(const HloInstruction &I, ValueOverride F) {
+    if (F)
+      Overrides[&I] = std::move(F);
+    else
+      Overrides.erase(&I);
+  }
+
   llvm::Type *indexType() const { return IndexTy; }
 
 private:
@@ -93,6 +108,7 @@ private:
       Cache;
   std::map<std::pair<const HloInstruction *, int64_t>, InstructionIndexing>
       Indexing;
+  std::map<const HloInstruction *, ValueOverride> Overrides;
 };
 
 } // namespace codegen

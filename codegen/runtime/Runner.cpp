@@ -198,11 +198,10 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
           return S.error();
         Bytes.resize(Out[O]->Type.numElements() * byteWidth(Out[O]->Type.Type));
         Literal Got = fromPhysical(Bytes, Out[O]->Type);
-        LiteralComparison Cmp = compareLiterals(
-            (*Expected)[O], Got,
-            Options.Tol ? Options.Tol
-                        : std::optional<Tolerance>(
-                              Tolerance::forType(Out[O]->Type.Type)));
+        Tolerance Tol = Options.Tol      ? *Options.Tol
+                        : Options.TolFor ? Options.TolFor(*F)
+                                         : Tolerance::forType(Out[O]->Type.Type);
+        LiteralComparison Cmp = compareLiterals((*Expected)[O], Got, Tol);
         if (Cmp.Match) {
           char Buf[128];
           snprintf(Buf, sizeof Buf, "ok (%lld elements, max abs err %.3g)",

@@ -10,6 +10,7 @@
 
 #include "idxmap/Codegen.h"
 #include "idxmap/Hlo.h"
+#include "idxmap/HloInterpreter.h"
 #include "idxmap/KernelInfo.h"
 
 #include <string>
@@ -47,6 +48,12 @@ struct EmitResult {
 ///   // R->Ptx holds `.visible .entry fusion(`, R->Kernels[0].Block[0] == 128
 /// \endcode
 Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O);
+
+/// The tolerance to compare a fusion's kernel output against the
+/// interpreter with: the output type's default, widened for the approximate
+/// math the kernel uses and for reductions accumulated in a different order
+/// (documented in codegen/ElementwiseCodegen.h, toleranceFor).
+Tolerance kernelTolerance(const HloInstruction &Fusion, bool PreciseMath);
 
 } // namespace idxmap
 

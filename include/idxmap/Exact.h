@@ -41,14 +41,16 @@ namespace idxmap {
 ///   O.MaxOperations = 1000;   // a small budget
 ///   O.Explanation = &Why;
 ///   if (isEmptyExact(Map, O) == Emptiness::Unknown)
-///     std::cerr << Why << "\n"; // "isl operation budget exhausted (1000)"
+///     std::cerr << Why << "\n";
+///   // "isl operation budget exhausted (1000 operations)"
 /// \endcode
 struct ExactOptions {
   /// The isl operation budget of one query (isl_ctx_set_max_operations:
   /// simplex pivots), shared by all the isl calls the query makes. 0 means
   /// unlimited. Deterministic: the same query gives the same answer on every
-  /// machine. The default answers every map of the benchmark corpus (the
-  /// costliest needs about 10,000) and stops pathological ones early.
+  /// machine. The default decides every emptiness, bounds, injectivity and
+  /// refinement query on the representable maps of the benchmark corpus (a
+  /// few need more than 20,000) and stops pathological ones early.
   uint64_t MaxOperations = 50000;
   /// A wall-clock limit per query in milliseconds (0: none), a safety net
   /// for inputs whose single operations are slow (huge coefficients). Unlike
@@ -57,7 +59,8 @@ struct ExactOptions {
   uint64_t TimeLimitMs = 500;
   /// When non-null, receives why an answer is Unknown (budget exhausted, a
   /// non-affine expression, an isl error) or, for a `No` answer, a witness
-  /// in words (e.g. "(d0=1) and (d0=5) both map to (1)"). Cleared otherwise.
+  /// in words (e.g. "(d0=1) and (d0=5) both map to (1)"); for refineExact,
+  /// what it could not use. Cleared when there is nothing to say.
   std::string *Explanation = nullptr;
 };
 
@@ -74,19 +77,21 @@ const char *answerName(Answer A);
 /// Example: `emptinessName(Emptiness::NonEmpty)` is "non-empty".
 const char *emptinessName(Emptiness E);
 
-/// The relation of \p Map in isl's syntax, or a diagnostic saying why the map
-/// cannot be represented exactly. Inputs are named after the map's variables
-/// (runtime variables are inputs too), outputs `o0, o1, ...`; divisions
-/// become `floor(...)`. UNDEFINED cannot be represented; KNOWN EMPTY is `{ }`
-/// over the map's spaces. Meant for debugging and error messages; the
-/// queries below build isl objects directly, not through this text.
+/// The relation of \p Map in isl's syntax (as isl prints it, after its own
+/// simplification), or a diagnostic saying why the map cannot be represented
+/// exactly. Inputs are named after the map's variables (runtime variables
+/// are inputs too), outputs `o0, o1, ...`. UNDEFINED cannot be represented;
+/// KNOWN EMPTY is an empty relation. Meant for debugging and error messages;
+/// the queries build isl objects directly, not through this text.
 ///
 /// Example:
 /// \code
 ///   (d0)[s0] -> (d0 floordiv 4), domain: d0 in [0, 15], s0 in [0, 3]
-///   // { [d0, s0] -> [o0 = floor((d0)/4)] : 0 <= d0 <= 15 and 0 <= s0 <= 3 }
-///   (d0, d1) -> (d0 * d1), domain: ...
-///   // error: cannot represent exactly: product of two variables 'd0 * d1'
+///   // { [d0, s0] -> [o0] : 0 <= d0 <= 15 and 0 <= s0 <= 3 and
+///   //                      -3 + d0 <= 4o0 <= d0 }
+///   (d0, d1) -> (d0 * d1), domain: d0 in [0, 3], d1 in [0, 3]
+///   // error: cannot represent exactly: a product of two non-constant
+///   //        expressions in 'd0 * d1'
 /// \endcode
 Expected<std::string> toIslString(const IndexingMap &Map);
 
@@ -188,8 +193,9 @@ Answer isBijectiveOnto(const IndexingMap &Map,
 /// results, with range variables existentially quantified (XLA's meaning: a
 /// dim point indexes the set of results over all range-var values). The maps
 /// need the same numbers of dims, runtime vars and results (else `No`); their
-/// range variables may differ. On `No`, the explanation names a pair that
-/// one relates and the other does not.
+/// range variables may differ. A KNOWN EMPTY map equals exactly the maps
+/// whose domain is empty, whatever their shapes. On `No`, the explanation
+/// names a pair that one relates and the other does not.
 ///
 /// Example:
 /// \code
@@ -203,7 +209,10 @@ Answer areEqual(const IndexingMap &A, const IndexingMap &B,
 
 /// Whether \p A and \p B have the same domain (over all variables, range vars
 /// included) and the same results at every domain point. The maps need the
-/// same numbers of dims, range vars, runtime vars and results (else `No`).
+/// same numbers of dims, range vars, runtime vars and results (else `No`);
+/// a KNOWN EMPTY map equals exactly the maps whose domain is empty. On `No`,
+/// the explanation names a point in one domain only, or a point where the
+/// results differ.
 ///
 /// Example:
 /// \code

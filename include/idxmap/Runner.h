@@ -14,6 +14,7 @@
 #include "idxmap/KernelInfo.h"
 #include "idxmap/Runtime.h"
 
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -29,8 +30,10 @@ struct RunOptions {
   /// row-major bytes of its shape.
   std::vector<std::pair<std::string, std::string>> InputFiles;
   bool Check = true;
-  /// Per-kernel tolerance override (else Tolerance::forType of the output).
+  /// Tolerance override for every kernel; else TolFor(fusion) when set; else
+  /// Tolerance::forType of the output.
   std::optional<Tolerance> Tol;
+  std::function<Tolerance(const HloInstruction &Fusion)> TolFor;
   bool Bench = false;
   unsigned Warmup = 5;
   unsigned Reps = 50;

@@ -9,7 +9,6 @@
 //   random_loop_fusions [--seed N] [--count N] [--max-elements N] [-v]
 //
 //===----------------------------------------------------------------------===//
-#include "ElementwiseCodegen.h"
 #include "support/RandomHlo.h"
 
 #include "idxmap/Emit.h"
@@ -88,7 +87,7 @@ int main(int Argc, char **Argv) {
     }
     RunOptions RO;
     RO.Seed = S;
-    RO.Tol = codegen::toleranceFor(*Fusion);
+    RO.Tol = kernelTolerance(*Fusion, /*PreciseMath=*/false);
     std::ostringstream Log;
     auto Res = runKernels(**Drv, **M, R->Ptx, R->Kernels, RO, Log);
     if (!Res) {

@@ -11,6 +11,7 @@
 #include "idxmap/Fusion.h"
 #include "idxmap/Hlo.h"
 #include "idxmap/HloIndexing.h"
+#include "idxmap/Partition.h"
 #include "idxmap/Print.h"
 
 using namespace idxmap;
@@ -56,6 +57,26 @@ static void report(OutputFile &O, const std::string &Title,
         << (M.Map.isUndefined() ? std::string("unknown indexing")
                                 : printMap(M.Map))
         << "\n";
+  }
+  // Subgraphs: heroes (and, for reductions and transposes, their operands,
+  // which the emitter reads with its own indexing) root their own.
+  PartitionOptions PO;
+  for (const HloInstruction *H : A.Heroes)
+    if (H->opcode() == HloOpcode::Reduce ||
+        H->opcode() == HloOpcode::Transpose) {
+      PO.ForcedRoots.push_back(H);
+      for (const HloInstruction *Op : H->operands())
+        if (Op->opcode() != HloOpcode::Parameter)
+          PO.ForcedRoots.push_back(Op);
+    }
+  PartitionedComputation PC =
+      partitionComputation(Ctx, *A.Computation, PO);
+  O << "  subgraphs:\n";
+  std::string Listing = PC.str();
+  for (size_t Pos = 0; Pos < Listing.size();) {
+    size_t End = Listing.find('\n', Pos);
+    O << "    " << Listing.substr(Pos, End - Pos) << "\n";
+    Pos = End == std::string::npos ? Listing.size() : End + 1;
   }
   O << "  coalescing:\n" << formatCoalescing(analyzeCoalescing(Ctx, A));
 }

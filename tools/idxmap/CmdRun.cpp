@@ -77,6 +77,9 @@ static int runRun(int Argc, char **Argv) {
     Pos = End == std::string::npos ? Inputs.size() : End + 1;
   }
   RO.Bench = Bench;
+  RO.TolFor = [Precise](const HloInstruction &F) {
+    return kernelTolerance(F, Precise);
+  };
   RO.Check = !NoCheck;
 
   bool IsPtx = File.size() > 4 && File.compare(File.size() - 4, 4, ".ptx") == 0;

@@ -1,0 +1,239 @@
+//===- RandomTransposes.cpp - Random transpose fusions on the GPU ---------===//
+//
+// Part of idxmap. Generates seeded random transpose fusions as HLO text
+// (ranks 2-4, permutations that move the minor dim, extents including odd
+// and prime ones >= 16, f32/bf16/f16/s32, elementwise prologue and
+// epilogue, sometimes a second operand in the output's order and a side
+// output in the input's order), keeps those the analysis sends to the
+// transpose emitter, emits each to PTX and runs it through the CUDA driver
+// against the reference interpreter. Exit 0 when every kernel matches, 1 on
+// a mismatch or an emission failure, 77 without a CUDA driver.
+//
+//   random_transposes [--seed N] [--count N] [--max-elements N] [-v]
+//
+//===----------------------------------------------------------------------===//
+
+#include "idxmap/Emit.h"
+#include "idxmap/Fusion.h"
+#include "idxmap/Runner.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace idxmap;
+
+namespace {
+
+std::string shapeText(const std::string &Type, const std::vector<int64_t> &D) {
+  std::string S = Type + "[";
+  for (size_t K = 0; K < D.size(); ++K)
+    S += (K ? "," : "") + std::to_string(D[K]);
+  return S + "]";
+}
+
+/// One random transpose fusion module (text).
+std::string generate(uint64_t Seed, int64_t MaxElements) {
+  std::mt19937_64 Rng(Seed);
+  auto Pick = [&](auto const &V) { return V[Rng() % V.size()]; };
+  static const std::vector<int64_t> Big = {16, 17, 19, 23, 29, 31, 32, 33,
+                                           37, 48, 50, 64, 65, 97, 128, 131};
+  static const std::vector<int64_t> Small = {1, 2, 3, 5, 7, 16, 17};
+  static const std::vector<std::string> Types = {"f32", "bf16", "f16", "s32"};
+  std::string Ty = Pick(Types);
+  bool IsFloat = Ty != "s32";
+  int64_t Rank = 2 + int64_t(Rng() % 3);
+  std::vector<int64_t> Dims, Perm(Rank);
+  do {
+    Dims.clear();
+    for (int64_t K = 0; K < Rank; ++K)
+      Dims.push_back(K == Rank - 1 || Rng() % 2 ? Pick(Big) : Pick(Small));
+  } while (std::accumulate(Dims.begin(), Dims.end(), int64_t(1),
+                           std::multiplies<int64_t>()) > MaxElements);
+  std::iota(Perm.begin(), Perm.end(), 0);
+  do
+    std::shuffle(Perm.begin(), Perm.end(), Rng);
+  while (Perm.back() == Rank - 1);
+  std::vector<int64_t> OutDims;
+  for (int64_t P : Perm)
+    OutDims.push_back(Dims[P]);
+  std::string In = shapeText(Ty, Dims), Out = shapeText(Ty, OutDims);
+
+  std::ostringstream B;
+  int N = 0;
+  auto Fresh = [&] { return "v" + std::to_string(N++); };
+  // A random elementwise op on X (shape Sh); returns the new name.
+  auto Unary = [&](const std::string &X, const std::string &Sh) {
+    std::string V = Fresh();
+    static const std::vector<std::string> FloatOps = {
+        "negate", "abs", "exponential", "tanh", "sine", "square"};
+    static const std::vector<std::string> IntOps = {"negate", "abs", "double",
+                                                    "square"};
+    std::string Op = IsFloat ? Pick(FloatOps) : Pick(IntOps);
+    if (Op == "square")
+      B << "  " << V << " = " << Sh << " multiply(" << X << ", " << X << ")\n";
+    else if (Op == "double")
+      B << "  " << V << " = " << Sh << " add(" << X << ", " << X << ")\n";
+    else
+      B << "  " << V << " = " << Sh << " " << Op << "(" << X << ")\n";
+    return V;
+  };
+  bool SecondOperand = Rng() % 3 == 0, SideOutput = Rng() % 4 == 0;
+  B << "HloModule random_transpose_" << Seed << "\n\nfused {\n";
+  B << "  p0 = " << In << " parameter(0)\n";
+  if (SecondOperand)
+    B << "  p1 = " << Out << " parameter(1)\n";
+  std::string X = "p0";
+  for (int64_t K = Rng() % 3; K > 0; --K)
+    X = Unary(X, In);
+  std::string Pro = X;
+  std::string T = Fresh();
+  B << "  " << T << " = " << Out << " transpose(" << X << "), dimensions={";
+  for (int64_t K = 0; K < Rank; ++K)
+    B << (K ? "," : "") << Perm[K];
+  B << "}\n";
+  X = T;
+  for (int64_t K = Rng() % 3; K > 0; --K)
+    X = Unary(X, Out);
+  if (SecondOperand) {
+    std::string V = Fresh();
+    B << "  " << V << " = " << Out << " add(" << X << ", p1)\n";
+    X = V;
+  }
+  std::string RootType = Out;
+  if (SideOutput) {
+    std::string V = Fresh();
+    B << "  ROOT " << V << " = (" << Out << ", " << In << ") tuple(" << X
+      << ", " << Pro << ")\n";
+    RootType = "(" + Out + ", " + In + ")";
+  } else {
+    // Make the last instruction the root.
+    std::string S = B.str();
+    size_t Pos = S.rfind("\n  ", S.size() - 2);
+    S.insert(Pos + 3, "ROOT ");
+    B.str(S);
+    B.seekp(0, std::ios_base::end);
+  }
+  B << "}\n\nENTRY main {\n  a = " << In << " parameter(0)\n";
+  if (SecondOperand)
+    B << "  b = " << Out << " parameter(1)\n";
+  B << "  ROOT fusion = " << RootType << " fusion(a"
+    << (SecondOperand ? ", b" : "") << "), kind=kInput, calls=fused\n}\n";
+  return B.str();
+}
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  uint64_t Seed = 1;
+  unsigned Count = 200;
+  int64_t MaxElements = 1 << 18;
+  bool Verbose = false, PrintOnly = false;
+  for (int I = 1; I < Argc; ++I) {
+    std::string A = Argv[I];
+    auto Next = [&]() -> std::string {
+      if (I + 1 >= Argc) {
+        std::fprintf(stderr, "%s needs a value\n", A.c_str());
+        std::exit(2);
+      }
+      return Argv[++I];
+    };
+    if (A == "--seed")
+      Seed = std::stoull(Next());
+    else if (A == "--count")
+      Count = unsigned(std::stoul(Next()));
+    else if (A == "--max-elements")
+      MaxElements = std::stoll(Next());
+    else if (A == "-v")
+      Verbose = true;
+    else if (A == "--print")
+      PrintOnly = true; // emit only (no driver needed): prints each module
+    else {
+      std::fprintf(stderr, "usage: random_transposes [--seed N] [--count N] "
+                           "[--max-elements N] [-v] [--print]\n");
+      return 2;
+    }
+  }
+  auto Drv = runtime::CudaDriver::open();
+  if (!Drv && !PrintOnly) {
+    std::printf("SKIP: %s\n", Drv.error().Message.c_str());
+    return Drv.error().isUnavailable() ? 77 : 1;
+  }
+  unsigned Run = 0, Failed = 0, Skipped = 0;
+  uint64_t Elements = 0;
+  for (uint64_t S = Seed; Run < Count && S < Seed + 100 * uint64_t(Count);
+       ++S) {
+    std::string Text = generate(S, S % 2 ? 4096 : MaxElements);
+    auto M = parseHloModule(Text, "random-transpose-" + std::to_string(S));
+    if (!M) {
+      std::printf("FAIL seed %llu: generated module does not parse:\n%s\n%s\n",
+                  (unsigned long long)S, M.error().str().c_str(),
+                  Text.c_str());
+      ++Failed;
+      continue;
+    }
+    const HloInstruction *Fusion = (*M)->fusions().front();
+    if (analyzeFusion(*Fusion).Kind != EmitterKind::Transpose) {
+      ++Skipped;
+      continue;
+    }
+    ++Run;
+    EmitOptions EO;
+    auto R = emitModule(**M, EO);
+    if (!R) {
+      std::printf("FAIL seed %llu: emit: %s\n%s\n", (unsigned long long)S,
+                  R.error().str().c_str(), Text.c_str());
+      ++Failed;
+      continue;
+    }
+    if (PrintOnly) {
+      std::printf("seed %llu: %s emitter\n%s", (unsigned long long)S,
+                  R->Kernels.front().Emitter.c_str(), Text.c_str());
+      continue;
+    }
+    RunOptions RO;
+    RO.Seed = S;
+    RO.Tol = kernelTolerance(*Fusion, /*PreciseMath=*/false);
+    std::ostringstream Log;
+    auto Res = runKernels(**Drv, **M, R->Ptx, R->Kernels, RO, Log);
+    if (!Res) {
+      std::printf("FAIL seed %llu: run: %s\n%s\n", (unsigned long long)S,
+                  Res.error().Message.c_str(), Text.c_str());
+      ++Failed;
+      continue;
+    }
+    for (const KernelRunResult &K : *Res) {
+      if (!K.Ok) {
+        std::printf("FAIL seed %llu:\n", (unsigned long long)S);
+        for (const std::string &L : K.OutputReports)
+          std::printf("  %s\n", L.c_str());
+        std::printf("%s\n", Text.c_str());
+        ++Failed;
+      } else if (Verbose) {
+        for (const std::string &L : K.OutputReports)
+          std::printf("ok seed %llu %s\n", (unsigned long long)S, L.c_str());
+      }
+    }
+    for (const HloInstruction *P : Fusion->operands())
+      Elements += P->shape().numElements();
+  }
+  if (PrintOnly) {
+    std::printf("%u transpose fusions emitted (%u skipped), %u failed\n", Run,
+                Skipped, Failed);
+    return Failed ? 1 : 0;
+  }
+  std::printf("%u random transpose fusions run on %s (%u other fusions "
+              "skipped, %llu input elements), %u failed\n",
+              Run, (*Drv)->device().Name.c_str(), Skipped,
+              (unsigned long long)Elements, Failed);
+  if (Run < Count) {
+    std::printf("FAIL: only %u transpose fusions generated\n", Run);
+    return 1;
+  }
+  return Failed ? 1 : 0;
+}

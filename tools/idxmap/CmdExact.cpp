@@ -1,0 +1,245 @@
+//===- tools/idxmap/CmdExact.cpp - `idxmap bijective`, `idxmap equal` -----===//
+//
+// Part of idxmap. The commands of the exact (isl) component, and the hooks
+// behind `--exact` on `simplify`, `compose --simplify`, `is-empty` and
+// `bounds` (installed here, at static-initialization time).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "idxmap/Exact.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+using namespace idxmap;
+using namespace idxmap::cli;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// The --exact hooks
+//===----------------------------------------------------------------------===//
+
+const bool HooksInstalled = [] {
+  ExactHooks &H = exactHooks();
+  H.IsEmpty = [](const IndexingMap &M) { return isEmptyExact(M); };
+  H.Bounds = [](Expr E, const IndexingMap &M) { return boundsExact(E, M); };
+  H.Simplify = [](IndexingMap &M) { return refineExact(M); };
+  return true;
+}();
+
+//===----------------------------------------------------------------------===//
+// Shared flags
+//===----------------------------------------------------------------------===//
+
+/// `--budget N` and `--time-limit MS`.
+struct BudgetFlags {
+  std::string Budget, TimeLimit;
+
+  void addTo(ArgParser &P) {
+    P.option("--budget", "N", &Budget,
+             "isl operation budget per query (default 50000; 0: unlimited)");
+    P.option("--time-limit", "MS", &TimeLimit,
+             "wall-clock limit per query in ms (default 500; 0: none)");
+    P.check([this]() -> std::string {
+      for (const std::string *V : {&Budget, &TimeLimit})
+        if (!V->empty() && !parseCount(*V))
+          return "expected a non-negative integer, got '" + *V + "'";
+      return "";
+    });
+  }
+
+  /// The options, with \p Why receiving explanations.
+  idxmap::ExactOptions options(std::string *Why) const {
+    idxmap::ExactOptions O;
+    if (!Budget.empty())
+      O.MaxOperations = *parseCount(Budget);
+    if (!TimeLimit.empty())
+      O.TimeLimitMs = *parseCount(TimeLimit);
+    O.Explanation = Why;
+    return O;
+  }
+
+  static std::optional<uint64_t> parseCount(const std::string &S) {
+    if (S.empty() || S[0] == '-' || S[0] == '+')
+      return std::nullopt;
+    char *End = nullptr;
+    errno = 0;
+    unsigned long long V = std::strtoull(S.c_str(), &End, 10);
+    if (errno || !End || *End)
+      return std::nullopt;
+    return uint64_t(V);
+  }
+};
+
+/// `yes`, `no: WHY`, `unknown: WHY` (the reason only when there is one).
+void printAnswer(OutputFile &O, Answer A, const std::string &Why) {
+  O << answerName(A);
+  if (A != Answer::Yes && !Why.empty())
+    O << ": " << Why;
+  O << "\n";
+}
+
+/// Parses `64,128` (non-negative sizes). nullopt on a malformed list.
+std::optional<std::vector<int64_t>> parseShape(const std::string &S) {
+  std::vector<int64_t> Shape;
+  size_t Pos = 0;
+  while (Pos <= S.size()) {
+    size_t Comma = S.find(',', Pos);
+    std::string Item = S.substr(Pos, Comma == std::string::npos
+                                         ? std::string::npos
+                                         : Comma - Pos);
+    while (!Item.empty() && Item.front() == ' ')
+      Item.erase(Item.begin());
+    while (!Item.empty() && Item.back() == ' ')
+      Item.pop_back();
+    std::optional<uint64_t> V = BudgetFlags::parseCount(Item);
+    if (!V || *V > uint64_t(INT64_MAX))
+      return std::nullopt;
+    Shape.push_back(int64_t(*V));
+    if (Comma == std::string::npos)
+      break;
+    Pos = Comma + 1;
+  }
+  return Shape;
+}
+
+//===----------------------------------------------------------------------===//
+// idxmap bijective
+//===----------------------------------------------------------------------===//
+
+int runBijective(int Argc, char **Argv);
+
+const Command BijectiveCommand = {
+    "bijective", "say whether a map touches every element of a shape once",
+    "Prints 'yes' if each map is a bijection from its domain onto the box\n"
+    "[0, S0) x [0, S1) x ... given by --onto S0,S1,...: every element of the\n"
+    "box is the result of exactly one point (dims and range variables; for\n"
+    "every value of the runtime variables allowed by their bounds and by the\n"
+    "constraints on runtime variables alone). Otherwise prints 'no: ' and a\n"
+    "witness (an element never touched, one outside the box, or two points\n"
+    "touching the same element), or 'unknown: ' and the reason (a map isl\n"
+    "cannot represent, the operation budget, the time limit). The answer is\n"
+    "exact (isl). The exit code is 0 whatever the answer; a shape whose\n"
+    "number of sizes differs from the map's number of results is an error.",
+    runBijective};
+
+int runBijective(int Argc, char **Argv) {
+  InputOptions In;
+  OutputOptions Out;
+  BudgetFlags Budget;
+  std::string Onto;
+  std::optional<std::vector<int64_t>> Shape;
+  ArgParser P(BijectiveCommand);
+  In.addTo(P);
+  Out.addTo(P, /*AllowFormat=*/false);
+  P.option("--onto", "SIZES", &Onto,
+           "the box's sizes, e.g. 64,128 (one per result)", /*Required=*/true);
+  Budget.addTo(P);
+  P.check([&]() -> std::string {
+    Shape = parseShape(Onto);
+    return Shape ? "" : "--onto expects sizes like 64,128, got '" + Onto + "'";
+  });
+  if (auto Exit = P.parse(Argc, Argv))
+    return *Exit;
+  OutputFile O;
+  if (!O.open(Out))
+    return ExitRejected;
+  int Code = forEachMap(
+      In,
+      [&](Context &, IndexingMap &M, const MapSource &Src) -> int {
+        if (!M.isUndefined() && !M.isKnownEmpty() &&
+            M.numResults() != Shape->size()) {
+          printError(Src.FileName + ":" + std::to_string(Src.FirstLine),
+                     "--onto gives " + std::to_string(Shape->size()) +
+                         " sizes but the map has " +
+                         std::to_string(M.numResults()) + " results");
+          return ExitRejected;
+        }
+        std::string Why;
+        Answer A = Answer::Unknown;
+        if (M.isKnownEmpty()) {
+          // Text `KNOWN EMPTY` has no results to count: it touches nothing,
+          // which is a bijection only onto an empty box.
+          bool EmptyBox = false;
+          for (int64_t S : *Shape)
+            EmptyBox |= S == 0;
+          A = EmptyBox ? Answer::Yes : Answer::No;
+          if (!EmptyBox)
+            Why = "the map is KNOWN EMPTY and touches nothing";
+        } else {
+          A = isBijectiveOnto(M, *Shape, Budget.options(&Why));
+        }
+        printAnswer(O, A, Why);
+        return ExitOk;
+      },
+      O);
+  if (!O.close())
+    return ExitRejected;
+  return Code;
+}
+
+CommandRegistration RegisterBijective(BijectiveCommand);
+
+//===----------------------------------------------------------------------===//
+// idxmap equal
+//===----------------------------------------------------------------------===//
+
+int runEqual(int Argc, char **Argv);
+
+const Command EqualCommand = {
+    "equal", "say whether two maps are the same relation",
+    "Prints 'yes' if A and B relate the same (dims, runtime variables) points\n"
+    "to the same results, with range variables existentially quantified\n"
+    "(XLA's meaning: a dim point indexes the set of results over all values\n"
+    "of the range variables), so the two maps may have different range\n"
+    "variables. With --pointwise, the maps must instead have the same\n"
+    "variables, the same domain and the same results at every point.\n"
+    "Otherwise prints 'no: ' and a witness, or 'unknown: ' and the reason.\n"
+    "A map with an empty domain equals KNOWN EMPTY. The answer is exact\n"
+    "(isl). The exit code is 0 whatever the answer.",
+    runEqual};
+
+int runEqual(int Argc, char **Argv) {
+  std::string FileA, FileB, Format = "auto";
+  OutputOptions Out;
+  BudgetFlags Budget;
+  bool Pointwise = false;
+  ArgParser P(EqualCommand);
+  P.positional("A", &FileA, "the first map's file, or - for stdin");
+  P.positional("B", &FileB, "the second map's file, or - for stdin");
+  P.choice("--input-format", {"auto", "xla", "mlir"}, &Format,
+           "syntax of the input maps");
+  Out.addTo(P, /*AllowFormat=*/false);
+  P.flag("--pointwise", &Pointwise,
+         "compare point by point, range variables included");
+  Budget.addTo(P);
+  P.check([&]() -> std::string {
+    return FileA == "-" && FileB == "-" ? "only one input can be stdin" : "";
+  });
+  if (auto Exit = P.parse(Argc, Argv))
+    return *Exit;
+  InputOptions In;
+  In.Format = Format;
+  Context Ctx;
+  std::optional<IndexingMap> A = loadSingleMap(Ctx, FileA, In.format());
+  if (!A)
+    return ExitRejected;
+  std::optional<IndexingMap> B = loadSingleMap(Ctx, FileB, In.format());
+  if (!B)
+    return ExitRejected;
+  OutputFile O;
+  if (!O.open(Out))
+    return ExitRejected;
+  std::string Why;
+  idxmap::ExactOptions EO = Budget.options(&Why);
+  Answer R = Pointwise ? arePointwiseEqual(*A, *B, EO) : areEqual(*A, *B, EO);
+  printAnswer(O, R, Why);
+  return O.close() ? int(ExitOk) : int(ExitRejected);
+}
+
+CommandRegistration RegisterEqual(EqualCommand);
+
+} // namespace
