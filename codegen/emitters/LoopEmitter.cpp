@@ -70,16 +70,25 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
   const HloComputation &C = *A.Computation;
   Context Ctx;
   for (const HloInstruction *R : A.Roots)
-    if (!R->shape().isArray() ||
-        !R->shape().sameDims(A.Roots.front()->shape()) ||
-        R->shape().layoutOrDefault() !=
-            A.Roots.front()->shape().layoutOrDefault())
+    if (!R->shape().isArray())
       return Diagnostic{{"<emit>", 1, 1},
-                        "fusion '" + F.name() +
-                            "': loop fusion outputs of different shapes or "
-                            "layouts are not supported",
+                        "fusion '" + F.name() + "': output '" + R->name() +
+                            "' is not an array",
                         ""};
-  ThreadMapping TM = heroThreadMapping(Ctx, A);
+  // Outputs of one shape and layout share one thread mapping and vector
+  // width; otherwise each output is walked by the thread ids on its own
+  // (scalar accesses), over a grid sized by the largest output.
+  bool Uniform = true;
+  const HloInstruction *Largest = A.Roots.front();
+  for (const HloInstruction *R : A.Roots) {
+    Uniform &= R->shape().sameDims(A.Roots.front()->shape()) &&
+               R->shape().layoutOrDefault() ==
+                   A.Roots.front()->shape().layoutOrDefault();
+    if (R->shape().numElements() > Largest->shape().numElements())
+      Largest = R;
+  }
+  ThreadMapping TM = Uniform ? heroThreadMapping(Ctx, A)
+                             : loopThreadMapping(Ctx, Largest->shape(), 1);
   std::vector<AccessReport> Reports =
       analyzeCoalescing(Ctx, A, /*CountWarps=*/false);
   // Maps from every output to every instruction (all roots together).
@@ -89,7 +98,7 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
       for (OperandMap &OM : Maps)
         if (std::find(G[I].begin(), G[I].end(), OM) == G[I].end())
           G[I].push_back(std::move(OM));
-  const Shape &OutShape = A.Roots.front()->shape();
+  const Shape &OutShape = Largest->shape();
   int64_t N = OutShape.numElements(), V = TM.Vector, T = TM.ThreadsPerBlock;
   int64_t Threads = (N + V - 1) / V;
 
@@ -114,11 +123,12 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
   llvm::IRBuilder<> B(&K->getEntryBlock());
 
   // 32-bit index arithmetic when every offset fits.
-  int64_t Largest = N;
+  int64_t MaxElements = N;
   for (const HloInstruction *P : C.parameters())
-    Largest = std::max(Largest, P->shape().numElements());
-  llvm::Type *IndexTy = Largest * 16 < (int64_t(1) << 31) ? B.getInt32Ty()
-                                                          : B.getInt64Ty();
+    MaxElements = std::max(MaxElements, P->shape().numElements());
+  llvm::Type *IndexTy = MaxElements * 16 < (int64_t(1) << 31)
+                            ? B.getInt32Ty()
+                            : B.getInt64Ty();
   llvm::Value *Th = B.CreateZExtOrTrunc(
       emitThreadId(B, GpuDim::X, unsigned(T)), IndexTy);
   llvm::Value *Bl = B.CreateZExtOrTrunc(
@@ -143,11 +153,14 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
     const HloInstruction *P = C.parameters()[K2];
     auto It = G.find(P);
     bool OneMap = It != G.end() && It->second.size() == 1;
-    Width[P] = OneMap && K2 < Reports.size() && Reports[K2].VectorWidth > 1
+    Width[P] = Uniform && OneMap && K2 < Reports.size() &&
+                       Reports[K2].VectorWidth > 1
                    ? Reports[K2].VectorWidth
                    : 1;
   }
   int64_t Lane = 0;
+  // A vector load is reused only in the block that loaded it (values from a
+  // branch of pad or concatenate do not dominate the rest).
   std::map<std::pair<const HloInstruction *, int64_t>, llvm::Value *> Vectors;
   ParameterLoader Loader = [&](const HloInstruction &P,
                                llvm::ArrayRef<llvm::Value *> Index)
@@ -161,6 +174,9 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
     if (W > 1) {
       auto Key = std::make_pair(&P, Lane / W);
       llvm::Value *Vec = Vectors[Key];
+      if (Vec && llvm::cast<llvm::Instruction>(Vec)->getParent() !=
+                     B.GetInsertBlock())
+        Vec = nullptr;
       if (!Vec) {
         llvm::Value *Off = physicalOffset(B, S, Index, IndexTy);
         auto *VT = llvm::FixedVectorType::get(ST, unsigned(W));
@@ -178,6 +194,44 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
   };
 
   FusedElementEmitter FE(B, Ctx, C, Loader, Math, IndexTy);
+  if (!Uniform) {
+    // Each output on its own: thread id t computes element t (physical
+    // order) of every output that has one.
+    llvm::Value *Tid = B.CreateAdd(
+        B.CreateMul(Bl, llvm::ConstantInt::get(IndexTy, T), "", true, true),
+        Th, "", true, true);
+    for (size_t R = 0; R < A.Roots.size(); ++R) {
+      const Shape &S = A.Roots[R]->shape();
+      int64_t NR = S.numElements();
+      ThreadMapping RM = loopThreadMapping(Ctx, S, 1, T);
+      auto *Body = llvm::BasicBlock::Create(LC, "out" + std::to_string(R), K);
+      auto *Next = llvm::BasicBlock::Create(LC, "next" + std::to_string(R), K);
+      B.CreateCondBr(
+          B.CreateICmpULT(Tid, llvm::ConstantInt::get(IndexTy, NR)), Body,
+          Next);
+      B.SetInsertPoint(Body);
+      RangeEvaluator RRE(RM.Map);
+      std::vector<llvm::Value *> Idx;
+      for (Expr E : RM.Map.results())
+        Idx.push_back(emitIndexExpr(B, E, {Th, Bl},
+                                    {llvm::ConstantInt::get(IndexTy, 0)}, RRE,
+                                    IndexTy));
+      PrimitiveType PT = S.Type;
+      llvm::Type *ST = storageType(LC, PT);
+      llvm::Value *Ptr =
+          B.CreateInBoundsGEP(ST, K->getArg(C.parameterCount() + R), Tid);
+      B.CreateAlignedStore(storeConvert(B, FE.valueAt(*A.Roots[R], Idx), PT),
+                           Ptr, llvm::Align(byteWidth(PT)));
+      B.CreateBr(Next);
+      B.SetInsertPoint(Next);
+      FE.clearCache();
+      Vectors.clear();
+    }
+    B.CreateBr(Exit);
+    B.SetInsertPoint(Exit);
+    B.CreateRetVoid();
+    return Info;
+  }
   RangeEvaluator RE(TM.Map);
   std::vector<std::vector<llvm::Value *>> Values(A.Roots.size());
   for (Lane = 0; Lane < V; ++Lane) {

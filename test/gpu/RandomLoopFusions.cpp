@@ -77,7 +77,12 @@ int main(int Argc, char **Argv) {
       continue;
     }
     ++Run;
+    // libdevice math: random chains of transcendental ops amplify the
+    // approximations' errors (sin(exp(exp(x))) in bf16); this test checks
+    // the emitter's logic, the approximations are measured on their own
+    // (codegen/tests/LowerGpu.cpp).
     EmitOptions EO;
+    EO.Target.PreciseMath = true;
     auto R = emitModule(**M, EO);
     if (!R) {
       std::printf("FAIL seed %llu: emit: %s\n%s\n", (unsigned long long)S,
@@ -87,7 +92,7 @@ int main(int Argc, char **Argv) {
     }
     RunOptions RO;
     RO.Seed = S;
-    RO.Tol = kernelTolerance(*Fusion, /*PreciseMath=*/false);
+    RO.Tol = kernelTolerance(*Fusion, /*PreciseMath=*/true);
     std::ostringstream Log;
     auto Res = runKernels(**Drv, **M, R->Ptx, R->Kernels, RO, Log);
     if (!Res) {
