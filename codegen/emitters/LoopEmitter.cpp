@@ -178,7 +178,11 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
                      B.GetInsertBlock())
         Vec = nullptr;
       if (!Vec) {
+        // The proof: this lane's element is the group's first plus
+        // Lane mod W, and the group's first is W-aligned.
         llvm::Value *Off = physicalOffset(B, S, Index, IndexTy);
+        if (Lane % W)
+          Off = B.CreateSub(Off, llvm::ConstantInt::get(IndexTy, Lane % W));
         auto *VT = llvm::FixedVectorType::get(ST, unsigned(W));
         llvm::Value *Ptr = B.CreateInBoundsGEP(ST, Base, Off);
         Vec = B.CreateAlignedLoad(VT, Ptr, llvm::Align(W * Bytes));

@@ -15,6 +15,7 @@
 #include "idxmap/Fusion.h"
 #include "idxmap/Runner.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -72,7 +73,13 @@ int main(int Argc, char **Argv) {
       continue;
     }
     const HloInstruction *Fusion = (*M)->fusions().front();
-    if (analyzeFusion(*Fusion).Kind != EmitterKind::Loop) {
+    // Loop fusions only; a tuple-shaped output (a variadic reduce returned
+    // as a whole) is not supported by the loop emitter.
+    FusionAnalysis FA = analyzeFusion(*Fusion);
+    bool ArrayOutputs = std::all_of(
+        FA.Roots.begin(), FA.Roots.end(),
+        [](const HloInstruction *R) { return R->shape().isArray(); });
+    if (FA.Kind != EmitterKind::Loop || !ArrayOutputs) {
       ++Skipped;
       continue;
     }

@@ -35,7 +35,7 @@ std::string sidecarPath(const std::string &Ptx);
 static int runRun(int Argc, char **Argv) {
   std::string File, Gpu = "sm_90", HloFile, SeedText = "1", RepsText = "50",
                     Inputs, Fusion, TolText;
-  bool Bench = false, Precise = false, NoCheck = false;
+  bool Bench = false, Precise = false, NoCheck = false, NoRotate = false;
   ArgParser P(RunCommand);
   P.positional("FILE", &File, "an HLO module or a .ptx file");
   P.option("--hlo", "FILE", &HloFile, "the HLO module of a .ptx file");
@@ -49,6 +49,9 @@ static int runRun(int Argc, char **Argv) {
   P.flag("--bench", &Bench, "time the kernels with CUDA events");
   P.option("--reps", "N", &RepsText, "timed repetitions (>= 20)");
   P.flag("--no-check", &NoCheck, "skip the comparison with the interpreter");
+  P.flag("--no-rotate", &NoRotate,
+         "time on one copy of the inputs even when they fit in L2 (for "
+         "workloads that are small by nature)");
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
   RunOptions RO;
@@ -77,6 +80,7 @@ static int runRun(int Argc, char **Argv) {
     Pos = End == std::string::npos ? Inputs.size() : End + 1;
   }
   RO.Bench = Bench;
+  RO.RotateInputs = !NoRotate;
   RO.TolFor = [Precise](const HloInstruction &F) {
     return kernelTolerance(F, Precise);
   };
