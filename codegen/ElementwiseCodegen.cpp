@@ -17,6 +17,8 @@
 
 #include "KernelBuilder.h"
 
+#include "idxmap/HloInterpreter.h"
+
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/IR/Constants.h"
@@ -62,76 +64,6 @@ const fltSemantics &semanticsOf(PT T) {
   default:
     assert(T == PT::F64 && "not a float type");
     return APFloat::IEEEdouble();
-  }
-}
-
-//===----------------------------------------------------------------------===//
-// Which op/type pairs exist (as analysis/hlo/ElementKernels.cpp)
-//===----------------------------------------------------------------------===//
-
-bool unarySupports(HloOpcode Op, PT T) {
-  if (!isArrayType(T))
-    return false;
-  bool Float = isFloatType(T), Int = isIntegralType(T);
-  switch (Op) {
-  case HloOpcode::Abs:
-  case HloOpcode::Negate:
-  case HloOpcode::Sign:
-    return Float || Int;
-  case HloOpcode::Not:
-    return Int || T == PT::Pred;
-  case HloOpcode::PopCount:
-  case HloOpcode::Clz:
-    return Int;
-  case HloOpcode::Exp:
-  case HloOpcode::Expm1:
-  case HloOpcode::Log:
-  case HloOpcode::Log1p:
-  case HloOpcode::Tanh:
-  case HloOpcode::Logistic:
-  case HloOpcode::Sqrt:
-  case HloOpcode::Rsqrt:
-  case HloOpcode::Cbrt:
-  case HloOpcode::Sin:
-  case HloOpcode::Cos:
-  case HloOpcode::Tan:
-  case HloOpcode::Floor:
-  case HloOpcode::Ceil:
-  case HloOpcode::RoundNearestEven:
-  case HloOpcode::RoundNearestAfz:
-  case HloOpcode::IsFinite:
-    return Float;
-  default:
-    return false;
-  }
-}
-
-bool binarySupports(HloOpcode Op, PT T) {
-  if (!isArrayType(T))
-    return false;
-  bool Float = isFloatType(T), Int = isIntegralType(T);
-  switch (Op) {
-  case HloOpcode::Add:
-  case HloOpcode::Subtract:
-  case HloOpcode::Multiply:
-  case HloOpcode::Divide:
-  case HloOpcode::Maximum:
-  case HloOpcode::Minimum:
-  case HloOpcode::Power:
-  case HloOpcode::Remainder:
-    return true;
-  case HloOpcode::Atan2:
-    return Float;
-  case HloOpcode::And:
-  case HloOpcode::Or:
-  case HloOpcode::Xor:
-    return Int || T == PT::Pred;
-  case HloOpcode::ShiftLeft:
-  case HloOpcode::ShiftRightLogical:
-  case HloOpcode::ShiftRightArithmetic:
-    return Int;
-  default:
-    return false;
   }
 }
 
@@ -710,12 +642,12 @@ std::optional<std::string> checkElementwise(const HloInstruction &I) {
   if (!isArrayType(T))
     return Unsupported("the result is not an array of one element type");
   if (isUnaryElementwise(Op)) {
-    if (!unarySupports(Op, I.operand(0)->shape().Type))
+    if (!interpreterSupportsUnary(Op, I.operand(0)->shape().Type))
       return Unsupported("not defined on this element type");
     return std::nullopt;
   }
   if (isBinaryElementwise(Op)) {
-    if (!binarySupports(Op, T))
+    if (!interpreterSupportsBinary(Op, T))
       return Unsupported("not defined on this element type");
     return std::nullopt;
   }

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ElementKernels.h"
+#include "idxmap/HloInterpreter.h"
 
 #include <algorithm>
 #include <cmath>
@@ -563,3 +564,10 @@ void selectLoop(int64_t Width, const uint8_t *P, int64_t SP, const uint8_t *A,
 
 } // namespace hlo
 } // namespace idxmap
+
+bool idxmap::interpreterSupportsUnary(HloOpcode Op, PrimitiveType T) {
+  return hlo::unaryOpSupports(Op, T);
+}
+bool idxmap::interpreterSupportsBinary(HloOpcode Op, PrimitiveType T) {
+  return hlo::binaryOpSupports(Op, T);
+}

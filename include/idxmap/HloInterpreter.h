@@ -85,6 +85,14 @@ Expected<Literal> evaluateToLiteral(const HloComputation &C,
                                     const std::vector<Literal> &Args,
                                     const EvaluateOptions &Options = {});
 
+/// True if the interpreter defines the one-operand elementwise op \p Op on
+/// element type \p T (e.g. `not` on integers and pred, `exponential` on
+/// floats). Code generators use the same table, so that they accept exactly
+/// what the reference can check.
+bool interpreterSupportsUnary(HloOpcode Op, PrimitiveType T);
+/// Same for two-operand elementwise ops (`and` on pred and integers, ...).
+bool interpreterSupportsBinary(HloOpcode Op, PrimitiveType T);
+
 /// Per-element tolerance: |expected - actual| <= Abs + Rel * |expected|.
 struct Tolerance {
   double Abs = 0;
