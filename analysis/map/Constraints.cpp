@@ -54,6 +54,13 @@
 //       values whose residue satisfies `v mod c in [a, b]` (exact for
 //       negative bounds; XLA truncates toward zero).
 //
+// Overflow guard: the rules that build a new sum (factor-gcd, negate,
+// sum-split) apply only if ExprSimplifier::fitsEverywhere() accepts it, so a
+// rewritten constraint evaluates at every point of the bounds box where the
+// old one did (`-(x + y)` overflows at x + y = INT64_MIN; a reordered subset
+// of a sum can leave int64). The other rules keep a subexpression of the
+// constraint.
+//
 //===----------------------------------------------------------------------===//
 #include "SimplifyInternal.h"
 
@@ -190,9 +197,12 @@ bool ConstraintSimplifier::splitSum(Expr &E, Interval &I, const LinearSum &Sum) 
       if (NewHi != floorDiv128(R.Hi - BR.Hi, G))
         continue;
     }
-    hit("constraint.sum-split");
     canonicalize(A);
-    E = buildSum(Map.context(), A);
+    Expr NewE = buildSum(Map.context(), A);
+    if (!S->fitsEverywhere(NewE, E))
+      continue;
+    hit("constraint.sum-split");
+    E = NewE;
     I = narrow(NewLo, NewHi, R.LoInf, R.HiInf);
     return true;
   }
@@ -218,20 +228,28 @@ bool ConstraintSimplifier::peelOnce(Expr &E, Interval &I) {
     for (const Term &T : Sum.Terms)
       G = gcd64(G, T.Coeff);
     if (G > 1) {
-      hit("constraint.factor-gcd");
-      for (Term &T : Sum.Terms)
+      LinearSum Div = Sum;
+      for (Term &T : Div.Terms)
         T.Coeff /= G;
-      I = divideInterval(I, G);
-      E = buildSum(Map.context(), Sum);
-      return true;
+      Expr NewE = buildSum(Map.context(), Div);
+      if (S->fitsEverywhere(NewE, E)) {
+        hit("constraint.factor-gcd");
+        I = divideInterval(I, G);
+        E = NewE;
+        return true;
+      }
     }
     if (Sum.Terms.front().Coeff < 0) {
-      Sum.scale(-1);
-      if (!Sum.Overflow) {
-        hit("constraint.negate");
-        I = divideInterval(I, -1);
-        E = buildSum(Map.context(), Sum);
-        return true;
+      LinearSum Neg = Sum;
+      Neg.scale(-1);
+      if (!Neg.Overflow) {
+        Expr NewE = buildSum(Map.context(), Neg);
+        if (S->fitsEverywhere(NewE, E)) {
+          hit("constraint.negate");
+          I = divideInterval(I, -1);
+          E = NewE;
+          return true;
+        }
       }
       return false;
     }

@@ -211,10 +211,37 @@ struct RangeFlattener {
       Constant = *S;
       return;
     }
+    if (Terms.capacity() == 0)
+      Terms.reserve(8); // One allocation for the usual few summands.
     Terms.push_back({E, K});
   }
 };
 } // namespace
+
+/// Merges summands with the same base (X = s0 + s0 lists s0 twice; each
+/// base must be looked up once) and drops zero coefficients. False on
+/// overflow.
+static bool mergeEqualBases(std::vector<std::pair<Expr, int64_t>> &Terms) {
+  std::sort(Terms.begin(), Terms.end(), [](const auto &A, const auto &B) {
+    return A.first.storage() < B.first.storage();
+  });
+  size_t Out = 0;
+  for (size_t I = 0; I < Terms.size(); ++I) {
+    if (Out > 0 && Terms[Out - 1].first == Terms[I].first) {
+      auto S = checkedAdd(Terms[Out - 1].second, Terms[I].second);
+      if (!S)
+        return false;
+      Terms[Out - 1].second = *S;
+      continue;
+    }
+    Terms[Out++] = Terms[I];
+  }
+  Terms.resize(Out);
+  Terms.erase(std::remove_if(Terms.begin(), Terms.end(),
+                             [](const auto &T) { return T.second == 0; }),
+              Terms.end());
+  return true;
+}
 
 /// Evaluates a sum, recognizing `X*k - (X fd c)*(c*k)` and
 /// `(X mod c)*k + (X fd c)*(c*k)`.
@@ -318,7 +345,7 @@ static ExprInfo evaluateSum(RangeEvaluator &RE, const IndexingMap &Map,
       // of them are present with the opposite sign.
       RangeFlattener FX{RE, Map, false, {}, 0, false};
       FX.run(X, 1, true);
-      if (FX.Overflow || FX.Terms.empty())
+      if (FX.Overflow || !mergeEqualBases(FX.Terms) || FX.Terms.empty())
         continue;
       bool AllPresent = true;
       for (const auto &[XB, XA] : FX.Terms) {
@@ -403,8 +430,10 @@ ExprInfo RangeEvaluator::info(Expr E) {
   case ExprKind::Mul: {
     ExprInfo L = info(E.lhs()), R = info(E.rhs());
     Out.Range = L.Range * R.Range;
-    if (E.lhs() == E.rhs() && !Out.Range.isEmpty())
-      Out.Range.Lo = std::max<int64_t>(Out.Range.Lo, 0); // A square.
+    // A square is non-negative (not after an overflow: the full range must
+    // stay full, it means "unknown").
+    if (E.lhs() == E.rhs() && !Out.Range.isEmpty() && !Out.Range.isFull())
+      Out.Range.Lo = std::max<int64_t>(Out.Range.Lo, 0);
     auto P = checkedMul(L.Divisor, R.Divisor);
     Out.Divisor = P ? *P : std::max(L.Divisor, R.Divisor);
     break;

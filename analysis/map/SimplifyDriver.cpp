@@ -11,9 +11,12 @@
 //   2. the result expressions, each to a fixpoint, with ranges that also use
 //      the constraints.
 // Both phases only ever replace an expression by one that has the same value
-// at every point of the domain, so the map's meaning is unchanged. The
-// output is canonical (summands in compareStructurally order, constants
-// last), and simplify(simplify(m)) == simplify(m).
+// at every point of the domain, so the map's meaning is unchanged, and by
+// one that evaluates without int64 overflow wherever the old one does (the
+// overflow guard below). The output is canonical (summands in
+// compareStructurally order, constants last; when the guard refuses that
+// order, still a left-nested sum that print -> parse reproduces), and
+// simplify(simplify(m)) == simplify(m).
 //
 //===----------------------------------------------------------------------===//
 #include "idxmap/Simplify.h"
@@ -21,6 +24,7 @@
 #include "ExprStorage.h"
 #include "SimplifyInternal.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace idxmap {
@@ -94,6 +98,229 @@ Interval scaleInterval(const Interval &R, int64_t K) {
   if (K == 1)
     return R;
   return R * K;
+}
+
+//===----------------------------------------------------------------------===//
+// Overflow guard
+//===----------------------------------------------------------------------===//
+//
+// A rewrite replaces an expression E by a candidate C with the same value at
+// every domain point. Evaluated node by node in checked int64 arithmetic (as
+// codegen with `nsw` does), C may still overflow where E does not: the
+// intermediate nodes differ (`s0 + s0 mod 3` has the value 2*s0 - 3q, but
+// `s0 * 2 - 3q` computes 2*s0). Every rule therefore asks fitsBelowRoot()
+// before it returns a candidate, and keeps its input when the answer is no.
+//
+// Claim: if fitsBelowRoot(C, Refs) and the nodes of Refs evaluate at a point
+// p wherever E does, then C evaluates at p wherever E does.
+// Proof, bottom-up over C's nodes N below the root: a leaf evaluates; a node
+// of Refs evaluates by assumption; otherwise every operand of N evaluates
+// (induction), so N's exact value lies in the interval nodeRange computes
+// from sound intervals of its operands (interval arithmetic in 128 bits, or
+// the RangeEvaluator's range of N, which is sound once N's operands
+// evaluate), and nodeRange only answers when that interval lies in int64
+// and no operand range admits a division by zero or INT64_MIN / -1. The
+// root has E's value, so it fits wherever E evaluates. The RangeEvaluator
+// reports the full range whenever its own arithmetic overflows; a full range
+// is never taken as proof.
+//
+// The operands a rule names as Refs are its input's operands after
+// simplification; they evaluate wherever the input does because each was
+// itself produced by guarded rewrites, which is the same claim one level
+// down. By induction, simplify() never adds an overflow.
+
+namespace {
+
+using i128 = __int128;
+
+std::optional<Interval> intervalIfFits(i128 Lo, i128 Hi) {
+  if (Lo < static_cast<i128>(INT64_MIN) || Hi > static_cast<i128>(INT64_MAX))
+    return std::nullopt;
+  return Interval{static_cast<int64_t>(Lo), static_cast<int64_t>(Hi)};
+}
+
+std::optional<Interval> addRanges(const Interval &A, const Interval &B) {
+  return intervalIfFits(static_cast<i128>(A.Lo) + B.Lo,
+                        static_cast<i128>(A.Hi) + B.Hi);
+}
+
+std::optional<Interval> mulRanges(const Interval &A, const Interval &B) {
+  const i128 C[4] = {
+      static_cast<i128>(A.Lo) * B.Lo, static_cast<i128>(A.Lo) * B.Hi,
+      static_cast<i128>(A.Hi) * B.Lo, static_cast<i128>(A.Hi) * B.Hi};
+  return intervalIfFits(std::min(std::min(C[0], C[1]), std::min(C[2], C[3])),
+                        std::max(std::max(C[0], C[1]), std::max(C[2], C[3])));
+}
+
+} // namespace
+
+std::optional<Interval> ExprSimplifier::nodeRange(Expr E, const Interval &L,
+                                                  const Interval &R) {
+  // An operand with no value in the domain: the node is never evaluated.
+  if (L.isEmpty() || R.isEmpty())
+    return Interval::empty();
+  switch (E.kind()) {
+  case ExprKind::Add: {
+    if (auto S = addRanges(L, R))
+      return S;
+    // Correlated operands (`x*k - (x fd c)*(c*k)`): the RangeEvaluator's
+    // range of the whole sum.
+    Interval Whole = RE.range(E);
+    if (!Whole.isFull())
+      return Whole;
+    return std::nullopt;
+  }
+  case ExprKind::Mul: {
+    if (auto P = mulRanges(L, R))
+      return P;
+    // Both are sound: their intersection too (the RangeEvaluator sees
+    // correlations inside a sum operand that interval arithmetic does not).
+    Interval L2 = L.intersect(RE.range(E.lhs()));
+    Interval R2 = R.intersect(RE.range(E.rhs()));
+    if (L2.isEmpty() || R2.isEmpty())
+      return Interval::empty();
+    return mulRanges(L2, R2);
+  }
+  case ExprKind::FloorDiv:
+  case ExprKind::CeilDiv: {
+    if (R.contains(0) || (L.contains(INT64_MIN) && R.contains(-1)))
+      return std::nullopt;
+    bool Ceil = E.kind() == ExprKind::CeilDiv;
+    if (R.isPoint()) // Exact in int64 now.
+      return Ceil ? L.ceilDiv(R.Lo) : L.floorDiv(R.Lo);
+    // R has one sign: the quotient is monotone in each operand.
+    i128 Lo = 0, Hi = 0;
+    bool First = true;
+    for (int64_t N : {L.Lo, L.Hi})
+      for (int64_t D : {R.Lo, R.Hi}) {
+        i128 Q = Ceil ? ceilDiv128(N, D) : floorDiv128(N, D);
+        Lo = First ? Q : std::min(Lo, Q);
+        Hi = First ? Q : std::max(Hi, Q);
+        First = false;
+      }
+    return intervalIfFits(Lo, Hi);
+  }
+  case ExprKind::Mod:
+    if (R.contains(0))
+      return std::nullopt;
+    if (R.isPoint())
+      return L.mod(R.Lo);
+    return R.Lo > 0 ? Interval{0, R.Hi - 1} : Interval{R.Lo + 1, 0};
+  default:
+    return std::nullopt;
+  }
+}
+
+Interval ExprSimplifier::leafRange(const ExprStorage *S) {
+  if (S->Kind == ExprKind::Constant)
+    return Interval::point(S->Value);
+  // A variable's bound (the RangeEvaluator may know a tighter range from
+  // constraints; the bound is sound and cheaper).
+  const IndexingMap &M = RE.map();
+  uint64_t P = static_cast<uint64_t>(S->Value);
+  if (S->Kind == ExprKind::Dim)
+    return P < M.numDims() ? M.dims()[P].Bound : Interval::full();
+  return P < M.numSymbols() ? M.var(M.numDims() + P).Bound : Interval::full();
+}
+
+ExprSimplifier::FitInfo ExprSimplifier::fitInfo(Expr E) {
+  const ExprStorage *S = E.storage();
+  if (S->Kind < ExprKind::Add)
+    return {true, leafRange(S)};
+  auto It = Fit.find(E);
+  if (It != Fit.end())
+    return It->second;
+  FitInfo L = fitInfo(Expr(S->L)), R = fitInfo(Expr(S->R));
+  FitInfo Out{false, Interval::full()};
+  if (L.Fits && R.Fits)
+    if (auto NR = nodeRange(E, L.Range, R.Range))
+      Out = {true, *NR};
+  Fit.emplace(E, Out);
+  return Out;
+}
+
+bool ExprSimplifier::isRefNode(Expr E, const ExprRefs &Refs,
+                               RelativeState &St) {
+  if (!St.Built) {
+    St.Built = true;
+    std::vector<Expr> Stack;
+    if (Refs.isSumLeaves()) {
+      // The leaves below `+` and `* constant`, and what they simplified to
+      // (their memoized results).
+      std::vector<Expr> Work(Refs.begin(), Refs.end());
+      while (!Work.empty()) {
+        Expr N = Work.back();
+        Work.pop_back();
+        if (N.kind() == ExprKind::Add ||
+            (N.kind() == ExprKind::Mul && N.rhs().isConstant())) {
+          Work.push_back(N.lhs());
+          Work.push_back(N.rhs());
+          continue;
+        }
+        Stack.push_back(N);
+        auto It = Memo.find(N);
+        if (It != Memo.end())
+          Stack.push_back(It->second);
+      }
+    } else {
+      Stack.assign(Refs.begin(), Refs.end());
+    }
+    while (!Stack.empty()) {
+      Expr N = Stack.back();
+      Stack.pop_back();
+      if (!N || !N.isBinary() || !St.RefNodes.insert(N.storage()).second)
+        continue;
+      Stack.push_back(N.lhs());
+      Stack.push_back(N.rhs());
+    }
+  }
+  return St.RefNodes.count(E.storage()) != 0;
+}
+
+std::optional<Interval>
+ExprSimplifier::rangeRelative(Expr E, const ExprRefs &Refs, RelativeState &St) {
+  FitInfo F = fitInfo(E);
+  if (F.Fits)
+    return F.Range;
+  auto It = St.Memo.find(E.storage());
+  if (It != St.Memo.end())
+    return It->second;
+  std::optional<Interval> Out;
+  if (isRefNode(E, Refs, St)) {
+    // It evaluates; the RangeEvaluator's range is then sound (full when it
+    // knows nothing, which still contains the value).
+    Out = RE.range(E);
+  } else {
+    auto L = rangeRelative(E.lhs(), Refs, St);
+    auto R = L ? rangeRelative(E.rhs(), Refs, St) : std::nullopt;
+    if (L && R)
+      Out = nodeRange(E, *L, *R);
+  }
+  St.Memo.emplace(E.storage(), Out);
+  return Out;
+}
+
+bool ExprSimplifier::fitsBelowRoot(Expr Candidate, const ExprRefs &Refs) {
+  if (!Candidate.isBinary())
+    return true;
+  if (fitInfo(Candidate.lhs()).Fits && fitInfo(Candidate.rhs()).Fits)
+    return true;
+  RelativeState St;
+  bool Ok = rangeRelative(Candidate.lhs(), Refs, St) &&
+            rangeRelative(Candidate.rhs(), Refs, St);
+  if (!Ok)
+    hit("guard.overflow");
+  return Ok;
+}
+
+bool ExprSimplifier::fitsEverywhere(Expr Candidate, const ExprRefs &Refs) {
+  if (!Candidate.isBinary() || fitInfo(Candidate).Fits)
+    return true;
+  RelativeState St;
+  bool Ok = rangeRelative(Candidate, Refs, St).has_value();
+  if (!Ok)
+    hit("guard.overflow");
+  return Ok;
 }
 
 //===----------------------------------------------------------------------===//

@@ -34,6 +34,13 @@
 //       ceil(y/d)), extraction of multiples and constants, and drop-remainder
 //       with -(G - 1) <= B <= 0: ceil((G*A + B)/(G*d')) = ceil(A/d').
 //
+// Overflow guard: the rules that build new sums (extraction, drop-remainder,
+// merge-inner-div, whose R*c can exceed int64 where R does not) return their
+// candidate only if fitsBelowRoot() accepts it; a refused merge falls back
+// to the same rewrite without the merge, then to the input. The other rules
+// only reuse subexpressions of the input: X fd d' and (X fd d) mod (M/d)
+// evaluate wherever X does (d, d' > 0).
+//
 //===----------------------------------------------------------------------===//
 #include "SimplifyInternal.h"
 
@@ -78,6 +85,22 @@ const Term *singleInnerDiv(const LinearSum &S) {
 }
 } // namespace
 
+/// The quick form of the guard for `Out` = `Extracted + (Rem div D)`, all of
+/// whose bases are nodes of the replaced expression's dividend: true if
+/// Rem fits entirely and then Out below its root (see sumRangeFast).
+bool ExprSimplifier::quickDivFits(const LinearSum &Rem, Expr DivE, int64_t D,
+                                  bool Ceil, const LinearSum &Out) {
+  if (DivE.kind() != (Ceil ? ExprKind::CeilDiv : ExprKind::FloorDiv))
+    return false; // Folded by the tier-0 builder: ask fitsBelowRoot.
+  auto RR = sumRangeFast(Rem, /*BasesAreRefNodes=*/true, /*RootMustFit=*/true);
+  if (!RR)
+    return false;
+  Interval DR = RR->isEmpty() ? *RR : Ceil ? RR->ceilDiv(D) : RR->floorDiv(D);
+  return sumRangeFast(Out, /*BasesAreRefNodes=*/true, /*RootMustFit=*/false,
+                      DivE, DR)
+      .has_value();
+}
+
 Expr ExprSimplifier::rewriteFloorDiv(Expr L, Expr R) {
   if (!R.isConstant() || R.value() == 0 || R.value() == 1)
     return L.floorDiv(R);
@@ -111,22 +134,17 @@ Expr ExprSimplifier::rewriteFloorDiv(Expr L, Expr R) {
   if (S.Overflow)
     return L.floorDiv(R);
   Extraction X = extractMultiples(S, D);
-  bool Changed = false;
-  if (!X.Extracted.Terms.empty()) {
-    hit("floordiv.extract-multiple");
-    Changed = true;
-  }
-  if (X.Extracted.Constant != 0) {
-    hit("floordiv.extract-constant");
-    Changed = true;
-  }
+  bool Extracted = !X.Extracted.Terms.empty() || X.Extracted.Constant != 0;
+  bool Split = false;
   int64_t NewD = D;
+  // The merged dividend and divisor, when [floordiv.merge-inner-div]
+  // applies.
+  std::optional<std::pair<LinearSum, int64_t>> Merged;
   if (D > 0) {
-    if (auto Split = findGSplit(RE, X.Rem, D)) {
-      hit("floordiv.drop-remainder");
-      X.Rem = std::move(Split->A);
-      NewD = D / Split->G;
-      Changed = true;
+    if (auto G = findGSplit(RE, X.Rem, D)) {
+      X.Rem = std::move(G->A);
+      NewD = D / G->G;
+      Split = true;
     }
     if (const Term *Inner = singleInnerDiv(X.Rem); Inner && NewD > 1) {
       int64_t C = Inner->Base.rhs().value();
@@ -144,27 +162,49 @@ Expr ExprSimplifier::rewriteFloorDiv(Expr L, Expr R) {
         for (const Term &T : RestTimesC.Terms)
           Scaled.Terms.push_back(T);
         Scaled.addConstant(RestTimesC.Constant);
-        if (!Scaled.Overflow) {
-          hit("floordiv.merge-inner-div");
-          canonicalize(Scaled);
-          X.Rem = std::move(Scaled);
-          NewD = *CD;
-          Changed = true;
-        }
+        if (!Scaled.Overflow)
+          Merged.emplace(std::move(Scaled), *CD);
       }
     }
   }
-  if (!Changed)
-    return L.floorDiv(R);
-  canonicalize(X.Rem);
-  canonicalize(X.Extracted);
-  Expr Div = buildSum(*Ctx, X.Rem).floorDiv(NewD);
-  LinearSum Out = std::move(X.Extracted);
-  Out.add(Div);
-  if (Out.Overflow)
-    return L.floorDiv(R);
-  canonicalize(Out);
-  return buildSum(*Ctx, Out);
+  // `Extracted + Rem fd Div`, if it passes the overflow guard.
+  // Every base of Rem and Extracted is a node of L.
+  auto Build = [&](LinearSum Rem, int64_t Div) -> std::optional<Expr> {
+    canonicalize(Rem);
+    Expr DivE = buildSum(*Ctx, Rem).floorDiv(Div);
+    LinearSum Out = X.Extracted;
+    Out.add(DivE);
+    if (Out.Overflow)
+      return std::nullopt;
+    canonicalize(Out);
+    Expr Cand = buildSum(*Ctx, Out);
+    if (!quickDivFits(Rem, DivE, Div, /*Ceil=*/false, Out) &&
+        !fitsBelowRoot(Cand, {L, R}))
+      return std::nullopt;
+    return Cand;
+  };
+  auto Hits = [&]() {
+    if (!X.Extracted.Terms.empty())
+      hit("floordiv.extract-multiple");
+    if (X.Extracted.Constant != 0)
+      hit("floordiv.extract-constant");
+    if (Split)
+      hit("floordiv.drop-remainder");
+  };
+  if (Merged) {
+    if (auto Cand = Build(std::move(Merged->first), Merged->second)) {
+      Hits();
+      hit("floordiv.merge-inner-div");
+      return *Cand;
+    }
+  }
+  if (Extracted || Split) {
+    if (auto Cand = Build(std::move(X.Rem), NewD)) {
+      Hits();
+      return *Cand;
+    }
+  }
+  return L.floorDiv(R);
 }
 
 Expr ExprSimplifier::rewriteCeilDiv(Expr L, Expr R) {
@@ -192,31 +232,34 @@ Expr ExprSimplifier::rewriteCeilDiv(Expr L, Expr R) {
     return L.ceilDiv(R);
   // (R + n*D) cd D = R cd D + n for integer n: same split as floordiv.
   Extraction X = extractMultiples(S, D);
-  bool Changed = false;
-  if (!X.Extracted.Terms.empty() || X.Extracted.Constant != 0) {
-    hit("ceildiv.extract-multiple");
-    Changed = true;
-  }
+  bool Extracted = !X.Extracted.Terms.empty() || X.Extracted.Constant != 0;
+  bool Split = false;
   int64_t NewD = D;
   if (D > 0) {
-    if (auto Split = findGSplit(RE, X.Rem, D, /*RestNonPositive=*/true)) {
-      hit("ceildiv.drop-remainder");
-      X.Rem = std::move(Split->A);
-      NewD = D / Split->G;
-      Changed = true;
+    if (auto G = findGSplit(RE, X.Rem, D, /*RestNonPositive=*/true)) {
+      X.Rem = std::move(G->A);
+      NewD = D / G->G;
+      Split = true;
     }
   }
-  if (!Changed)
+  if (!Extracted && !Split)
     return L.ceilDiv(R);
   canonicalize(X.Rem);
-  canonicalize(X.Extracted);
-  Expr Div = buildSum(*Ctx, X.Rem).ceilDiv(NewD);
+  Expr DivE = buildSum(*Ctx, X.Rem).ceilDiv(NewD);
   LinearSum Out = std::move(X.Extracted);
-  Out.add(Div);
+  Out.add(DivE);
   if (Out.Overflow)
     return L.ceilDiv(R);
   canonicalize(Out);
-  return buildSum(*Ctx, Out);
+  Expr Cand = buildSum(*Ctx, Out);
+  if (!quickDivFits(X.Rem, DivE, NewD, /*Ceil=*/true, Out) &&
+      !fitsBelowRoot(Cand, {L, R}))
+    return L.ceilDiv(R);
+  if (Extracted)
+    hit("ceildiv.extract-multiple");
+  if (Split)
+    hit("ceildiv.drop-remainder");
+  return Cand;
 }
 
 } // namespace detail

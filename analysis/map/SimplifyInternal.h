@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace idxmap {
@@ -91,6 +92,38 @@ void canonicalize(LinearSum &S);
 /// Builds `((t0 + t1) + ...) + Constant` from an already canonical sum.
 Expr buildSum(Context &Ctx, const LinearSum &S);
 
+/// The operands of the expression a rewrite replaces (see
+/// ExprSimplifier::fitsBelowRoot): one or two held inline, or a vector that
+/// must outlive this object.
+class ExprRefs {
+public:
+  ExprRefs(Expr A) : Inline{A, Expr()}, B(Inline), E(Inline + 1) {}
+  ExprRefs(Expr A, Expr C) : Inline{A, C}, B(Inline), E(Inline + 2) {}
+  ExprRefs(const std::vector<Expr> &V) : B(V.data()), E(V.data() + V.size()) {}
+  ExprRefs(const ExprRefs &O)
+      : Inline{O.Inline[0], O.Inline[1]}, SumLeaves(O.SumLeaves) {
+    bool Own = O.B == O.Inline;
+    B = Own ? Inline : O.B;
+    E = Own ? Inline + (O.E - O.B) : O.E;
+  }
+  ExprRefs &operator=(const ExprRefs &) = delete;
+  /// The leaves of the sum \p Sum (as flattenSimplified finds them), each
+  /// also in its simplified form: found only if the guard needs them.
+  static ExprRefs sumLeavesOf(Expr Sum) {
+    ExprRefs R(Sum);
+    R.SumLeaves = true;
+    return R;
+  }
+  bool isSumLeaves() const { return SumLeaves; }
+  const Expr *begin() const { return B; }
+  const Expr *end() const { return E; }
+
+private:
+  Expr Inline[2];
+  const Expr *B, *E;
+  bool SumLeaves = false;
+};
+
 /// Sound interval of a sum given the ranges of its bases (no correlation).
 Interval sumRange(RangeEvaluator &RE, const std::vector<Term> &Terms,
                   int64_t Constant);
@@ -148,16 +181,84 @@ public:
   Expr rewriteMod(Expr L, Expr R);
 
   /// Flattens \p E (a sum or a product with a constant) into \p S with every
-  /// base simplified.
-  void flattenSimplified(Expr E, int64_t K, LinearSum &S);
+  /// base simplified. The simplified leaves are appended to \p Leaves when
+  /// given.
+  void flattenSimplified(Expr E, int64_t K, LinearSum &S,
+                         std::vector<Expr> *Leaves = nullptr);
 
-  /// Canonical sum from \p S (canonicalize, mod/div pairing, build).
-  Expr finishSum(LinearSum &S);
+  /// Canonical sum from \p S (canonicalize, mod/div pairing, build) that is
+  /// to replace an expression with the same value whose operands are
+  /// \p Refs; every base of \p S must be a node of Refs. Returns nullopt if
+  /// no form of it passes the overflow guard (fitsBelowRoot); the caller
+  /// then keeps its input.
+  std::optional<Expr> finishSum(LinearSum &S, const ExprRefs &Refs);
+
+  //===--------------------------------------------------------------------===//
+  // Overflow guard (SimplifyDriver.cpp)
+  //===--------------------------------------------------------------------===//
+
+  /// The guard every rewrite passes: true if \p Candidate, which is to
+  /// replace an expression E with the same value at every domain point,
+  /// evaluates without int64 overflow (and without division by zero) at
+  /// every domain point where E does. Its root has E's value, so only the
+  /// nodes below the root are checked: each must be a node of \p Refs (E's
+  /// operands, or what E's operands simplified to: those evaluate wherever E
+  /// does) or have a range, from the RangeEvaluator and interval arithmetic
+  /// in 128 bits, inside int64 with every node below it evaluating.
+  bool fitsBelowRoot(Expr Candidate, const ExprRefs &Refs);
+  /// The same for an expression that does not have E's value (a rewritten
+  /// constraint expression): its root is checked too.
+  bool fitsEverywhere(Expr Candidate, const ExprRefs &Refs);
 
 private:
   Expr simplifyOnce(Expr E);
-  bool pairModsAndDivs(LinearSum &S);
+  Expr rewriteAddCarefully(Expr E, const LinearSum &S, std::vector<Expr> &Refs);
+  /// Pairs mod and div terms (sum.mod-div-recombine, sum.sub-to-mod).
+  /// Returns true if S changed; S as it was is then in \p Backup.
+  bool pairModsAndDivs(LinearSum &S, LinearSum *Backup);
   bool mayReplaceByConstant(Expr E);
+  std::optional<Expr> buildCheckedSum(const LinearSum &S, const ExprRefs &Refs,
+                                      bool BasesAreRefNodes);
+  bool quickDivFits(const LinearSum &Rem, Expr DivE, int64_t D, bool Ceil,
+                    const LinearSum &Out);
+  std::optional<Interval> sumRangeFast(const LinearSum &S,
+                                       bool BasesAreRefNodes, bool RootMustFit,
+                                       Expr Extra = Expr(),
+                                       Interval ExtraRange = Interval());
+  std::optional<Expr> buildReorderedSum(const LinearSum &S,
+                                        const ExprRefs &Refs);
+  std::optional<Expr> buildReorderedSum(std::vector<Expr> Summands,
+                                        int64_t Constant, const ExprRefs &Refs);
+
+  /// What the guard knows of an expression from ranges alone: whether it
+  /// provably evaluates at every domain point, and then a sound interval
+  /// of its value.
+  struct FitInfo {
+    bool Fits;
+    Interval Range;
+  };
+  FitInfo fitInfo(Expr E);
+  /// The interval of a constant or variable.
+  Interval leafRange(const ExprStorage *S);
+  /// The interval of a node given intervals of its operands (which
+  /// evaluate), or nullopt if the node itself may overflow or divide by
+  /// zero.
+  std::optional<Interval> nodeRange(Expr E, const Interval &L,
+                                    const Interval &R);
+  /// State of one fitsBelowRoot/fitsEverywhere question.
+  struct RelativeState {
+    bool Built = false;
+    /// The nodes of Refs (built on first use).
+    std::unordered_set<const void *> RefNodes;
+    /// rangeRelative's answers so far.
+    std::unordered_map<const void *, std::optional<Interval>> Memo;
+  };
+  /// fitInfo's range, or (for a node of Refs) the RangeEvaluator's range;
+  /// nullopt if \p E may fail to evaluate where the replaced expression
+  /// evaluates.
+  std::optional<Interval> rangeRelative(Expr E, const ExprRefs &Refs,
+                                        RelativeState &St);
+  bool isRefNode(Expr E, const ExprRefs &Refs, RelativeState &St);
 
   RangeEvaluator &RE;
   Context *Ctx;
@@ -166,6 +267,7 @@ private:
   uint64_t PointDimMask = 0;
   bool AnyPointDimBeyondMask = false;
   std::unordered_map<Expr, Expr> Memo;
+  std::unordered_map<Expr, FitInfo> Fit;
   unsigned Depth = 0;
 };
 

@@ -24,6 +24,11 @@
 //       G*A + B. The largest usable G is chosen.
 //   Not applied: XLA leaves `(-d0) mod 2` alone and so do we (G = 1).
 //
+// Overflow guard: every candidate that builds a new sum passes
+// fitsBelowRoot() or is not returned (mod.one-period's x - q*m can be part of
+// a sum whose partial sums overflow; the kept summands of drop-multiple may
+// be reordered).
+//
 //===----------------------------------------------------------------------===//
 #include "SimplifyInternal.h"
 
@@ -48,8 +53,10 @@ Expr ExprSimplifier::rewriteMod(Expr L, Expr R) {
       if (QM && *QM != INT64_MIN) {
         S.addConstant(-*QM);
         if (!S.Overflow) {
-          hit("mod.one-period");
-          return finishSum(S);
+          if (auto Sum = finishSum(S, {L, R})) {
+            hit("mod.one-period");
+            return *Sum;
+          }
         }
       }
     }
@@ -93,14 +100,28 @@ Expr ExprSimplifier::rewriteMod(Expr L, Expr R) {
     if (auto Split = findGSplit(RE, Kept, M)) {
       bool PureFactor =
           Split->Rest.Terms.empty() && Split->Rest.Constant == 0;
-      hit(PureFactor ? "mod.factor-gcd" : "mod.split-remainder");
       canonicalize(Split->A);
-      Expr Inner = buildSum(*Ctx, Split->A) % (M / Split->G);
+      int64_t InnerM = M / Split->G;
+      Expr Inner = buildSum(*Ctx, Split->A) % InnerM;
       LinearSum Out = std::move(Split->Rest);
       Out.add(Inner, Split->G);
       if (!Out.Overflow) {
         canonicalize(Out);
-        return buildSum(*Ctx, Out);
+        Expr Cand = buildSum(*Ctx, Out);
+        // Quick form of the guard: A fits entirely, then A mod m' is in
+        // [0, m' - 1], and Out (bases: nodes of L and Inner) below its root.
+        bool Quick = false;
+        if (Inner.kind() == ExprKind::Mod)
+          if (auto AR = sumRangeFast(Split->A, /*BasesAreRefNodes=*/true,
+                                     /*RootMustFit=*/true))
+            Quick = sumRangeFast(Out, /*BasesAreRefNodes=*/true,
+                                 /*RootMustFit=*/false, Inner,
+                                 AR->isEmpty() ? *AR : AR->mod(InnerM))
+                        .has_value();
+        if (Quick || fitsBelowRoot(Cand, {L, R})) {
+          hit(PureFactor ? "mod.factor-gcd" : "mod.split-remainder");
+          return Cand;
+        }
       }
     }
   } else {
@@ -114,14 +135,23 @@ Expr ExprSimplifier::rewriteMod(Expr L, Expr R) {
         A.addTerm(T.Base, T.Coeff / G);
       A.Constant = Kept.Constant / G;
       canonicalize(A);
-      hit("mod.factor-gcd");
-      return (buildSum(*Ctx, A) % (M / G)) * G;
+      Expr Cand = (buildSum(*Ctx, A) % (M / G)) * G;
+      if (fitsBelowRoot(Cand, {L, R})) {
+        hit("mod.factor-gcd");
+        return Cand;
+      }
     }
   }
   if (!Changed)
     return L % R;
   canonicalize(Kept);
-  return buildSum(*Ctx, Kept) % M;
+  Expr Cand = buildSum(*Ctx, Kept) % M;
+  // Below the root there is only the dividend (bases: nodes of L).
+  if (!(Cand.kind() == ExprKind::Mod &&
+        sumRangeFast(Kept, /*BasesAreRefNodes=*/true, /*RootMustFit=*/true)) &&
+      !fitsBelowRoot(Cand, {L, R}))
+    return L % R;
+  return Cand;
 }
 
 } // namespace detail

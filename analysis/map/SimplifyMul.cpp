@@ -4,7 +4,9 @@
 //
 // Rules (hit counter names in brackets):
 //   [mul.distribute]  (a + b) * k -> a*k + b*k for a constant k (then the sum
-//                     rules run on the result). Exact: distributivity.
+//                     rules run on the result). Exact: distributivity. Not
+//                     when a*k (or a partial sum) can overflow where
+//                     (a + b) * k does not (overflow guard).
 //   x * 1 -> x, x * 0 -> 0, (x * a) * b -> x * (a*b): tier-0 builders.
 //   [mul.commute]     a non-linear product `x * y` is ordered by
 //                     compareStructurally (commutativity), so equal products
@@ -24,8 +26,11 @@ Expr ExprSimplifier::rewriteMul(Expr L, Expr R) {
       LinearSum S;
       S.add(L, R.value());
       if (!S.Overflow) {
-        hit("mul.distribute");
-        return finishSum(S);
+        // Kept as a product if a summand times k would overflow.
+        if (auto Sum = finishSum(S, L)) {
+          hit("mul.distribute");
+          return *Sum;
+        }
       }
     }
     return L * R;
