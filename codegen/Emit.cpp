@@ -63,12 +63,13 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
       return K.error();
     R.Kernels.push_back(std::move(*K));
   }
-  if (!Found)
-    return Diagnostic{{M.fileName(), 1, 1},
-                      O.OnlyFusion.empty()
-                          ? "the module has no fusion to emit"
-                          : "no fusion named '" + O.OnlyFusion + "'",
-                      ""};
+  if (!Found) {
+    Diagnostic D;
+    D.Loc.File = M.fileName();
+    D.Message = O.OnlyFusion.empty() ? "the module has no fusion to emit"
+                                     : "no fusion named '" + O.OnlyFusion + "'";
+    return D;
+  }
   auto T1 = Clock::now();
   auto Ptx = emitPtx(Mod, O.Target);
   auto T2 = Clock::now();

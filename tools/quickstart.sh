@@ -11,7 +11,11 @@ idxmap_ensure_deps
 build=${BUILD_DIR:-$root/build/quickstart}
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
   -DIDXMAP_BUILD_TESTS=OFF -DIDXMAP_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build" -j "$(idxmap_jobs)" --target idxmap >/dev/null
+if ! cmake --build "$build" -j "$(idxmap_jobs)" --target idxmap > "$build/build.log" 2>&1; then
+  tail -40 "$build/build.log" >&2
+  echo "quickstart: build failed (full log: $build/build.log)" >&2
+  exit 1
+fi
 idxmap="$build/tools/idxmap"
 ex="$root/tools/examples"
 
