@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "support/BruteForce.h"
+#include "support/FuzzDriver.h"
 #include "support/Minimize.h"
 #include "support/RandomMaps.h"
 
@@ -43,13 +44,8 @@ using namespace idxmap::testing;
 
 namespace {
 
-struct FuzzOptions {
-  uint64_t Seed = 1;
-  uint64_t Count = 5000;
-  std::optional<uint64_t> Only;
-  unsigned MaxFailures = 5;
-  bool Minimize = true;
-  bool Verbose = false;
+struct FuzzOptions : FuzzRunOptions {
+  FuzzOptions() { Count = 5000; }
   /// Generator settings (see RandomMapOptions).
   RandomMapOptions Gen;
 };
@@ -186,26 +182,15 @@ std::optional<Failure> checkPair(const IndexingMap &A, const IndexingMap &B,
   return std::nullopt;
 }
 
-char CrashInfo[16384];
 /// Generator flags to repeat in "reproduce:" lines.
 std::string GenFlags;
 
-void onCrash(int Sig) {
-  const char Head[] = "\nfuzz_compose: crashed while checking:\n";
-  (void)!write(2, Head, sizeof(Head) - 1);
-  (void)!write(2, CrashInfo, strnlen(CrashInfo, sizeof(CrashInfo)));
-  (void)!write(2, "\n", 1);
-  signal(Sig, SIG_DFL);
-  raise(Sig);
-}
-
 void setCrashInfo(uint64_t Seed, uint64_t Index, const IndexingMap &A,
                   const IndexingMap &B) {
-  snprintf(CrashInfo, sizeof(CrashInfo),
-           "  reproduce: fuzz_compose --seed %llu --only %llu%s\n  first:  %s\n"
-           "  second: %s",
-           (unsigned long long)Seed, (unsigned long long)Index,
-           GenFlags.c_str(), printMap(A).c_str(), printMap(B).c_str());
+  setCrashReport("  reproduce: fuzz_compose --seed %llu --only %llu%s\n"
+                 "  first:  %s\n  second: %s",
+                 (unsigned long long)Seed, (unsigned long long)Index,
+                 GenFlags.c_str(), printMap(A).c_str(), printMap(B).c_str());
 }
 
 uint64_t pairSeed(uint64_t Seed, uint64_t Index) {
@@ -214,44 +199,15 @@ uint64_t pairSeed(uint64_t Seed, uint64_t Index) {
 }
 
 bool parseArgs(int Argc, char **Argv, FuzzOptions &O) {
-  for (int I = 1; I < Argc; ++I) {
-    std::string A = Argv[I];
-    auto Num = [&](uint64_t &Out) {
-      if (I + 1 >= Argc)
-        return false;
-      char *End = nullptr;
-      Out = strtoull(Argv[++I], &End, 10);
-      return End && *End == '\0';
-    };
+  return parseFuzzArgs(Argc, Argv, O, [&](const std::string &A,
+                                          const auto &Value) {
     uint64_t V = 0;
-    if (A == "--seed") {
-      if (!Num(O.Seed))
-        return false;
-    } else if (A == "--count") {
-      if (!Num(O.Count))
-        return false;
-    } else if (A == "--only") {
-      if (!Num(V))
-        return false;
-      O.Only = V;
-    } else if (A == "--max-failures") {
-      if (!Num(V))
-        return false;
-      O.MaxFailures = unsigned(V);
-    } else if (A == "--edge-odds") {
-      if (!Num(V))
-        return false;
-      O.Gen.EdgeOdds = unsigned(V);
-      GenFlags += " --edge-odds " + std::to_string(V);
-    } else if (A == "--no-minimize") {
-      O.Minimize = false;
-    } else if (A == "--verbose") {
-      O.Verbose = true;
-    } else {
+    if (A != "--edge-odds" || !parseFuzzNumber(Value(), V))
       return false;
-    }
-  }
-  return true;
+    O.Gen.EdgeOdds = unsigned(V);
+    GenFlags += " --edge-odds " + std::to_string(V);
+    return true;
+  });
 }
 
 /// Shrinks the pair: first with second fixed, then second with first fixed,
@@ -282,9 +238,7 @@ int main(int Argc, char **Argv) {
                     "[--edge-odds N]\n");
     return 2;
   }
-  signal(SIGABRT, onCrash);
-  signal(SIGSEGV, onCrash);
-  signal(SIGFPE, onCrash);
+  installCrashReporter("fuzz_compose");
 
   auto Start = std::chrono::steady_clock::now();
   Counters C;

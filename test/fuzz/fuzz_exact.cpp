@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "support/BruteForce.h"
+#include "support/FuzzDriver.h"
 #include "support/Minimize.h"
 #include "support/RandomMaps.h"
 
@@ -54,13 +55,8 @@ using namespace idxmap::testing;
 
 namespace {
 
-struct FuzzOptions {
-  uint64_t Seed = 1;
-  uint64_t Count = 5000;
-  std::optional<uint64_t> Only;
-  unsigned MaxFailures = 5;
-  bool Minimize = true;
-  bool Verbose = false;
+struct FuzzOptions : FuzzRunOptions {
+  FuzzOptions() { Count = 5000; }
 };
 
 enum class FailureKind {
@@ -664,20 +660,10 @@ std::optional<Failure> checkMap(const IndexingMap &M,
 // Driver
 //===----------------------------------------------------------------------===//
 
-char CrashInfo[8192];
-void onCrash(int Sig) {
-  const char Head[] = "\nfuzz_exact: crashed while checking:\n";
-  (void)!write(2, Head, sizeof(Head) - 1);
-  (void)!write(2, CrashInfo, strnlen(CrashInfo, sizeof(CrashInfo)));
-  (void)!write(2, "\n", 1);
-  signal(Sig, SIG_DFL);
-  raise(Sig);
-}
-
 void setCrashInfo(uint64_t Seed, uint64_t Index, const std::string &Text) {
-  snprintf(CrashInfo, sizeof(CrashInfo),
-           "  reproduce: fuzz_exact --seed %llu --only %llu\n  map: %s",
-           (unsigned long long)Seed, (unsigned long long)Index, Text.c_str());
+  setCrashReport("  reproduce: fuzz_exact --seed %llu --only %llu\n  map: %s",
+                 (unsigned long long)Seed, (unsigned long long)Index,
+                 Text.c_str());
 }
 
 uint64_t mapSeed(uint64_t Seed, uint64_t Index) {
@@ -686,39 +672,7 @@ uint64_t mapSeed(uint64_t Seed, uint64_t Index) {
 }
 
 bool parseArgs(int Argc, char **Argv, FuzzOptions &O) {
-  for (int I = 1; I < Argc; ++I) {
-    std::string A = Argv[I];
-    auto Num = [&](uint64_t &Out) {
-      if (I + 1 >= Argc)
-        return false;
-      char *End = nullptr;
-      Out = strtoull(Argv[++I], &End, 10);
-      return End && *End == '\0';
-    };
-    uint64_t V = 0;
-    if (A == "--seed") {
-      if (!Num(O.Seed))
-        return false;
-    } else if (A == "--count") {
-      if (!Num(O.Count))
-        return false;
-    } else if (A == "--only") {
-      if (!Num(V))
-        return false;
-      O.Only = V;
-    } else if (A == "--max-failures") {
-      if (!Num(V))
-        return false;
-      O.MaxFailures = unsigned(V);
-    } else if (A == "--no-minimize") {
-      O.Minimize = false;
-    } else if (A == "--verbose") {
-      O.Verbose = true;
-    } else {
-      return false;
-    }
-  }
-  return true;
+  return parseFuzzArgs(Argc, Argv, O);
 }
 
 void printCounts(const char *Name, const QueryCounts &Q, const char *YesWord) {
@@ -738,9 +692,7 @@ int main(int Argc, char **Argv) {
                     "[--max-failures N] [--no-minimize] [--verbose]\n");
     return 2;
   }
-  signal(SIGABRT, onCrash);
-  signal(SIGSEGV, onCrash);
-  signal(SIGFPE, onCrash);
+  installCrashReporter("fuzz_exact");
 
   auto Start = std::chrono::steady_clock::now();
   Counters C;

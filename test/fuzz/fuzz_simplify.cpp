@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "support/BruteForce.h"
+#include "support/FuzzDriver.h"
 #include "support/Minimize.h"
 #include "support/RandomMaps.h"
 
@@ -50,13 +51,8 @@ using namespace idxmap::testing;
 
 namespace {
 
-struct FuzzOptions {
-  uint64_t Seed = 1;
-  uint64_t Count = 20000;
-  std::optional<uint64_t> Only;
-  unsigned MaxFailures = 5;
-  bool Minimize = true;
-  bool Verbose = false;
+struct FuzzOptions : FuzzRunOptions {
+  FuzzOptions() { Count = 20000; }
   /// Generator settings (see RandomMapOptions).
   RandomMapOptions Gen;
   std::optional<MapFamily> Family;
@@ -442,24 +438,13 @@ std::optional<Failure> checkMap(const IndexingMap &M,
 // map caused it.
 //===----------------------------------------------------------------------===//
 
-char CrashInfo[8192];
 /// Generator flags to repeat in "reproduce:" lines.
 std::string GenFlags;
 
-void onCrash(int Sig) {
-  const char Head[] = "\nfuzz_simplify: crashed while checking:\n";
-  (void)!write(2, Head, sizeof(Head) - 1);
-  (void)!write(2, CrashInfo, strnlen(CrashInfo, sizeof(CrashInfo)));
-  (void)!write(2, "\n", 1);
-  signal(Sig, SIG_DFL);
-  raise(Sig);
-}
-
 void setCrashInfo(uint64_t Seed, uint64_t Index, const std::string &Text) {
-  snprintf(CrashInfo, sizeof(CrashInfo),
-           "  reproduce: fuzz_simplify --seed %llu --only %llu%s\n  map: %s",
-           (unsigned long long)Seed, (unsigned long long)Index,
-           GenFlags.c_str(), Text.c_str());
+  setCrashReport("  reproduce: fuzz_simplify --seed %llu --only %llu%s\n  map: %s",
+                 (unsigned long long)Seed, (unsigned long long)Index,
+                 GenFlags.c_str(), Text.c_str());
 }
 
 uint64_t mapSeed(uint64_t Seed, uint64_t Index) {
@@ -468,63 +453,39 @@ uint64_t mapSeed(uint64_t Seed, uint64_t Index) {
 }
 
 bool parseArgs(int Argc, char **Argv, FuzzOptions &O) {
-  for (int I = 1; I < Argc; ++I) {
-    std::string A = Argv[I];
-    auto Num = [&](uint64_t &Out) {
-      if (I + 1 >= Argc)
-        return false;
-      char *End = nullptr;
-      Out = strtoull(Argv[++I], &End, 10);
-      return End && *End == '\0';
-    };
+  return parseFuzzArgs(Argc, Argv, O, [&](const std::string &A,
+                                          const auto &Value) {
     uint64_t V = 0;
-    if (A == "--seed") {
-      if (!Num(O.Seed))
+    if (A == "--skip") {
+      const char *K = Value();
+      if (!K)
         return false;
-    } else if (A == "--count") {
-      if (!Num(O.Count))
-        return false;
-    } else if (A == "--only") {
-      if (!Num(V))
-        return false;
-      O.Only = V;
-    } else if (A == "--max-failures") {
-      if (!Num(V))
-        return false;
-      O.MaxFailures = unsigned(V);
-    } else if (A == "--skip") {
-      if (I + 1 >= Argc)
-        return false;
-      O.Skip.push_back(Argv[++I]);
+      O.Skip.push_back(K);
     } else if (A == "--edge-odds") {
-      if (!Num(V))
+      if (!parseFuzzNumber(Value(), V))
         return false;
       GenFlags += " --edge-odds " + std::to_string(V);
       O.Gen.EdgeOdds = unsigned(V);
     } else if (A == "--max-box") {
-      if (!Num(V))
+      if (!parseFuzzNumber(Value(), V))
         return false;
       GenFlags += " --max-box " + std::to_string(V);
       O.Gen.MaxBoxPoints = V;
     } else if (A == "--family") {
-      if (I + 1 >= Argc)
+      const char *F = Value();
+      if (!F)
         return false;
-      std::string F = Argv[++I];
       for (unsigned K = 0; K < unsigned(MapFamily::NumFamilies); ++K)
-        if (F == familyName(MapFamily(K)))
+        if (std::string(F) == familyName(MapFamily(K)))
           O.Family = MapFamily(K);
       if (!O.Family)
         return false;
-      GenFlags += " --family " + F;
-    } else if (A == "--no-minimize") {
-      O.Minimize = false;
-    } else if (A == "--verbose") {
-      O.Verbose = true;
+      GenFlags += std::string(" --family ") + F;
     } else {
       return false;
     }
-  }
-  return true;
+    return true;
+  });
 }
 
 } // namespace
@@ -552,9 +513,7 @@ int main(int Argc, char **Argv) {
       return 2;
     }
   }
-  signal(SIGABRT, onCrash);
-  signal(SIGSEGV, onCrash);
-  signal(SIGFPE, onCrash);
+  installCrashReporter("fuzz_simplify");
 
   auto Start = std::chrono::steady_clock::now();
   Counters C;
