@@ -71,9 +71,9 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
     return D;
   }
   auto T1 = Clock::now();
-  auto Ptx = emitPtx(Mod, O.Target);
+  auto Ptx = emitPtx(Mod, O.Target, **TM);
   auto T2 = Clock::now();
-  R.PhaseMs = {{"analysis+IR", Ms(T0, T1)}, {"O3+PTX", Ms(T1, T2)}};
+  R.PhaseMs = {{"analysis+IR", Ms(T0, T1)}, {"opt+PTX", Ms(T1, T2)}};
   if (!Ptx)
     return Ptx.error();
   R.Ptx = std::move(*Ptx);

@@ -54,8 +54,16 @@ struct TargetOptions {
   bool PreciseMath = false;
   /// libdevice bitcode; used only when the module calls `__nv_*` functions.
   std::string LibdevicePath = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
-  /// Run the new-pass-manager O3 pipeline before instruction selection.
+  /// Optimize the IR before instruction selection (see OptPipeline).
   bool Optimize = true;
+  /// Which IR pipeline runs when Optimize is set. `Fast` (the default) is a
+  /// short function pipeline sized for the emitters' straight-line kernels:
+  /// SROA, early CSE, one instruction-combining round, CFG simplification,
+  /// LICM and a second CSE; the NVPTX back end then adds its own
+  /// address-space inference, straight-line strength reduction and
+  /// load/store vectorizer. `O3` is LLVM's default O3 module pipeline; it
+  /// is always used when libdevice is linked (its functions must be inlined).
+  enum class Pipeline { Fast, O3 } OptPipeline = Pipeline::Fast;
 };
 
 /// The oldest PTX version (times ten) that can target \p Gpu, or 0 when the
@@ -82,9 +90,10 @@ void configureModuleForTarget(llvm::Module &M, const llvm::TargetMachine &TM);
 std::optional<Diagnostic> linkLibdevice(llvm::Module &M,
                                         const TargetOptions &Opts);
 
-/// Runs the O3 pipeline (PassBuilder, with the NVPTX target's own callbacks)
-/// on \p M. \p M must already be configured for \p TM.
-void optimizeModule(llvm::Module &M, llvm::TargetMachine &TM);
+/// Runs the IR pipeline \p P on \p M (PassBuilder with the NVPTX target's
+/// own callbacks for O3). \p M must already be configured for \p TM.
+void optimizeModule(llvm::Module &M, llvm::TargetMachine &TM,
+                    TargetOptions::Pipeline P = TargetOptions::Pipeline::O3);
 
 /// Verifies \p M, configures it for the target, links libdevice when needed,
 /// runs O3 (unless Opts.Optimize is false) and returns the PTX text.
@@ -101,6 +110,11 @@ void optimizeModule(llvm::Module &M, llvm::TargetMachine &TM);
 ///   // ".version 8.5" and ".target sm_90".
 /// \endcode
 Expected<std::string> emitPtx(llvm::Module &M, const TargetOptions &Opts);
+
+/// As above with a target machine the caller already made for \p Opts
+/// (createNvptxTargetMachine), so a compile creates it once.
+Expected<std::string> emitPtx(llvm::Module &M, const TargetOptions &Opts,
+                              llvm::TargetMachine &TM);
 
 } // namespace idxmap
 
