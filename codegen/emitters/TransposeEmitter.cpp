@@ -2,29 +2,40 @@
 //
 // Part of idxmap. A transpose of the minor dimension (normalized by
 // classifyTranspose to input dims D[0..R-1] and a permutation) is done in
-// 32x32 tiles of the two dims that swap: the input's minor dim M = R-1 and
-// the dim A that becomes the output's minor dim. Every other normalized dim
-// is one block coordinate. 128 threads = 32 lanes x 4 rows; each thread
-// walks 8 rows of the tile.
+// tiles of the two dims that swap: the input's minor dim M = R-1 and the
+// dim A that becomes the output's minor dim. Every other normalized dim is
+// one block coordinate. 128 threads = 32 lanes x 4 warps.
 //
-//   read   (lanes along M):  tile[a][m] = prologue(operand at (.., a, .., m))
+// The read side is vectorized: with V = the widest power of two up to 16
+// bytes dividing D[M], a tile is 32 rows of A by 32 groups of V elements of
+// M (32 x 128 for f32, 32 x 256 for bf16), so every lane issues 8 loads of
+// 16 bytes, each warp reading 512 contiguous bytes:
+//
+//   read   warp w, it: row a = w + 4 it; lane l: group l (V elements of M)
+//          tile[a][slot l ^ a] = prologue(operand at (.., a, .., m..m+V-1))
 //   bar.sync
-//   write  (lanes along A):  out(.., m, .., a) = epilogue(tile[a][m])
+//   write  lane l: output column a = l; warp w, it: group q = w + 4 it
+//          group = tile[l][slot q ^ l]; for j < V:
+//          out(.., q V + j, .., l) = epilogue(group[j])
 //
-// The tile is [32][33]: the +1 pad makes the column reads of the write phase
-// conflict-free for 4-byte elements, and for 2-byte ones too (row r starts
-// at byte 66 r: lanes 2k and 2k+1 land in banks k and k+16), so narrower
-// types are padded, not swizzled. Ragged edges (D[M] or D[A] not a multiple
-// of 32) are predicated per row from the domain of the thread maps.
+// The writes are one element per lane, 32 consecutive elements of the output
+// row per warp (coalesced). The XOR swizzle of group slots replaces padding:
+// a warp storing one row touches 32 distinct slots; lanes loading group q
+// of rows l..l+7 (16-byte wavefronts; 16 rows for 8 bytes, 32 for 4) touch
+// slots q ^ l, distinct modulo 8 (16, 32), so no bank is hit twice. Ragged
+// edges (D[M] not a multiple of 32 V, D[A] not a multiple of 32) are
+// predicated per row from the domain of the thread maps; D[M] % V == 0 keeps
+// a group entirely inside or outside.
 //
-// The thread maps are the analysis' (transposeMapping in Coalescing.cpp):
-// `(th_x, bl_x)[it] -> index`, built here once per accessed shape and
-// lowered with emitIndexExpr; the predicates come from their constraints
-// (emitDomainCheck). The prologue is the hero operand computed with the
-// FusedElementEmitter at the read index; the epilogue is each root computed
-// at the write index with the transpose's value overridden by the tile
-// element. Roots that do not go through the transpose (side outputs with the
-// operand's element count) are written in the read phase.
+// The thread maps are `(th_x, bl_x)[it, j] -> index`, built here once per
+// accessed shape and lowered with emitIndexExpr; the predicates come from
+// their constraints (emitDomainCheck). The prologue is the hero operand
+// computed with the FusedElementEmitter per element; when it reads every
+// parameter at its own index (elementwise ops, default layouts), the
+// parameters are loaded as V-element vectors. The epilogue is each root
+// computed at the write index with the transpose's value overridden by the
+// tile element. Roots that do not go through the transpose (side outputs
+// with the operand's element count) are written in the read phase.
 //
 // Fusions whose epilogue does not read the transpose one-to-one (e.g. a
 // broadcast of it) fall back to the loop emitter.
@@ -53,7 +64,7 @@ namespace codegen {
 namespace {
 
 constexpr int64_t Tile = 32, Rows = 4, Threads = Tile * Rows,
-                  Iters = Tile / Rows, Pitch = Tile + 1;
+                  Iters = Tile / Rows;
 
 int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
 
@@ -136,25 +147,69 @@ bool readsHeroOneToOne(const HloInstruction *I, const HloInstruction *Hero,
   return Reach(I) && Valid(I);
 }
 
-/// A map `(th_x, bl_x)[it] -> Results` with the tile constraints.
-IndexingMap tileMap(Context &Ctx, int64_t Blocks, std::vector<Expr> Results,
+/// A map `(th_x, bl_x)[it, j] -> Results` with the tile constraints; j is
+/// the element of a vector group of \p V.
+IndexingMap tileMap(Context &Ctx, int64_t Blocks, int64_t V,
+                    std::vector<Expr> Results,
                     const std::vector<Constraint> &Cs) {
   IndexingMap Map(Ctx, {{"th_x", {0, Threads - 1}}, {"bl_x", {0, Blocks - 1}}},
-                  {{"it", {0, Iters - 1}}}, {}, std::move(Results), Cs);
+                  {{"it", {0, Iters - 1}}, {"j", {0, V - 1}}}, {},
+                  std::move(Results), Cs);
   simplify(Map);
   return Map;
 }
 
-/// Emits the results of \p Map at (Th, Bl)[It].
+/// Emits the results of \p Map at (Th, Bl)[Syms].
 std::vector<llvm::Value *> emitResults(llvm::IRBuilder<> &B,
                                        const IndexingMap &Map,
                                        llvm::Value *Th, llvm::Value *Bl,
-                                       llvm::Value *It, llvm::Type *IndexTy) {
+                                       llvm::ArrayRef<llvm::Value *> Syms,
+                                       llvm::Type *IndexTy) {
   RangeEvaluator RE(Map);
   std::vector<llvm::Value *> Out;
   for (Expr E : Map.results())
-    Out.push_back(emitIndexExpr(B, E, {Th, Bl}, {It}, RE, IndexTy));
+    Out.push_back(emitIndexExpr(B, E, {Th, Bl}, Syms, RE, IndexTy));
   return Out;
+}
+
+/// Elements of M per lane: the widest power of two up to 16 bytes that
+/// divides D[M] (so groups never straddle the end of a row).
+int64_t transposeVectorWidth(int64_t DimM, int64_t ElemBytes) {
+  int64_t V = std::max<int64_t>(1, 16 / ElemBytes);
+  while (V > 1 && DimM % V != 0)
+    V /= 2;
+  return V;
+}
+
+/// True when every parameter that \p Op reads is read at Op's own index:
+/// the path is elementwise ops over arrays of Op's dims (scalar constants
+/// allowed), and Op and the parameters have the default layout. Collects
+/// those parameters.
+bool identityPrologue(const HloInstruction *Op,
+                      std::vector<const HloInstruction *> &Params) {
+  if (!Op->shape().isArray() || !Op->shape().hasDefaultLayout())
+    return false;
+  const std::vector<int64_t> &Dims = Op->shape().Dims;
+  std::function<bool(const HloInstruction *)> Walk =
+      [&](const HloInstruction *X) {
+        if (X->opcode() == HloOpcode::Constant && X->shape().rank() == 0)
+          return true;
+        if (!X->shape().isArray() || X->shape().Dims != Dims ||
+            !X->shape().hasDefaultLayout())
+          return false;
+        if (X->opcode() == HloOpcode::Parameter) {
+          if (std::find(Params.begin(), Params.end(), X) == Params.end())
+            Params.push_back(X);
+          return true;
+        }
+        if (!isElementwise(X->opcode()))
+          return false;
+        for (const HloInstruction *O : X->operands())
+          if (!Walk(O))
+            return false;
+        return true;
+      };
+  return Walk(Op);
 }
 
 } // namespace
@@ -199,14 +254,21 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
     return emitLoopKernel(M, F, L, Math);
   }
 
-  // The tiling of the normalized dims (as transposeMapping in the analysis).
+  // The tiling of the normalized dims. The read side is vectorized: V
+  // elements of M per lane (16 bytes when D[M] allows), so a tile spans
+  // Tm = 32 V elements of M and 32 of A.
   const TransposeInfo &TI = *A.Transpose;
   const int64_t R = int64_t(TI.Dims.size()), Mi = R - 1,
                 Aa = TI.Permutation.back();
+  PrimitiveType TilePT = Hero->shape().Type;
+  const int64_t TileBytes = byteWidth(TilePT);
+  const int64_t V = transposeVectorWidth(TI.Dims[Mi], TileBytes);
+  const int64_t Tm = Tile * V;
   std::vector<int64_t> TileCounts;
   for (int64_t D = 0; D < R; ++D)
-    TileCounts.push_back(D == Mi || D == Aa ? ceilDiv(TI.Dims[D], Tile)
-                                            : TI.Dims[D]);
+    TileCounts.push_back(D == Mi   ? ceilDiv(TI.Dims[D], Tm)
+                         : D == Aa ? ceilDiv(TI.Dims[D], Tile)
+                                   : TI.Dims[D]);
   int64_t Blocks = 1;
   for (int64_t T : TileCounts)
     Blocks *= T;
@@ -216,7 +278,8 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
                       ""};
 
   Context Ctx;
-  Expr Th = Ctx.dim(0), Bl = Ctx.dim(1), It = Ctx.symbol(0);
+  Expr Th = Ctx.dim(0), Bl = Ctx.dim(1), It = Ctx.symbol(0),
+       J = Ctx.symbol(1);
   Expr Lane = Th % Tile, Row = Th.floorDiv(Tile) + It * Rows;
   std::vector<Expr> TileOf(R);
   int64_t Stride = 1;
@@ -225,27 +288,30 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
     TileOf[D] = D == 0 ? T : T % TileCounts[D];
     Stride *= TileCounts[D];
   }
-  // Normalized input index read (lanes along M) and written (lanes along A).
+  // Normalized input index read (lane = vector group along M, row along A)
+  // and written (lane along A, row = vector group along M).
   std::vector<Expr> ReadIdx(R), WriteIdx(R);
-  std::vector<Constraint> Cs;
   for (int64_t D = 0; D < R; ++D) {
     ReadIdx[D] = WriteIdx[D] = TileOf[D];
     if (D == Mi) {
-      ReadIdx[D] = TileOf[D] * Tile + Lane;
-      WriteIdx[D] = TileOf[D] * Tile + Row;
+      ReadIdx[D] = TileOf[D] * Tm + Lane * V + J;
+      WriteIdx[D] = TileOf[D] * Tm + Row * V + J;
     } else if (D == Aa) {
       ReadIdx[D] = TileOf[D] * Tile + Row;
       WriteIdx[D] = TileOf[D] * Tile + Lane;
     }
   }
-  // One set of constraints serves both phases: bounds of M and A as read
-  // (lane for M, row for A) and as written (row for M, lane for A).
+  // Ragged edges: bounds of M and A as read and as written. D[M] is a
+  // multiple of V, so a vector group is entirely in or out.
   std::vector<Constraint> ReadCs, WriteCs;
-  for (int64_t D : {Mi, Aa})
-    if (TI.Dims[D] % Tile != 0) {
-      ReadCs.push_back({ReadIdx[D], {0, TI.Dims[D] - 1}});
-      WriteCs.push_back({WriteIdx[D], {0, TI.Dims[D] - 1}});
-    }
+  if (TI.Dims[Mi] % Tm != 0) {
+    ReadCs.push_back({ReadIdx[Mi], {0, TI.Dims[Mi] - 1}});
+    WriteCs.push_back({WriteIdx[Mi], {0, TI.Dims[Mi] - 1}});
+  }
+  if (TI.Dims[Aa] % Tile != 0) {
+    ReadCs.push_back({ReadIdx[Aa], {0, TI.Dims[Aa] - 1}});
+    WriteCs.push_back({WriteIdx[Aa], {0, TI.Dims[Aa] - 1}});
+  }
   Expr LinIn = Ctx.constant(0), LinOut = Ctx.constant(0);
   for (int64_t D = 0; D < R; ++D)
     LinIn = LinIn * TI.Dims[D] + ReadIdx[D];
@@ -253,22 +319,23 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
     LinOut = LinOut * TI.Dims[TI.Permutation[O]] +
              WriteIdx[TI.Permutation[O]];
 
-  IndexingMap ReadPred = tileMap(Ctx, Blocks, ReadIdx, ReadCs);
-  IndexingMap WritePred = tileMap(Ctx, Blocks, WriteIdx, WriteCs);
+  auto Map = [&](std::vector<Expr> Results,
+                 const std::vector<Constraint> &Cs) {
+    return tileMap(Ctx, Blocks, V, std::move(Results), Cs);
+  };
+  IndexingMap ReadPred = Map(ReadIdx, ReadCs);
+  IndexingMap WritePred = Map(WriteIdx, WriteCs);
   IndexingMap ReadOp =
-      tileMap(Ctx, Blocks, delinearize(Ctx, LinIn, HeroOp->shape().Dims),
-              ReadCs);
-  std::vector<IndexingMap> ReadRootMaps, WriteRootMaps, WriteLinMaps;
+      Map(delinearize(Ctx, LinIn, HeroOp->shape().Dims), ReadCs);
+  std::vector<IndexingMap> ReadRootMaps, WriteRootMaps;
   for (size_t K : ReadRoots)
-    ReadRootMaps.push_back(tileMap(
-        Ctx, Blocks, delinearize(Ctx, LinIn, A.Roots[K]->shape().Dims),
-        ReadCs));
+    ReadRootMaps.push_back(
+        Map(delinearize(Ctx, LinIn, A.Roots[K]->shape().Dims), ReadCs));
   for (size_t K : WriteRoots)
-    WriteRootMaps.push_back(tileMap(
-        Ctx, Blocks, delinearize(Ctx, LinOut, A.Roots[K]->shape().Dims),
-        WriteCs));
-  IndexingMap OutLin = tileMap(Ctx, Blocks, {LinOut}, WriteCs);
-  IndexingMap InLin = tileMap(Ctx, Blocks, {LinIn}, ReadCs);
+    WriteRootMaps.push_back(
+        Map(delinearize(Ctx, LinOut, A.Roots[K]->shape().Dims), WriteCs));
+  IndexingMap OutLin = Map({LinOut}, WriteCs);
+  IndexingMap InLin = Map({LinIn}, ReadCs);
 
   // 32-bit index arithmetic when every offset fits.
   int64_t Largest = std::max(NIn, Blocks * Threads);
@@ -286,9 +353,44 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   }
   llvm::Type *IndexTy = Narrow ? I32 : llvm::Type::getInt64Ty(LC);
 
-  PrimitiveType TilePT = Hero->shape().Type;
+  // Vector loads of the prologue's parameters when each is read at the hero
+  // operand's own linear offset (then element j of a group sits at offset
+  // LinIn + j, 16-byte aligned because D[M] % V == 0).
+  std::vector<const HloInstruction *> VecParams;
+  bool VectorLoads = V > 1 && identityPrologue(HeroOp, VecParams);
+  for (size_t K2 : ReadRoots)
+    VectorLoads = VectorLoads && A.Roots[K2]->shape().Dims ==
+                                     HeroOp->shape().Dims &&
+                  identityPrologue(A.Roots[K2], VecParams);
+
+  // Output offset step between the elements of a group (rows of M in the
+  // output), and which write roots need a per-element index: those with a
+  // non-default layout or an epilogue that reads more than the transpose.
+  int64_t OutStrideM = 1;
+  for (int64_t O = R; O-- > 0 && TI.Permutation[O] != Mi;)
+    OutStrideM *= TI.Dims[TI.Permutation[O]];
+  std::vector<bool> WriteNeedsIndex;
+  for (size_t K2 : WriteRoots) {
+    std::function<bool(const HloInstruction *)> Needs =
+        [&](const HloInstruction *X) {
+          if (X == Hero ||
+              (X->opcode() == HloOpcode::Constant && X->shape().rank() == 0))
+            return false;
+          if (!isElementwise(X->opcode()) && X->opcode() != HloOpcode::Copy)
+            return true;
+          for (const HloInstruction *O : X->operands())
+            if (Needs(O))
+              return true;
+          return false;
+        };
+    WriteNeedsIndex.push_back(!A.Roots[K2]->shape().hasDefaultLayout() ||
+                              Needs(A.Roots[K2]));
+  }
+
   llvm::Type *TileElemTy = storageType(LC, TilePT);
-  int64_t TileBytes = byteWidth(TilePT);
+  llvm::Type *GroupTy =
+      V == 1 ? TileElemTy : llvm::FixedVectorType::get(TileElemTy, V);
+  const llvm::Align GroupAlign(uint64_t(V * TileBytes));
 
   KernelInfo Info;
   Info.Name = kernelName(F.name());
@@ -296,7 +398,7 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   Info.Emitter = "transpose";
   Info.Grid[0] = unsigned(Blocks);
   Info.Block[0] = unsigned(Threads);
-  Info.SharedBytes = unsigned(Tile * Pitch * TileBytes);
+  Info.SharedBytes = unsigned(Tile * Tm * TileBytes);
   std::vector<KernelParamSpec> Specs;
   for (const HloInstruction *P : C.parameters()) {
     Specs.push_back({P->name(), KernelParamRole::Input, 16, nullptr});
@@ -308,10 +410,15 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   }
   llvm::Function *K = createKernel(M, Info.Name, Specs);
   setLaunchBounds(*K, {unsigned(Threads), /*Exact=*/true, 0});
+  // The tile: 32 rows (A) of 32 groups of V elements (M); group q of row a
+  // lives at group slot q ^ a (mod 32). Read phase: a warp stores one row,
+  // its lanes hit the 32 slots once each. Write phase: lane l loads group q
+  // of row l, at slot q ^ l: every 16-byte (8-, 4-byte) wavefront of 8 (16,
+  // 32) lanes covers distinct banks. No padding, no conflicts.
   llvm::GlobalVariable *TileVar = createSharedArray(
-      M, TileElemTy, uint64_t(Tile * Pitch), Info.Name + "_tile",
-      unsigned(std::max<int64_t>(TileBytes, 4)));
-  auto *TileTy = llvm::ArrayType::get(TileElemTy, uint64_t(Tile * Pitch));
+      M, TileElemTy, uint64_t(Tile * Tm), Info.Name + "_tile",
+      unsigned(std::max<int64_t>(V * TileBytes, 4)));
+  auto *TileTy = llvm::ArrayType::get(TileElemTy, uint64_t(Tile * Tm));
 
   llvm::IRBuilder<> B(&K->getEntryBlock());
   llvm::Value *ThV = B.CreateZExtOrTrunc(
@@ -321,16 +428,32 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   // Tile coordinates of this thread (32-bit: the tile is small).
   llvm::Value *Th32 = B.CreateZExtOrTrunc(ThV, I32);
   llvm::Value *LaneV = B.CreateAnd(Th32, B.getInt32(Tile - 1));
-  llvm::Value *RowV = B.CreateLShr(Th32, B.getInt32(5));
+  llvm::Value *WarpV = B.CreateLShr(Th32, B.getInt32(5));
 
-  auto TilePtr = [&](llvm::Value *Off) {
+  // Element offset of group slot (Row, Group) in the tile.
+  auto GroupPtr = [&](llvm::Value *TileRow, llvm::Value *Group) {
+    llvm::Value *Slot = B.CreateXor(Group, TileRow);
+    llvm::Value *Off = B.CreateAdd(
+        B.CreateMul(TileRow, B.getInt32(int32_t(Tm)), "", true, true),
+        B.CreateMul(Slot, B.getInt32(int32_t(V)), "", true, true), "", true,
+        true);
     return B.CreateInBoundsGEP(TileTy, TileVar, {B.getInt32(0), Off});
   };
 
+  // Vector-load mode: parameter -> the loaded group of this iteration.
+  std::map<const HloInstruction *, llvm::Value *> Groups;
+  int64_t CurJ = 0;
+  bool FromGroups = false;
   ParameterLoader Loader = [&](const HloInstruction &P,
                                llvm::ArrayRef<llvm::Value *> Index)
       -> llvm::Value * {
     const Shape &S = P.shape();
+    if (FromGroups) {
+      auto Found = Groups.find(&P);
+      assert(Found != Groups.end() && "parameter outside the prologue");
+      return loadConvert(B, B.CreateExtractElement(Found->second, CurJ),
+                         S.Type);
+    }
     llvm::Type *ST = storageType(LC, S.Type);
     llvm::Value *Off = physicalOffset(B, S, Index, IndexTy);
     llvm::Value *Ptr =
@@ -341,27 +464,38 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   };
   FusedElementEmitter FE(B, Ctx, C, Loader, Math, IndexTy);
 
-  auto StoreRoot = [&](size_t RootNo, llvm::Value *V,
-                       llvm::ArrayRef<llvm::Value *> Idx,
-                       llvm::Value *DefaultLin) {
+  // Stores root RootNo's element: at Ptr (computed by the caller) for the
+  // default layout, else at the physical offset of Idx.
+  auto StoreRoot = [&](size_t RootNo, llvm::Value *Val,
+                       llvm::ArrayRef<llvm::Value *> Idx, llvm::Value *Ptr) {
     const Shape &S = A.Roots[RootNo]->shape();
     llvm::Type *ST = storageType(LC, S.Type);
-    llvm::Value *Off = S.hasDefaultLayout() ? DefaultLin
-                                            : physicalOffset(B, S, Idx, IndexTy);
-    llvm::Value *Ptr = B.CreateInBoundsGEP(
-        ST, K->getArg(C.parameterCount() + RootNo), Off);
-    B.CreateAlignedStore(storeConvert(B, V, S.Type), Ptr,
+    if (!S.hasDefaultLayout())
+      Ptr = B.CreateInBoundsGEP(ST, K->getArg(C.parameterCount() + RootNo),
+                                physicalOffset(B, S, Idx, IndexTy));
+    B.CreateAlignedStore(storeConvert(B, Val, S.Type), Ptr,
                          llvm::Align(byteWidth(S.Type)));
   };
+  // Pointer to element Lin (+ Step) of root RootNo in the default layout.
+  auto RootPtr = [&](size_t RootNo, llvm::Value *Lin, int64_t Step = 0) {
+    llvm::Type *ST = storageType(LC, A.Roots[RootNo]->shape().Type);
+    llvm::Value *P = B.CreateInBoundsGEP(
+        ST, K->getArg(C.parameterCount() + RootNo), Lin);
+    return Step == 0 ? P
+                     : B.CreateConstInBoundsGEP1_64(ST, P, uint64_t(Step));
+  };
 
-  // Runs Body for iteration It under the map's domain predicate.
-  auto Predicated = [&](const IndexingMap &Pred, int64_t ItNo,
+  // Runs Body for iteration It under the map's domain predicate (which does
+  // not depend on the element j of a group).
+  auto Predicated = [&](const IndexingMap &Pred, llvm::Value *ItV,
+                        Interval ItRange,
                         const std::function<void(llvm::Value *)> &Body) {
-    llvm::Value *ItV = llvm::ConstantInt::get(IndexTy, ItNo);
+    llvm::Value *J0 = llvm::ConstantInt::get(IndexTy, 0);
     DomainCheckOptions O;
     O.DimValueRanges = {{0, Threads - 1}, {0, Blocks - 1}};
-    O.SymValueRanges = {{ItNo, ItNo}};
-    llvm::Value *Cond = emitDomainCheck(B, Pred, {ThV, BlV}, {ItV}, IndexTy, O);
+    O.SymValueRanges = {ItRange, {0, 0}};
+    llvm::Value *Cond =
+        emitDomainCheck(B, Pred, {ThV, BlV}, {ItV, J0}, IndexTy, O);
     auto *CI = llvm::dyn_cast<llvm::ConstantInt>(Cond);
     if (CI && CI->isOne()) {
       Body(ItV);
@@ -379,53 +513,124 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
     B.SetInsertPoint(Next);
     FE.clearCache();
   };
+  // The iterations of a phase, unrolled (read phase: the loads of all
+  // iterations are in flight together) or as a counted loop (write phase:
+  // ptxas unrolls it; the IR stays an eighth of the size).
+  auto Iterate = [&](const IndexingMap &Pred, bool Unroll,
+                     const std::function<void(llvm::Value *)> &Body) {
+    if (Unroll) {
+      for (int64_t ItNo = 0; ItNo < Iters; ++ItNo)
+        Predicated(Pred, llvm::ConstantInt::get(IndexTy, ItNo),
+                   {ItNo, ItNo}, Body);
+      return;
+    }
+    llvm::BasicBlock *Pre = B.GetInsertBlock();
+    auto *Loop = llvm::BasicBlock::Create(LC, "tile.loop", K);
+    auto *Exit = llvm::BasicBlock::Create(LC, "tile.done", K);
+    B.CreateBr(Loop);
+    B.SetInsertPoint(Loop);
+    llvm::PHINode *ItV = B.CreatePHI(IndexTy, 2, "it");
+    ItV->addIncoming(llvm::ConstantInt::get(IndexTy, 0), Pre);
+    FE.clearCache();
+    Predicated(Pred, ItV, {0, Iters - 1}, Body);
+    llvm::Value *NextIt = B.CreateAdd(
+        ItV, llvm::ConstantInt::get(IndexTy, 1), "it.next", true, true);
+    ItV->addIncoming(NextIt, B.GetInsertBlock());
+    B.CreateCondBr(
+        B.CreateICmpULT(NextIt, llvm::ConstantInt::get(IndexTy, Iters)),
+        Loop, Exit);
+    B.SetInsertPoint(Exit);
+    FE.clearCache();
+  };
+  auto JValue = [&](int64_t Jn) {
+    return llvm::ConstantInt::get(IndexTy, Jn);
+  };
 
-  // Read phase: lanes along the input's minor dim.
-  for (int64_t ItNo = 0; ItNo < Iters; ++ItNo)
-    Predicated(ReadPred, ItNo, [&](llvm::Value *ItV) {
-      std::vector<llvm::Value *> Idx =
-          emitResults(B, ReadOp, ThV, BlV, ItV, IndexTy);
-      llvm::Value *V = FE.valueAt(*HeroOp, Idx);
-      llvm::Value *Off = B.CreateAdd(
-          B.CreateMul(B.CreateAdd(RowV, B.getInt32(ItNo * Rows)),
-                      B.getInt32(Pitch)),
-          LaneV);
-      B.CreateAlignedStore(storeConvert(B, V, TilePT), TilePtr(Off),
-                           llvm::Align(TileBytes));
-      if (ReadRoots.empty())
-        return;
-      llvm::Value *Lin = emitResults(B, InLin, ThV, BlV, ItV, IndexTy)[0];
-      for (size_t K2 = 0; K2 < ReadRoots.size(); ++K2) {
-        std::vector<llvm::Value *> RIdx =
-            emitResults(B, ReadRootMaps[K2], ThV, BlV, ItV, IndexTy);
-        StoreRoot(ReadRoots[K2], FE.valueAt(*A.Roots[ReadRoots[K2]], RIdx),
-                  RIdx, Lin);
+  // Read phase: warp w reads tile rows w, w + 4, ...; lane l the group l.
+  Iterate(ReadPred, /*Unroll=*/true, [&](llvm::Value *ItV) {
+      llvm::Value *TileRow = B.CreateAdd(
+          WarpV, B.CreateMul(B.CreateZExtOrTrunc(ItV, I32), B.getInt32(Rows)));
+      if (VectorLoads) {
+        llvm::Value *Lin0 =
+            emitResults(B, InLin, ThV, BlV, {ItV, JValue(0)}, IndexTy)[0];
+        Groups.clear();
+        for (const HloInstruction *P : VecParams) {
+          llvm::Type *PT = llvm::FixedVectorType::get(
+              storageType(LC, P->shape().Type), V);
+          llvm::Value *Ptr = B.CreateInBoundsGEP(
+              storageType(LC, P->shape().Type),
+              K->getArg(P->parameterNumber()), Lin0);
+          Groups[P] = B.CreateAlignedLoad(
+              PT, Ptr, llvm::Align(uint64_t(V * byteWidth(P->shape().Type))));
+        }
       }
+      llvm::Value *Group = llvm::PoisonValue::get(GroupTy);
+      std::vector<llvm::Value *> Elems, Idx;
+      for (int64_t Jn = 0; Jn < V; ++Jn) {
+        CurJ = Jn;
+        FromGroups = VectorLoads;
+        FE.clearCache();
+        // With vector loads the loader ignores the index: j = 0's serves.
+        if (!VectorLoads || Jn == 0)
+          Idx = emitResults(B, ReadOp, ThV, BlV, {ItV, JValue(Jn)}, IndexTy);
+        llvm::Value *Val = FE.valueAt(*HeroOp, Idx);
+        Elems.push_back(Val);
+        llvm::Value *St = storeConvert(B, Val, TilePT);
+        Group = V == 1 ? St : B.CreateInsertElement(Group, St, Jn);
+        if (!ReadRoots.empty()) {
+          llvm::Value *Lin =
+              emitResults(B, InLin, ThV, BlV, {ItV, JValue(Jn)}, IndexTy)[0];
+          for (size_t K2 = 0; K2 < ReadRoots.size(); ++K2) {
+            std::vector<llvm::Value *> RIdx = emitResults(
+                B, ReadRootMaps[K2], ThV, BlV, {ItV, JValue(Jn)}, IndexTy);
+            StoreRoot(ReadRoots[K2],
+                      FE.valueAt(*A.Roots[ReadRoots[K2]], RIdx), RIdx,
+                      RootPtr(ReadRoots[K2], Lin));
+          }
+        }
+      }
+      FromGroups = false;
+      FE.clearCache();
+      B.CreateAlignedStore(Group, GroupPtr(TileRow, LaneV), GroupAlign);
     });
   FE.clearCache();
   emitBarrier(B);
 
-  // Write phase: lanes along the output's minor dim, reading a tile column.
+  // Write phase: lane l writes output column l (A); warp w the groups w,
+  // w + 4, ... of M, one output row per element of the group.
   llvm::Value *Current = nullptr;
   FE.setOverride(*Hero, [&](llvm::ArrayRef<llvm::Value *>) { return Current; });
-  for (int64_t ItNo = 0; ItNo < Iters; ++ItNo)
-    Predicated(WritePred, ItNo, [&](llvm::Value *ItV) {
-      llvm::Value *Off = B.CreateAdd(
-          B.CreateMul(LaneV, B.getInt32(Pitch)),
-          B.CreateAdd(RowV, B.getInt32(ItNo * Rows)));
-      Current = loadConvert(
-          B, B.CreateAlignedLoad(TileElemTy, TilePtr(Off),
-                                 llvm::Align(TileBytes)),
-          TilePT);
-      llvm::Value *Lin = emitResults(B, OutLin, ThV, BlV, ItV, IndexTy)[0];
-      for (size_t K2 = 0; K2 < WriteRoots.size(); ++K2) {
-        std::vector<llvm::Value *> RIdx =
-            emitResults(B, WriteRootMaps[K2], ThV, BlV, ItV, IndexTy);
-        StoreRoot(WriteRoots[K2], FE.valueAt(*A.Roots[WriteRoots[K2]], RIdx),
-                  RIdx, Lin);
+  Iterate(WritePred, /*Unroll=*/false, [&](llvm::Value *ItV) {
+      llvm::Value *GroupNo = B.CreateAdd(
+          WarpV, B.CreateMul(B.CreateZExtOrTrunc(ItV, I32), B.getInt32(Rows)));
+      llvm::Value *Group = B.CreateAlignedLoad(
+          GroupTy, GroupPtr(LaneV, GroupNo), GroupAlign);
+      // Element j of the group is j output rows further: offset + j * stride.
+      llvm::Value *Lin0 =
+          emitResults(B, OutLin, ThV, BlV, {ItV, JValue(0)}, IndexTy)[0];
+      std::vector<std::vector<llvm::Value *>> RIdx0(WriteRoots.size());
+      for (size_t K2 = 0; K2 < WriteRoots.size(); ++K2)
+        if (!WriteNeedsIndex[K2])
+          RIdx0[K2] = emitResults(B, WriteRootMaps[K2], ThV, BlV,
+                                  {ItV, JValue(0)}, IndexTy);
+      for (int64_t Jn = 0; Jn < V; ++Jn) {
+        llvm::Value *St = V == 1 ? Group : B.CreateExtractElement(Group, Jn);
+        Current = loadConvert(B, St, TilePT);
+        for (size_t K2 = 0; K2 < WriteRoots.size(); ++K2) {
+          // Without parameters or a layout to index, the epilogue needs no
+          // index: the j = 0 one stands in.
+          std::vector<llvm::Value *> RIdx =
+              WriteNeedsIndex[K2]
+                  ? emitResults(B, WriteRootMaps[K2], ThV, BlV,
+                                {ItV, JValue(Jn)}, IndexTy)
+                  : RIdx0[K2];
+          StoreRoot(WriteRoots[K2],
+                    FE.valueAt(*A.Roots[WriteRoots[K2]], RIdx), RIdx,
+                    RootPtr(WriteRoots[K2], Lin0, Jn * OutStrideM));
+        }
+        // Values computed from this element must not be reused.
+        FE.clearCache();
       }
-      // Values computed from this row's tile element must not be reused.
-      FE.clearCache();
     });
   FE.setOverride(*Hero, nullptr);
   B.CreateRetVoid();
