@@ -216,14 +216,36 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
     }
 
     if (Options.Bench) {
-      auto Times = Driver.timeLaunches(
-          [&](unsigned Rep) { return Launch(Rep % Copies); }, Options.Warmup,
-          std::max(Options.Reps, 20u));
-      if (!Times)
-        return Times.error();
-      R.MedianUs = runtime::median(*Times);
-      R.MinUs = *std::min_element(Times->begin(), Times->end());
-      R.MaxUs = *std::max_element(Times->begin(), Times->end());
+      // The same warm-up, repetitions and input rotation for both timers.
+      auto Rotated = [&](unsigned Rep) { return Launch(Rep % Copies); };
+      unsigned Reps = std::max(Options.Reps, 20u);
+      std::vector<double> Times;
+      if (Options.Cupti) {
+        auto T = Options.Cupti->timeLaunches(Driver, Rotated, Options.Warmup,
+                                             Reps, K.Name);
+        if (!T)
+          return T.error();
+        if (T->Failure.empty()) {
+          Times = std::move(T->Micros);
+          R.Timer = "cupti";
+        } else if (Options.RequireCupti) {
+          return fail("kernel '" + K.Name + "': CUPTI timing failed: " +
+                      T->Failure);
+        } else {
+          Log << "note: kernel " << K.Name << ": CUPTI timing failed ("
+              << T->Failure << "); timing with CUDA events\n";
+        }
+      }
+      if (Times.empty()) {
+        auto Ev = Driver.timeLaunches(Rotated, Options.Warmup, Reps);
+        if (!Ev)
+          return Ev.error();
+        Times = std::move(*Ev);
+        R.Timer = "events";
+      }
+      R.MedianUs = runtime::median(Times);
+      R.MinUs = *std::min_element(Times.begin(), Times.end());
+      R.MaxUs = *std::max_element(Times.begin(), Times.end());
       R.GBps = R.MedianUs > 0 ? double(R.Bytes) / (R.MedianUs * 1e3) : 0;
     }
     Log.flush();

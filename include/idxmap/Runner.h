@@ -2,8 +2,8 @@
 //
 // Part of idxmap. Runs the kernels of a `.ptx` + sidecar on the GPU with
 // fresh random inputs and poisoned outputs, compares every output element
-// with the reference interpreter, and (with Bench) times the kernel with CUDA
-// events. No LLVM here.
+// with the reference interpreter, and (with Bench) times the kernel with
+// CUPTI's kernel records or CUDA events. No LLVM here.
 //
 //===----------------------------------------------------------------------===//
 #ifndef IDXMAP_RUNNER_H
@@ -40,6 +40,12 @@ struct RunOptions {
   /// Rotate through copies of the inputs so that each timed launch reads
   /// memory not left in L2 by the previous one (when inputs fit in L2).
   bool RotateInputs = true;
+  /// Bench times come from CUPTI's kernel records when set (device start to
+  /// end of each launch); else, or when CUPTI fails for a kernel (a note goes
+  /// to the log), from CUDA events.
+  runtime::CuptiTimer *Cupti = nullptr;
+  /// With Cupti: a CUPTI failure is an error instead of a fallback.
+  bool RequireCupti = false;
 };
 
 /// What happened to one kernel.
@@ -55,6 +61,8 @@ struct KernelRunResult {
   uint64_t Bytes = 0;
   double GBps = 0;
   unsigned Copies = 1;
+  /// What timed the kernel: "cupti" or "events" (empty without Bench).
+  std::string Timer;
 };
 
 /// Runs every kernel of \p Kernels (from \p Ptx) on \p Driver. Each kernel's

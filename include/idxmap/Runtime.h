@@ -282,6 +282,83 @@ private:
   DeviceInfo Info;
 };
 
+/// Kernel times from CUPTI's activity records: the device's own start and end
+/// timestamps of every launch, as torch.profiler (and so the peers' figures
+/// in bench/) reports them, without the ~3 us floor of a CUDA event pair.
+/// libcupti is loaded at run time (no CUDA SDK at build time); where it is
+/// looked for is cuptiSearchPatterns() in codegen/runtime/Cupti.h. CUPTI
+/// takes one activity client per process, so the timer is process-wide and
+/// never destroyed (CUPTI may still deliver buffers while the process exits).
+///
+/// Example:
+/// \code
+///   auto T = runtime::CuptiTimer::load();      // before CudaDriver::open
+///   auto Drv = runtime::CudaDriver::open();
+///   ...
+///   auto R = (*T)->timeLaunches(**Drv, Launch, 5, 50, "fusion_kernel");
+///   if (!R) ...                    // a driver call failed
+///   else if (!R->Failure.empty())  // CUPTI gave no usable records
+/// \endcode
+class CuptiTimer {
+public:
+  struct LoadOptions {
+    /// The library; empty means `$IDXMAP_CUPTI` and then the search list.
+    std::string LibraryPath;
+  };
+
+  /// Loads libcupti, registers the activity buffer callbacks and enables
+  /// kernel records; best called before the CUDA context is created. Once a
+  /// library was found (and CUPTI called), later calls return the same timer
+  /// or the same error. Errors: NoDriver when no library was found (the
+  /// message lists every place tried, one per line, each with why it was not
+  /// used); CudaError when CUPTI refused (e.g. no driver, or another CUPTI
+  /// client such as a profiler is attached).
+  static DriverResult<CuptiTimer *> load(const LoadOptions &Opts);
+  static DriverResult<CuptiTimer *> load() { return load(LoadOptions()); }
+
+  /// The library file that was loaded.
+  const std::string &libraryPath() const { return Path; }
+  /// cuptiGetVersion (CUPTI_API_VERSION of the library), 0 when unknown.
+  unsigned apiVersion() const { return Version; }
+  /// The places tried before the library loaded (one line each).
+  const std::vector<std::string> &searchLog() const { return Log; }
+
+  struct Timing {
+    /// One device duration per repetition (microseconds), in launch order.
+    std::vector<double> Micros;
+    /// Why CUPTI gave no usable times (empty on success): the caller falls
+    /// back to CudaDriver::timeLaunches.
+    std::string Failure;
+  };
+
+  /// Like CudaDriver::timeLaunches: \p Warmup untimed calls of \p Launch,
+  /// then \p Reps timed ones (repetition index Warmup + I), but the times are
+  /// those of the kernel records named \p KernelName. A failing driver call
+  /// is an error; a CUPTI failure is reported in Timing::Failure and leaves
+  /// the activity disabled (so that the fallback is not perturbed).
+  DriverResult<Timing>
+  timeLaunches(CudaDriver &Driver,
+               const std::function<DriverStatus(unsigned Rep)> &Launch,
+               unsigned Warmup, unsigned Reps, const std::string &KernelName);
+
+  /// Flushes and disables the activity records (idempotent).
+  void stop();
+
+  struct Api;
+
+private:
+  CuptiTimer() = default;
+  ~CuptiTimer() = default; // process-wide: never destroyed
+  std::string enable();
+
+  Api *Fns = nullptr;
+  std::string Path;
+  unsigned Version = 0;
+  std::vector<std::string> Log;
+  bool Enabled = false;
+  int EnabledKind = 0;
+};
+
 /// The `.version` and `.target` directives of a PTX text, as
 /// `.version 8.5, .target sm_90` (`?` for a missing one).
 std::string describePtxHeader(std::string_view Ptx);

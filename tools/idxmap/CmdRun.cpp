@@ -9,6 +9,7 @@
 #include "idxmap/Runner.h"
 
 #include <cstdio>
+#include <optional>
 
 using namespace idxmap;
 using namespace idxmap::cli;
@@ -23,10 +24,18 @@ static const Command RunCommand = {
     "(--seed) or --input NAME=FILE (raw row-major bytes), outputs poisoned\n"
     "with 0xff, every output element compared with the reference\n"
     "interpreter (exact for integers, per-type tolerance for floats). With\n"
-    "--bench the kernel is timed with CUDA events (warm-up, --reps\n"
-    "repetitions >= 20, median; inputs that fit in L2 are rotated through\n"
-    "copies). Exit codes: 0 all outputs match, 1 a mismatch or a rejected\n"
-    "input, 2 usage, 3 no CUDA driver or GPU.",
+    "--bench the kernel is timed (warm-up, --reps repetitions >= 20,\n"
+    "median; inputs that fit in L2 are rotated through copies) by --timer:\n"
+    "`cupti` takes each launch's device duration from CUPTI's kernel\n"
+    "records (as torch.profiler does; libcupti is loaded at run time from\n"
+    "$IDXMAP_CUPTI, the loader's path, the CUDA toolkit or Python wheels),\n"
+    "`events` brackets each launch with CUDA events (adds ~3 us of launch\n"
+    "and event overhead to small kernels), `auto` (the default) is cupti\n"
+    "when it loads and works, else events, with a note. The output says\n"
+    "which (`timer: ...`); with --timer=cupti a CUPTI failure is an error\n"
+    "that lists where libcupti was looked for. Exit codes: 0 all outputs\n"
+    "match, 1 a mismatch, a rejected input or (--timer=cupti) no CUPTI,\n"
+    "2 usage, 3 no CUDA driver or GPU.",
     runRun};
 static CommandRegistration RegisterRun(RunCommand);
 
@@ -34,7 +43,7 @@ std::string sidecarPath(const std::string &Ptx);
 
 static int runRun(int Argc, char **Argv) {
   std::string File, Gpu = "sm_90", HloFile, SeedText = "1", RepsText = "50",
-                    Inputs, Fusion, TolText;
+                    Inputs, Fusion, TolText, Timer = "auto";
   bool Bench = false, Precise = false, NoCheck = false, NoRotate = false;
   ArgParser P(RunCommand);
   P.positional("FILE", &File, "an HLO module or a .ptx file");
@@ -46,7 +55,10 @@ static int runRun(int Argc, char **Argv) {
   P.option("--tolerance", "ABS,REL", &TolText, "float tolerance override");
   P.choice("--gpu", {"sm_80", "sm_90", "sm_90a"}, &Gpu, "target GPU");
   P.flag("--precise-math", &Precise, "libdevice math (HLO input)");
-  P.flag("--bench", &Bench, "time the kernels with CUDA events");
+  P.flag("--bench", &Bench, "time the kernels (see --timer)");
+  P.choice("--timer", {"auto", "cupti", "events"}, &Timer,
+           "with --bench: CUPTI kernel records, CUDA events, or CUPTI when "
+           "it loads");
   P.option("--reps", "N", &RepsText, "timed repetitions (>= 20)");
   P.flag("--no-check", &NoCheck, "skip the comparison with the interpreter");
   P.flag("--no-rotate", &NoRotate,
@@ -137,6 +149,11 @@ static int runRun(int Argc, char **Argv) {
     Ptx = std::move(R->Ptx);
     Kernels = std::move(R->Kernels);
   }
+  // CUPTI is attached before the driver creates the context; its failure is
+  // reported once the driver is known to work (no driver: exit 3 first).
+  std::optional<runtime::DriverResult<runtime::CuptiTimer *>> Cupti;
+  if (Bench && Timer != "events")
+    Cupti.emplace(runtime::CuptiTimer::load());
   auto Drv = runtime::CudaDriver::open();
   if (!Drv) {
     std::fprintf(stderr, "idxmap run: %s\n", Drv.error().Message.c_str());
@@ -146,7 +163,28 @@ static int runRun(int Argc, char **Argv) {
   std::printf("device: %s (%s), %d SMs, driver CUDA %s\n", D.Name.c_str(),
               D.smName().c_str(), D.SmCount,
               runtime::formatDriverVersion(D.DriverVersion).c_str());
+  if (Cupti && *Cupti) {
+    RO.Cupti = **Cupti;
+    RO.RequireCupti = Timer == "cupti";
+    std::printf("timer: cupti (%s, CUPTI API version %u)\n",
+                RO.Cupti->libraryPath().c_str(), RO.Cupti->apiVersion());
+  } else if (Cupti) {
+    const std::string &Why = Cupti->error().Message;
+    if (Timer == "cupti") {
+      std::fprintf(stderr, "idxmap run: --timer=cupti: %s\n", Why.c_str());
+      return ExitRejected;
+    }
+    size_t Eol = Why.find('\n');
+    std::printf("timer: events (%s%s)\n", Why.substr(0, Eol).c_str(),
+                Eol == std::string::npos
+                    ? ""
+                    : "; --timer=cupti lists the places tried");
+  } else if (Bench) {
+    std::printf("timer: events\n");
+  }
   auto Results = runKernels(**Drv, **M, Ptx, Kernels, RO, std::cout);
+  if (RO.Cupti)
+    RO.Cupti->stop();
   if (!Results) {
     std::fprintf(stderr, "idxmap run: %s\n", Results.error().Message.c_str());
     return Results.error().isUnavailable() ? 3 : ExitRejected;
@@ -161,6 +199,8 @@ static int runRun(int Argc, char **Argv) {
                   "input copies), %.1f MB moved, %.1f GB/s\n",
                   R.MedianUs, R.MinUs, R.MaxUs, RO.Reps, R.Copies,
                   R.Bytes / 1e6, R.GBps);
+    if (Bench)
+      std::printf("  timer: %s\n", R.Timer.c_str());
     AllOk &= R.Ok;
   }
   return AllOk ? ExitOk : ExitRejected;
