@@ -46,6 +46,22 @@ Expected<KernelInfo> emitReductionKernel(llvm::Module &M,
                                          const FusionAnalysis &A,
                                          const MathOptions &Math);
 
+/// True when \p A is a row normalization (softmax-like): row reductions
+/// whose results are broadcast back along the rows and combined with the
+/// rows' elements, maybe feeding further reductions of the same rows (see
+/// RowNormalizationEmitter.cpp). emitReductionKernel dispatches these.
+bool isRowNormalization(const HloInstruction &F, const FusionAnalysis &A);
+
+/// The row normalization emitter: one kernel, each row read once into the
+/// registers of a group of threads, every reduction of the row combined
+/// with shuffles (and shared memory across warps), the roots computed from
+/// the registers and stored once. Fails with a diagnostic when a row does
+/// not fit in one block.
+Expected<KernelInfo> emitRowNormalizationKernel(llvm::Module &M,
+                                                const HloInstruction &F,
+                                                const FusionAnalysis &A,
+                                                const MathOptions &Math);
+
 /// A kernel name from a fusion name: letters, digits and `_` only.
 std::string kernelName(const std::string &FusionName);
 

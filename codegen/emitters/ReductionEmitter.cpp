@@ -1000,6 +1000,8 @@ Expected<KernelInfo> emitReductionKernel(llvm::Module &M,
                                          const HloInstruction &F,
                                          const FusionAnalysis &A,
                                          const MathOptions &Math) {
+  if (isRowNormalization(F, A))
+    return emitRowNormalizationKernel(M, F, A, Math);
   ReductionKernel RK(M, F, A, Math);
   return RK.run();
 }

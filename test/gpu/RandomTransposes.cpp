@@ -2,14 +2,17 @@
 //
 // Part of idxmap. Generates seeded random transpose fusions as HLO text
 // (ranks 2-4, permutations that move the minor dim, extents including odd
-// and prime ones >= 16, f32/bf16/f16/s32, elementwise prologue and
+// and prime ones from 1 to 1021, f32/bf16/f16/s32, elementwise prologue and
 // epilogue, sometimes a second operand in the output's order and a side
 // output in the input's order), keeps those the analysis sends to the
 // transpose emitter, emits each to PTX and runs it through the CUDA driver
 // against the reference interpreter. Exit 0 when every kernel matches, 1 on
-// a mismatch or an emission failure, 77 without a CUDA driver.
+// a mismatch or an emission failure, 77 without a CUDA driver. --dry-run
+// needs no driver: it emits every fusion, checks the launch metadata and
+// runs the interpreter on it; --print also prints each module.
 //
-//   random_transposes [--seed N] [--count N] [--max-elements N] [-v]
+//   random_transposes [--seed N] [--count N] [--max-elements N] [--dry-run]
+//                     [--print] [-v]
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +23,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -41,8 +45,9 @@ std::string shapeText(const std::string &Type, const std::vector<int64_t> &D) {
 std::string generate(uint64_t Seed, int64_t MaxElements) {
   std::mt19937_64 Rng(Seed);
   auto Pick = [&](auto const &V) { return V[Rng() % V.size()]; };
-  static const std::vector<int64_t> Big = {16, 17, 19, 23, 29, 31, 32, 33,
-                                           37, 48, 50, 64, 65, 97, 128, 131};
+  static const std::vector<int64_t> Big = {
+      16, 17, 19, 23, 29, 31, 32,  33,  37,  48,  50,
+      64, 65, 97, 127, 128, 131, 257, 509, 1021};
   static const std::vector<int64_t> Small = {1, 2, 3, 5, 7, 16, 17};
   static const std::vector<std::string> Types = {"f32", "bf16", "f16", "s32"};
   std::string Ty = Pick(Types);
@@ -133,7 +138,7 @@ int main(int Argc, char **Argv) {
   uint64_t Seed = 1;
   unsigned Count = 200;
   int64_t MaxElements = 1 << 18;
-  bool Verbose = false, PrintOnly = false;
+  bool Verbose = false, PrintOnly = false, DryRun = false;
   for (int I = 1; I < Argc; ++I) {
     std::string A = Argv[I];
     auto Next = [&]() -> std::string {
@@ -152,20 +157,23 @@ int main(int Argc, char **Argv) {
     else if (A == "-v")
       Verbose = true;
     else if (A == "--print")
-      PrintOnly = true; // emit only (no driver needed): prints each module
+      PrintOnly = DryRun = true; // a dry run that prints each module
+    else if (A == "--dry-run")
+      DryRun = true; // emit and interpret only (no driver needed)
     else {
       std::fprintf(stderr, "usage: random_transposes [--seed N] [--count N] "
-                           "[--max-elements N] [-v] [--print]\n");
+                           "[--max-elements N] [--dry-run] [--print] [-v]\n");
       return 2;
     }
   }
   auto Drv = runtime::CudaDriver::open();
-  if (!Drv && !PrintOnly) {
+  if (!Drv && !DryRun) {
     std::printf("SKIP: %s\n", Drv.error().Message.c_str());
     return Drv.error().isUnavailable() ? 77 : 1;
   }
   unsigned Run = 0, Failed = 0, Skipped = 0;
   uint64_t Elements = 0;
+  std::map<std::string, unsigned> Types;
   for (uint64_t S = Seed; Run < Count && S < Seed + 100 * uint64_t(Count);
        ++S) {
     std::string Text = generate(S, S % 2 ? 4096 : MaxElements);
@@ -196,9 +204,32 @@ int main(int Argc, char **Argv) {
       ++Failed;
       continue;
     }
-    if (PrintOnly) {
-      std::printf("seed %llu: %s emitter\n%s", (unsigned long long)S,
-                  R->Kernels.front().Emitter.c_str(), Text.c_str());
+    ++Types[std::string(primitiveTypeName(Fusion->operand(0)->shape().Type))];
+    for (const HloInstruction *P : Fusion->operands())
+      Elements += P->shape().numElements();
+    if (DryRun) {
+      if (PrintOnly)
+        std::printf("seed %llu: %s emitter\n%s", (unsigned long long)S,
+                    R->Kernels.front().Emitter.c_str(), Text.c_str());
+      // The reference must evaluate the fusion too (the runner's inputs).
+      const HloComputation &C = *Fusion->fusedComputation();
+      std::vector<Literal> Args;
+      for (int64_t I = 0; I < C.parameterCount(); ++I) {
+        Literal L(Shape(C.parameter(I)->shape().Type,
+                        C.parameter(I)->shape().Dims));
+        L.fillRandom(S * 1000003 + uint64_t(I), -2.0, 2.0);
+        Args.push_back(std::move(L));
+      }
+      auto Ev = evaluate(C, Args);
+      if (!Ev || R->Kernels.size() != 1 ||
+          R->Kernels.front().Params.size() !=
+              size_t(C.parameterCount()) + Ev->size()) {
+        std::printf("FAIL seed %llu: %s\n%s\n", (unsigned long long)S,
+                    Ev ? "kernel parameters do not match the fusion"
+                       : Ev.error().str().c_str(),
+                    Text.c_str());
+        ++Failed;
+      }
       continue;
     }
     RunOptions RO;
@@ -224,17 +255,20 @@ int main(int Argc, char **Argv) {
           std::printf("ok seed %llu %s\n", (unsigned long long)S, L.c_str());
       }
     }
-    for (const HloInstruction *P : Fusion->operands())
-      Elements += P->shape().numElements();
   }
-  if (PrintOnly) {
-    std::printf("%u transpose fusions emitted (%u skipped), %u failed\n", Run,
-                Skipped, Failed);
-    return Failed ? 1 : 0;
+  std::string TypeList;
+  for (const auto &[T, N] : Types)
+    TypeList += (TypeList.empty() ? "" : ", ") + std::to_string(N) + " " + T;
+  if (DryRun) {
+    std::printf("%u transpose fusions emitted (dry run; %s; %u other fusions "
+                "skipped, %llu input elements), %u failed\n",
+                Run, TypeList.c_str(), Skipped, (unsigned long long)Elements,
+                Failed);
+    return Failed || Run < Count ? 1 : 0;
   }
-  std::printf("%u random transpose fusions run on %s (%u other fusions "
+  std::printf("%u random transpose fusions run on %s (%s; %u other fusions "
               "skipped, %llu input elements), %u failed\n",
-              Run, (*Drv)->device().Name.c_str(), Skipped,
+              Run, (*Drv)->device().Name.c_str(), TypeList.c_str(), Skipped,
               (unsigned long long)Elements, Failed);
   if (Run < Count) {
     std::printf("FAIL: only %u transpose fusions generated\n", Run);
