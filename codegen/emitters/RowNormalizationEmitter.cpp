@@ -851,15 +851,18 @@ Expected<KernelInfo> RowNormKernel::run() {
       });
       // Each level has its own arrays: no barrier is needed after the reads.
       emitBarrier(B);
-      llvm::Value *InRange = B.CreateICmpULT(WarpLane, cst(W));
-      llvm::Value *Rd = B.CreateSelect(InRange, WarpLane, cst(0));
+      // Every segment of W lanes reads the W partials (W is a power of two,
+      // at most 32) and combines them, so every thread ends with the row's
+      // value: lanes past W must not start from the identity, they are
+      // the row's threads too.
+      llvm::Value *Rd = B.CreateAnd(WarpLane, cst(W - 1));
       std::vector<llvm::Value *> Part;
       for (size_t S = 0; S < Acc.size(); ++S) {
         llvm::Type *Ty = Sh[S]->getValueType()->getArrayElementType();
         llvm::Value *X = B.CreateLoad(Ty, SlotPtr(S, Rd));
         if (Acc[S]->getType()->isIntegerTy(1))
           X = B.CreateTrunc(X, B.getInt1Ty());
-        Part.push_back(B.CreateSelect(InRange, X, Ident[S]));
+        Part.push_back(X);
       }
       Acc = groupReduce(Rs, std::move(Part), unsigned(W));
     }
