@@ -149,6 +149,40 @@ ThreadMapping reductionMapping(Context &Ctx, const FusionAnalysis &A) {
 
 /// Reads of a tiled transpose: 32x32 tiles, 128 threads (32 lanes x 4 rows),
 /// each thread walks 8 rows. Lanes run along the input's minor dim.
+/// The transpose emitter's tiling (TransposeEmitter.cpp): 128 threads, 32
+/// rows of A by 32 groups of V elements of M (V = 2 when D[M] is even), the
+/// block index walking A fastest, then M, then the other dims.
+struct TransposeTiling {
+  int64_t V = 1, Blocks = 1;
+  std::vector<Expr> TileOf;
+};
+
+TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI) {
+  TransposeTiling T;
+  int64_t R = TI.Dims.size(), M = R - 1, Aa = TI.Permutation.back();
+  T.V = TI.Dims[M] % 2 == 0 ? 2 : 1;
+  std::vector<int64_t> TileCounts;
+  for (int64_t D = 0; D < R; ++D)
+    TileCounts.push_back(D == M    ? ceilDiv(TI.Dims[D], 32 * T.V)
+                         : D == Aa ? ceilDiv(TI.Dims[D], 32)
+                                   : TI.Dims[D]);
+  std::vector<int64_t> Order = {Aa};
+  for (int64_t D = R; D-- > 0;)
+    if (D != Aa)
+      Order.push_back(D);
+  Expr Bl = Ctx.dim(1);
+  T.TileOf.assign(R, Ctx.constant(0));
+  int64_t Stride = 1;
+  for (size_t K = 0; K < Order.size(); ++K) {
+    int64_t D = Order[K];
+    Expr E = Stride == 1 ? Bl : Bl.floorDiv(Stride);
+    T.TileOf[D] = K + 1 == Order.size() ? E : E % TileCounts[D];
+    Stride *= TileCounts[D];
+  }
+  T.Blocks = Stride;
+  return T;
+}
+
 ThreadMapping transposeMapping(Context &Ctx, const FusionAnalysis &A) {
   const HloInstruction *Hero = nullptr;
   for (const HloInstruction *H : A.Heroes)
@@ -156,64 +190,39 @@ ThreadMapping transposeMapping(Context &Ctx, const FusionAnalysis &A) {
       Hero = H;
   const TransposeInfo &TI = *A.Transpose;
   int64_t R = TI.Dims.size(), M = R - 1, Aa = TI.Permutation.back();
-  std::vector<int64_t> TileCounts;
-  for (int64_t D = 0; D < R; ++D)
-    TileCounts.push_back(D == M || D == Aa ? ceilDiv(TI.Dims[D], 32)
-                                           : TI.Dims[D]);
-  int64_t B = 1;
-  for (int64_t C : TileCounts)
-    B *= C;
-  Expr Bl = Ctx.dim(1), Th = Ctx.dim(0);
-  std::vector<Expr> Idx(R);
+  TransposeTiling T = transposeTiling(Ctx, TI);
+  Expr Th = Ctx.dim(0), It = Ctx.symbol(0), Vec = Ctx.symbol(1);
+  std::vector<Expr> Idx = T.TileOf;
   std::vector<Constraint> Cs;
-  int64_t Stride = 1;
-  for (int64_t D = R; D-- > 0;) {
-    Expr T = Stride == 1 ? Bl : Bl.floorDiv(Stride);
-    T = D == 0 ? T : T % TileCounts[D];
-    Stride *= TileCounts[D];
-    if (D == M)
-      Idx[D] = T * 32 + Th % 32;
-    else if (D == Aa)
-      Idx[D] = T * 32 + Th.floorDiv(32) + Ctx.symbol(0) * 4;
-    else
-      Idx[D] = T;
-    if ((D == M || D == Aa) && TI.Dims[D] % 32 != 0)
+  Idx[M] = T.TileOf[M] * (32 * T.V) + (Th % 32) * T.V + Vec;
+  Idx[Aa] = T.TileOf[Aa] * 32 + Th.floorDiv(32) + It * 4;
+  for (int64_t D : {M, Aa})
+    if (TI.Dims[D] % (D == M ? 32 * T.V : 32) != 0)
       Cs.push_back({Idx[D], {0, TI.Dims[D] - 1}});
-  }
   Expr Lin = Ctx.constant(0);
   for (int64_t D = 0; D < R; ++D)
     Lin = Lin * TI.Dims[D] + Idx[D];
   const Shape &In = Hero->operand(0)->shape();
-  return makeMapping(Ctx, 128, B, {named("it", 7), named("vec", 0)}, Lin, Cs,
-                     In, Hero->operand(0));
+  return makeMapping(Ctx, 128, T.Blocks,
+                     {named("it", 7), named("vec", T.V - 1)}, Lin, Cs, In,
+                     Hero->operand(0));
 }
 
-/// Writes of a tiled transpose: lanes run along the output's minor dim.
+/// Writes of a tiled transpose: lanes run along the output's minor dim, each
+/// warp writes V output rows per group.
 IndexingMap transposeOutputMap(Context &Ctx, const FusionAnalysis &A,
                                const ThreadMapping &Read) {
   const TransposeInfo &TI = *A.Transpose;
   int64_t R = TI.Dims.size(), M = R - 1, Aa = TI.Permutation.back();
-  std::vector<int64_t> TileCounts;
-  for (int64_t D = 0; D < R; ++D)
-    TileCounts.push_back(D == M || D == Aa ? ceilDiv(TI.Dims[D], 32)
-                                           : TI.Dims[D]);
-  Expr Bl = Ctx.dim(1), Th = Ctx.dim(0);
-  std::vector<Expr> Idx(R);
+  TransposeTiling T = transposeTiling(Ctx, TI);
+  Expr Th = Ctx.dim(0), It = Ctx.symbol(0), Vec = Ctx.symbol(1);
+  std::vector<Expr> Idx = T.TileOf;
   std::vector<Constraint> Cs;
-  int64_t Stride = 1;
-  for (int64_t D = R; D-- > 0;) {
-    Expr T = Stride == 1 ? Bl : Bl.floorDiv(Stride);
-    T = D == 0 ? T : T % TileCounts[D];
-    Stride *= TileCounts[D];
-    if (D == Aa)
-      Idx[D] = T * 32 + Th % 32;
-    else if (D == M)
-      Idx[D] = T * 32 + Th.floorDiv(32) + Ctx.symbol(0) * 4;
-    else
-      Idx[D] = T;
-    if ((D == M || D == Aa) && TI.Dims[D] % 32 != 0)
+  Idx[Aa] = T.TileOf[Aa] * 32 + Th % 32;
+  Idx[M] = T.TileOf[M] * (32 * T.V) + (Th.floorDiv(32) + It * 4) * T.V + Vec;
+  for (int64_t D : {M, Aa})
+    if (TI.Dims[D] % (D == M ? 32 * T.V : 32) != 0)
       Cs.push_back({Idx[D], {0, TI.Dims[D] - 1}});
-  }
   // Output normalized order is the permutation of the input's.
   Expr Lin = Ctx.constant(0);
   for (int64_t O = 0; O < R; ++O)
