@@ -11,9 +11,18 @@ here=$(cd "$(dirname "$0")" && pwd)
 workloads=("$@")
 [ ${#workloads[@]} -eq 0 ] && workloads=(gelu gelu_64x512x4096)
 nvidia-smi --query-gpu=name,driver_version,clocks.max.memory --format=csv,noheader | tee "$out/device.txt"
+# Kernel time from CUPTI activity records, as the peers' (peers.py --profile).
+# Inputs are rotated through copies that exceed L2 (50 MB); the workloads
+# that are small by nature (they fit in L2, and the peers time them on one
+# input) are also timed on one input (--no-rotate), like for like.
+small=" exp_transpose_abs rowsum_f32_262144x8 reduce_rows_4x8 "
 for w in "${workloads[@]}"; do
   echo "=== idxmap $w" | tee -a "$out/idxmap.txt"
-  "$idxmap" run "$here/hlo/$w.hlo" --bench --reps 100 2>&1 | tee -a "$out/idxmap.txt"
+  "$idxmap" run "$here/hlo/$w.hlo" --bench --reps 100 --timer=cupti 2>&1 | tee -a "$out/idxmap.txt"
+  if [[ "$small" == *" $w "* ]]; then
+    echo "=== idxmap $w --no-rotate" | tee -a "$out/idxmap.txt"
+    "$idxmap" run "$here/hlo/$w.hlo" --bench --reps 100 --timer=cupti --no-rotate 2>&1 | tee -a "$out/idxmap.txt"
+  fi
 done
 # Peer names of the workloads (peers.py's workload list).
 declare -A peer=(
