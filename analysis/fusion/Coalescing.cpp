@@ -149,6 +149,22 @@ ThreadMapping reductionMapping(Context &Ctx, const FusionAnalysis &A) {
 
 /// Reads of a tiled transpose: 32x32 tiles, 128 threads (32 lanes x 4 rows),
 /// each thread walks 8 rows. Lanes run along the input's minor dim.
+} // namespace
+
+int64_t transposeGroupWidth(const TransposeInfo &TI) {
+  int64_t R = TI.Dims.size(), M = R - 1, Aa = TI.Permutation.back();
+  if (TI.Dims[M] % 2 != 0)
+    return 1;
+  int64_t Tiles = 1;
+  for (int64_t D = 0; D < R; ++D)
+    Tiles *= D == M ? ceilDiv(TI.Dims[D], 64)
+             : D == Aa ? ceilDiv(TI.Dims[D], 32)
+                       : TI.Dims[D];
+  return Tiles >= 132 * 8 ? 2 : 1;
+}
+
+namespace {
+
 /// The transpose emitter's tiling (TransposeEmitter.cpp): 128 threads, 32
 /// rows of A by 32 groups of V elements of M (V = 2 when D[M] is even), the
 /// block index walking A fastest, then M, then the other dims.
@@ -160,7 +176,7 @@ struct TransposeTiling {
 TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI) {
   TransposeTiling T;
   int64_t R = TI.Dims.size(), M = R - 1, Aa = TI.Permutation.back();
-  T.V = TI.Dims[M] % 2 == 0 ? 2 : 1;
+  T.V = transposeGroupWidth(TI);
   std::vector<int64_t> TileCounts;
   for (int64_t D = 0; D < R; ++D)
     TileCounts.push_back(D == M    ? ceilDiv(TI.Dims[D], 32 * T.V)

@@ -6,7 +6,8 @@
 // dim A that becomes the output's minor dim. Every other normalized dim is
 // one block coordinate. 128 threads = 32 lanes x 4 warps.
 //
-// The read side is vectorized: with V = 2 when D[M] is even (else 1), a
+// The read side is vectorized: with V = 2 when D[M] is even and the tiles
+// fill the GPU (else 1, see transposeGroupWidth), a
 // tile is 32 rows of A by 32 groups of V elements of M (32 x 64), every lane
 // issues 8 loads of V elements, each warp reading 64 V contiguous elements;
 // consecutive blocks walk along A, so they write adjacent output (the
@@ -47,6 +48,7 @@
 #include "FusedElementEmitter.h"
 #include "KernelBuilder.h"
 
+#include "idxmap/Coalescing.h"
 #include "idxmap/RangeEvaluator.h"
 #include "idxmap/Simplify.h"
 
@@ -173,14 +175,6 @@ std::vector<llvm::Value *> emitResults(llvm::IRBuilder<> &B,
   return Out;
 }
 
-/// Elements of M per lane: 2 when D[M] is even, else 1. Measured on the H200
-/// (2026-11-30, CUPTI): f32[8192,8192] took 135.5 / 133.2 / 135.6 us with
-/// groups of 1 / 2 / 4 elements, bf16[64,1024,1024]{0,2,1} 66.0 / 67.7 /
-/// 70.7 us with groups of 2 / 4 / 8: two elements per lane beat the widest
-/// (16-byte) loads, whose 4x-longer tiles leave fewer blocks per SM and
-/// write each output row in shorter pieces.
-int64_t transposeVectorWidth(int64_t DimM) { return DimM % 2 == 0 ? 2 : 1; }
-
 /// True when every parameter that \p Op reads is read at Op's own index:
 /// the path is elementwise ops over arrays of Op's dims (scalar constants
 /// allowed), and Op and the parameters have the default layout. Collects
@@ -262,7 +256,15 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
                 Aa = TI.Permutation.back();
   PrimitiveType TilePT = Hero->shape().Type;
   const int64_t TileBytes = byteWidth(TilePT);
-  const int64_t V = transposeVectorWidth(TI.Dims[Mi]);
+  // Groups of 2 when D[M] is even and the tiles still fill the GPU
+  // (transposeGroupWidth). Measured on the H200 (2026-11-30, CUPTI):
+  // f32[8192,8192] took 135.5 / 133.2 / 135.6 us with groups of 1 / 2 / 4,
+  // bf16[64,1024,1024]{0,2,1} 66.0 / 67.7 / 70.7 us with groups of 2 / 4 /
+  // 8: two elements per lane beat the widest (16-byte) loads, whose longer
+  // tiles leave fewer blocks per SM and write each output row in shorter
+  // pieces; f32[20,160,170]{2,1,0} 2.05 / 2.14 us with 1 / 2 (960 / 480
+  // blocks).
+  const int64_t V = transposeGroupWidth(TI);
   const int64_t Tm = Tile * V;
   std::vector<int64_t> TileCounts;
   for (int64_t D = 0; D < R; ++D)

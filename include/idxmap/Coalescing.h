@@ -47,6 +47,17 @@ struct ThreadMapping {
 ThreadMapping loopThreadMapping(Context &Ctx, const Shape &Output,
                                 int64_t Vector, int64_t ThreadsPerBlock = 128);
 
+/// Elements of the input's minor dim that one lane of a tiled transpose
+/// moves as a group (the transpose emitter's tiles are 32 rows by 32 such
+/// groups): 2 when that dim is even and the tiles of 2 still fill the GPU
+/// (at least 1056 of them: 8 blocks on each of 132 SMs), else 1. Shared by
+/// the emitter and heroThreadMapping so the analysis shows the kernel's map.
+///
+/// Example: f32[8192,8192] transposed {1,0}: 2 (32768 tiles of 32 x 64);
+/// f32[20,160,170] transposed {2,1,0}: 1 (480 tiles of 32 x 64 would leave
+/// SMs idle, 960 of 32 x 32 do not).
+int64_t transposeGroupWidth(const TransposeInfo &TI);
+
 /// The emitter's mapping for the hero of \p A (reads of the hero's first
 /// operand for reductions and transposes, the output for loop fusions).
 ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A);
