@@ -13,6 +13,7 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/OptBisect.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include <gtest/gtest.h>
@@ -141,7 +142,8 @@ TEST(NvptxTarget, PtxVersionAndGpuReachTheOutput) {
 
 TEST(NvptxTarget, OptimizationRunsTheO3Pipeline) {
   // A kernel calling an internal helper: O3 inlines it and deletes it, so
-  // the helper's `.func` is in the PTX only when optimization is off.
+  // the helper's `.func` is in the PTX only when optimization is off. (The
+  // fast pipeline has no inliner: the emitters never call helpers.)
   auto Build = [](llvm::LLVMContext &Ctx) {
     auto M = std::make_unique<llvm::Module>("o3", Ctx);
     llvm::Type *F32 = llvm::Type::getFloatTy(Ctx);
@@ -164,6 +166,7 @@ TEST(NvptxTarget, OptimizationRunsTheO3Pipeline) {
   };
   llvm::LLVMContext Ctx;
   TargetOptions T;
+  T.OptPipeline = TargetOptions::Pipeline::O3;
   auto Optimized = Build(Ctx);
   auto Ptx = emitPtx(*Optimized, T);
   ASSERT_TRUE(Ptx) << Ptx.error().Message;
@@ -175,6 +178,42 @@ TEST(NvptxTarget, OptimizationRunsTheO3Pipeline) {
   Ptx = emitPtx(*Plain, T);
   ASSERT_TRUE(Ptx) << Ptx.error().Message;
   EXPECT_NE(Ptx->find(".func"), std::string::npos) << *Ptx;
+}
+
+TEST(NvptxTarget, FastPipelinePromotesAccumulatorsAndFoldsIndexing) {
+  // What the emitters rely on from the fast pipeline: an accumulator in an
+  // alloca becomes a register (no .local), the same index computed twice is
+  // computed once, and the pass gate of the back end is removed from the
+  // context afterwards.
+  llvm::LLVMContext Ctx;
+  llvm::Module M("fast", Ctx);
+  llvm::Type *F32 = llvm::Type::getFloatTy(Ctx);
+  llvm::Function *K = createKernel(
+      M, "k", {{"x", KernelParamRole::Input}, {"y", KernelParamRole::Output}});
+  llvm::IRBuilder<> B(&K->getEntryBlock());
+  llvm::Value *Acc = B.CreateAlloca(F32);
+  B.CreateStore(llvm::ConstantFP::get(F32, 0.0), Acc);
+  llvm::Value *Tid = emitThreadId(B, GpuDim::X, 128);
+  for (int I = 0; I < 2; ++I) {
+    llvm::Value *Idx = B.CreateAdd(B.CreateMul(Tid, B.getInt32(3)),
+                                   B.getInt32(1)); // same index twice
+    llvm::Value *P = B.CreateInBoundsGEP(F32, K->getArg(0), Idx);
+    llvm::Value *X = B.CreateAlignedLoad(F32, P, llvm::Align(4));
+    B.CreateStore(B.CreateFAdd(B.CreateLoad(F32, Acc), X), Acc);
+  }
+  B.CreateAlignedStore(B.CreateLoad(F32, Acc), K->getArg(1), llvm::Align(4));
+  B.CreateRetVoid();
+  TargetOptions T; // the fast pipeline is the default
+  ASSERT_EQ(T.OptPipeline, TargetOptions::Pipeline::Fast);
+  auto Ptx = emitPtx(M, T);
+  ASSERT_TRUE(Ptx) << Ptx.error().Message;
+  EXPECT_EQ(Ptx->find(".local"), std::string::npos) << *Ptx;
+  size_t Loads = 0;
+  for (size_t At = Ptx->find("ld.global"); At != std::string::npos;
+       At = Ptx->find("ld.global", At + 1))
+    ++Loads;
+  EXPECT_EQ(Loads, 1u) << *Ptx;
+  EXPECT_FALSE(Ctx.getOptPassGate().isEnabled());
 }
 
 TEST(NvptxTarget, InvalidIrIsADiagnostic) {
