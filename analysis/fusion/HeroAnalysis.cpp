@@ -154,12 +154,14 @@ std::optional<TransposeInfo> classifyTranspose(const HloInstruction &T,
 
 namespace {
 
-/// Ops through which the hero search walks from a root.
+/// Ops through which the hero search walks from a root. get-tuple-element
+/// leads to a variadic reduce (argmax-style `reduce((x, iota), ...)` read
+/// through its elements).
 bool isTransparent(const HloInstruction &I) {
   HloOpcode Op = I.opcode();
   return isElementwise(Op) || Op == HloOpcode::Broadcast ||
          Op == HloOpcode::Bitcast || Op == HloOpcode::Reshape ||
-         Op == HloOpcode::Copy;
+         Op == HloOpcode::Copy || Op == HloOpcode::GetTupleElement;
 }
 
 /// Reduces and transposes reachable from \p Root through transparent ops

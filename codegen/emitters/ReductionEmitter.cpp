@@ -10,15 +10,73 @@
 // vector loads of the proven width.
 //
 //   - Row / multi-row / full: each thread accumulates in registers over its
-//     share of a row (U independent vector loads per step), then a
-//     `shfl.sync.bfly` butterfly within groups of G lanes; with a block per
-//     row, warps combine through shared memory after one barrier. A full
-//     reduction is one kernel: each block writes its partial to a module
-//     scratch array, and the last block to finish (a device-scope counter,
-//     reset by that block) reduces the partials in block order: deterministic.
-//   - Column: 32 lanes along the kept minor dim (V elements each) by W warps
-//     along the reduced dim; partials go through padded shared memory
-//     [W][32 V + 1] and one thread per column combines them in warp order.
+//     share of a row, then a `shfl.sync.bfly` butterfly within groups of G
+//     lanes; with a block per row, warps combine through shared memory
+//     after one barrier. Short rows share a warp (G lanes per row) and each
+//     thread takes K rows, so that every thread has K * U independent
+//     vector loads in flight before the first use (U vector iterations of
+//     each row per step). A full reduction is one kernel: each block writes
+//     its partial to a module scratch array, and the last block to finish
+//     (a device-scope counter, reset by that block) reduces the partials in
+//     block order: deterministic.
+//   - Column: L lanes along the kept minor dim (V adjacent columns each, one
+//     16-byte load), 32 / L row slots per warp, W warps, U steps in flight;
+//     row slots combine with shuffles, warps through padded shared memory
+//     [W][L V + 1], one thread per column combining in warp order. When the
+//     column tiles alone do not fill the GPU, the rows are cut into chunks
+//     (a block each) whose partials go through module scratch, the last
+//     block of a tile combining them in chunk order (deterministic).
+//   - Ragged edges (the last iterations of a row, rows past the end) read at
+//     a substituted point of the domain and count as the init value, so the
+//     loops have no branches.
+//   - Side outputs (roots computed per element of the reduce input, e.g.
+//     `tuple(reduce(exp(x)), exp(x))`) are computed in the reading loop at
+//     the same index and stored there, with vector stores of the width the
+//     maps prove.
+//
+// Tuning knobs (environment variables read at emission; unset, empty or a
+// value below the range means the default; values above are clamped;
+// powers of two are rounded down):
+//
+//   IDXMAP_RED_ROW_LANES    threads per row (power of two, 1..1024); <= 32:
+//                           rows share a warp, > 32: a block of that many
+//                           threads per row. Default: next_pow2(row / vec)
+//                           for rows of <= 16 vectors, 32 up to 1024
+//                           vectors, else 256 (512 from 4096 vectors).
+//   IDXMAP_RED_ROW_THREADS  threads per block when rows share warps
+//                           (power of two, 32..1024). Default 128.
+//   IDXMAP_RED_ROW_K        rows per thread when rows share warps (power of
+//                           two, 1..32; K x U <= 64). Default max(1, 4 / U),
+//                           halved while the grid would have fewer than
+//                           2 x 132 blocks.
+//   IDXMAP_RED_ROW_UNROLL   vector iterations of a row per step (U, loads in
+//                           flight per row per thread, 1..64). Default
+//                           min(8, iterations per row).
+//   IDXMAP_RED_FULL_THREADS threads per block of a full reduction (power of
+//                           two, 32..1024). Default 512.
+//   IDXMAP_RED_FULL_UNROLL  vector loads per thread per step (1..32).
+//                           Default 4.
+//   IDXMAP_RED_FULL_BLOCKS_PER_SM  blocks of the full reduction per SM (the
+//                           grid is 132 x this, or less for small inputs;
+//                           1..32). Default 2048 / threads.
+//   IDXMAP_RED_COL_LANES    lanes along the kept minor dim per warp (L,
+//                           power of two, 1..32). Default 32.
+//   IDXMAP_RED_COL_WARPS    warps per block (power of two, 1..32). Default 8.
+//   IDXMAP_RED_COL_UNROLL   row steps per thread in flight (1..64). Default 8.
+//   IDXMAP_RED_MINBLOCKS    `.minnctapersm` of every reduction kernel (0..32;
+//                           0: unset). Unset, ptxas holds the kernels at 32
+//                           registers and issues fewer loads ahead; 1-4
+//                           let it keep more in flight (more registers,
+//                           lower occupancy). Default 0.
+//   IDXMAP_RED_LOADS_FIRST  1: every vector load of a step precedes the
+//                           first use in the IR (ptxas schedules anyway);
+//                           0: loads interleaved with their uses. Default 1.
+//   IDXMAP_RED_COL_SPLIT    chunks of the reduced dim (a block each, 1..65536;
+//                           capped so that each chunk has a step and scratch
+//                           stays under 2^24 partials). Default: the largest
+//                           power of two that keeps the grid within one wave
+//                           of resident blocks (132 x 2048 / threads) and
+//                           gives each chunk >= 2 U steps.
 //
 // Epilogues (elementwise ops on the reduced values, other operands indexed
 // by the output index) are computed with FusedElementEmitter at the output
@@ -40,6 +98,8 @@
 #include "llvm/IR/InlineAsm.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -54,6 +114,28 @@ int64_t nextPow2(int64_t V) {
   while (P < V)
     P *= 2;
   return P;
+}
+
+/// A tuning knob: the environment variable \p Name (see the file comment)
+/// when set to an integer >= \p Lo, else \p Default; clamped to [Lo, Hi]
+/// and, with \p Pow2, rounded down to a power of two.
+int64_t knob(const char *Name, int64_t Default, int64_t Lo, int64_t Hi,
+             bool Pow2 = true) {
+  int64_t V = Default;
+  if (const char *E = std::getenv(Name); E && *E) {
+    char *End = nullptr;
+    long long X = std::strtoll(E, &End, 10);
+    if (End && *End == 0 && X >= Lo)
+      V = X;
+  }
+  V = std::clamp(V, Lo, Hi);
+  if (Pow2) {
+    int64_t P = 1;
+    while (P * 2 <= V)
+      P *= 2;
+    V = P;
+  }
+  return V;
 }
 
 Diagnostic unsupported(const HloInstruction &F, const std::string &Why) {
@@ -131,14 +213,26 @@ private:
   /// and proves each parameter's vector width under it.
   void setInputMap(std::vector<Variable> Syms, Expr Lin,
                    std::vector<Constraint> Cs);
-  /// Values of every hero operand (all slots) at the input point given by
-  /// symbol values \p SymVals (the last symbol is the vector lane, taken
-  /// 0..V-1 here); \p Slot distinguishes unrolled copies for vector reuse.
+  /// Values of every hero operand (per vector lane, per slot) at the input
+  /// point (\p DimVals, \p SymVals) of InMap (the last symbol, the vector
+  /// lane, is taken 0..V-1 here; a masked step passes a substituted point of
+  /// the domain); \p UnrollSlot distinguishes the steps of one group for
+  /// vector reuse. Side outputs at the same point are queued in Pending
+  /// (guarded by CurGuard).
   std::vector<std::vector<llvm::Value *>>
-  valuesAt(FusedElementEmitter &FE, llvm::ArrayRef<llvm::Value *> SymVals,
-           int64_t UnrollSlot);
+  valuesAt(FusedElementEmitter &FE, llvm::ArrayRef<llvm::Value *> DimVals,
+           llvm::ArrayRef<llvm::Value *> SymVals, int64_t UnrollSlot);
   /// Folds \p Vals (per lane, per slot) into the accumulator allocas.
   void accumulate(const std::vector<std::vector<llvm::Value *>> &Vals);
+  /// Stores the side-output values computed by valuesAt since the last
+  /// flush (vector stores of the proven width).
+  void flushSideStores();
+  bool isSide(size_t Root) const {
+    for (const SideRoot &S : Sides)
+      if (S.Root == Root)
+        return true;
+    return false;
+  }
   std::vector<llvm::Value *> combine(llvm::ArrayRef<llvm::Value *> Acc,
                                      llvm::ArrayRef<llvm::Value *> Val);
   std::vector<llvm::Value *> loadAccs();
@@ -166,12 +260,57 @@ private:
   }
   llvm::Value *cst(int64_t V) { return llvm::ConstantInt::get(IndexTy, V); }
   std::vector<llvm::Value *> emitExprs(const IndexingMap &Map,
+                                       llvm::ArrayRef<llvm::Value *> Syms) {
+    return emitExprs(Map, {Th, Bl}, Syms);
+  }
+  std::vector<llvm::Value *> emitExprs(const IndexingMap &Map,
+                                       llvm::ArrayRef<llvm::Value *> Dims,
                                        llvm::ArrayRef<llvm::Value *> Syms);
   /// Output logical index of the reduce for input linear offset \p Lin.
   std::vector<Expr> outputExprs(Expr Lin);
 
   Expected<KernelInfo> emitRows();
   Expected<KernelInfo> emitColumns();
+
+  /// SMs of the target GPU (H200); sizes grids of resident blocks.
+  static constexpr int64_t NumSms = 132;
+  /// Elements per 16-byte access of the widest multi-element parameter.
+  int64_t maxVectorElements() const;
+  /// Loads parameters through the vector cache (Vectors): a parameter with
+  /// a proven width W is read as one W-element vector per W lanes.
+  ParameterLoader vectorLoader();
+  /// Another set of accumulators (one per slot), set to the init values.
+  std::vector<llvm::AllocaInst *> newAccumulators();
+  /// Butterfly over lane masks Width/2 .. Lowest within groups of Width
+  /// lanes, every set combined on its own (the shuffles of all sets of one
+  /// step are independent).
+  std::vector<std::vector<llvm::Value *>>
+  warpReduceSets(std::vector<std::vector<llvm::Value *>> Sets, unsigned Width,
+                 unsigned Lowest = 1);
+  /// Memory form of an accumulator (pred as i8) and back.
+  llvm::Type *storedType(llvm::Type *T) {
+    return T->isIntegerTy(1) ? B.getInt8Ty() : T;
+  }
+  llvm::Value *toStored(llvm::Value *X) {
+    return X->getType()->isIntegerTy(1) ? B.CreateZExt(X, B.getInt8Ty()) : X;
+  }
+  llvm::Value *fromStored(llvm::Value *X, llvm::Type *T) {
+    return T->isIntegerTy(1) ? B.CreateTrunc(X, T) : X;
+  }
+  /// Module-scope arrays of \p Count partials, one per accumulator slot.
+  std::vector<llvm::GlobalVariable *> scratchArrays(int64_t Count);
+  /// Volatile stores and loads of element \p Idx of every scratch array.
+  void storeScratch(const std::vector<llvm::GlobalVariable *> &S,
+                    llvm::Value *Idx, llvm::ArrayRef<llvm::Value *> Vals);
+  std::vector<llvm::Value *>
+  loadScratch(const std::vector<llvm::GlobalVariable *> &S, llvm::Value *Idx);
+  /// After every thread's partial stores (each followed by threadFence):
+  /// a barrier, then thread 0 counts the block's arrival at counter \p Idx
+  /// of \p N (module scope, zero-initialized). Returns (true in every thread
+  /// of the block that arrives as the \p Arrivals-th, the counter's
+  /// address); that block's thread 0 resets the counter to 0.
+  std::pair<llvm::Value *, llvm::Value *>
+  arriveLast(llvm::Value *Idx, int64_t N, int64_t Arrivals);
 
   llvm::Module &M;
   llvm::LLVMContext &LC;
@@ -187,6 +326,28 @@ private:
   llvm::Value *Th = nullptr, *Bl = nullptr;
 
   std::vector<const HloInstruction *> Heroes;
+  /// Side outputs: roots computed per element of the reduce input in the
+  /// reading loop (index into A.Roots, and whether the root has the input's
+  /// dims: then it is computed at the input's own index, else at the index
+  /// of its own physical order given by Map).
+  struct SideRoot {
+    size_t Root;
+    bool SameIndex;
+    /// Proven store vector width (elements) for SameIndex roots.
+    int64_t Width = 1;
+    IndexingMap Map;
+  };
+  std::vector<SideRoot> Sides;
+  /// Side-output values waiting to be stored: per side root, per lane,
+  /// (value, index of the root).
+  struct PendingStore {
+    size_t Side;
+    /// Stored only where this i1 holds (null: always).
+    llvm::Value *Guard;
+    std::vector<llvm::Value *> Vals;
+    std::vector<std::vector<llvm::Value *>> Index;
+  };
+  std::vector<PendingStore> Pending;
   std::vector<Slot> Slots;
   std::vector<llvm::Value *> Inits;
   std::vector<llvm::AllocaInst *> Accs;
@@ -198,16 +359,154 @@ private:
            llvm::Value *>
       Vectors;
   int64_t CurSlot = 0, CurLane = 0;
+  /// Guard of the side stores of the step valuesAt computes.
+  llvm::Value *CurGuard = nullptr;
 };
 
+int64_t ReductionKernel::maxVectorElements() const {
+  int64_t MaxBytes = 1;
+  for (const HloInstruction *P : C.parameters())
+    if (P->shape().isArray() && P->shape().numElements() > 1)
+      MaxBytes = std::max<int64_t>(MaxBytes, byteWidth(P->shape().Type));
+  return std::max<int64_t>(1, 16 / MaxBytes);
+}
+
+ParameterLoader ReductionKernel::vectorLoader() {
+  return [this](const HloInstruction &P,
+                llvm::ArrayRef<llvm::Value *> Index) -> llvm::Value * {
+    const Shape &S = P.shape();
+    PrimitiveType PT = S.Type;
+    llvm::Type *ST = storageType(LC, PT);
+    llvm::Value *Base = K->getArg(P.parameterNumber());
+    int64_t W = Width[&P];
+    int64_t Bytes = byteWidth(PT);
+    if (W > 1) {
+      auto Key = std::make_tuple(&P, CurSlot, CurLane / W);
+      llvm::Value *VecV = Vectors[Key];
+      if (!VecV) {
+        llvm::Value *Off = physicalOffset(B, S, Index, IndexTy);
+        auto *VT = llvm::FixedVectorType::get(ST, unsigned(W));
+        VecV = B.CreateAlignedLoad(VT, B.CreateInBoundsGEP(ST, Base, Off),
+                                   llvm::Align(W * Bytes));
+        Vectors[Key] = VecV;
+      }
+      return loadConvert(
+          B, B.CreateExtractElement(VecV, uint64_t(CurLane % W)), PT);
+    }
+    llvm::Value *Off = physicalOffset(B, S, Index, IndexTy);
+    return loadConvert(
+        B,
+        B.CreateAlignedLoad(ST, B.CreateInBoundsGEP(ST, Base, Off),
+                            llvm::Align(Bytes)),
+        PT);
+  };
+}
+
+std::vector<llvm::AllocaInst *> ReductionKernel::newAccumulators() {
+  llvm::IRBuilder<> EB(&K->getEntryBlock(), K->getEntryBlock().begin());
+  std::vector<llvm::AllocaInst *> Set;
+  for (llvm::Value *IV : Inits) {
+    llvm::AllocaInst *Al = EB.CreateAlloca(IV->getType());
+    B.CreateStore(IV, Al);
+    Set.push_back(Al);
+  }
+  return Set;
+}
+
+std::vector<std::vector<llvm::Value *>>
+ReductionKernel::warpReduceSets(std::vector<std::vector<llvm::Value *>> Sets,
+                                unsigned Width, unsigned Lowest) {
+  for (unsigned Mask = Width / 2; Mask >= std::max(Lowest, 1u); Mask /= 2) {
+    std::vector<std::vector<llvm::Value *>> Other;
+    for (const auto &S : Sets) {
+      std::vector<llvm::Value *> O;
+      for (llvm::Value *X : S)
+        O.push_back(shuffle(X, Mask, Width));
+      Other.push_back(std::move(O));
+    }
+    for (size_t I = 0; I < Sets.size(); ++I)
+      Sets[I] = combine(Sets[I], Other[I]);
+  }
+  return Sets;
+}
+
+std::vector<llvm::GlobalVariable *>
+ReductionKernel::scratchArrays(int64_t Count) {
+  std::vector<llvm::GlobalVariable *> S;
+  for (llvm::Value *IV : Inits) {
+    auto *AT = llvm::ArrayType::get(storedType(IV->getType()), uint64_t(Count));
+    S.push_back(new llvm::GlobalVariable(
+        M, AT, false, llvm::GlobalValue::InternalLinkage,
+        llvm::ConstantAggregateZero::get(AT), Info.Name + ".partials", nullptr,
+        llvm::GlobalValue::NotThreadLocal, GlobalAddrSpace));
+  }
+  return S;
+}
+
+void ReductionKernel::storeScratch(const std::vector<llvm::GlobalVariable *> &S,
+                                   llvm::Value *Idx,
+                                   llvm::ArrayRef<llvm::Value *> Vals) {
+  for (size_t I = 0; I < S.size(); ++I)
+    B.CreateStore(toStored(Vals[I]),
+                  B.CreateInBoundsGEP(S[I]->getValueType(), S[I],
+                                      {cst(0), Idx}),
+                  /*isVolatile=*/true);
+}
+
+std::vector<llvm::Value *>
+ReductionKernel::loadScratch(const std::vector<llvm::GlobalVariable *> &S,
+                             llvm::Value *Idx) {
+  std::vector<llvm::Value *> R;
+  for (size_t I = 0; I < S.size(); ++I)
+    R.push_back(fromStored(
+        B.CreateLoad(S[I]->getValueType()->getArrayElementType(),
+                     B.CreateInBoundsGEP(S[I]->getValueType(), S[I],
+                                         {cst(0), Idx}),
+                     /*isVolatile=*/true),
+        Inits[I]->getType()));
+  return R;
+}
+
+std::pair<llvm::Value *, llvm::Value *>
+ReductionKernel::arriveLast(llvm::Value *Idx, int64_t N, int64_t Arrivals) {
+  auto *AT = llvm::ArrayType::get(B.getInt32Ty(), uint64_t(N));
+  auto *Counter = new llvm::GlobalVariable(
+      M, AT, false, llvm::GlobalValue::InternalLinkage,
+      llvm::ConstantAggregateZero::get(AT), Info.Name + ".done", nullptr,
+      llvm::GlobalValue::NotThreadLocal, GlobalAddrSpace);
+  llvm::GlobalVariable *Flag =
+      createSharedArray(M, B.getInt32Ty(), 1, Info.Name + ".last", 4);
+  Info.SharedBytes += 4;
+  llvm::Value *FlagPtr =
+      B.CreateInBoundsGEP(Flag->getValueType(), Flag, {cst(0), cst(0)});
+  llvm::Value *CPtr = B.CreateInBoundsGEP(AT, Counter, {cst(0), Idx});
+  emitBarrier(B);
+  emitIf(B.CreateICmpEQ(Th, cst(0)), [&] {
+    llvm::Value *Old = B.CreateAtomicRMW(
+        llvm::AtomicRMWInst::Add, CPtr, B.getInt32(1), llvm::MaybeAlign(4),
+        llvm::AtomicOrdering::Monotonic);
+    llvm::Value *Last =
+        B.CreateICmpEQ(Old, B.getInt32(unsigned(Arrivals - 1)));
+    B.CreateStore(B.CreateZExt(Last, B.getInt32Ty()), FlagPtr);
+  });
+  emitBarrier(B);
+  llvm::Value *IsLast =
+      B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), FlagPtr), B.getInt32(0));
+  return {IsLast, CPtr};
+}
+
 std::optional<Diagnostic> ReductionKernel::collect() {
-  for (const HloInstruction *H : A.Heroes) {
-    if (H->opcode() != HloOpcode::Reduce)
-      return unsupported(F, "side output '" + H->name() +
-                                "' (not a reduce epilogue) is not supported");
+  for (size_t R = 0; R < A.Roots.size(); ++R) {
+    const HloInstruction *H = A.Heroes[R];
+    if (H->opcode() != HloOpcode::Reduce) {
+      Sides.push_back({R, false, 1, IndexingMap()});
+      continue;
+    }
     if (std::find(Heroes.begin(), Heroes.end(), H) == Heroes.end())
       Heroes.push_back(H);
   }
+  if (Heroes.empty())
+    return unsupported(F, "no reduce hero");
   for (const HloInstruction *H : Heroes) {
     if (auto Why = checkReducer(*H->toApply()))
       return unsupported(F, "reducer of '" + H->name() + "': " + *Why);
@@ -234,8 +533,25 @@ std::optional<Diagnostic> ReductionKernel::collect() {
     Dep[I] = D;
     return D;
   };
+  for (SideRoot &S : Sides) {
+    const HloInstruction *R = A.Roots[S.Root];
+    if (!R->shape().isArray())
+      return unsupported(F, "tuple-shaped output '" + R->name() + "'");
+    if (DependsOnHero(R))
+      return unsupported(F, "side output '" + R->name() +
+                                "' depends on a reduction but is not an "
+                                "elementwise epilogue of it");
+    if (R->shape().numElements() != In->numElements())
+      return unsupported(F, "side output '" + R->name() +
+                                "' does not have the reduce input's element "
+                                "count");
+    S.SameIndex = R->shape().sameDims(*In);
+  }
   std::set<const HloInstruction *> Seen;
-  std::vector<const HloInstruction *> Work(A.Roots.begin(), A.Roots.end());
+  std::vector<const HloInstruction *> Work;
+  for (size_t R = 0; R < A.Roots.size(); ++R)
+    if (!isSide(R))
+      Work.push_back(A.Roots[R]);
   const Shape &OutS = Heroes.front()->shape().isArray()
                           ? Heroes.front()->shape()
                           : Heroes.front()->shape().TupleShapes.front();
@@ -278,7 +594,12 @@ void ReductionKernel::createFunction(unsigned Threads, unsigned Blocks,
     Info.Params.push_back({R->name(), true, R->shape(), 16});
   }
   K = createKernel(M, Info.Name, Specs);
-  setLaunchBounds(*K, {Threads, /*Exact=*/true, 0});
+  // `.minnctapersm`: unset, ptxas keeps every kernel at 32 registers (full
+  // occupancy) and serializes loads beyond that; a minimum of N blocks per
+  // SM lets it use up to 65536 / (N x threads) registers for loads in
+  // flight.
+  int64_t MinBlocks = knob("IDXMAP_RED_MINBLOCKS", 0, 0, 32, false);
+  setLaunchBounds(*K, {Threads, /*Exact=*/true, unsigned(MinBlocks)});
   B.SetInsertPoint(&K->getEntryBlock());
   int64_t Largest = In->numElements();
   for (const HloInstruction *P : C.parameters())
@@ -318,11 +639,17 @@ void ReductionKernel::createFunction(unsigned Threads, unsigned Blocks,
 void ReductionKernel::setInputMap(std::vector<Variable> Syms, Expr Lin,
                                   std::vector<Constraint> Cs) {
   V = Syms.back().Bound.Hi + 1;
-  InMap = IndexingMap(Ctx,
-                      {{"th_x", {0, Info.Block[0] - 1}},
-                       {"bl_x", {0, Info.Grid[0] - 1}}},
-                      std::move(Syms), {}, delinearize(Ctx, Lin, *In), Cs);
+  std::vector<Variable> Dims = {{"th_x", {0, Info.Block[0] - 1}},
+                                {"bl_x", {0, Info.Grid[0] - 1}}};
+  InMap = IndexingMap(Ctx, Dims, Syms, {}, delinearize(Ctx, Lin, *In), Cs);
   simplify(InMap);
+  // Side outputs of another shape: their own physical order.
+  for (SideRoot &S : Sides)
+    if (!S.SameIndex) {
+      S.Map = IndexingMap(Ctx, Dims, Syms, {},
+                          delinearize(Ctx, Lin, A.Roots[S.Root]->shape()), Cs);
+      simplify(S.Map);
+    }
   // Maps from every hero input to every parameter; a parameter reached by
   // exactly one map gets the width proven for it.
   std::map<const HloInstruction *, std::vector<IndexingMap>> Maps;
@@ -334,6 +661,25 @@ void ReductionKernel::setInputMap(std::vector<Variable> Syms, Expr Lin,
             if (std::find(Maps[I].begin(), Maps[I].end(), OM.Map) ==
                 Maps[I].end())
               Maps[I].push_back(OM.Map);
+  // Side outputs computed at the input's index read their parameters in
+  // the same loop (and through the same vector cache).
+  for (const SideRoot &S : Sides)
+    if (S.SameIndex)
+      for (auto &[I, OMs] : computeGroupedIndexing(Ctx, C, A.Roots[S.Root]))
+        if (I->opcode() == HloOpcode::Parameter)
+          for (const OperandMap &OM : OMs)
+            if (std::find(Maps[I].begin(), Maps[I].end(), OM.Map) ==
+                Maps[I].end())
+              Maps[I].push_back(OM.Map);
+  for (SideRoot &S : Sides) {
+    S.Width = 1;
+    if (!S.SameIndex || V == 1)
+      continue;
+    AccessReport R =
+        analyzeAccess(InMap, A.Roots[S.Root]->shape(), /*CountWarps=*/false);
+    while (S.Width * 2 <= R.VectorWidth && V % (S.Width * 2) == 0)
+      S.Width *= 2;
+  }
   for (const HloInstruction *P : C.parameters()) {
     Width[P] = 1;
     auto It = Maps.find(P);
@@ -348,11 +694,12 @@ void ReductionKernel::setInputMap(std::vector<Variable> Syms, Expr Lin,
 
 std::vector<llvm::Value *>
 ReductionKernel::emitExprs(const IndexingMap &Map,
+                           llvm::ArrayRef<llvm::Value *> Dims,
                            llvm::ArrayRef<llvm::Value *> Syms) {
   RangeEvaluator RE(Map);
   std::vector<llvm::Value *> Out;
   for (Expr E : Map.results())
-    Out.push_back(emitIndexExpr(B, E, {Th, Bl}, Syms, RE, IndexTy));
+    Out.push_back(emitIndexExpr(B, E, Dims, Syms, RE, IndexTy));
   return Out;
 }
 
@@ -368,21 +715,80 @@ std::vector<Expr> ReductionKernel::outputExprs(Expr Lin) {
 
 std::vector<std::vector<llvm::Value *>>
 ReductionKernel::valuesAt(FusedElementEmitter &FE,
+                          llvm::ArrayRef<llvm::Value *> DimVals,
                           llvm::ArrayRef<llvm::Value *> SymVals,
                           int64_t UnrollSlot) {
   std::vector<std::vector<llvm::Value *>> Out;
   CurSlot = UnrollSlot;
+  size_t FirstPending = Pending.size();
+  for (size_t SI = 0; SI < Sides.size(); ++SI)
+    Pending.push_back({SI, CurGuard, {}, {}});
   for (int64_t L = 0; L < V; ++L) {
     CurLane = L;
     std::vector<llvm::Value *> Syms(SymVals.begin(), SymVals.end());
     Syms.push_back(cst(L));
-    std::vector<llvm::Value *> Idx = emitExprs(InMap, Syms);
+    std::vector<llvm::Value *> Idx = emitExprs(InMap, DimVals, Syms);
     std::vector<llvm::Value *> Vals;
     for (const Slot &S : Slots)
       Vals.push_back(FE.valueAt(*S.Hero->operand(S.Out), Idx));
     Out.push_back(std::move(Vals));
+    // Side outputs at the same point (stored by flushSideStores).
+    for (size_t SI = 0; SI < Sides.size(); ++SI) {
+      const SideRoot &S = Sides[SI];
+      PendingStore &PS = Pending[FirstPending + SI];
+      if (S.SameIndex) {
+        PS.Vals.push_back(FE.valueAt(*A.Roots[S.Root], Idx));
+        PS.Index.push_back(Idx);
+      } else {
+        // Another shape: its own index, element by element.
+        RangeEvaluator RE(S.Map);
+        std::vector<llvm::Value *> RIdx;
+        for (Expr E : S.Map.results())
+          RIdx.push_back(emitIndexExpr(B, E, DimVals, Syms, RE, IndexTy));
+        FusedElementEmitter SFE(B, Ctx, C, scalarLoader(), Math, IndexTy);
+        PS.Vals.push_back(SFE.valueAt(*A.Roots[S.Root], RIdx));
+        PS.Index.push_back(RIdx);
+      }
+    }
   }
   return Out;
+}
+
+void ReductionKernel::flushSideStores() {
+  std::vector<PendingStore> All = std::move(Pending);
+  Pending.clear();
+  for (const PendingStore &PS : All) {
+    if (PS.Guard) {
+      PendingStore Unguarded = PS;
+      Unguarded.Guard = nullptr;
+      Pending.push_back(std::move(Unguarded));
+      emitIf(PS.Guard, [&] { flushSideStores(); });
+      continue;
+    }
+    const SideRoot &S = Sides[PS.Side];
+    const HloInstruction *Root = A.Roots[S.Root];
+    PrimitiveType PT = Root->shape().Type;
+    llvm::Type *ST = storageType(LC, PT);
+    int64_t Bytes = byteWidth(PT);
+    int64_t E = std::max<int64_t>(1, std::min<int64_t>(S.Width, 16 / Bytes));
+    llvm::Value *Base = K->getArg(C.parameterCount() + S.Root);
+    for (size_t L0 = 0; L0 < PS.Vals.size(); L0 += size_t(E)) {
+      llvm::Value *Off = physicalOffset(B, Root->shape(), PS.Index[L0], IndexTy);
+      llvm::Value *Ptr = B.CreateInBoundsGEP(ST, Base, Off);
+      if (E == 1) {
+        B.CreateAlignedStore(storeConvert(B, PS.Vals[L0], PT), Ptr,
+                             llvm::Align(Bytes));
+        continue;
+      }
+      auto *VT = llvm::FixedVectorType::get(ST, unsigned(E));
+      llvm::Value *Vec = llvm::PoisonValue::get(VT);
+      for (int64_t I = 0; I < E; ++I)
+        Vec = B.CreateInsertElement(
+            Vec, storeConvert(B, PS.Vals[L0 + size_t(I)], PT), uint64_t(I));
+      B.CreateAlignedStore(Vec, Ptr, llvm::Align(E * Bytes));
+    }
+  }
+  Pending.clear();
 }
 
 std::vector<llvm::Value *>
@@ -545,6 +951,8 @@ void ReductionKernel::emitEpilogue(llvm::ArrayRef<llvm::Value *> Red,
     Pos += N;
   }
   for (size_t R = 0; R < A.Roots.size(); ++R) {
+    if (isSide(R))
+      continue;
     const HloInstruction *Root = A.Roots[R];
     llvm::Value *X = FE.valueAt(*Root, OutIdx);
     PrimitiveType PT = Root->shape().Type;
@@ -558,6 +966,15 @@ void ReductionKernel::emitEpilogue(llvm::ArrayRef<llvm::Value *> Red,
 }
 
 /// Row, multi-row and full reductions.
+///
+/// Threads: groups of G lanes per row (G <= 32: T / G rows per block and K
+/// rows per thread, rows `bl * RPB * K + k * RPB + th / G`), a block per row
+/// (G = T), or the whole grid on one row (full). Each step reads U vector
+/// iterations of each of the thread's K rows (K * U independent loads, all
+/// issued before the first is used). Steps where some lane has no element
+/// (the last iterations of a row, rows past the end) read at a substituted
+/// point of the domain (thread 0 of the block, row k = 0) and mask the value
+/// with the init value, so the loop has no branches.
 Expected<KernelInfo> ReductionKernel::emitRows() {
   const ReductionInfo &RI = *A.Reduction;
   int64_t D0 = RI.Dims[0], D1 = RI.Dims[1], D2 = RI.Dims[2];
@@ -566,62 +983,71 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
     D2 = D0 * D1 * D2;
     D0 = D1 = 1;
   }
-  int64_t MaxBytes = 1;
-  for (const HloInstruction *P : C.parameters())
-    if (P->shape().isArray() && P->shape().numElements() > 1)
-      MaxBytes = std::max<int64_t>(MaxBytes, byteWidth(P->shape().Type));
-  int64_t Vec = std::max<int64_t>(1, 16 / MaxBytes);
+  int64_t Vec = maxVectorElements();
   while (Vec > 1 && D2 % Vec != 0)
     Vec /= 2;
-  int64_t NVec = ceilDivI(D2, Vec); // vectors per row
-  // Lanes per row (G), threads per block (T), rows per block (RPB).
-  enum { Multi, WarpRow, BlockRow, Whole } Mode;
-  int64_t G, T, RPB = 1, Blocks;
+  int64_t NVec = D2 / Vec; // vectors per row
+  enum { Group, BlockRow, Whole } Mode;
+  int64_t G, T, RPB = 1, K = 1, Blocks, Rows = D1;
+  int64_t Iters, U;
   if (Full) {
     Mode = Whole;
-    T = 512;
+    T = knob("IDXMAP_RED_FULL_THREADS", 512, 32, 1024);
+    U = knob("IDXMAP_RED_FULL_UNROLL", 4, 1, 32, /*Pow2=*/false);
+    int64_t PerSm = knob("IDXMAP_RED_FULL_BLOCKS_PER_SM",
+                         std::max<int64_t>(1, 2048 / T), 1, 32, false);
     Blocks = std::max<int64_t>(
-        1, std::min<int64_t>(132 * 4, ceilDivI(NVec, T * 4)));
+        1, std::min<int64_t>(NumSms * PerSm, ceilDivI(NVec, T * U)));
     G = T * Blocks;
-  } else if (NVec <= 16) {
-    Mode = Multi;
-    G = nextPow2(NVec);
-    T = 128;
-    RPB = T / G;
-  } else if (NVec <= 1024) {
-    Mode = WarpRow;
-    G = 32;
-    T = 128;
-    RPB = 4;
   } else {
-    Mode = BlockRow;
-    T = NVec >= 4096 ? 512 : 256;
-    G = T;
-  }
-  int64_t Rows = D1;
-  if (!Full)
-    Blocks = ceilDivI(Rows, RPB);
-  if (Mode == Multi || Mode == WarpRow) {
-    // Few rows: fewer threads per block.
-    while (T > 32 && Blocks * RPB / 2 >= Rows && RPB > 1) {
-      T /= 2;
-      RPB /= 2;
-      Blocks = ceilDivI(Rows, RPB);
+    int64_t Auto = NVec <= 16     ? nextPow2(NVec)
+                   : NVec <= 1024 ? 32
+                   : NVec >= 4096 ? 512
+                                  : 256;
+    G = std::min(knob("IDXMAP_RED_ROW_LANES", Auto, 1, 1024),
+                 std::max<int64_t>(32, nextPow2(NVec)));
+    if (G > 32) {
+      Mode = BlockRow;
+      T = G;
+    } else {
+      Mode = Group;
+      G = std::min(G, nextPow2(NVec));
+      T = std::max(knob("IDXMAP_RED_ROW_THREADS", 128, 32, 1024), G);
+      RPB = T / G;
     }
   }
-  int64_t Iters = ceilDivI(NVec, G);
-  int64_t U = std::min<int64_t>(4, Iters);
-  int64_t Main = D2 / (U * G * Vec);
-  unsigned Shared = 0;
-  createFunction(unsigned(T), unsigned(Blocks), Shared);
+  Iters = ceilDivI(NVec, G);
+  if (!Full)
+    U = knob("IDXMAP_RED_ROW_UNROLL", std::min<int64_t>(8, Iters), 1, 64,
+             false);
+  U = std::max<int64_t>(1, std::min(U, Iters));
+  if (Mode == Group) {
+    // Several rows per thread when each row gives a thread few loads (by
+    // default not below two blocks per SM).
+    int64_t AutoK = std::max<int64_t>(1, 4 / U);
+    while (AutoK > 1 && ceilDivI(Rows, RPB * AutoK) < 2 * NumSms)
+      AutoK /= 2;
+    K = knob("IDXMAP_RED_ROW_K", AutoK, 1, 32);
+    while (K > 1 && K * U > 64)
+      K /= 2;
+    // Few rows: fewer threads per block.
+    while (T > 32 && RPB > 1 && (RPB / 2) * K >= Rows) {
+      T /= 2;
+      RPB /= 2;
+    }
+    Blocks = ceilDivI(Rows, RPB * K);
+  } else if (Mode == BlockRow) {
+    Blocks = Rows;
+  }
+  int64_t Main = NVec / (U * G); // steps of U iterations with every lane busy
+  createFunction(unsigned(T), unsigned(Blocks), 0);
 
-  // Input map: (th, bl)[b, it, vec].
-  Expr ThE = Ctx.dim(0), BlE = Ctx.dim(1);
+  // Input map: (th, bl)[b, k, it, vec].
+  Expr ThE = Ctx.dim(0), BlE = Ctx.dim(1), KE = Ctx.symbol(1);
   Expr Row, Lane;
   switch (Mode) {
-  case Multi:
-  case WarpRow:
-    Row = BlE * RPB + ThE.floorDiv(G);
+  case Group:
+    Row = BlE * (RPB * K) + KE * RPB + ThE.floorDiv(G);
     Lane = ThE % G;
     break;
   case BlockRow:
@@ -633,351 +1059,431 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
     Lane = BlE * T + ThE;
     break;
   }
-  Expr Col = (Ctx.symbol(1) * G + Lane) * Vec + Ctx.symbol(2);
+  Expr Col = (Ctx.symbol(2) * G + Lane) * Vec + Ctx.symbol(3);
+  bool ColMask = Iters * G != NVec;
+  bool RowMask = Mode == Group && Blocks * RPB * K != Rows;
   std::vector<Constraint> Cs;
-  if (Iters * G * Vec != D2)
+  if (ColMask)
     Cs.push_back({Col, {0, D2 - 1}});
-  if (!Full && Blocks * RPB != Rows)
+  if (RowMask)
     Cs.push_back({Row, {0, Rows - 1}});
-  setInputMap({{"b", {0, D0 - 1}}, {"it", {0, Iters - 1}}, {"vec", {0, Vec - 1}}},
-              (Ctx.symbol(0) * D1 + Row) * D2 + Col, Cs);
+  std::vector<Variable> Syms = {{"b", {0, D0 - 1}},
+                                {"k", {0, K - 1}},
+                                {"it", {0, Iters - 1}},
+                                {"vec", {0, Vec - 1}}};
+  setInputMap(Syms, (Ctx.symbol(0) * D1 + Row) * D2 + Col, Cs);
 
-  // Expression values of lane and row.
-  IndexingMap LR(Ctx, {{"th_x", {0, T - 1}}, {"bl_x", {0, Blocks - 1}}}, {},
-                 {}, {Row, Lane}, {});
-  std::vector<llvm::Value *> RowLane = emitExprs(LR, {});
-  llvm::Value *RowV = RowLane[0], *LaneV = RowLane[1];
+  // Per row k: the row, and whether it exists; the lane.
+  std::vector<Variable> Dims = {{"th_x", {0, T - 1}},
+                                {"bl_x", {0, Blocks - 1}}};
+  IndexingMap LR(Ctx, Dims, {Syms[0], Syms[1]}, {}, {Row, Lane}, {});
+  llvm::Value *LaneV = emitExprs(LR, {cst(0), cst(0)})[1];
+  std::vector<llvm::Value *> RowValid(size_t(K), nullptr);
+  if (RowMask)
+    for (int64_t Kk = 0; Kk < K; ++Kk)
+      RowValid[size_t(Kk)] =
+          B.CreateICmpULT(emitExprs(LR, {cst(0), cst(Kk)})[0], cst(Rows));
+  // Accumulators per row k.
+  std::vector<std::vector<llvm::AllocaInst *>> AccSets = {Accs};
+  for (int64_t Kk = 1; Kk < K; ++Kk)
+    AccSets.push_back(newAccumulators());
 
-  llvm::Value *Valid = !Full && Blocks * RPB != Rows
-                           ? B.CreateICmpULT(RowV, cst(Rows))
-                           : B.getTrue();
-  ParameterLoader Loader = [&](const HloInstruction &P,
-                               llvm::ArrayRef<llvm::Value *> Index)
-      -> llvm::Value * {
-    const Shape &S = P.shape();
-    PrimitiveType PT = S.Type;
-    llvm::Type *ST = storageType(LC, PT);
-    llvm::Value *Base = K->getArg(P.parameterNumber());
-    int64_t W = Width[&P];
-    int64_t Bytes = byteWidth(PT);
-    if (W > 1) {
-      auto Key = std::make_tuple(&P, CurSlot, CurLane / W);
-      llvm::Value *VecV = Vectors[Key];
-      if (!VecV) {
-        llvm::Value *Off = physicalOffset(B, S, Index, IndexTy);
-        auto *VT = llvm::FixedVectorType::get(ST, unsigned(W));
-        VecV = B.CreateAlignedLoad(VT, B.CreateInBoundsGEP(ST, Base, Off),
-                                   llvm::Align(W * Bytes));
-        Vectors[Key] = VecV;
-      }
-      return loadConvert(B, B.CreateExtractElement(VecV, uint64_t(CurLane % W)),
-                         PT);
-    }
-    llvm::Value *Off = physicalOffset(B, S, Index, IndexTy);
-    return loadConvert(B, B.CreateAlignedLoad(ST, B.CreateInBoundsGEP(ST, Base, Off),
-                                              llvm::Align(Bytes)),
-                       PT);
-  };
+  bool LoadsFirst = knob("IDXMAP_RED_LOADS_FIRST", 1, 0, 1, false) != 0;
+  ParameterLoader Loader = vectorLoader();
   FusedElementEmitter FE(B, Ctx, C, Loader, Math, IndexTy);
-  emitIf(Valid, [&] {
-    emitFor(cst(D0), [&](llvm::Value *Bv) {
-      // Main part: U whole steps, loads first.
-      emitFor(cst(Main), [&](llvm::Value *Cv) {
-        Vectors.clear();
-        FE.clearCache();
-        std::vector<std::vector<llvm::Value *>> All;
-        for (int64_t Uu = 0; Uu < U; ++Uu) {
-          llvm::Value *It = B.CreateAdd(B.CreateMul(Cv, cst(U), "", true, true),
-                                        cst(Uu), "", true, true);
-          auto Vals = valuesAt(FE, {Bv, It}, Uu);
-          All.insert(All.end(), Vals.begin(), Vals.end());
+  // One step: iterations Its (value, and the constant when it is a tail
+  // iteration, else -1) of every row k; loads first, then the side stores,
+  // then the accumulation.
+  auto Steps = [&](llvm::Value *Bv,
+                   const std::vector<std::pair<llvm::Value *, int64_t>> &Its) {
+    Vectors.clear();
+    FE.clearCache();
+    // The point of every (row k, iteration) of the step.
+    struct Point {
+      int64_t Kk;
+      llvm::Value *Th, *Bl, *K, *It, *ColValid, *Valid;
+    };
+    std::vector<Point> Points;
+    for (int64_t Kk = 0; Kk < K; ++Kk)
+      for (size_t S = 0; S < Its.size(); ++S) {
+        llvm::Value *ColValid = nullptr;
+        int64_t ItC = Its[S].second;
+        if (ColMask && ItC >= 0 && (ItC + 1) * G > NVec)
+          ColValid = B.CreateICmpULT(
+              B.CreateAdd(cst(ItC * G), LaneV, "", true, true), cst(NVec));
+        llvm::Value *Valid = RowValid[size_t(Kk)];
+        if (ColValid)
+          Valid = Valid ? B.CreateAnd(Valid, ColValid) : ColValid;
+        llvm::Value *ThS = Th, *BlS = Bl, *KS = cst(Kk), *ItS = Its[S].first;
+        if (Valid) {
+          // A point of the domain: thread 0 of this block, row k = 0.
+          ThS = B.CreateSelect(Valid, Th, cst(0));
+          if (Mode == Whole)
+            BlS = B.CreateSelect(Valid, Bl, cst(0));
+          KS = B.CreateSelect(Valid, KS, cst(0));
         }
-        accumulate(All);
-        FE.clearCache();
-        Vectors.clear();
-      });
-      // Tail: guarded steps.
-      for (int64_t It = Main * U; It < Iters; ++It) {
-        llvm::Value *Start = B.CreateMul(
-            B.CreateAdd(cst(It * G), LaneV, "", true, true), cst(Vec), "",
-            true, true);
-        emitIf(B.CreateICmpULT(Start, cst(D2)), [&] {
-          Vectors.clear();
-          FE.clearCache();
-          accumulate(valuesAt(FE, {Bv, cst(It)}, 0));
-          FE.clearCache();
-          Vectors.clear();
-        });
+        Points.push_back({Kk, ThS, BlS, KS, ItS, ColValid, Valid});
       }
+    // With LoadsFirst, a first pass only issues the vector loads (its
+    // values are dead; the second pass finds the loads in Vectors), so that
+    // every load of the step precedes the first use in the IR.
+    if (LoadsFirst) {
+      size_t Before = Pending.size();
+      for (size_t P = 0; P < Points.size(); ++P)
+        valuesAt(FE, {Points[P].Th, Points[P].Bl},
+                 {Bv, Points[P].K, Points[P].It}, int64_t(P));
+      Pending.resize(Before);
+      FE.clearCache();
+    }
+    std::vector<std::vector<std::vector<llvm::Value *>>> Vals(
+        static_cast<size_t>(K));
+    for (size_t P = 0; P < Points.size(); ++P) {
+      const Point &Pt = Points[P];
+      CurGuard = Pt.Valid;
+      auto V = valuesAt(FE, {Pt.Th, Pt.Bl}, {Bv, Pt.K, Pt.It}, int64_t(P));
+      CurGuard = nullptr;
+      if (Pt.ColValid)
+        for (auto &LaneVals : V)
+          for (size_t I = 0; I < LaneVals.size(); ++I)
+            LaneVals[I] = B.CreateSelect(Pt.ColValid, LaneVals[I], Inits[I]);
+      Vals[size_t(Pt.Kk)].insert(Vals[size_t(Pt.Kk)].end(), V.begin(),
+                                 V.end());
+    }
+    flushSideStores();
+    for (int64_t Kk = 0; Kk < K; ++Kk) {
+      Accs = AccSets[size_t(Kk)];
+      accumulate(Vals[size_t(Kk)]);
+    }
+    FE.clearCache();
+    Vectors.clear();
+  };
+  emitFor(cst(D0), [&](llvm::Value *Bv) {
+    emitFor(cst(Main), [&](llvm::Value *Cv) {
+      std::vector<std::pair<llvm::Value *, int64_t>> Its;
+      for (int64_t Uu = 0; Uu < U; ++Uu)
+        Its.push_back({B.CreateAdd(B.CreateMul(Cv, cst(U), "", true, true),
+                                   cst(Uu), "", true, true),
+                       -1});
+      Steps(Bv, Its);
+    });
+    std::vector<std::pair<llvm::Value *, int64_t>> Tail;
+    for (int64_t It = Main * U; It < Iters; ++It)
+      Tail.push_back({cst(It), It});
+    if (!Tail.empty())
+      Steps(Bv, Tail);
+  });
+
+  std::vector<std::vector<llvm::Value *>> Red;
+  for (int64_t Kk = 0; Kk < K; ++Kk) {
+    Accs = AccSets[size_t(Kk)];
+    Red.push_back(loadAccs());
+  }
+  Accs = AccSets[0];
+  IndexingMap OM(Ctx, Dims, {Syms[0], Syms[1]}, {}, outputExprs(Row * D2), {});
+  if (Mode == Group) {
+    Red = warpReduceSets(std::move(Red), unsigned(G));
+    llvm::Value *Leader = B.CreateICmpEQ(LaneV, cst(0));
+    for (int64_t Kk = 0; Kk < K; ++Kk) {
+      llvm::Value *Store = Leader;
+      if (RowValid[size_t(Kk)])
+        Store = B.CreateAnd(Store, RowValid[size_t(Kk)]);
+      emitIf(Store, [&] {
+        emitEpilogue(Red[size_t(Kk)], emitExprs(OM, {cst(0), cst(Kk)}));
+      });
+    }
+    B.CreateRetVoid();
+    return Info;
+  }
+  std::vector<llvm::Value *> R1 = blockReduce(std::move(Red[0]), unsigned(T));
+  if (Mode == BlockRow || Blocks == 1) {
+    emitIf(B.CreateICmpEQ(Th, cst(0)), [&] {
+      emitEpilogue(R1, emitExprs(OM, {cst(0), cst(0)}));
+    });
+    B.CreateRetVoid();
+    return Info;
+  }
+  // Full reduction over several blocks: partials to module scratch; the
+  // last block to finish combines them in block order.
+  std::vector<llvm::GlobalVariable *> Scratch = scratchArrays(Blocks);
+  emitIf(B.CreateICmpEQ(Th, cst(0)), [&] {
+    storeScratch(Scratch, Bl, R1);
+    threadFence();
+  });
+  auto [IsLast, CounterPtr] = arriveLast(cst(0), 1, Blocks);
+  llvm::Value *CPtr = CounterPtr;
+  emitIf(IsLast, [&] {
+    threadFence();
+    storeAccs(Inits);
+    for (int64_t J = 0; J < ceilDivI(Blocks, T); ++J) {
+      llvm::Value *Idx = B.CreateAdd(Th, cst(J * T));
+      emitIf(B.CreateICmpULT(Idx, cst(Blocks)), [&] {
+        storeAccs(combine(loadAccs(), loadScratch(Scratch, Idx)));
+      });
+    }
+    std::vector<llvm::Value *> Tot = blockReduce(loadAccs(), unsigned(T));
+    emitIf(B.CreateICmpEQ(Th, cst(0)), [&] {
+      B.CreateStore(B.getInt32(0), CPtr, /*isVolatile=*/true);
+      emitEpilogue(Tot, emitExprs(OM, {cst(0), cst(0)}));
     });
   });
-  std::vector<llvm::Value *> Red = loadAccs();
-  llvm::Value *Store;
-  if (Mode == Multi || Mode == WarpRow) {
-    Red = warpReduce(std::move(Red), unsigned(G));
-    Store = B.CreateAnd(Valid, B.CreateICmpEQ(LaneV, cst(0)));
-  } else {
-    Red = blockReduce(std::move(Red), unsigned(T));
-    Store = B.CreateICmpEQ(Th, cst(0));
-  }
-  if (Mode == Whole && Blocks > 1) {
-    // Partials to module scratch; the last block combines them in order.
-    std::vector<llvm::GlobalVariable *> Scratch;
-    for (size_t I = 0; I < Red.size(); ++I) {
-      llvm::Type *Ty = Red[I]->getType()->isIntegerTy(1) ? B.getInt8Ty()
-                                                         : Red[I]->getType();
-      auto *AT = llvm::ArrayType::get(Ty, uint64_t(Blocks));
-      Scratch.push_back(new llvm::GlobalVariable(
-          M, AT, false, llvm::GlobalValue::InternalLinkage,
-          llvm::ConstantAggregateZero::get(AT), Info.Name + ".partials",
-          nullptr, llvm::GlobalValue::NotThreadLocal, GlobalAddrSpace));
-    }
-    auto *Counter = new llvm::GlobalVariable(
-        M, B.getInt32Ty(), false, llvm::GlobalValue::InternalLinkage,
-        B.getInt32(0), Info.Name + ".done", nullptr,
-        llvm::GlobalValue::NotThreadLocal, GlobalAddrSpace);
-    llvm::GlobalVariable *Flag =
-        createSharedArray(M, B.getInt32Ty(), 1, Info.Name + ".last", 4);
-    Info.SharedBytes += 4;
-    auto ScratchPtr = [&](size_t I, llvm::Value *Idx) {
-      return B.CreateInBoundsGEP(Scratch[I]->getValueType(), Scratch[I],
-                                 {cst(0), Idx});
-    };
-    emitIf(Store, [&] {
-      for (size_t I = 0; I < Red.size(); ++I) {
-        llvm::Value *X = Red[I];
-        if (X->getType()->isIntegerTy(1))
-          X = B.CreateZExt(X, B.getInt8Ty());
-        B.CreateStore(X, ScratchPtr(I, Bl), /*isVolatile=*/true);
-      }
-      threadFence();
-      llvm::Value *Old = B.CreateAtomicRMW(
-          llvm::AtomicRMWInst::Add, Counter, B.getInt32(1), llvm::MaybeAlign(4),
-          llvm::AtomicOrdering::Monotonic);
-      llvm::Value *Last = B.CreateICmpEQ(Old, B.getInt32(unsigned(Blocks - 1)));
-      B.CreateStore(B.CreateZExt(Last, B.getInt32Ty()),
-                    B.CreateInBoundsGEP(Flag->getValueType(), Flag,
-                                        {cst(0), cst(0)}));
-    });
-    emitBarrier(B);
-    llvm::Value *IsLast = B.CreateICmpNE(
-        B.CreateLoad(B.getInt32Ty(),
-                     B.CreateInBoundsGEP(Flag->getValueType(), Flag,
-                                         {cst(0), cst(0)})),
-        B.getInt32(0));
-    emitIf(IsLast, [&] {
-      threadFence();
-      storeAccs(Inits);
-      for (int64_t J = 0; J < ceilDivI(Blocks, T); ++J) {
-        llvm::Value *Idx = B.CreateAdd(Th, cst(J * T));
-        emitIf(B.CreateICmpULT(Idx, cst(Blocks)), [&] {
-          std::vector<llvm::Value *> Part;
-          for (size_t I = 0; I < Red.size(); ++I) {
-            llvm::Type *Ty = Scratch[I]->getValueType()->getArrayElementType();
-            llvm::Value *X =
-                B.CreateLoad(Ty, ScratchPtr(I, Idx), /*isVolatile=*/true);
-            if (Red[I]->getType()->isIntegerTy(1))
-              X = B.CreateTrunc(X, B.getInt1Ty());
-            Part.push_back(X);
-          }
-          storeAccs(combine(loadAccs(), Part));
-        });
-      }
-      std::vector<llvm::Value *> Tot = blockReduce(loadAccs(), unsigned(T));
-      emitIf(B.CreateICmpEQ(Th, cst(0)), [&] {
-        B.CreateStore(B.getInt32(0), Counter, /*isVolatile=*/true);
-        IndexingMap OM(Ctx, {{"th_x", {0, T - 1}}, {"bl_x", {0, Blocks - 1}}},
-                       {}, {}, outputExprs(Ctx.constant(0)), {});
-        emitEpilogue(Tot, emitExprs(OM, {}));
-      });
-    });
-  } else {
-    emitIf(Store, [&] {
-      IndexingMap OM(Ctx, {{"th_x", {0, T - 1}}, {"bl_x", {0, Blocks - 1}}},
-                     {}, {}, outputExprs(Row * D2), {});
-      emitEpilogue(Red, emitExprs(OM, {}));
-    });
-  }
   B.CreateRetVoid();
   return Info;
 }
 
 /// Column reductions [K1, R, K2].
+///
+/// Threads: L lanes along the kept minor dim (Vec elements each: one
+/// 16-byte load reads Vec adjacent columns), 32 / L row slots per warp, W
+/// warps; a block reads a tile of L * Vec columns, T / L rows per step and U
+/// steps (independent loads) at a time, each thread accumulating Vec
+/// partial sums. The row slots of a warp combine with shuffles, the warps
+/// through padded shared memory [W][L * Vec + 1], one thread per column
+/// combining the W partials in order. With Split > 1 the reduced dim is cut
+/// into Split chunks of whole steps (a block each): blocks write their
+/// column partials to module scratch and the last block of the tile to
+/// finish (a device-scope counter per tile) combines them in chunk order:
+/// deterministic.
 Expected<KernelInfo> ReductionKernel::emitColumns() {
   const ReductionInfo &RI = *A.Reduction;
   int64_t K1 = RI.Dims[0], R = RI.Dims[1], K2 = RI.Dims[2];
-  int64_t MaxBytes = 1;
-  for (const HloInstruction *P : C.parameters())
-    if (P->shape().isArray() && P->shape().numElements() > 1)
-      MaxBytes = std::max<int64_t>(MaxBytes, byteWidth(P->shape().Type));
-  int64_t Vec = std::max<int64_t>(1, 16 / MaxBytes);
-  // Enough blocks for two waves where possible.
-  while (Vec > 1 && (K2 % Vec != 0 || 32 * Vec > K2 ||
-                     K1 * ceilDivI(K2, 32 * Vec) < 264))
+  int64_t Vec = maxVectorElements();
+  while (Vec > 1 && K2 % Vec != 0)
     Vec /= 2;
-  int64_t W = 8, T = 32 * W, Cols = 32 * Vec;
-  int64_t Tiles = ceilDivI(K2, Cols), Blocks = K1 * Tiles;
-  int64_t Iters = ceilDivI(R, W);
-  int64_t U = std::min<int64_t>(4, Iters);
-  int64_t Main = R / (U * W);
+  int64_t L = std::min(knob("IDXMAP_RED_COL_LANES", 32, 1, 32),
+                       nextPow2(ceilDivI(K2, Vec)));
+  int64_t W = knob("IDXMAP_RED_COL_WARPS", 8, 1, 32);
+  int64_t T = 32 * W, Cols = L * Vec, RS = T / L;
+  int64_t Tiles = ceilDivI(K2, Cols);
+  int64_t AllSteps = ceilDivI(R, RS);
+  int64_t U = std::min(knob("IDXMAP_RED_COL_UNROLL", 8, 1, 64, false),
+                       AllSteps);
+  // Split the rows when the tiles alone do not fill the GPU's resident
+  // blocks, keeping at least 2 U steps per chunk.
+  int64_t Resident = NumSms * std::max<int64_t>(1, 2048 / T);
+  int64_t AutoSplit = 1;
+  while (AutoSplit * 2 * K1 * Tiles <= Resident &&
+         AutoSplit * 2 <= AllSteps / (2 * U))
+    AutoSplit *= 2;
+  int64_t Split = std::min(
+      knob("IDXMAP_RED_COL_SPLIT", AutoSplit, 1, 1 << 16, false), AllSteps);
+  while (Split > 1 && K1 * Tiles * Split * Cols > (int64_t(1) << 24))
+    Split = (Split + 1) / 2;
+  int64_t Iters = ceilDivI(AllSteps, Split); // steps per chunk
+  Split = ceilDivI(AllSteps, Iters);         // every chunk has rows
+  int64_t RC = Iters * RS;                   // rows per chunk
+  U = std::min(U, Iters);
+  int64_t Blocks = K1 * Tiles * Split;
+  bool ColMask = Tiles * Cols != K2, RowMask = Split * RC != R;
   createFunction(unsigned(T), unsigned(Blocks), 0);
+
   Expr ThE = Ctx.dim(0), BlE = Ctx.dim(1);
-  Expr K1E = BlE.floorDiv(Tiles);
-  Expr ColBase = (BlE % Tiles) * Cols;
-  Expr K2E = ColBase + (ThE % 32) * Vec + Ctx.symbol(1);
-  Expr RE = Ctx.symbol(0) * W + ThE.floorDiv(32);
+  Expr TileE = BlE % Tiles, Rest = BlE.floorDiv(Tiles);
+  Expr SpE = Rest % Split, K1E = Rest.floorDiv(Split);
+  Expr ColBase = TileE * Cols;
+  Expr K2E = ColBase + (ThE % L) * Vec + Ctx.symbol(1);
+  Expr RE = SpE * RC + Ctx.symbol(0) * RS + ThE.floorDiv(L);
   std::vector<Constraint> Cs;
-  if (Tiles * Cols != K2)
+  if (ColMask)
     Cs.push_back({K2E, {0, K2 - 1}});
-  if (Iters * W != R)
+  if (RowMask)
     Cs.push_back({RE, {0, R - 1}});
-  setInputMap({{"it", {0, Iters - 1}}, {"vec", {0, Vec - 1}}},
-              (K1E * R + RE) * K2 + K2E, Cs);
-  // Per thread: Vec accumulators per slot (one per column it owns).
-  std::vector<llvm::AllocaInst *> Slots1 = Accs;
-  std::vector<std::vector<llvm::AllocaInst *>> ColAccs(Vec);
-  {
-    llvm::IRBuilder<> EB(&K->getEntryBlock(), K->getEntryBlock().begin());
-    for (int64_t L = 0; L < Vec; ++L)
-      for (size_t I = 0; I < Inits.size(); ++I) {
-        llvm::AllocaInst *Al = EB.CreateAlloca(Inits[I]->getType());
-        ColAccs[L].push_back(Al);
-        B.CreateStore(Inits[I], Al);
-      }
-  }
-  IndexingMap LM(Ctx, {{"th_x", {0, T - 1}}, {"bl_x", {0, Blocks - 1}}}, {},
-                 {}, {ThE % 32, ThE.floorDiv(32), ColBase}, {});
-  std::vector<llvm::Value *> LV = emitExprs(LM, {});
-  llvm::Value *LaneV = LV[0], *WarpV = LV[1], *ColBaseV = LV[2];
+  std::vector<Variable> Syms = {{"it", {0, Iters - 1}}, {"vec", {0, Vec - 1}}};
+  setInputMap(Syms, (K1E * R + RE) * K2 + K2E, Cs);
+  std::vector<Variable> Dims = {{"th_x", {0, T - 1}},
+                                {"bl_x", {0, Blocks - 1}}};
+  IndexingMap LM(Ctx, Dims, {Syms[0]}, {},
+                 {ThE % L, ThE.floorDiv(32), ColBase, SpE * RC,
+                  K1E * Tiles + TileE, RE, ThE % 32, SpE},
+                 {});
+  std::vector<llvm::Value *> LV = emitExprs(LM, {cst(0)});
+  llvm::Value *LaneV = LV[0], *WarpV = LV[1], *ColBaseV = LV[2],
+              *ChunkV = LV[3], *TileIdV = LV[4], *Lane32V = LV[6],
+              *SpV = LV[7];
   llvm::Value *ColValid =
-      Tiles * Cols != K2
-          ? B.CreateICmpULT(
-                B.CreateAdd(ColBaseV, B.CreateMul(LaneV, cst(Vec))), cst(K2))
-          : B.getTrue();
-  ParameterLoader Loader = [&](const HloInstruction &P,
-                               llvm::ArrayRef<llvm::Value *> Index)
-      -> llvm::Value * {
-    const Shape &S = P.shape();
-    PrimitiveType PT = S.Type;
-    llvm::Type *ST = storageType(LC, PT);
-    llvm::Value *Base = K->getArg(P.parameterNumber());
-    int64_t Wd = Width[&P];
-    int64_t Bytes = byteWidth(PT);
-    if (Wd > 1) {
-      auto Key = std::make_tuple(&P, CurSlot, CurLane / Wd);
-      llvm::Value *VecV = Vectors[Key];
-      if (!VecV) {
-        llvm::Value *Off = physicalOffset(B, S, Index, IndexTy);
-        auto *VT = llvm::FixedVectorType::get(ST, unsigned(Wd));
-        VecV = B.CreateAlignedLoad(VT, B.CreateInBoundsGEP(ST, Base, Off),
-                                   llvm::Align(Wd * Bytes));
-        Vectors[Key] = VecV;
+      ColMask ? B.CreateICmpULT(
+                    B.CreateAdd(ColBaseV, B.CreateMul(LaneV, cst(Vec))),
+                    cst(K2))
+              : B.getTrue();
+  // Vec accumulator sets (one per column of the thread).
+  std::vector<std::vector<llvm::AllocaInst *>> ColAccs = {Accs};
+  for (int64_t J = 1; J < Vec; ++J)
+    ColAccs.push_back(newAccumulators());
+  FusedElementEmitter FE(B, Ctx, C, vectorLoader(), Math, IndexTy);
+  // Steps at iterations Its; with Masked, rows past R read at row `chunk
+  // start` (thread lane % L, it = 0) and count as the init value.
+  bool LoadsFirst = knob("IDXMAP_RED_LOADS_FIRST", 1, 0, 1, false) != 0;
+  auto Steps = [&](const std::vector<llvm::Value *> &Its, bool Masked) {
+    Vectors.clear();
+    FE.clearCache();
+    std::vector<std::array<llvm::Value *, 3>> Points; // th, it, valid
+    for (size_t S = 0; S < Its.size(); ++S) {
+      llvm::Value *ThS = Th, *ItS = Its[S], *Valid = nullptr;
+      if (Masked) {
+        Valid = B.CreateICmpULT(emitExprs(LM, {Its[S]})[5], cst(R));
+        ThS = B.CreateSelect(Valid, Th, LaneV);
+        ItS = B.CreateSelect(Valid, ItS, cst(0));
       }
-      return loadConvert(
-          B, B.CreateExtractElement(VecV, uint64_t(CurLane % Wd)), PT);
+      Points.push_back({ThS, ItS, Valid});
     }
-    llvm::Value *Off = physicalOffset(B, S, Index, IndexTy);
-    return loadConvert(B, B.CreateAlignedLoad(ST, B.CreateInBoundsGEP(ST, Base, Off),
-                                              llvm::Align(Bytes)),
-                       PT);
+    if (LoadsFirst) {
+      // Loads only (see emitRows).
+      size_t Before = Pending.size();
+      for (size_t S = 0; S < Points.size(); ++S)
+        valuesAt(FE, {Points[S][0], Bl}, {Points[S][1]}, int64_t(S));
+      Pending.resize(Before);
+      FE.clearCache();
+    }
+    std::vector<std::vector<std::vector<llvm::Value *>>> All;
+    for (size_t S = 0; S < Points.size(); ++S) {
+      llvm::Value *ThS = Points[S][0], *ItS = Points[S][1],
+                  *Valid = Points[S][2];
+      CurGuard = Valid;
+      auto V = valuesAt(FE, {ThS, Bl}, {ItS}, int64_t(S));
+      CurGuard = nullptr;
+      if (Valid)
+        for (auto &LaneVals : V)
+          for (size_t I = 0; I < LaneVals.size(); ++I)
+            LaneVals[I] = B.CreateSelect(Valid, LaneVals[I], Inits[I]);
+      All.push_back(std::move(V));
+    }
+    flushSideStores();
+    for (int64_t J = 0; J < Vec; ++J) {
+      Accs = ColAccs[size_t(J)];
+      std::vector<llvm::Value *> Acc = loadAccs();
+      for (const auto &V : All)
+        Acc = combine(Acc, V[size_t(J)]);
+      storeAccs(Acc);
+    }
+    FE.clearCache();
+    Vectors.clear();
   };
-  FusedElementEmitter FE(B, Ctx, C, Loader, Math, IndexTy);
-  auto AccumulateCols =
-      [&](const std::vector<std::vector<std::vector<llvm::Value *>>> &Steps) {
-        for (int64_t L = 0; L < Vec; ++L) {
-          Accs = ColAccs[L];
-          std::vector<llvm::Value *> Acc = loadAccs();
-          for (const auto &S : Steps)
-            Acc = combine(Acc, S[L]);
-          storeAccs(Acc);
-        }
-      };
   emitIf(ColValid, [&] {
-    emitFor(cst(Main), [&](llvm::Value *Cv) {
-      Vectors.clear();
-      FE.clearCache();
-      std::vector<std::vector<std::vector<llvm::Value *>>> Steps;
-      for (int64_t Uu = 0; Uu < U; ++Uu) {
-        llvm::Value *It = B.CreateAdd(B.CreateMul(Cv, cst(U), "", true, true),
-                                      cst(Uu), "", true, true);
-        Steps.push_back(valuesAt(FE, {It}, Uu));
-      }
-      AccumulateCols(Steps);
-      FE.clearCache();
-      Vectors.clear();
+    // Steps whose rows all exist: U at a time.
+    llvm::Value *NFull = cst(Iters);
+    if (RowMask) {
+      llvm::Value *Q = B.CreateUDiv(B.CreateSub(cst(R), ChunkV), cst(RS));
+      NFull = B.CreateSelect(B.CreateICmpULT(Q, cst(Iters)), Q, cst(Iters));
+    }
+    llvm::Value *Main = RowMask ? B.CreateUDiv(NFull, cst(U)) : cst(Iters / U);
+    emitFor(Main, [&](llvm::Value *Cv) {
+      std::vector<llvm::Value *> Its;
+      for (int64_t Uu = 0; Uu < U; ++Uu)
+        Its.push_back(B.CreateAdd(B.CreateMul(Cv, cst(U), "", true, true),
+                                  cst(Uu), "", true, true));
+      Steps(Its, false);
     });
-    for (int64_t It = Main * U; It < Iters; ++It) {
-      llvm::Value *Rr = B.CreateAdd(cst(It * W), WarpV);
-      emitIf(B.CreateICmpULT(Rr, cst(R)), [&] {
-        Vectors.clear();
-        FE.clearCache();
-        AccumulateCols({valuesAt(FE, {cst(It)}, 0)});
-        FE.clearCache();
-        Vectors.clear();
+    if (!RowMask) {
+      std::vector<llvm::Value *> Its;
+      for (int64_t It = Iters / U * U; It < Iters; ++It)
+        Its.push_back(cst(It));
+      if (!Its.empty())
+        Steps(Its, false);
+    } else {
+      // The rest of the chunk one step at a time, masked.
+      llvm::Value *First = B.CreateMul(Main, cst(U));
+      emitFor(B.CreateSub(cst(Iters), First), [&](llvm::Value *Iv) {
+        Steps({B.CreateAdd(First, Iv)}, true);
       });
     }
   });
-  // Partials through padded shared memory [W][Cols + 1]; thread c < Cols
-  // combines column c over the W warps in order.
+  // Row slots of a warp: shuffles; warps: padded shared memory.
+  std::vector<std::vector<llvm::Value *>> Part;
+  for (int64_t J = 0; J < Vec; ++J) {
+    Accs = ColAccs[size_t(J)];
+    Part.push_back(loadAccs());
+  }
+  Accs = ColAccs[0];
+  Part = warpReduceSets(std::move(Part), WarpSize, unsigned(L));
   int64_t Pitch = Cols + 1;
   std::vector<llvm::GlobalVariable *> Sh;
   for (size_t I = 0; I < Inits.size(); ++I) {
-    llvm::Type *Ty = Inits[I]->getType()->isIntegerTy(1) ? B.getInt8Ty()
-                                                         : Inits[I]->getType();
+    llvm::Type *Ty = storedType(Inits[I]->getType());
     Sh.push_back(createSharedArray(M, Ty, uint64_t(W * Pitch),
                                    Info.Name + ".cols", 16));
-    Info.SharedBytes += unsigned(W * Pitch *
-                                 std::max<uint64_t>(1, M.getDataLayout().getTypeAllocSize(Ty)));
+    Info.SharedBytes += unsigned(
+        W * Pitch *
+        std::max<uint64_t>(1, M.getDataLayout().getTypeAllocSize(Ty)));
   }
-  for (int64_t L = 0; L < Vec; ++L) {
-    Accs = ColAccs[L];
-    std::vector<llvm::Value *> Acc = loadAccs();
-    llvm::Value *Idx = B.CreateAdd(B.CreateMul(WarpV, cst(Pitch)),
-                                   B.CreateAdd(B.CreateMul(LaneV, cst(Vec)),
-                                               cst(L)));
-    for (size_t I = 0; I < Acc.size(); ++I) {
-      llvm::Value *X = Acc[I];
-      if (X->getType()->isIntegerTy(1))
-        X = B.CreateZExt(X, B.getInt8Ty());
-      B.CreateStore(X, B.CreateInBoundsGEP(Sh[I]->getValueType(), Sh[I],
-                                           {cst(0), Idx}));
+  emitIf(B.CreateICmpULT(Lane32V, cst(L)), [&] {
+    for (int64_t J = 0; J < Vec; ++J) {
+      llvm::Value *Idx = B.CreateAdd(
+          B.CreateMul(WarpV, cst(Pitch)),
+          B.CreateAdd(B.CreateMul(LaneV, cst(Vec)), cst(J)));
+      for (size_t I = 0; I < Inits.size(); ++I)
+        B.CreateStore(toStored(Part[size_t(J)][I]),
+                      B.CreateInBoundsGEP(Sh[I]->getValueType(), Sh[I],
+                                          {cst(0), Idx}));
     }
-  }
+  });
   emitBarrier(B);
-  for (int64_t J = 0; J < ceilDivI(Cols, T); ++J) {
-    llvm::Value *Col = B.CreateAdd(Th, cst(J * T));
-    llvm::Value *Ok = B.CreateAnd(
-        B.CreateICmpULT(Col, cst(Cols)),
-        B.CreateICmpULT(B.CreateAdd(ColBaseV, Col), cst(K2)));
-    emitIf(Ok, [&] {
-      Accs = Slots1;
-      storeAccs(Inits);
-      for (int64_t Wi = 0; Wi < W; ++Wi) {
-        llvm::Value *Idx = B.CreateAdd(cst(Wi * Pitch), Col);
-        std::vector<llvm::Value *> Part;
-        for (size_t I = 0; I < Inits.size(); ++I) {
-          llvm::Type *Ty = Sh[I]->getValueType()->getArrayElementType();
-          llvm::Value *X = B.CreateLoad(
-              Ty, B.CreateInBoundsGEP(Sh[I]->getValueType(), Sh[I],
-                                      {cst(0), Idx}));
-          if (Inits[I]->getType()->isIntegerTy(1))
-            X = B.CreateTrunc(X, B.getInt1Ty());
-          Part.push_back(X);
-        }
-        storeAccs(combine(loadAccs(), Part));
-      }
-      std::vector<llvm::Value *> Red = loadAccs();
-      // Output index of (k1, column).
-      IndexingMap OM(Ctx,
-                     {{"th_x", {0, T - 1}}, {"bl_x", {0, Blocks - 1}},
-                      {"c", {0, Cols - 1}}},
-                     {}, {}, outputExprs(K1E * (R * K2) + ColBase + Ctx.dim(2)),
-                     {});
-      RangeEvaluator REv(OM);
-      std::vector<llvm::Value *> OutIdx;
-      for (Expr E : OM.results())
-        OutIdx.push_back(emitIndexExpr(B, E, {Th, Bl, Col}, {}, REv, IndexTy));
-      emitEpilogue(Red, OutIdx);
+  // Output index of (k1, column c of the tile).
+  IndexingMap OM(Ctx,
+                 {Dims[0], Dims[1], {"c", {0, Cols - 1}}}, {}, {},
+                 outputExprs(K1E * (R * K2) + ColBase + Ctx.dim(2)), {});
+  auto Store = [&](llvm::Value *Col, llvm::ArrayRef<llvm::Value *> Red) {
+    RangeEvaluator REv(OM);
+    std::vector<llvm::Value *> OutIdx;
+    for (Expr E : OM.results())
+      OutIdx.push_back(emitIndexExpr(B, E, {Th, Bl, Col}, {}, REv, IndexTy));
+    emitEpilogue(Red, OutIdx);
+  };
+  auto ForColumns = [&](const std::function<void(llvm::Value *)> &Body) {
+    for (int64_t J = 0; J < ceilDivI(Cols, T); ++J) {
+      llvm::Value *Col = B.CreateAdd(Th, cst(J * T));
+      llvm::Value *Ok = B.CreateICmpULT(Col, cst(Cols));
+      if (ColMask)
+        Ok = B.CreateAnd(Ok, B.CreateICmpULT(B.CreateAdd(ColBaseV, Col),
+                                             cst(K2)));
+      emitIf(Ok, [&] { Body(Col); });
+    }
+  };
+  std::vector<llvm::GlobalVariable *> Scratch;
+  if (Split > 1)
+    Scratch = scratchArrays(K1 * Tiles * Split * Cols);
+  ForColumns([&](llvm::Value *Col) {
+    storeAccs(Inits);
+    for (int64_t Wi = 0; Wi < W; ++Wi) {
+      llvm::Value *Idx = B.CreateAdd(cst(Wi * Pitch), Col);
+      std::vector<llvm::Value *> P;
+      for (size_t I = 0; I < Inits.size(); ++I)
+        P.push_back(fromStored(
+            B.CreateLoad(Sh[I]->getValueType()->getArrayElementType(),
+                         B.CreateInBoundsGEP(Sh[I]->getValueType(), Sh[I],
+                                             {cst(0), Idx})),
+            Inits[I]->getType()));
+      storeAccs(combine(loadAccs(), P));
+    }
+    if (Split == 1) {
+      Store(Col, loadAccs());
+      return;
+    }
+    // This chunk's partial: [tile][chunk][c].
+    llvm::Value *Idx = B.CreateAdd(
+        B.CreateMul(B.CreateAdd(B.CreateMul(TileIdV, cst(Split)), SpV),
+                    cst(Cols)),
+        Col);
+    storeScratch(Scratch, Idx, loadAccs());
+    threadFence();
+  });
+  if (Split > 1) {
+    auto [IsLast, CounterPtr] = arriveLast(TileIdV, K1 * Tiles, Split);
+    llvm::Value *CPtr = CounterPtr;
+    emitIf(IsLast, [&] {
+      threadFence();
+      ForColumns([&](llvm::Value *Col) {
+        storeAccs(Inits);
+        emitFor(cst(Split), [&](llvm::Value *SV) {
+          llvm::Value *Idx = B.CreateAdd(
+              B.CreateMul(B.CreateAdd(B.CreateMul(TileIdV, cst(Split)), SV),
+                          cst(Cols)),
+              Col);
+          storeAccs(combine(loadAccs(), loadScratch(Scratch, Idx)));
+        });
+        Store(Col, loadAccs());
+      });
+      emitIf(B.CreateICmpEQ(Th, cst(0)), [&] {
+        B.CreateStore(B.getInt32(0), CPtr, /*isVolatile=*/true);
+      });
     });
   }
   B.CreateRetVoid();
