@@ -350,7 +350,13 @@ private:
   };
   std::vector<PendingStore> Pending;
   std::vector<Slot> Slots;
-  std::vector<llvm::Value *> Inits;
+  /// The init value of each output slot, and the value every partial
+  /// accumulator starts from: the reducer's identity where it is known
+  /// (the init value is then combined once, into the final result, as the
+  /// interpreter does), else the init value itself (assumed an identity,
+  /// as XLA does, for reducers such as argmax's).
+  std::vector<llvm::Value *> Inits, Idents;
+  std::vector<bool> CombineInit; // per slot: the init is not in Idents
   std::vector<llvm::AllocaInst *> Accs;
   const Shape *In = nullptr;
   int64_t V = 1;
@@ -406,7 +412,7 @@ ParameterLoader ReductionKernel::vectorLoader() {
 std::vector<llvm::AllocaInst *> ReductionKernel::newAccumulators() {
   llvm::IRBuilder<> EB(&K->getEntryBlock(), K->getEntryBlock().begin());
   std::vector<llvm::AllocaInst *> Set;
-  for (llvm::Value *IV : Inits) {
+  for (llvm::Value *IV : Idents) {
     llvm::AllocaInst *Al = EB.CreateAlloca(IV->getType());
     B.CreateStore(IV, Al);
     Set.push_back(Al);
@@ -434,7 +440,7 @@ ReductionKernel::warpReduceSets(std::vector<std::vector<llvm::Value *>> Sets,
 std::vector<llvm::GlobalVariable *>
 ReductionKernel::scratchArrays(int64_t Count) {
   std::vector<llvm::GlobalVariable *> S;
-  for (llvm::Value *IV : Inits) {
+  for (llvm::Value *IV : Idents) {
     auto *AT = llvm::ArrayType::get(storedType(IV->getType()), uint64_t(Count));
     S.push_back(new llvm::GlobalVariable(
         M, AT, false, llvm::GlobalValue::InternalLinkage,
@@ -628,9 +634,16 @@ void ReductionKernel::createFunction(unsigned Threads, unsigned Blocks,
       IV = FE.valueAt(Init, {});
     }
     Inits.push_back(IV);
+    llvm::Constant *Id = nullptr;
+    if (N == 1)
+      Id = reducerIdentity(LC, *S.Hero->toApply(), S.Hero->shape().Type);
+    if (Id && Id->getType() != IV->getType())
+      Id = nullptr;
+    Idents.push_back(Id ? Id : IV);
+    CombineInit.push_back(Id != nullptr);
   }
   llvm::IRBuilder<> EB(&K->getEntryBlock(), K->getEntryBlock().begin());
-  for (llvm::Value *IV : Inits) {
+  for (llvm::Value *IV : Idents) {
     llvm::AllocaInst *Al = EB.CreateAlloca(IV->getType());
     Accs.push_back(Al);
     B.CreateStore(IV, Al);
@@ -884,7 +897,7 @@ ReductionKernel::blockReduce(std::vector<llvm::Value *> Vs, unsigned Threads) {
     llvm::Value *X = B.CreateLoad(T, P);
     if (Vs[I]->getType()->isIntegerTy(1))
       X = B.CreateTrunc(X, B.getInt1Ty());
-    Part.push_back(B.CreateSelect(InRange, X, Inits[I]));
+    Part.push_back(B.CreateSelect(InRange, X, Idents[I]));
   }
   Part = warpReduce(std::move(Part), unsigned(nextPow2(Warps)));
   // Partial reads must finish before the shared arrays are reused.
@@ -932,8 +945,15 @@ void ReductionKernel::emitFor(
   B.SetInsertPoint(Exit);
 }
 
-void ReductionKernel::emitEpilogue(llvm::ArrayRef<llvm::Value *> Red,
+void ReductionKernel::emitEpilogue(llvm::ArrayRef<llvm::Value *> Reduced,
                                    llvm::ArrayRef<llvm::Value *> OutIdx) {
+  // The init value, once per output element (partials started from the
+  // reducer's identity): init op (x0 op x1 ...), as the interpreter.
+  std::vector<llvm::Value *> Red(Reduced.begin(), Reduced.end());
+  for (size_t I = 0; I < Slots.size(); ++I)
+    if (CombineInit[I])
+      Red[I] = emitReduction(B, *Slots[I].Hero->toApply(), {Inits[I]},
+                             {Red[I]}, Math)[0];
   FusedElementEmitter FE(B, Ctx, C, scalarLoader(), Math, IndexTy);
   size_t Pos = 0;
   for (const HloInstruction *H : Heroes) {
@@ -1154,7 +1174,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
       if (Pt.ColValid)
         for (auto &LaneVals : V)
           for (size_t I = 0; I < LaneVals.size(); ++I)
-            LaneVals[I] = B.CreateSelect(Pt.ColValid, LaneVals[I], Inits[I]);
+            LaneVals[I] = B.CreateSelect(Pt.ColValid, LaneVals[I], Idents[I]);
       Vals[size_t(Pt.Kk)].insert(Vals[size_t(Pt.Kk)].end(), V.begin(),
                                  V.end());
     }
@@ -1222,7 +1242,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
   llvm::Value *CPtr = CounterPtr;
   emitIf(IsLast, [&] {
     threadFence();
-    storeAccs(Inits);
+    storeAccs(Idents);
     for (int64_t J = 0; J < ceilDivI(Blocks, T); ++J) {
       llvm::Value *Idx = B.CreateAdd(Th, cst(J * T));
       emitIf(B.CreateICmpULT(Idx, cst(Blocks)), [&] {
@@ -1354,7 +1374,7 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
       if (Valid)
         for (auto &LaneVals : V)
           for (size_t I = 0; I < LaneVals.size(); ++I)
-            LaneVals[I] = B.CreateSelect(Valid, LaneVals[I], Inits[I]);
+            LaneVals[I] = B.CreateSelect(Valid, LaneVals[I], Idents[I]);
       All.push_back(std::move(V));
     }
     flushSideStores();
@@ -1452,7 +1472,7 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
   if (Split > 1)
     Scratch = scratchArrays(K1 * Tiles * Split * Cols);
   ForColumns([&](llvm::Value *Col) {
-    storeAccs(Inits);
+    storeAccs(Idents);
     for (int64_t Wi = 0; Wi < W; ++Wi) {
       llvm::Value *Idx = B.CreateAdd(cst(Wi * Pitch), Col);
       std::vector<llvm::Value *> P;
@@ -1482,7 +1502,7 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
     emitIf(IsLast, [&] {
       threadFence();
       ForColumns([&](llvm::Value *Col) {
-        storeAccs(Inits);
+        storeAccs(Idents);
         emitFor(cst(Split), [&](llvm::Value *SV) {
           llvm::Value *Idx = B.CreateAdd(
               B.CreateMul(B.CreateAdd(B.CreateMul(TileIdV, cst(Split)), SV),

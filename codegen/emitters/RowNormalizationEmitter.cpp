@@ -128,6 +128,8 @@ llvm::Value *physicalOffset(llvm::IRBuilder<> &B, const Shape &S,
   return Off;
 }
 
+} // namespace
+
 /// The identity element of a reducer `op(p0, p1)` (either operand order) of
 /// element type \p PT in value type, or null when not known.
 llvm::Constant *reducerIdentity(llvm::LLVMContext &LC, const HloComputation &R,
@@ -184,6 +186,8 @@ llvm::Constant *reducerIdentity(llvm::LLVMContext &LC, const HloComputation &R,
     return nullptr;
   }
 }
+
+namespace {
 
 /// The structure of a row normalization (see analyzeRowNormalization).
 struct Plan {
