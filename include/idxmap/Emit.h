@@ -9,6 +9,7 @@
 #define IDXMAP_EMIT_H
 
 #include "idxmap/Codegen.h"
+#include "idxmap/Fusion.h"
 #include "idxmap/Hlo.h"
 #include "idxmap/HloInterpreter.h"
 #include "idxmap/KernelInfo.h"
@@ -48,6 +49,18 @@ struct EmitResult {
 ///   // R->Ptx holds `.visible .entry fusion(`, R->Kernels[0].Block[0] == 128
 /// \endcode
 Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O);
+
+/// The name of the emitter that emitModule uses for \p Fusion analyzed as
+/// \p A: emitterKindName(A.Kind), except for row reductions whose results
+/// are broadcast back along their rows and combined with the rows'
+/// elements (softmax, layer norm), which the row-normalization emitter does
+/// in one kernel.
+///
+/// Example: for `bench/hlo/softmax_f32_4096x4096.hlo`, A.Kind is
+/// EmitterKind::RowReduction and the result is "row normalization"; for
+/// `bench/hlo/rowsum_f32_8192x8192.hlo` it is "row reduction".
+std::string codegenEmitterName(const HloInstruction &Fusion,
+                               const FusionAnalysis &A);
 
 /// The tolerance to compare a fusion's kernel output against the
 /// interpreter with: the output type's default, widened for the approximate

@@ -8,6 +8,7 @@
 #include "Commands.h"
 
 #include "idxmap/Coalescing.h"
+#include "idxmap/Emit.h"
 #include "idxmap/Fusion.h"
 #include "idxmap/Hlo.h"
 #include "idxmap/HloIndexing.h"
@@ -31,13 +32,20 @@ static const Command AnalyzeCommand = {
 static CommandRegistration RegisterAnalyze(AnalyzeCommand);
 
 static void report(OutputFile &O, const std::string &Title,
-                   const FusionAnalysis &A) {
+                   const HloInstruction *Fusion, const FusionAnalysis &A) {
   O << Title << "\n";
   for (size_t K = 0; K < A.Roots.size(); ++K)
     O << "  root " << A.Roots[K]->name() << ": hero " << A.Heroes[K]->name()
       << " (" << opcodeName(A.Heroes[K]->opcode()) << ")\n";
   O << "  emitter: " << emitterKindName(A.Kind) << "\n";
   O << "  reason: " << A.Reason << "\n";
+  std::string Codegen =
+      Fusion ? codegenEmitterName(*Fusion, A)
+             : std::string(emitterKindName(A.Kind));
+  if (Codegen != emitterKindName(A.Kind))
+    O << "  codegen: the " << Codegen
+      << " emitter (every reduction and the epilogue in one kernel, each "
+         "row read once)\n";
   Context Ctx;
   ThreadMapping TM = heroThreadMapping(Ctx, A);
   O << "  threads: " << TM.ThreadsPerBlock << " x " << TM.Blocks
@@ -111,7 +119,7 @@ static int runAnalyze(int Argc, char **Argv) {
     Found = true;
     report(O, "fusion " + F->name() + " (calls " +
                   F->fusedComputation()->name() + ")",
-           analyzeFusion(*F));
+           F, analyzeFusion(*F));
   }
   if (!Fusion.empty() && !Found) {
     printError(displayName(File), "no fusion named '" + Fusion + "'");
@@ -119,6 +127,6 @@ static int runAnalyze(int Argc, char **Argv) {
   }
   if (Fusions.empty())
     report(O, "computation " + (*M)->entry()->name() + " (no fusion)",
-           analyzeComputation(*(*M)->entry()));
+           nullptr, analyzeComputation(*(*M)->entry()));
   return O.close() ? ExitOk : ExitRejected;
 }
