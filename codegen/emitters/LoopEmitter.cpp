@@ -5,6 +5,7 @@
 // analyzeCoalescing): nothing here re-derives them.
 //
 //===----------------------------------------------------------------------===//
+#include "EmitterSupport.h"
 #include "Emitters.h"
 #include "ExprCodegen.h"
 #include "FusedElementEmitter.h"
@@ -30,39 +31,6 @@ std::string kernelName(const std::string &FusionName) {
     N = "k_" + N;
   return N;
 }
-
-namespace {
-
-/// Physical strides (in elements) of each logical dim of \p S.
-std::vector<int64_t> physicalStrides(const Shape &S) {
-  std::vector<int64_t> Strides(S.rank(), 1);
-  int64_t Stride = 1;
-  for (int64_t D : S.layoutOrDefault()) {
-    Strides[D] = Stride;
-    Stride *= S.Dims[D];
-  }
-  return Strides;
-}
-
-llvm::Value *physicalOffset(llvm::IRBuilder<> &B, const Shape &S,
-                            llvm::ArrayRef<llvm::Value *> Index,
-                            llvm::Type *IndexTy) {
-  std::vector<int64_t> Strides = physicalStrides(S);
-  llvm::Value *Off = llvm::ConstantInt::get(IndexTy, 0);
-  for (int64_t D = 0; D < S.rank(); ++D) {
-    if (S.Dims[D] == 1)
-      continue;
-    llvm::Value *T = Strides[D] == 1
-                         ? Index[D]
-                         : B.CreateMul(Index[D], llvm::ConstantInt::get(
-                                                     IndexTy, Strides[D]),
-                                       "", /*HasNUW=*/true, /*HasNSW=*/true);
-    Off = B.CreateAdd(Off, T, "", true, true);
-  }
-  return Off;
-}
-
-} // namespace
 
 Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
                                     const FusionAnalysis &A,
@@ -180,7 +148,8 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
       if (!Vec) {
         // The proof: this lane's element is the group's first plus
         // Lane mod W, and the group's first is W-aligned.
-        llvm::Value *Off = physicalOffset(B, S, Index, IndexTy);
+        llvm::Value *Off = physicalOffset(B, S, Index, IndexTy,
+                                          OffsetTermOrder::Logical);
         if (Lane % W)
           Off = B.CreateSub(Off, llvm::ConstantInt::get(IndexTy, Lane % W));
         auto *VT = llvm::FixedVectorType::get(ST, unsigned(W));
@@ -191,7 +160,8 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
       return loadConvert(B, B.CreateExtractElement(Vec, uint64_t(Lane % W)),
                          PT);
     }
-    llvm::Value *Off = physicalOffset(B, S, Index, IndexTy);
+    llvm::Value *Off =
+        physicalOffset(B, S, Index, IndexTy, OffsetTermOrder::Logical);
     llvm::Value *Ptr = B.CreateInBoundsGEP(ST, Base, Off);
     return loadConvert(B, B.CreateAlignedLoad(ST, Ptr, llvm::Align(Bytes)),
                        PT);

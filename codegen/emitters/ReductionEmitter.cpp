@@ -84,6 +84,7 @@
 // index, the hero's value injected with setOverride.
 //
 //===----------------------------------------------------------------------===//
+#include "EmitterSupport.h"
 #include "Emitters.h"
 #include "ExprCodegen.h"
 #include "FusedElementEmitter.h"
@@ -109,13 +110,6 @@ namespace codegen {
 
 namespace {
 
-int64_t ceilDivI(int64_t A, int64_t B) { return (A + B - 1) / B; }
-int64_t nextPow2(int64_t V) {
-  int64_t P = 1;
-  while (P < V)
-    P *= 2;
-  return P;
-}
 
 /// A tuning knob: the environment variable \p Name (see the file comment)
 /// when set to an integer >= \p Lo, else \p Default; clamped to [Lo, Hi]
@@ -140,43 +134,10 @@ int64_t knob(const char *Name, int64_t Default, int64_t Lo, int64_t Hi,
 }
 
 Diagnostic unsupported(const HloInstruction &F, const std::string &Why) {
-  return Diagnostic{{"<emit>", 1, 1},
-                    "fusion '" + F.name() + "': reduction emitter: " + Why,
-                    ""};
+  return emitterRefusal(F, "reduction", Why);
 }
 
-/// Logical index of \p S for a row-major physical linear offset \p Lin.
-std::vector<Expr> delinearize(Context &Ctx, Expr Lin, const Shape &S) {
-  std::vector<int64_t> M2m = S.layoutOrDefault();
-  std::vector<Expr> Res(S.rank(), Ctx.constant(0));
-  int64_t Stride = 1;
-  for (size_t K = 0; K < M2m.size(); ++K) {
-    int64_t D = M2m[K];
-    Expr E = Stride == 1 ? Lin : Lin.floorDiv(Stride);
-    Res[D] = K + 1 == M2m.size() ? E : E % std::max<int64_t>(S.Dims[D], 1);
-    Stride *= std::max<int64_t>(S.Dims[D], 1);
-  }
-  return Res;
-}
 
-llvm::Value *physicalOffset(llvm::IRBuilder<> &B, const Shape &S,
-                            llvm::ArrayRef<llvm::Value *> Index,
-                            llvm::Type *IndexTy) {
-  llvm::Value *Off = llvm::ConstantInt::get(IndexTy, 0);
-  int64_t Stride = 1;
-  for (int64_t D : S.layoutOrDefault()) {
-    if (S.Dims[D] != 1) {
-      llvm::Value *T = Stride == 1
-                           ? Index[D]
-                           : B.CreateMul(Index[D],
-                                         llvm::ConstantInt::get(IndexTy, Stride),
-                                         "", true, true);
-      Off = B.CreateAdd(Off, T, "", true, true);
-    }
-    Stride *= S.Dims[D];
-  }
-  return Off;
-}
 
 /// One accumulator slot: reduce hero \p Hero, output \p Out.
 struct Slot {
@@ -655,13 +616,13 @@ void ReductionKernel::setInputMap(std::vector<Variable> Syms, Expr Lin,
   V = Syms.back().Bound.Hi + 1;
   std::vector<Variable> Dims = {{"th_x", {0, Info.Block[0] - 1}},
                                 {"bl_x", {0, Info.Grid[0] - 1}}};
-  InMap = IndexingMap(Ctx, Dims, Syms, {}, delinearize(Ctx, Lin, *In), Cs);
+  InMap = IndexingMap(Ctx, Dims, Syms, {}, delinearizePhysical(Ctx, Lin, *In), Cs);
   simplify(InMap);
   // Side outputs of another shape: their own physical order.
   for (SideRoot &S : Sides)
     if (!S.SameIndex) {
       S.Map = IndexingMap(Ctx, Dims, Syms, {},
-                          delinearize(Ctx, Lin, A.Roots[S.Root]->shape()), Cs);
+                          delinearizePhysical(Ctx, Lin, A.Roots[S.Root]->shape()), Cs);
       simplify(S.Map);
     }
   // Maps from every hero input to every parameter; a parameter reached by
@@ -718,7 +679,7 @@ ReductionKernel::emitExprs(const IndexingMap &Map,
 }
 
 std::vector<Expr> ReductionKernel::outputExprs(Expr Lin) {
-  std::vector<Expr> Full = delinearize(Ctx, Lin, *In);
+  std::vector<Expr> Full = delinearizePhysical(Ctx, Lin, *In);
   const std::vector<int64_t> &Red = Heroes.front()->dimensions();
   std::vector<Expr> Out;
   for (int64_t D = 0; D < In->rank(); ++D)
@@ -1018,7 +979,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
     int64_t PerSm = knob("IDXMAP_RED_FULL_BLOCKS_PER_SM",
                          std::max<int64_t>(1, 2048 / T), 1, 32, false);
     Blocks = std::max<int64_t>(
-        1, std::min<int64_t>(NumSms * PerSm, ceilDivI(NVec, T * U)));
+        1, std::min<int64_t>(NumSms * PerSm, ceilDiv(NVec, T * U)));
     G = T * Blocks;
   } else {
     // A warp per row up to 256 vectors, else a block of 256 per row
@@ -1041,7 +1002,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
       RPB = T / G;
     }
   }
-  Iters = ceilDivI(NVec, G);
+  Iters = ceilDiv(NVec, G);
   if (!Full)
     U = knob("IDXMAP_RED_ROW_UNROLL", std::min<int64_t>(8, Iters), 1, 64,
              false);
@@ -1054,7 +1015,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
     // f32[262144,8] (9.4 MB, L2-resident) 2.21 us with 4, 2.34 with 2.
     bool FromDram = In->numElements() * byteWidth(In->Type) > (int64_t(64) << 20);
     int64_t AutoK = std::max<int64_t>(1, (FromDram ? 2 : 4) / U);
-    while (AutoK > 1 && ceilDivI(Rows, RPB * AutoK) < 2 * NumSms)
+    while (AutoK > 1 && ceilDiv(Rows, RPB * AutoK) < 2 * NumSms)
       AutoK /= 2;
     K = knob("IDXMAP_RED_ROW_K", AutoK, 1, 32);
     while (K > 1 && K * U > 64)
@@ -1064,7 +1025,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
       T /= 2;
       RPB /= 2;
     }
-    Blocks = ceilDivI(Rows, RPB * K);
+    Blocks = ceilDiv(Rows, RPB * K);
   } else if (Mode == BlockRow) {
     Blocks = Rows;
   }
@@ -1243,7 +1204,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
   emitIf(IsLast, [&] {
     threadFence();
     storeAccs(Idents);
-    for (int64_t J = 0; J < ceilDivI(Blocks, T); ++J) {
+    for (int64_t J = 0; J < ceilDiv(Blocks, T); ++J) {
       llvm::Value *Idx = B.CreateAdd(Th, cst(J * T));
       emitIf(B.CreateICmpULT(Idx, cst(Blocks)), [&] {
         storeAccs(combine(loadAccs(), loadScratch(Scratch, Idx)));
@@ -1279,11 +1240,11 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
   while (Vec > 1 && K2 % Vec != 0)
     Vec /= 2;
   int64_t L = std::min(knob("IDXMAP_RED_COL_LANES", 32, 1, 32),
-                       nextPow2(ceilDivI(K2, Vec)));
+                       nextPow2(ceilDiv(K2, Vec)));
   int64_t W = knob("IDXMAP_RED_COL_WARPS", 8, 1, 32);
   int64_t T = 32 * W, Cols = L * Vec, RS = T / L;
-  int64_t Tiles = ceilDivI(K2, Cols);
-  int64_t AllSteps = ceilDivI(R, RS);
+  int64_t Tiles = ceilDiv(K2, Cols);
+  int64_t AllSteps = ceilDiv(R, RS);
   int64_t U = std::min(knob("IDXMAP_RED_COL_UNROLL", 8, 1, 64, false),
                        AllSteps);
   // Split the rows when the tiles alone do not fill the GPU's resident
@@ -1299,8 +1260,8 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
       knob("IDXMAP_RED_COL_SPLIT", AutoSplit, 1, 1 << 16, false), AllSteps);
   while (Split > 1 && K1 * Tiles * Split * Cols > (int64_t(1) << 24))
     Split = (Split + 1) / 2;
-  int64_t Iters = ceilDivI(AllSteps, Split); // steps per chunk
-  Split = ceilDivI(AllSteps, Iters);         // every chunk has rows
+  int64_t Iters = ceilDiv(AllSteps, Split); // steps per chunk
+  Split = ceilDiv(AllSteps, Iters);         // every chunk has rows
   int64_t RC = Iters * RS;                   // rows per chunk
   U = std::min(U, Iters);
   int64_t Blocks = K1 * Tiles * Split;
@@ -1459,7 +1420,7 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
     emitEpilogue(Red, OutIdx);
   };
   auto ForColumns = [&](const std::function<void(llvm::Value *)> &Body) {
-    for (int64_t J = 0; J < ceilDivI(Cols, T); ++J) {
+    for (int64_t J = 0; J < ceilDiv(Cols, T); ++J) {
       llvm::Value *Col = B.CreateAdd(Th, cst(J * T));
       llvm::Value *Ok = B.CreateICmpULT(Col, cst(Cols));
       if (ColMask)

@@ -45,6 +45,7 @@
 // few rows), so short rows share a block and a warp.
 //
 //===----------------------------------------------------------------------===//
+#include "EmitterSupport.h"
 #include "Emitters.h"
 #include "ExprCodegen.h"
 #include "FusedElementEmitter.h"
@@ -69,13 +70,6 @@ namespace codegen {
 
 namespace {
 
-int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
-int64_t nextPow2(int64_t V) {
-  int64_t P = 1;
-  while (P < V)
-    P *= 2;
-  return P;
-}
 int64_t log2Exact(int64_t V) {
   int64_t L = 0;
   while ((int64_t(1) << L) < V)
@@ -88,45 +82,10 @@ constexpr int64_t MaxElementsPerThread = 64;
 constexpr int64_t MaxThreadsPerRow = 1024;
 
 Diagnostic unsupported(const HloInstruction &F, const std::string &Why) {
-  return Diagnostic{{"<emit>", 1, 1},
-                    "fusion '" + F.name() +
-                        "': row normalization emitter: " + Why,
-                    ""};
+  return emitterRefusal(F, "row normalization", Why);
 }
 
-/// Logical index of \p S for a physical (layout-order) linear offset.
-std::vector<Expr> delinearize(Context &Ctx, Expr Lin, const Shape &S) {
-  std::vector<int64_t> M2m = S.layoutOrDefault();
-  std::vector<Expr> Res(S.rank(), Ctx.constant(0));
-  int64_t Stride = 1;
-  for (size_t K = 0; K < M2m.size(); ++K) {
-    int64_t D = M2m[K];
-    Expr E = Stride == 1 ? Lin : Lin.floorDiv(Stride);
-    Res[D] = K + 1 == M2m.size() ? E : E % std::max<int64_t>(S.Dims[D], 1);
-    Stride *= std::max<int64_t>(S.Dims[D], 1);
-  }
-  return Res;
-}
 
-/// Physical linear offset of logical index \p Index in \p S.
-llvm::Value *physicalOffset(llvm::IRBuilder<> &B, const Shape &S,
-                            llvm::ArrayRef<llvm::Value *> Index,
-                            llvm::Type *IndexTy) {
-  llvm::Value *Off = llvm::ConstantInt::get(IndexTy, 0);
-  int64_t Stride = 1;
-  for (int64_t D : S.layoutOrDefault()) {
-    if (S.Dims[D] != 1) {
-      llvm::Value *T =
-          Stride == 1
-              ? Index[D]
-              : B.CreateMul(Index[D], llvm::ConstantInt::get(IndexTy, Stride),
-                            "", true, true);
-      Off = B.CreateAdd(Off, T, "", true, true);
-    }
-    Stride *= S.Dims[D];
-  }
-  return Off;
-}
 
 } // namespace
 
@@ -656,7 +615,7 @@ Expected<KernelInfo> RowNormKernel::run() {
       Cs.push_back({RowE, {0, Rows - 1}});
     IndexingMap TM(Ctx, {{"th_x", {0, T - 1}}, {"bl_x", {0, Blocks - 1}}},
                    {{"j", {0, J - 1}}, {"vec", {0, Vec - 1}}}, {},
-                   delinearize(Ctx, (RowE * N + VE * Vec) + Ctx.symbol(1), In),
+                   delinearizePhysical(Ctx, (RowE * N + VE * Vec) + Ctx.symbol(1), In),
                    Cs);
     simplify(TM);
     proveWidths(TM);
@@ -694,7 +653,7 @@ Expected<KernelInfo> RowNormKernel::run() {
   IndexingMap EM(
       Ctx, {{"row", {0, Rows - 1}}, {"chunk", {0, NVec - 1}}},
       {{"vec", {0, Vec - 1}}}, {},
-      delinearize(Ctx, Ctx.dim(0) * N + Ctx.dim(1) * Vec + Ctx.symbol(0), In));
+      delinearizePhysical(Ctx, Ctx.dim(0) * N + Ctx.dim(1) * Vec + Ctx.symbol(0), In));
   simplify(EM);
   RangeEvaluator ERE(EM);
   std::vector<std::vector<std::vector<llvm::Value *>>> Idx(J);
@@ -710,7 +669,7 @@ Expected<KernelInfo> RowNormKernel::run() {
   std::vector<llvm::Value *> RowIdx;
   {
     IndexingMap RM(Ctx, {{"row", {0, Rows - 1}}}, {}, {},
-                   delinearize(Ctx, Ctx.dim(0) * N, In));
+                   delinearizePhysical(Ctx, Ctx.dim(0) * N, In));
     simplify(RM);
     RangeEvaluator RRE(RM);
     for (int64_t D : P.KeptDims)

@@ -43,6 +43,7 @@
 // broadcast of it) fall back to the loop emitter.
 //
 //===----------------------------------------------------------------------===//
+#include "EmitterSupport.h"
 #include "Emitters.h"
 #include "ExprCodegen.h"
 #include "FusedElementEmitter.h"
@@ -69,31 +70,6 @@ namespace {
 constexpr int64_t Tile = 32, Rows = 4, Threads = Tile * Rows,
                   Iters = Tile / Rows;
 
-int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
-
-/// Physical offset of logical \p Index in \p S.
-llvm::Value *physicalOffset(llvm::IRBuilder<> &B, const Shape &S,
-                            llvm::ArrayRef<llvm::Value *> Index,
-                            llvm::Type *IndexTy) {
-  std::vector<int64_t> Strides(S.rank(), 1);
-  int64_t Stride = 1;
-  for (int64_t D : S.layoutOrDefault()) {
-    Strides[D] = Stride;
-    Stride *= S.Dims[D];
-  }
-  llvm::Value *Off = llvm::ConstantInt::get(IndexTy, 0);
-  for (int64_t D = 0; D < S.rank(); ++D) {
-    if (S.Dims[D] == 1)
-      continue;
-    llvm::Value *T =
-        Strides[D] == 1
-            ? Index[D]
-            : B.CreateMul(Index[D], llvm::ConstantInt::get(IndexTy, Strides[D]),
-                          "", true, true);
-    Off = B.CreateAdd(Off, T, "", true, true);
-  }
-  return Off;
-}
 
 /// Row-major logical index of \p Dims for the linear offset \p Lin.
 std::vector<Expr> delinearize(Context &Ctx, Expr Lin,
@@ -466,7 +442,8 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
                          S.Type);
     }
     llvm::Type *ST = storageType(LC, S.Type);
-    llvm::Value *Off = physicalOffset(B, S, Index, IndexTy);
+    llvm::Value *Off = physicalOffset(B, S, Index, IndexTy,
+                                      OffsetTermOrder::Logical);
     llvm::Value *Ptr =
         B.CreateInBoundsGEP(ST, K->getArg(P.parameterNumber()), Off);
     return loadConvert(
@@ -483,7 +460,8 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
     llvm::Type *ST = storageType(LC, S.Type);
     if (!S.hasDefaultLayout())
       Ptr = B.CreateInBoundsGEP(ST, K->getArg(C.parameterCount() + RootNo),
-                                physicalOffset(B, S, Idx, IndexTy));
+                                physicalOffset(B, S, Idx, IndexTy,
+                                               OffsetTermOrder::Logical));
     B.CreateAlignedStore(storeConvert(B, Val, S.Type), Ptr,
                          llvm::Align(byteWidth(S.Type)));
   };

@@ -1,0 +1,63 @@
+//===- EmitterSupport.h - Helpers shared by the fusion emitters -*- C++ -*-===//
+//
+// Part of idxmap. Small pieces every emitter needs: integer rounding,
+// layout-aware linear offsets (as LLVM values and as map expressions) and
+// the emitters' refusal diagnostic. Private to codegen/emitters.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_CODEGEN_EMITTERS_EMITTERSUPPORT_H
+#define IDXMAP_CODEGEN_EMITTERS_EMITTERSUPPORT_H
+
+#include "idxmap/Diagnostics.h"
+#include "idxmap/Expr.h"
+#include "idxmap/Hlo.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/IR/IRBuilder.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace idxmap {
+namespace codegen {
+
+/// ceil(A / B) for A >= 0, B > 0: ceilDiv(170, 64) == 3.
+inline int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
+
+/// The smallest power of two >= V (1 for V <= 1): nextPow2(24) == 32.
+inline int64_t nextPow2(int64_t V) {
+  int64_t P = 1;
+  while (P < V)
+    P *= 2;
+  return P;
+}
+
+/// The order in which physicalOffset adds its terms: minor to major (the
+/// layout's), or logical dim order. The value is the same; the order is
+/// what the fast pipeline's single instcombine round sees, and each
+/// emitter keeps the one its index expressions fold best with.
+enum class OffsetTermOrder { MinorToMajor, Logical };
+
+/// The physical (layout-order) linear offset of logical index \p Index in
+/// \p S, in \p IndexTy with nuw/nsw flags: for f32[4,8]{0,1}, index (i, j)
+/// gives `i + j * 4`. Unit dims contribute nothing.
+llvm::Value *physicalOffset(
+    llvm::IRBuilderBase &B, const Shape &S, llvm::ArrayRef<llvm::Value *> Index,
+    llvm::Type *IndexTy,
+    OffsetTermOrder Order = OffsetTermOrder::MinorToMajor);
+
+/// The logical index of \p S at physical linear offset \p Lin (the inverse
+/// of physicalOffset, as map expressions): for f32[4,8]{0,1},
+/// (Lin mod 4, Lin floordiv 4).
+std::vector<Expr> delinearizePhysical(Context &Ctx, Expr Lin, const Shape &S);
+
+/// The diagnostic an emitter returns when it cannot do fusion \p F:
+/// "fusion 'F': <Emitter> emitter: <Why>" at `<emit>:1:1`.
+Diagnostic emitterRefusal(const HloInstruction &F, const std::string &Emitter,
+                          const std::string &Why);
+
+} // namespace codegen
+} // namespace idxmap
+
+#endif
