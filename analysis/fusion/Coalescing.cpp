@@ -147,105 +147,142 @@ ThreadMapping reductionMapping(Context &Ctx, const FusionAnalysis &A) {
                      (K1 * D1 + Red) * D2 + K2, Cs, In, Hero->operand(0));
 }
 
-/// Reads of a tiled transpose: 32x32 tiles, 128 threads (32 lanes x 4 rows),
-/// each thread walks 8 rows. Lanes run along the input's minor dim.
+} // namespace
+
+namespace {
+
+/// The normalized dims that follow the input's minor dim in the output,
+/// outer first: the tile rows of a tiled transpose.
+std::vector<int64_t> transposeRowDims(const TransposeInfo &TI) {
+  int64_t M = int64_t(TI.Dims.size()) - 1;
+  auto Pos = std::find(TI.Permutation.begin(), TI.Permutation.end(), M);
+  return std::vector<int64_t>(Pos + 1, TI.Permutation.end());
+}
+
+int64_t rowCount(const TransposeInfo &TI, const std::vector<int64_t> &Rows) {
+  int64_t P = 1;
+  for (int64_t D : Rows)
+    P *= TI.Dims[D];
+  return P;
+}
+
+/// Tile counts of a V-grouped tiling: (tiles of P, tiles of M, the other
+/// dims' extents by dim).
+int64_t tileCount(const TransposeInfo &TI, const std::vector<int64_t> &Rows,
+                  int64_t V) {
+  int64_t R = TI.Dims.size(), M = R - 1;
+  int64_t Tiles =
+      ceilDiv(rowCount(TI, Rows), 32) * ceilDiv(TI.Dims[M], 32 * V);
+  for (int64_t D = 0; D < M; ++D)
+    if (std::find(Rows.begin(), Rows.end(), D) == Rows.end())
+      Tiles *= TI.Dims[D];
+  return Tiles;
+}
+
 } // namespace
 
 int64_t transposeGroupWidth(const TransposeInfo &TI) {
-  int64_t R = TI.Dims.size(), M = R - 1, Aa = TI.Permutation.back();
+  int64_t M = int64_t(TI.Dims.size()) - 1;
   if (TI.Dims[M] % 2 != 0)
     return 1;
-  int64_t Tiles = 1;
-  for (int64_t D = 0; D < R; ++D)
-    Tiles *= D == M ? ceilDiv(TI.Dims[D], 64)
-             : D == Aa ? ceilDiv(TI.Dims[D], 32)
-                       : TI.Dims[D];
-  return Tiles >= 132 * 8 ? 2 : 1;
+  return tileCount(TI, transposeRowDims(TI), 2) >= 132 * 8 ? 2 : 1;
+}
+
+TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI) {
+  TransposeTiling T;
+  const int64_t R = TI.Dims.size(), M = R - 1;
+  T.V = transposeGroupWidth(TI);
+  T.RowDims = transposeRowDims(TI);
+  const int64_t Tm = 32 * T.V, P = rowCount(TI, T.RowDims),
+                TilesP = ceilDiv(P, 32), TilesM = ceilDiv(TI.Dims[M], Tm);
+  auto IsRow = [&](int64_t D) {
+    return std::find(T.RowDims.begin(), T.RowDims.end(), D) !=
+           T.RowDims.end();
+  };
+  // Block order: P, M, then the other dims from minor to major.
+  std::vector<std::pair<int64_t, int64_t>> Order = {{-1, TilesP},
+                                                    {M, TilesM}};
+  for (int64_t D = M; D-- > 0;)
+    if (!IsRow(D))
+      Order.push_back({D, TI.Dims[D]});
+  Expr Bl = Ctx.dim(1), Th = Ctx.dim(0), It = Ctx.symbol(0),
+       J = Ctx.symbol(1);
+  std::vector<Expr> TileOf(R, Ctx.constant(0));
+  Expr TileP = Ctx.constant(0);
+  int64_t Stride = 1;
+  for (size_t K = 0; K < Order.size(); ++K) {
+    Expr E = Stride == 1 ? Bl : Bl.floorDiv(Stride);
+    if (K + 1 != Order.size())
+      E = E % Order[K].second;
+    (Order[K].first < 0 ? TileP : TileOf[Order[K].first]) = E;
+    Stride *= Order[K].second;
+  }
+  T.Blocks = Stride;
+  Expr Lane = Th % 32, Row = Th.floorDiv(32) + It * 4;
+  Expr ReadP = TileP * 32 + Row, WriteP = TileP * 32 + Lane;
+  Expr ReadM = TileOf[M] * Tm + Lane * T.V + J,
+       WriteM = TileOf[M] * Tm + Row * T.V + J;
+  T.ReadIdx = T.WriteIdx = TileOf;
+  T.ReadIdx[M] = ReadM;
+  T.WriteIdx[M] = WriteM;
+  // P delinearized over the row dims (the last one is the output's minor).
+  auto Spread = [&](Expr Lin, std::vector<Expr> &Idx) {
+    int64_t S = 1;
+    for (size_t K = T.RowDims.size(); K-- > 0;) {
+      int64_t D = T.RowDims[K];
+      Expr E = S == 1 ? Lin : Lin.floorDiv(S);
+      Idx[D] = K == 0 ? E : E % TI.Dims[D];
+      S *= TI.Dims[D];
+    }
+  };
+  Spread(ReadP, T.ReadIdx);
+  Spread(WriteP, T.WriteIdx);
+  if (TI.Dims[M] % Tm != 0) {
+    T.ReadCs.push_back({ReadM, {0, TI.Dims[M] - 1}});
+    T.WriteCs.push_back({WriteM, {0, TI.Dims[M] - 1}});
+  }
+  if (P % 32 != 0) {
+    T.ReadCs.push_back({ReadP, {0, P - 1}});
+    T.WriteCs.push_back({WriteP, {0, P - 1}});
+  }
+  return T;
 }
 
 namespace {
 
-/// The transpose emitter's tiling (TransposeEmitter.cpp): 128 threads, 32
-/// rows of A by 32 groups of V elements of M (V = 2 when D[M] is even), the
-/// block index walking A fastest, then M, then the other dims.
-struct TransposeTiling {
-  int64_t V = 1, Blocks = 1;
-  std::vector<Expr> TileOf;
-};
-
-TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI) {
-  TransposeTiling T;
-  int64_t R = TI.Dims.size(), M = R - 1, Aa = TI.Permutation.back();
-  T.V = transposeGroupWidth(TI);
-  std::vector<int64_t> TileCounts;
-  for (int64_t D = 0; D < R; ++D)
-    TileCounts.push_back(D == M    ? ceilDiv(TI.Dims[D], 32 * T.V)
-                         : D == Aa ? ceilDiv(TI.Dims[D], 32)
-                                   : TI.Dims[D]);
-  std::vector<int64_t> Order = {Aa};
-  for (int64_t D = R; D-- > 0;)
-    if (D != Aa)
-      Order.push_back(D);
-  Expr Bl = Ctx.dim(1);
-  T.TileOf.assign(R, Ctx.constant(0));
-  int64_t Stride = 1;
-  for (size_t K = 0; K < Order.size(); ++K) {
-    int64_t D = Order[K];
-    Expr E = Stride == 1 ? Bl : Bl.floorDiv(Stride);
-    T.TileOf[D] = K + 1 == Order.size() ? E : E % TileCounts[D];
-    Stride *= TileCounts[D];
-  }
-  T.Blocks = Stride;
-  return T;
-}
-
+/// Reads of a tiled transpose (transposeTiling): lanes run along the
+/// input's minor dim.
 ThreadMapping transposeMapping(Context &Ctx, const FusionAnalysis &A) {
   const HloInstruction *Hero = nullptr;
   for (const HloInstruction *H : A.Heroes)
     if (H->opcode() == HloOpcode::Transpose)
       Hero = H;
   const TransposeInfo &TI = *A.Transpose;
-  int64_t R = TI.Dims.size(), M = R - 1, Aa = TI.Permutation.back();
+  int64_t R = TI.Dims.size();
   TransposeTiling T = transposeTiling(Ctx, TI);
-  Expr Th = Ctx.dim(0), It = Ctx.symbol(0), Vec = Ctx.symbol(1);
-  std::vector<Expr> Idx = T.TileOf;
-  std::vector<Constraint> Cs;
-  Idx[M] = T.TileOf[M] * (32 * T.V) + (Th % 32) * T.V + Vec;
-  Idx[Aa] = T.TileOf[Aa] * 32 + Th.floorDiv(32) + It * 4;
-  for (int64_t D : {M, Aa})
-    if (TI.Dims[D] % (D == M ? 32 * T.V : 32) != 0)
-      Cs.push_back({Idx[D], {0, TI.Dims[D] - 1}});
   Expr Lin = Ctx.constant(0);
   for (int64_t D = 0; D < R; ++D)
-    Lin = Lin * TI.Dims[D] + Idx[D];
+    Lin = Lin * TI.Dims[D] + T.ReadIdx[D];
   const Shape &In = Hero->operand(0)->shape();
-  return makeMapping(Ctx, 128, T.Blocks,
-                     {named("it", 7), named("vec", T.V - 1)}, Lin, Cs, In,
-                     Hero->operand(0));
+  return makeMapping(Ctx, T.Threads, T.Blocks,
+                     {named("it", T.Iters - 1), named("vec", T.V - 1)}, Lin,
+                     T.ReadCs, In, Hero->operand(0));
 }
 
-/// Writes of a tiled transpose: lanes run along the output's minor dim, each
-/// warp writes V output rows per group.
+/// Writes of a tiled transpose: lanes run along the output's minor dim,
+/// each warp writes V output rows per group.
 IndexingMap transposeOutputMap(Context &Ctx, const FusionAnalysis &A,
                                const ThreadMapping &Read) {
   const TransposeInfo &TI = *A.Transpose;
-  int64_t R = TI.Dims.size(), M = R - 1, Aa = TI.Permutation.back();
+  int64_t R = TI.Dims.size();
   TransposeTiling T = transposeTiling(Ctx, TI);
-  Expr Th = Ctx.dim(0), It = Ctx.symbol(0), Vec = Ctx.symbol(1);
-  std::vector<Expr> Idx = T.TileOf;
-  std::vector<Constraint> Cs;
-  Idx[Aa] = T.TileOf[Aa] * 32 + Th % 32;
-  Idx[M] = T.TileOf[M] * (32 * T.V) + (Th.floorDiv(32) + It * 4) * T.V + Vec;
-  for (int64_t D : {M, Aa})
-    if (TI.Dims[D] % (D == M ? 32 * T.V : 32) != 0)
-      Cs.push_back({Idx[D], {0, TI.Dims[D] - 1}});
   // Output normalized order is the permutation of the input's.
   Expr Lin = Ctx.constant(0);
   for (int64_t O = 0; O < R; ++O)
-    Lin = Lin * TI.Dims[TI.Permutation[O]] + Idx[TI.Permutation[O]];
+    Lin = Lin * TI.Dims[TI.Permutation[O]] + T.WriteIdx[TI.Permutation[O]];
   const Shape &Out = A.Roots.front()->shape();
   IndexingMap Map(Ctx, Read.Map.dims(), Read.Map.rangeVars(), {},
-                  delinearizePhysical(Ctx, Lin, Out), Cs);
+                  delinearizePhysical(Ctx, Lin, Out), T.WriteCs);
   simplify(Map);
   return Map;
 }

@@ -142,13 +142,21 @@ std::optional<TransposeInfo> classifyTranspose(const HloInstruction &T,
   int64_t Rank = Info.Dims.size();
   if (Rank < 2 || Info.Permutation.back() == Rank - 1)
     return Fail("the minor dimension is not transposed");
+  // The tiles run along the input's minor dim and along the output dims
+  // that follow it in the output (contiguous there, flattened into the tile
+  // rows: transposeTiling), so both must be long enough to fill them.
   int64_t InMinor = Info.Dims[Rank - 1];
-  int64_t OutMinor = Info.Dims[Info.Permutation.back()];
-  bool Large = (InMinor >= 16 && OutMinor >= 16) ||
-               (InMinor >= 8 && OutMinor >= 8 && InMinor * OutMinor >= 8192);
+  int64_t OutRows = 1;
+  for (auto P = std::find(Info.Permutation.begin(), Info.Permutation.end(),
+                          Rank - 1) + 1;
+       P != Info.Permutation.end(); ++P)
+    OutRows *= Info.Dims[*P];
+  bool Large = (InMinor >= 16 && OutRows >= 16) ||
+               (InMinor >= 8 && OutRows >= 8 && InMinor * OutRows >= 8192);
   if (!Large)
-    return Fail("minor dimensions " + std::to_string(InMinor) + " and " +
-                std::to_string(OutMinor) + " are too small for tiles");
+    return Fail("minor dimension " + std::to_string(InMinor) +
+                " and the output's " + std::to_string(OutRows) +
+                " elements after it are too small for tiles");
   return Info;
 }
 

@@ -2,21 +2,24 @@
 //
 // Part of idxmap. A transpose of the minor dimension (normalized by
 // classifyTranspose to input dims D[0..R-1] and a permutation) is done in
-// tiles of the two dims that swap: the input's minor dim M = R-1 and the
-// dim A that becomes the output's minor dim. Every other normalized dim is
-// one block coordinate. 128 threads = 32 lanes x 4 warps.
+// tiles of the input's minor dim M = R-1 and of P, the output dims that
+// follow M in the output, flattened (contiguous in the output; for {1,0}
+// and {0,2,1} the one dim that becomes the output's minor dim, for
+// {2,1,0} two). Every other normalized dim is one block coordinate. The
+// tiling is the analysis' transposeTiling, so `idxmap analyze` prints this
+// kernel's thread map. 128 threads = 32 lanes x 4 warps.
 //
 // The read side is vectorized: with V = 2 when D[M] is even and the tiles
 // fill the GPU (else 1, see transposeGroupWidth), a
-// tile is 32 rows of A by 32 groups of V elements of M (32 x 64), every lane
-// issues 8 loads of V elements, each warp reading 64 V contiguous elements;
-// consecutive blocks walk along A, so they write adjacent output (the
-// choices are measured: see transposeVectorWidth and the block order):
+// tile is 32 rows of P by 32 groups of V elements of M (32 x 64), every
+// lane issues 8 loads of V elements, each warp reading 64 V contiguous
+// elements; consecutive blocks walk along P, so they write adjacent output
+// (the choices are measured: see transposeGroupWidth and the block order):
 //
-//   read   warp w, it: row a = w + 4 it; lane l: group l (V elements of M)
-//          tile[a][slot l ^ a] = prologue(operand at (.., a, .., m..m+V-1))
+//   read   warp w, it: row p = w + 4 it; lane l: group l (V elements of M)
+//          tile[p][slot l ^ p] = prologue(operand at (.., p, .., m..m+V-1))
 //   bar.sync
-//   write  lane l: output column a = l; warp w, it: group q = w + 4 it
+//   write  lane l: row p = l; warp w, it: group q = w + 4 it
 //          group = tile[l][slot q ^ l]; for j < V:
 //          out(.., q V + j, .., l) = epilogue(group[j])
 //
@@ -25,7 +28,7 @@
 // a warp storing one row touches 32 distinct slots; lanes loading group q
 // of rows l..l+7 (16-byte wavefronts; 16 rows for 8 bytes, 32 for 4) touch
 // slots q ^ l, distinct modulo 8 (16, 32), so no bank is hit twice. Ragged
-// edges (D[M] not a multiple of 32 V, D[A] not a multiple of 32) are
+// edges (D[M] not a multiple of 32 V, P not a multiple of 32) are
 // predicated per row from the domain of the thread maps; D[M] % V == 0 keeps
 // a group entirely inside or outside.
 //
@@ -226,10 +229,9 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
 
   // The tiling of the normalized dims. The read side is vectorized: V
   // elements of M per lane (16 bytes when D[M] allows), so a tile spans
-  // Tm = 32 V elements of M and 32 of A.
+  // Tm = 32 V elements of M and 32 rows of P.
   const TransposeInfo &TI = *A.Transpose;
-  const int64_t R = int64_t(TI.Dims.size()), Mi = R - 1,
-                Aa = TI.Permutation.back();
+  const int64_t R = int64_t(TI.Dims.size()), Mi = R - 1;
   PrimitiveType TilePT = Hero->shape().Type;
   const int64_t TileBytes = byteWidth(TilePT);
   // Groups of 2 when D[M] is even and the tiles still fill the GPU
@@ -238,67 +240,24 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   // bf16[64,1024,1024]{0,2,1} 66.0 / 67.7 / 70.7 us with groups of 2 / 4 /
   // 8: two elements per lane beat the widest (16-byte) loads, whose longer
   // tiles leave fewer blocks per SM and write each output row in shorter
-  // pieces; f32[20,160,170]{2,1,0} 2.05 / 2.14 us with 1 / 2 (960 / 480
-  // blocks).
-  const int64_t V = transposeGroupWidth(TI);
+  // pieces; f32[20,160,170]{2,1,0}, before its rows were flattened, 2.05 /
+  // 2.14 us with 1 / 2 (960 / 480 blocks).
+  Context Ctx;
+  const TransposeTiling Tiling = transposeTiling(Ctx, TI);
+  const int64_t V = Tiling.V, Blocks = Tiling.Blocks;
   const int64_t Tm = Tile * V;
-  std::vector<int64_t> TileCounts;
-  for (int64_t D = 0; D < R; ++D)
-    TileCounts.push_back(D == Mi   ? ceilDiv(TI.Dims[D], Tm)
-                         : D == Aa ? ceilDiv(TI.Dims[D], Tile)
-                                   : TI.Dims[D]);
-  int64_t Blocks = 1;
-  for (int64_t T : TileCounts)
-    Blocks *= T;
   if (Blocks > (int64_t(1) << 31) - 1)
     return Diagnostic{{"<emit>", 1, 1},
                       "fusion '" + F.name() + "': too many transpose tiles",
                       ""};
-
-  Context Ctx;
-  Expr Th = Ctx.dim(0), Bl = Ctx.dim(1), It = Ctx.symbol(0),
-       J = Ctx.symbol(1);
-  Expr Lane = Th % Tile, Row = Th.floorDiv(Tile) + It * Rows;
-  std::vector<Expr> TileOf(R);
-  // Block order, fastest-varying dim first: A, then M, then the rest, so
-  // that consecutive blocks write adjacent pieces of the same output rows
-  // (f32[8192,8192]: 135.5 us against 142.5 with M first, where consecutive
-  // blocks read adjacent input but scatter their writes over 32 new rows).
-  std::vector<int64_t> Order = {Aa};
-  for (int64_t D = R; D-- > 0;)
-    if (std::find(Order.begin(), Order.end(), D) == Order.end())
-      Order.push_back(D);
-  int64_t Stride = 1;
-  for (size_t K2 = 0; K2 < Order.size(); ++K2) {
-    int64_t D = Order[K2];
-    Expr T = Stride == 1 ? Bl : Bl.floorDiv(Stride);
-    TileOf[D] = K2 + 1 == Order.size() ? T : T % TileCounts[D];
-    Stride *= TileCounts[D];
-  }
-  // Normalized input index read (lane = vector group along M, row along A)
-  // and written (lane along A, row = vector group along M).
-  std::vector<Expr> ReadIdx(R), WriteIdx(R);
-  for (int64_t D = 0; D < R; ++D) {
-    ReadIdx[D] = WriteIdx[D] = TileOf[D];
-    if (D == Mi) {
-      ReadIdx[D] = TileOf[D] * Tm + Lane * V + J;
-      WriteIdx[D] = TileOf[D] * Tm + Row * V + J;
-    } else if (D == Aa) {
-      ReadIdx[D] = TileOf[D] * Tile + Row;
-      WriteIdx[D] = TileOf[D] * Tile + Lane;
-    }
-  }
-  // Ragged edges: bounds of M and A as read and as written. D[M] is a
+  // Normalized input index read (lane = vector group along M, row along
+  // the output-contiguous dims P) and written (lane along P, row = vector
+  // group along M), with the ragged edges as constraints. D[M] is a
   // multiple of V, so a vector group is entirely in or out.
-  std::vector<Constraint> ReadCs, WriteCs;
-  if (TI.Dims[Mi] % Tm != 0) {
-    ReadCs.push_back({ReadIdx[Mi], {0, TI.Dims[Mi] - 1}});
-    WriteCs.push_back({WriteIdx[Mi], {0, TI.Dims[Mi] - 1}});
-  }
-  if (TI.Dims[Aa] % Tile != 0) {
-    ReadCs.push_back({ReadIdx[Aa], {0, TI.Dims[Aa] - 1}});
-    WriteCs.push_back({WriteIdx[Aa], {0, TI.Dims[Aa] - 1}});
-  }
+  const std::vector<Expr> &ReadIdx = Tiling.ReadIdx,
+                          &WriteIdx = Tiling.WriteIdx;
+  const std::vector<Constraint> &ReadCs = Tiling.ReadCs,
+                                &WriteCs = Tiling.WriteCs;
   Expr LinIn = Ctx.constant(0), LinOut = Ctx.constant(0);
   for (int64_t D = 0; D < R; ++D)
     LinIn = LinIn * TI.Dims[D] + ReadIdx[D];

@@ -54,9 +54,43 @@ ThreadMapping loopThreadMapping(Context &Ctx, const Shape &Output,
 /// the emitter and heroThreadMapping so the analysis shows the kernel's map.
 ///
 /// Example: f32[8192,8192] transposed {1,0}: 2 (32768 tiles of 32 x 64);
-/// f32[20,160,170] transposed {2,1,0}: 1 (480 tiles of 32 x 64 would leave
-/// SMs idle, 960 of 32 x 32 do not).
+/// f32[20,160,170] transposed {2,1,0}: 1 (300 tiles of 32 x 64 would leave
+/// SMs idle, 600 of 32 x 32 fewer).
 int64_t transposeGroupWidth(const TransposeInfo &TI);
+
+/// The transpose emitter's tiling of a normalized transpose (input dims
+/// D[0..R-1], M = R-1 the input's minor dim), shared by the emitter and the
+/// analysis. The tile rows run over P, the flattened output dims that
+/// follow M in the output (contiguous in the output); the tile columns over
+/// 32 groups of V elements of M. 128 threads = 32 lanes x 4 warps, range
+/// variables [it in [0, 7], j in [0, V - 1]]. Reads: warp w, iteration it
+/// reads tile row w + 4 it, lane l its group l. Writes: lane l writes tile
+/// row l (P), warp w, iteration it the group w + 4 it. Blocks walk P
+/// fastest, then M, then the remaining dims, so consecutive blocks write
+/// adjacent output.
+///
+/// Example: f32[20,160,170] transposed {2,1,0} (the output is
+/// [170,160,20]): P = (d1, d0) flattened, 3200 rows in 100 tiles, M = 170 in
+/// 6 tiles of 32 (V = 1), 600 blocks; every tile row is full, where tiles
+/// of d0 alone (20 of 32 rows) left 37% of the lanes idle.
+/// \code
+///   ReadIdx  = ((bl_x mod 100) * 32 + th_x floordiv 32 + it * 4) floordiv 20,
+///              ... mod 160 ..., (bl_x floordiv 100) * 32 + th_x mod 32 + j
+///   ReadCs   = {M index in [0, 169]}
+/// \endcode
+struct TransposeTiling {
+  int64_t V = 1;
+  int64_t Blocks = 1;
+  static constexpr int64_t Threads = 128, Iters = 8;
+  /// Normalized input dims flattened into the tile rows, outer first.
+  std::vector<int64_t> RowDims;
+  /// Normalized input index read by (th_x, bl_x)[it, j], and written (the
+  /// output element is the transpose of this input index).
+  std::vector<Expr> ReadIdx, WriteIdx;
+  /// Ragged edges: the domain of the read and write indices.
+  std::vector<Constraint> ReadCs, WriteCs;
+};
+TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI);
 
 /// The emitter's mapping for the hero of \p A (reads of the hero's first
 /// operand for reductions and transposes, the output for loop fusions).
