@@ -91,9 +91,12 @@ std::optional<Diagnostic> linkLibdevice(llvm::Module &M,
                                         const TargetOptions &Opts);
 
 /// Runs the IR pipeline \p P on \p M (PassBuilder with the NVPTX target's
-/// own callbacks for O3). \p M must already be configured for \p TM.
-void optimizeModule(llvm::Module &M, llvm::TargetMachine &TM,
-                    TargetOptions::Pipeline P = TargetOptions::Pipeline::O3);
+/// own callbacks for O3). \p M must already be configured for \p TM. Fails
+/// only when the environment variable IDXMAP_FAST_PIPELINE (an experiment's
+/// replacement of the fast pipeline, `opt -passes` syntax) does not parse.
+std::optional<Diagnostic>
+optimizeModule(llvm::Module &M, llvm::TargetMachine &TM,
+               TargetOptions::Pipeline P = TargetOptions::Pipeline::O3);
 
 /// Verifies \p M, configures it for the target, links libdevice when needed,
 /// runs O3 (unless Opts.Optimize is false) and returns the PTX text.
