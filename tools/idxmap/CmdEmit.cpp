@@ -7,6 +7,7 @@
 
 #include "idxmap/Emit.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 
@@ -21,7 +22,10 @@ static const Command EmitCommand = {
     "--emit=llvm) and, next to a .ptx output, a JSON sidecar (out.json for\n"
     "out.ptx) with each kernel's name, grid, block, shared memory bytes and\n"
     "parameters in order (role, element type, shape, layout, alignment).\n"
-    "--time prints the compile time to stderr.",
+    "--time prints the compile time to stderr; with --repeat N the module\n"
+    "is compiled N more times in the same process and --time also prints\n"
+    "the median of those (the steady state of a compiler that links the\n"
+    "library: code paged in, one-time initialization done).",
     runEmit};
 static CommandRegistration RegisterEmit(EmitCommand);
 
@@ -37,6 +41,7 @@ static int runEmit(int Argc, char **Argv) {
   std::string File = "-", EmitKind = "ptx", Gpu = "sm_90", Fusion, PtxVer,
               Opt = "fast";
   bool Precise = false, Time = false;
+  std::string Repeat = "0";
   OutputOptions Out;
   ArgParser P(EmitCommand);
   P.positional("FILE", &File, "HLO module, or - for stdin", true);
@@ -49,6 +54,8 @@ static int runEmit(int Argc, char **Argv) {
   P.choice("--opt", {"fast", "O3"}, &Opt,
            "IR pipeline: fast (the emitters' cleanup) or LLVM's O3");
   P.flag("--time", &Time, "print the compile time to stderr");
+  P.option("--repeat", "N", &Repeat,
+           "compile N more times and time those too (with --time)");
   Out.addTo(P, /*AllowFormat=*/false);
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
@@ -76,6 +83,15 @@ static int runEmit(int Argc, char **Argv) {
       return P.usageError("--ptx-version needs an integer such as 85");
     }
   }
+  int Repeats = 0;
+  try {
+    size_t End = 0;
+    Repeats = std::stoi(Repeat, &End);
+    if (End != Repeat.size() || Repeats < 0 || Repeats > 10000)
+      throw std::invalid_argument(Repeat);
+  } catch (...) {
+    return P.usageError("--repeat needs an integer from 0 to 10000");
+  }
   O.OnlyFusion = Fusion;
   O.KeepLlvmIr = EmitKind == "llvm";
   auto R = emitModule(**M, O);
@@ -94,6 +110,27 @@ static int runEmit(int Argc, char **Argv) {
     for (auto &[Phase, Ms] : R->PhaseMs)
       std::fprintf(stderr, "; %s %.2f ms", Phase.c_str(), Ms);
     std::fprintf(stderr, "\n");
+  }
+  if (Repeats > 0) {
+    // Parsing included, as in the first compile.
+    std::vector<double> Wall, Cpu;
+    for (int I = 0; I < Repeats; ++I) {
+      auto T2 = std::chrono::steady_clock::now();
+      std::clock_t C2 = std::clock();
+      auto M2 = parseHloModule(Text, displayName(File));
+      if (M2)
+        (void)emitModule(**M2, O);
+      Wall.push_back(std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - T2)
+                         .count());
+      Cpu.push_back(1000.0 * double(std::clock() - C2) / CLOCKS_PER_SEC);
+    }
+    std::sort(Wall.begin(), Wall.end());
+    std::sort(Cpu.begin(), Cpu.end());
+    if (Time)
+      std::fprintf(stderr,
+                   "repeat: %d more compiles, median %.2f ms, %.2f ms CPU\n",
+                   Repeats, Wall[Wall.size() / 2], Cpu[Cpu.size() / 2]);
   }
   OutputFile OF;
   if (!OF.open(Out))
