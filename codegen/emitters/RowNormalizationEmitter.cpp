@@ -38,8 +38,8 @@
 // which the other reduction emitters assume to be an identity too) and are
 // not stored. No thread leaves early: shuffles and barriers see them all.
 //
-// Sizes: G is the power of two that gives each thread about 16 elements
-// (IDXMAP_ROWNORM_ELEMENTS=N overrides the 16, for tuning), at most 1024;
+// Sizes: G is the power of two that gives each thread about 8 elements
+// (IDXMAP_ROWNORM_ELEMENTS=N overrides the 8, for tuning), at most 1024;
 // rows needing more than 64 elements per thread at 1024 threads are refused
 // with a diagnostic. Blocks have max(G, 256) threads (fewer when there are
 // few rows), so short rows share a block and a warp.
@@ -549,7 +549,9 @@ Expected<KernelInfo> RowNormKernel::run() {
   const int64_t NVec = N / Vec;
 
   // Threads per row G (a power of two), chunks per thread J.
-  int64_t Target = 16;
+  // 8: softmax f32[4096,4096] 33.14-33.22 us against 33.17-33.26 with 16
+  // (H200, 2026-11-30), and 30 % less compile time.
+  int64_t Target = 8;
   if (const char *E = std::getenv("IDXMAP_ROWNORM_ELEMENTS"))
     Target = std::max<int64_t>(1, std::atoll(E));
   int64_t PerThread = std::max<int64_t>(1, Target / Vec);
