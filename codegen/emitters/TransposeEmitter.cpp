@@ -494,13 +494,45 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
     return llvm::ConstantInt::get(IndexTy, Jn);
   };
 
+  // The linear input offset of iteration it: when it moves the offset by a
+  // constant (the tile rows are one dim, or dims the simplifier folds), it
+  // is iteration 0's plus that constant, and iteration 0's is emitted once
+  // here, where it dominates every iteration. Smaller IR than 8 full index
+  // computations (compile time), the same PTX after ptxas.
+  std::vector<int64_t> InLinSteps;
+  llvm::Value *InLinBase = nullptr;
+  if (VectorLoads) {
+    Expr E = InLin.results()[0];
+    auto At = [&](int64_t ItNo) {
+      return E.replace({}, {Ctx.constant(ItNo), Ctx.constant(0)});
+    };
+    for (int64_t ItNo = 0; ItNo < Iters; ++ItNo) {
+      Expr D = simplifyExpr(At(ItNo) - At(0), InLin, /*UseConstraints=*/false);
+      if (!D.isConstant()) {
+        InLinSteps.clear();
+        break;
+      }
+      InLinSteps.push_back(D.value());
+    }
+    if (!InLinSteps.empty())
+      InLinBase = emitResults(B, InLin, ThV, BlV,
+                              {llvm::ConstantInt::get(IndexTy, 0), JValue(0)},
+                              IndexTy)[0];
+  }
+
   // Read phase: warp w reads tile rows w, w + 4, ...; lane l the group l.
   Iterate(ReadPred, /*Unroll=*/true, [&](llvm::Value *ItV) {
       llvm::Value *TileRow = B.CreateAdd(
           WarpV, B.CreateMul(B.CreateZExtOrTrunc(ItV, I32), B.getInt32(Rows)));
       if (VectorLoads) {
+        auto *ItC = llvm::cast<llvm::ConstantInt>(ItV);
         llvm::Value *Lin0 =
-            emitResults(B, InLin, ThV, BlV, {ItV, JValue(0)}, IndexTy)[0];
+            InLinBase
+                ? B.CreateAdd(InLinBase,
+                              llvm::ConstantInt::get(
+                                  IndexTy, InLinSteps[ItC->getZExtValue()]))
+                : emitResults(B, InLin, ThV, BlV, {ItV, JValue(0)},
+                              IndexTy)[0];
         Groups.clear();
         for (const HloInstruction *P : VecParams) {
           llvm::Type *PT = llvm::FixedVectorType::get(
@@ -518,9 +550,13 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
         CurJ = Jn;
         FromGroups = VectorLoads;
         FE.clearCache();
-        // With vector loads the loader ignores the index: j = 0's serves.
-        if (!VectorLoads || Jn == 0)
+        // With vector loads the loader ignores the index (the prologue is
+        // elementwise over parameters and scalar constants).
+        if (!VectorLoads)
           Idx = emitResults(B, ReadOp, ThV, BlV, {ItV, JValue(Jn)}, IndexTy);
+        else if (Jn == 0)
+          Idx.assign(HeroOp->shape().rank(),
+                     llvm::ConstantInt::get(IndexTy, 0));
         llvm::Value *Val = FE.valueAt(*HeroOp, Idx);
         Elems.push_back(Val);
         llvm::Value *St = storeConvert(B, Val, TilePT);
