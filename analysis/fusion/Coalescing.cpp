@@ -562,8 +562,14 @@ AccessReport analyzeAccess(const IndexingMap &ThreadToElement,
 std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
                                             const FusionAnalysis &A,
                                             bool CountWarps) {
+  return analyzeCoalescing(Ctx, A, heroThreadMapping(Ctx, A), CountWarps);
+}
+
+std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
+                                            const FusionAnalysis &A,
+                                            const ThreadMapping &TM,
+                                            bool CountWarps) {
   std::vector<AccessReport> Out;
-  ThreadMapping TM = heroThreadMapping(Ctx, A);
   GroupedIndexing G = computeGroupedIndexing(Ctx, *A.Computation, TM.Target);
   for (const HloInstruction *P : A.Computation->parameters()) {
     AccessReport R;

@@ -93,6 +93,7 @@
 
 #include "idxmap/Coalescing.h"
 #include "idxmap/Compose.h"
+#include "idxmap/Print.h"
 #include "idxmap/RangeEvaluator.h"
 #include "idxmap/Simplify.h"
 
@@ -619,6 +620,8 @@ void ReductionKernel::setInputMap(std::vector<Variable> Syms, Expr Lin,
                                 {"bl_x", {0, Info.Grid[0] - 1}}};
   InMap = IndexingMap(Ctx, Dims, Syms, {}, delinearizePhysical(Ctx, Lin, *In), Cs);
   simplify(InMap);
+  Info.ThreadMap = printMap(InMap);
+  Info.ThreadMapTarget = Heroes.front()->operand(0)->name();
   // Side outputs of another shape: their own physical order.
   for (SideRoot &S : Sides)
     if (!S.SameIndex) {

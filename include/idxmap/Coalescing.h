@@ -126,6 +126,13 @@ std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
                                             const FusionAnalysis &A,
                                             bool CountWarps = true);
 
+/// The same for a given thread mapping of the hero's reads (e.g. the one a
+/// kernel recorded, KernelInfo::ThreadMap) instead of heroThreadMapping's.
+std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
+                                            const FusionAnalysis &A,
+                                            const ThreadMapping &TM,
+                                            bool CountWarps = true);
+
 /// The access of one thread→element map composed with \p S's physical
 /// layout: sector and line counts per warp, coverage and vector width.
 AccessReport analyzeAccess(const IndexingMap &ThreadToElement,

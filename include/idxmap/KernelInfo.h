@@ -45,6 +45,12 @@ struct KernelInfo {
   unsigned Block[3] = {1, 1, 1};
   unsigned SharedBytes = 0;
   std::vector<KernelParam> Params;
+  /// The emitter's thread map of its main read, in XLA syntax:
+  /// `(th_x, bl_x)[..., vec] -> (index of ThreadMapTarget)`, the last range
+  /// variable being the vector lane; empty when the emitter records none
+  /// (only the reduction emitter does). Not part of the sidecar; `idxmap
+  /// analyze` shows it and checks its coalescing.
+  std::string ThreadMap, ThreadMapTarget;
 };
 
 /// The sidecar JSON of \p Kernels (stable key order, one kernel per line).

@@ -11,9 +11,13 @@
 #include "idxmap/Emit.h"
 #include "idxmap/Fusion.h"
 #include "idxmap/Hlo.h"
+#include "idxmap/KernelInfo.h"
+#include "idxmap/Parse.h"
 #include "idxmap/HloIndexing.h"
 #include "idxmap/Partition.h"
 #include "idxmap/Print.h"
+
+#include <optional>
 
 using namespace idxmap;
 using namespace idxmap::cli;
@@ -31,8 +35,37 @@ static const Command AnalyzeCommand = {
     runAnalyze};
 static CommandRegistration RegisterAnalyze(AnalyzeCommand);
 
+/// The thread mapping the kernel of \p Fusion records (KernelInfo::
+/// ThreadMap: the reduction emitter's), compiled in \p Ctx; nullopt when
+/// codegen records none or cannot compile the fusion.
+static std::optional<ThreadMapping>
+kernelThreadMapping(Context &Ctx, const HloModule &M,
+                    const HloInstruction &Fusion, const FusionAnalysis &A) {
+  EmitOptions EO;
+  EO.OnlyFusion = Fusion.name();
+  auto R = emitModule(M, EO);
+  if (!R || R->Kernels.size() != 1 || R->Kernels[0].ThreadMap.empty())
+    return std::nullopt;
+  const KernelInfo &K = R->Kernels[0];
+  auto Map = parseIndexingMap(Ctx, K.ThreadMap);
+  if (!Map || Map->rangeVars().empty())
+    return std::nullopt;
+  ThreadMapping TM;
+  for (const HloInstruction *I : A.Computation->instructions())
+    if (I->name() == K.ThreadMapTarget)
+      TM.Target = I;
+  if (!TM.Target)
+    return std::nullopt;
+  TM.ThreadsPerBlock = K.Block[0];
+  TM.Blocks = K.Grid[0];
+  TM.Vector = Map->rangeVars().back().Bound.Hi + 1;
+  TM.Map = std::move(*Map);
+  return TM;
+}
+
 static void report(OutputFile &O, const std::string &Title,
-                   const HloInstruction *Fusion, const FusionAnalysis &A) {
+                   const HloModule *Module, const HloInstruction *Fusion,
+                   const FusionAnalysis &A) {
   O << Title << "\n";
   for (size_t K = 0; K < A.Roots.size(); ++K)
     O << "  root " << A.Roots[K]->name() << ": hero " << A.Heroes[K]->name()
@@ -47,9 +80,24 @@ static void report(OutputFile &O, const std::string &Title,
       << " emitter (every reduction and the epilogue in one kernel, each "
          "row read once)\n";
   Context Ctx;
-  ThreadMapping TM = heroThreadMapping(Ctx, A);
+  // Reductions: the kernel's own map (the emitter picks its tiling from the
+  // sizes and its tuning), else the analysis' model of the emitter.
+  std::optional<ThreadMapping> Kernel;
+  bool Reduction = A.Kind == EmitterKind::RowReduction ||
+                   A.Kind == EmitterKind::MultiRowReduction ||
+                   A.Kind == EmitterKind::ColumnReduction ||
+                   A.Kind == EmitterKind::FullReduction;
+  if (Module && Fusion && Reduction && Codegen == emitterKindName(A.Kind))
+    Kernel = kernelThreadMapping(Ctx, *Module, *Fusion, A);
+  ThreadMapping TM = Kernel ? *Kernel : heroThreadMapping(Ctx, A);
   O << "  threads: " << TM.ThreadsPerBlock << " x " << TM.Blocks
-    << " blocks, vector " << TM.Vector << "\n";
+    << " blocks, vector " << TM.Vector
+    << (Kernel ? " (the kernel's, from codegen)"
+        : Codegen != emitterKindName(A.Kind)
+            ? " (the analysis' model of a reduction kernel, not the " +
+                  Codegen + " kernel's)"
+            : std::string())
+    << "\n";
   O << "  thread map (to " << (TM.Target ? TM.Target->name() : "?")
     << "): " << printMap(TM.Map) << "\n";
   GroupedIndexing G = computeGroupedIndexing(Ctx, *A.Computation);
@@ -86,7 +134,7 @@ static void report(OutputFile &O, const std::string &Title,
     O << "    " << Listing.substr(Pos, End - Pos) << "\n";
     Pos = End == std::string::npos ? Listing.size() : End + 1;
   }
-  O << "  coalescing:\n" << formatCoalescing(analyzeCoalescing(Ctx, A));
+  O << "  coalescing:\n" << formatCoalescing(analyzeCoalescing(Ctx, A, TM));
 }
 
 static int runAnalyze(int Argc, char **Argv) {
@@ -119,7 +167,7 @@ static int runAnalyze(int Argc, char **Argv) {
     Found = true;
     report(O, "fusion " + F->name() + " (calls " +
                   F->fusedComputation()->name() + ")",
-           F, analyzeFusion(*F));
+           M->get(), F, analyzeFusion(*F));
   }
   if (!Fusion.empty() && !Found) {
     printError(displayName(File), "no fusion named '" + Fusion + "'");
@@ -127,6 +175,6 @@ static int runAnalyze(int Argc, char **Argv) {
   }
   if (Fusions.empty())
     report(O, "computation " + (*M)->entry()->name() + " (no fusion)",
-           nullptr, analyzeComputation(*(*M)->entry()));
+           M->get(), nullptr, analyzeComputation(*(*M)->entry()));
   return O.close() ? ExitOk : ExitRejected;
 }
