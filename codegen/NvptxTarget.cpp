@@ -16,11 +16,11 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/OptBisect.h"
+#include "llvm/IR/PassTimingInfo.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
-#include "llvm/IR/PassTimingInfo.h"
 #include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/CodeGen.h"
 #include "llvm/Support/CommandLine.h"
@@ -239,9 +239,9 @@ std::optional<Diagnostic> idxmap::linkLibdevice(llvm::Module &M,
   return std::nullopt;
 }
 
-std::optional<Diagnostic>
-idxmap::optimizeModule(llvm::Module &M, llvm::TargetMachine &TM,
-                       TargetOptions::Pipeline P) {
+std::optional<Diagnostic> idxmap::optimizeModule(llvm::Module &M,
+                                                 llvm::TargetMachine &TM,
+                                                 TargetOptions::Pipeline P) {
   llvm::LoopAnalysisManager LAM;
   llvm::FunctionAnalysisManager FAM;
   llvm::CGSCCAnalysisManager CGAM;
@@ -279,9 +279,10 @@ idxmap::optimizeModule(llvm::Module &M, llvm::TargetMachine &TM,
     // (experiments; the syntax of `opt -passes`).
     const char *Pipe = std::getenv("IDXMAP_FAST_PIPELINE");
     if (auto Err = PB.parsePassPipeline(
-            MPM, Pipe && *Pipe ? Pipe
-                               : "function(sroa,early-cse,instcombine<no-"
-                                 "verify-fixpoint>,simplifycfg,loop-mssa(licm))"))
+            MPM, Pipe && *Pipe
+                     ? Pipe
+                     : "function(sroa,early-cse,instcombine<no-"
+                       "verify-fixpoint>,simplifycfg,loop-mssa(licm))"))
       return targetError("IDXMAP_FAST_PIPELINE: " +
                          llvm::toString(std::move(Err)));
   }

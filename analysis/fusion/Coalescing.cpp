@@ -171,8 +171,7 @@ int64_t rowCount(const TransposeInfo &TI, const std::vector<int64_t> &Rows) {
 int64_t tileCount(const TransposeInfo &TI, const std::vector<int64_t> &Rows,
                   int64_t V) {
   int64_t R = TI.Dims.size(), M = R - 1;
-  int64_t Tiles =
-      ceilDiv(rowCount(TI, Rows), 32) * ceilDiv(TI.Dims[M], 32 * V);
+  int64_t Tiles = ceilDiv(rowCount(TI, Rows), 32) * ceilDiv(TI.Dims[M], 32 * V);
   for (int64_t D = 0; D < M; ++D)
     if (std::find(Rows.begin(), Rows.end(), D) == Rows.end())
       Tiles *= TI.Dims[D];
@@ -196,17 +195,14 @@ TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI) {
   const int64_t Tm = 32 * T.V, P = rowCount(TI, T.RowDims),
                 TilesP = ceilDiv(P, 32), TilesM = ceilDiv(TI.Dims[M], Tm);
   auto IsRow = [&](int64_t D) {
-    return std::find(T.RowDims.begin(), T.RowDims.end(), D) !=
-           T.RowDims.end();
+    return std::find(T.RowDims.begin(), T.RowDims.end(), D) != T.RowDims.end();
   };
   // Block order: P, M, then the other dims from minor to major.
-  std::vector<std::pair<int64_t, int64_t>> Order = {{-1, TilesP},
-                                                    {M, TilesM}};
+  std::vector<std::pair<int64_t, int64_t>> Order = {{-1, TilesP}, {M, TilesM}};
   for (int64_t D = M; D-- > 0;)
     if (!IsRow(D))
       Order.push_back({D, TI.Dims[D]});
-  Expr Bl = Ctx.dim(1), Th = Ctx.dim(0), It = Ctx.symbol(0),
-       J = Ctx.symbol(1);
+  Expr Bl = Ctx.dim(1), Th = Ctx.dim(0), It = Ctx.symbol(0), J = Ctx.symbol(1);
   std::vector<Expr> TileOf(R, Ctx.constant(0));
   Expr TileP = Ctx.constant(0);
   int64_t Stride = 1;

@@ -148,7 +148,8 @@ std::optional<TransposeInfo> classifyTranspose(const HloInstruction &T,
   int64_t InMinor = Info.Dims[Rank - 1];
   int64_t OutRows = 1;
   for (auto P = std::find(Info.Permutation.begin(), Info.Permutation.end(),
-                          Rank - 1) + 1;
+                          Rank - 1) +
+                1;
        P != Info.Permutation.end(); ++P)
     OutRows *= Info.Dims[*P];
   bool Large = (InMinor >= 16 && OutRows >= 16) ||

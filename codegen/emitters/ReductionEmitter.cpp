@@ -1256,8 +1256,8 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
   int64_t AllSteps = ceilDiv(R, RS);
   // 4 steps in flight: f32[8192,8192] 62.96-63.02 us against 62.94-63.09
   // with 8 (H200, 2026-11-30), and a quarter less compile time.
-  int64_t U = std::min(knob("IDXMAP_RED_COL_UNROLL", 4, 1, 64, false),
-                       AllSteps);
+  int64_t U =
+      std::min(knob("IDXMAP_RED_COL_UNROLL", 4, 1, 64, false), AllSteps);
   // Split the rows when the tiles alone do not fill the GPU's resident
   // blocks, keeping at least 2 U steps per chunk.
   // Half the resident blocks measured best (f32[8192,8192] on the H200:

@@ -531,8 +531,7 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
                 ? B.CreateAdd(InLinBase,
                               llvm::ConstantInt::get(
                                   IndexTy, InLinSteps[ItC->getZExtValue()]))
-                : emitResults(B, InLin, ThV, BlV, {ItV, JValue(0)},
-                              IndexTy)[0];
+                : emitResults(B, InLin, ThV, BlV, {ItV, JValue(0)}, IndexTy)[0];
         Groups.clear();
         for (const HloInstruction *P : VecParams) {
           llvm::Type *PT = llvm::FixedVectorType::get(

@@ -11,9 +11,9 @@
 #include "idxmap/Emit.h"
 #include "idxmap/Fusion.h"
 #include "idxmap/Hlo.h"
+#include "idxmap/HloIndexing.h"
 #include "idxmap/KernelInfo.h"
 #include "idxmap/Parse.h"
-#include "idxmap/HloIndexing.h"
 #include "idxmap/Partition.h"
 #include "idxmap/Print.h"
 
@@ -165,8 +165,9 @@ static int runAnalyze(int Argc, char **Argv) {
     if (!Fusion.empty() && F->name() != Fusion)
       continue;
     Found = true;
-    report(O, "fusion " + F->name() + " (calls " +
-                  F->fusedComputation()->name() + ")",
+    report(O,
+           "fusion " + F->name() + " (calls " + F->fusedComputation()->name() +
+               ")",
            M->get(), F, analyzeFusion(*F));
   }
   if (!Fusion.empty() && !Found) {
@@ -174,7 +175,7 @@ static int runAnalyze(int Argc, char **Argv) {
     return ExitRejected;
   }
   if (Fusions.empty())
-    report(O, "computation " + (*M)->entry()->name() + " (no fusion)",
-           M->get(), nullptr, analyzeComputation(*(*M)->entry()));
+    report(O, "computation " + (*M)->entry()->name() + " (no fusion)", M->get(),
+           nullptr, analyzeComputation(*(*M)->entry()));
   return O.close() ? ExitOk : ExitRejected;
 }
