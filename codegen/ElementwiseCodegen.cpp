@@ -25,12 +25,10 @@
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/GlobalVariable.h"
-#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/Module.h"
-#include "llvm/IR/PatternMatch.h"
 
 #include <algorithm>
 #include <cassert>
@@ -193,28 +191,8 @@ Value *unaryInt(IRBuilderBase &B, HloOpcode Op, Value *X, bool Signed) {
       return X;
     // INT_MIN stays INT_MIN (wrap-around), so not poison.
     return B.CreateBinaryIntrinsic(Intrinsic::abs, X, B.getFalse());
-  case HloOpcode::Negate: {
-    // -|y| as min(y, -y), with the negation opaque to LLVM (which would
-    // fold the min back into neg(abs)): ptxas of CUDA 13.0 miscompiles
-    // `neg.s32 (abs.s32 y)` feeding `max.s32` into max(|y|) (found by
-    // random_reductions seed 1050: a column max of -|x|, 2026-11-30).
-    Value *Y = nullptr;
-    unsigned Bits = T->getIntegerBitWidth();
-    if (Signed && (Bits == 16 || Bits == 32 || Bits == 64) &&
-        llvm::PatternMatch::match(
-            X, llvm::PatternMatch::m_Intrinsic<Intrinsic::abs>(
-                   llvm::PatternMatch::m_Value(Y)))) {
-      const char *C = Bits == 16 ? "=h,h" : Bits == 32 ? "=r,r" : "=l,l";
-      std::string Asm = "neg.s" + std::to_string(Bits) + " $0, $1;";
-      auto *FT = llvm::FunctionType::get(T, {T}, false);
-      Value *NegY =
-          B.CreateCall(llvm::InlineAsm::get(FT, Asm, C, /*hasSideEffects=*/
-                                            false),
-                       {Y});
-      return B.CreateBinaryIntrinsic(Intrinsic::smin, Y, NegY);
-    }
+  case HloOpcode::Negate:
     return B.CreateNeg(X);
-  }
   case HloOpcode::Sign:
     if (!Signed)
       return B.CreateZExt(B.CreateICmpNE(X, ConstantInt::get(T, 0)), T);

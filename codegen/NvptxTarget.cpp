@@ -13,10 +13,13 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/OptBisect.h"
 #include "llvm/IR/PassTimingInfo.h"
+#include "llvm/IR/PatternMatch.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -73,6 +76,42 @@ void initializeNvptx() {
       llvm::cl::ParseCommandLineOptions(int(Argv.size()), Argv.data());
     }
   });
+}
+
+/// Rewrites every `0 - abs(y)` on i16, i32 and i64 into `smin(y, -y)`,
+/// the negation in inline asm so that neither instcombine nor the back
+/// end's combines fold it back: ptxas of CUDA 13.0 compiles `neg.s32
+/// (abs.s32 y)` feeding `max.s32` as max(|y|) (random_reductions seed 1050,
+/// a column max of -|x|; confirmed on the H200 with hand-edited PTX, where
+/// `sub.s32 0, ...` was wrong too and `min.s32 y, -y` right). Runs on the
+/// IR the back end gets, so every form the pipeline canonicalizes to
+/// neg(abs) is caught. Same values: smin(y, -y) is -|y|, and INT_MIN for
+/// INT_MIN as abs without poison gives.
+void avoidNegatedAbs(llvm::Module &M) {
+  using namespace llvm::PatternMatch;
+  std::vector<std::pair<llvm::Instruction *, llvm::Value *>> Found;
+  for (llvm::Function &F : M)
+    for (llvm::BasicBlock &BB : F)
+      for (llvm::Instruction &I : BB) {
+        llvm::Value *Y = nullptr;
+        llvm::Type *T = I.getType();
+        if (T->isIntegerTy(16) || T->isIntegerTy(32) || T->isIntegerTy(64))
+          if (match(&I, m_Neg(m_Intrinsic<llvm::Intrinsic::abs>(m_Value(Y)))))
+            Found.push_back({&I, Y});
+      }
+  for (auto [I, Y] : Found) {
+    llvm::IRBuilder<> B(I);
+    unsigned Bits = I->getType()->getIntegerBitWidth();
+    const char *C = Bits == 16 ? "=h,h" : Bits == 32 ? "=r,r" : "=l,l";
+    auto *FT = llvm::FunctionType::get(I->getType(), {I->getType()}, false);
+    llvm::Value *NegY = B.CreateCall(
+        llvm::InlineAsm::get(FT, "neg.s" + std::to_string(Bits) + " $0, $1;", C,
+                             /*hasSideEffects=*/false),
+        {Y});
+    I->replaceAllUsesWith(
+        B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, Y, NegY));
+    I->eraseFromParent();
+  }
 }
 
 std::string ptxVersionText(unsigned V) {
@@ -318,6 +357,7 @@ Expected<std::string> idxmap::emitPtx(llvm::Module &M,
   if (Opts.Optimize)
     if (auto Err = optimizeModule(M, TM, P))
       return *Err;
+  avoidNegatedAbs(M);
 
   llvm::SmallString<0> Ptx;
   llvm::raw_svector_ostream OS(Ptx);
