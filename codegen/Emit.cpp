@@ -71,6 +71,10 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
     return D;
   }
   auto T1 = Clock::now();
+  if (O.KernelsOnly) {
+    R.PhaseMs = {{"analysis+IR", Ms(T0, T1)}};
+    return R;
+  }
   auto Ptx = emitPtx(Mod, O.Target, **TM);
   auto T2 = Clock::now();
   R.PhaseMs = {{"analysis+IR", Ms(T0, T1)}, {"opt+PTX", Ms(T1, T2)}};

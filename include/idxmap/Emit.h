@@ -25,6 +25,9 @@ struct EmitOptions {
   std::string OnlyFusion;
   /// Also keep the optimized LLVM IR text.
   bool KeepLlvmIr = false;
+  /// Stop after building the kernels' IR: Kernels filled (launch shapes,
+  /// recorded thread maps), no IR pipeline, no PTX (for `idxmap analyze`).
+  bool KernelsOnly = false;
 };
 
 struct EmitResult {
@@ -32,8 +35,8 @@ struct EmitResult {
   std::string LlvmIr;
   std::vector<KernelInfo> Kernels;
   /// Wall time of each phase in milliseconds: "analysis+IR" (fusion
-  /// analysis and IR building) and "O3+PTX" (optimization and the NVPTX back
-  /// end).
+  /// analysis and IR building) and "opt+PTX" (optimization and the NVPTX
+  /// back end; absent with KernelsOnly).
   std::vector<std::pair<std::string, double>> PhaseMs;
 };
 

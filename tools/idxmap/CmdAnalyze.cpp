@@ -43,6 +43,7 @@ kernelThreadMapping(Context &Ctx, const HloModule &M,
                     const HloInstruction &Fusion, const FusionAnalysis &A) {
   EmitOptions EO;
   EO.OnlyFusion = Fusion.name();
+  EO.KernelsOnly = true;
   auto R = emitModule(M, EO);
   if (!R || R->Kernels.size() != 1 || R->Kernels[0].ThreadMap.empty())
     return std::nullopt;
