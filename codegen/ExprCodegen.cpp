@@ -527,6 +527,16 @@ Value *emitIndexExpr(IRBuilderBase &B, Expr E, ArrayRef<Value *> Dims,
   return EE.emit(B, E);
 }
 
+std::vector<Value *> emitIndexExprs(IRBuilderBase &B, const IndexingMap &Map,
+                                    ArrayRef<Value *> Dims,
+                                    ArrayRef<Value *> Syms, Type *IndexTy) {
+  RangeEvaluator RE(Map);
+  std::vector<Value *> Out;
+  for (Expr E : Map.results())
+    Out.push_back(emitIndexExpr(B, E, Dims, Syms, RE, IndexTy));
+  return Out;
+}
+
 namespace {
 
 /// i1 for `Lo <= V <= Hi` given that V lies in \p VR; nullptr when always

@@ -174,6 +174,15 @@ llvm::Value *emitIndexExpr(llvm::IRBuilderBase &B, Expr E,
                            llvm::ArrayRef<llvm::Value *> Syms,
                            RangeEvaluator &Ranges, llvm::Type *IndexTy);
 
+/// Every result of \p Map at (\p Dims)[\p Syms], each with emitIndexExpr
+/// and the ranges of \p Map (its constraints included): the index a thread
+/// map gives one thread.
+std::vector<llvm::Value *> emitIndexExprs(llvm::IRBuilderBase &B,
+                                          const IndexingMap &Map,
+                                          llvm::ArrayRef<llvm::Value *> Dims,
+                                          llvm::ArrayRef<llvm::Value *> Syms,
+                                          llvm::Type *IndexTy);
+
 /// What the caller knows about the run-time values of the variables given to
 /// emitDomainCheck: the range each one can take (e.g. [0, 255] for a thread
 /// id of a 256-thread block). An empty vector or a missing entry means

@@ -147,31 +147,13 @@ ThreadMapping reductionMapping(Context &Ctx, const FusionAnalysis &A) {
                      (K1 * D1 + Red) * D2 + K2, Cs, In, Hero->operand(0));
 }
 
-} // namespace
-
-namespace {
-
-/// The normalized dims that follow the input's minor dim in the output,
-/// outer first: the tile rows of a tiled transpose.
-std::vector<int64_t> transposeRowDims(const TransposeInfo &TI) {
-  int64_t M = int64_t(TI.Dims.size()) - 1;
-  auto Pos = std::find(TI.Permutation.begin(), TI.Permutation.end(), M);
-  return std::vector<int64_t>(Pos + 1, TI.Permutation.end());
-}
-
-int64_t rowCount(const TransposeInfo &TI, const std::vector<int64_t> &Rows) {
-  int64_t P = 1;
-  for (int64_t D : Rows)
-    P *= TI.Dims[D];
-  return P;
-}
-
-/// Tile counts of a V-grouped tiling: (tiles of P, tiles of M, the other
-/// dims' extents by dim).
-int64_t tileCount(const TransposeInfo &TI, const std::vector<int64_t> &Rows,
-                  int64_t V) {
+/// Tiles of a tiling with groups of \p V elements of the minor dim: row
+/// tiles x minor-dim tiles x the other dims' extents.
+int64_t tileCount(const TransposeInfo &TI, int64_t V) {
   int64_t R = TI.Dims.size(), M = R - 1;
-  int64_t Tiles = ceilDiv(rowCount(TI, Rows), 32) * ceilDiv(TI.Dims[M], 32 * V);
+  std::vector<int64_t> Rows = TI.dimsAfterMinor();
+  int64_t Tiles =
+      ceilDiv(TI.elementsAfterMinor(), 32) * ceilDiv(TI.Dims[M], 32 * V);
   for (int64_t D = 0; D < M; ++D)
     if (std::find(Rows.begin(), Rows.end(), D) == Rows.end())
       Tiles *= TI.Dims[D];
@@ -184,18 +166,18 @@ int64_t transposeGroupWidth(const TransposeInfo &TI) {
   int64_t M = int64_t(TI.Dims.size()) - 1;
   if (TI.Dims[M] % 2 != 0)
     return 1;
-  return tileCount(TI, transposeRowDims(TI), 2) >= 132 * 8 ? 2 : 1;
+  return tileCount(TI, 2) >= 132 * 8 ? 2 : 1;
 }
 
 TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI) {
   TransposeTiling T;
   const int64_t R = TI.Dims.size(), M = R - 1;
   T.V = transposeGroupWidth(TI);
-  T.RowDims = transposeRowDims(TI);
-  const int64_t Tm = 32 * T.V, P = rowCount(TI, T.RowDims),
+  const std::vector<int64_t> RowDims = TI.dimsAfterMinor();
+  const int64_t Tm = 32 * T.V, P = TI.elementsAfterMinor(),
                 TilesP = ceilDiv(P, 32), TilesM = ceilDiv(TI.Dims[M], Tm);
   auto IsRow = [&](int64_t D) {
-    return std::find(T.RowDims.begin(), T.RowDims.end(), D) != T.RowDims.end();
+    return std::find(RowDims.begin(), RowDims.end(), D) != RowDims.end();
   };
   // Block order: P, M, then the other dims from minor to major.
   std::vector<std::pair<int64_t, int64_t>> Order = {{-1, TilesP}, {M, TilesM}};
@@ -224,8 +206,8 @@ TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI) {
   // P delinearized over the row dims (the last one is the output's minor).
   auto Spread = [&](Expr Lin, std::vector<Expr> &Idx) {
     int64_t S = 1;
-    for (size_t K = T.RowDims.size(); K-- > 0;) {
-      int64_t D = T.RowDims[K];
+    for (size_t K = RowDims.size(); K-- > 0;) {
+      int64_t D = RowDims[K];
       Expr E = S == 1 ? Lin : Lin.floorDiv(S);
       Idx[D] = K == 0 ? E : E % TI.Dims[D];
       S *= TI.Dims[D];

@@ -91,6 +91,19 @@ std::optional<ReductionInfo> classifyReduction(const HloInstruction &R,
   return Info;
 }
 
+std::vector<int64_t> TransposeInfo::dimsAfterMinor() const {
+  int64_t M = int64_t(Dims.size()) - 1;
+  auto Pos = std::find(Permutation.begin(), Permutation.end(), M);
+  return std::vector<int64_t>(Pos + 1, Permutation.end());
+}
+
+int64_t TransposeInfo::elementsAfterMinor() const {
+  int64_t N = 1;
+  for (int64_t D : dimsAfterMinor())
+    N *= Dims[D];
+  return N;
+}
+
 std::optional<TransposeInfo> classifyTranspose(const HloInstruction &T,
                                                std::string *Why) {
   auto Fail = [&](std::string M) -> std::optional<TransposeInfo> {
@@ -146,12 +159,7 @@ std::optional<TransposeInfo> classifyTranspose(const HloInstruction &T,
   // that follow it in the output (contiguous there, flattened into the tile
   // rows: transposeTiling), so both must be long enough to fill them.
   int64_t InMinor = Info.Dims[Rank - 1];
-  int64_t OutRows = 1;
-  for (auto P = std::find(Info.Permutation.begin(), Info.Permutation.end(),
-                          Rank - 1) +
-                1;
-       P != Info.Permutation.end(); ++P)
-    OutRows *= Info.Dims[*P];
+  int64_t OutRows = Info.elementsAfterMinor();
   bool Large = (InMinor >= 16 && OutRows >= 16) ||
                (InMinor >= 8 && OutRows >= 8 && InMinor * OutRows >= 8192);
   if (!Large)

@@ -13,6 +13,7 @@
 #include "idxmap/Hlo.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 
 #include <cstdint>
@@ -47,10 +48,38 @@ llvm::Value *physicalOffset(
     llvm::Type *IndexTy,
     OffsetTermOrder Order = OffsetTermOrder::MinorToMajor);
 
+/// Element \p Index of parameter \p P of kernel \p K (argument number
+/// P.parameterNumber()), read from its physical layout and converted to its
+/// compute type (loadConvert): the scalar load every emitter's parameter
+/// loader falls back to.
+llvm::Value *
+loadParameterElement(llvm::IRBuilderBase &B, llvm::Function &K,
+                     const HloInstruction &P,
+                     llvm::ArrayRef<llvm::Value *> Index, llvm::Type *IndexTy,
+                     OffsetTermOrder Order = OffsetTermOrder::MinorToMajor);
+
+/// The \p W elements of parameter \p P starting \p Back elements before
+/// the physical offset of \p Index, as one vector load aligned to its size
+/// (at most 16 bytes; storage type, not converted): the caller proved that
+/// the group is contiguous and W-aligned.
+llvm::Value *loadParameterVector(
+    llvm::IRBuilderBase &B, llvm::Function &K, const HloInstruction &P,
+    llvm::ArrayRef<llvm::Value *> Index, int64_t W, llvm::Type *IndexTy,
+    OffsetTermOrder Order = OffsetTermOrder::MinorToMajor, int64_t Back = 0);
+
 /// The logical index of \p S at physical linear offset \p Lin (the inverse
 /// of physicalOffset, as map expressions): for f32[4,8]{0,1},
 /// (Lin mod 4, Lin floordiv 4).
 std::vector<Expr> delinearizePhysical(Context &Ctx, Expr Lin, const Shape &S);
+
+/// The identity element of a two-operand reducer `op(p0, p1)` (add,
+/// multiply, maximum, minimum, and, or; either operand order) of element
+/// type \p PT, as a constant of PT's value type; null when not known (for
+/// example argmax's variadic reducer). Reduction emitters start partial
+/// accumulators from it and combine the init value once, so that any init
+/// value gives the interpreter's result: add with init 5 over {1, 2} is 8.
+llvm::Constant *reducerIdentity(llvm::LLVMContext &LC, const HloComputation &R,
+                                PrimitiveType PT);
 
 /// The diagnostic an emitter returns when it cannot do fusion \p F:
 /// "fusion 'F': <Emitter> emitter: <Why>" at `<emit>:1:1`.

@@ -13,7 +13,6 @@
 #include "idxmap/Fusion.h"
 #include "idxmap/KernelInfo.h"
 
-#include "llvm/IR/Constants.h"
 #include "llvm/IR/Module.h"
 
 namespace idxmap {
@@ -62,15 +61,6 @@ Expected<KernelInfo> emitRowNormalizationKernel(llvm::Module &M,
                                                 const HloInstruction &F,
                                                 const FusionAnalysis &A,
                                                 const MathOptions &Math);
-
-/// The identity element of a two-operand reducer `op(p0, p1)` (add,
-/// multiply, maximum, minimum, and, or; either operand order) of element
-/// type \p PT, as a constant of PT's value type; null when not known (for
-/// example argmax's variadic reducer). Reduction emitters start partial
-/// accumulators from it and combine the init value once, so that any init
-/// value gives the interpreter's result: add with init 5 over {1, 2} is 8.
-llvm::Constant *reducerIdentity(llvm::LLVMContext &LC, const HloComputation &R,
-                                PrimitiveType PT);
 
 /// A kernel name from a fusion name: letters, digits and `_` only.
 std::string kernelName(const std::string &FusionName);

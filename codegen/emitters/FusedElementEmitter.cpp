@@ -41,11 +41,7 @@ std::vector<llvm::Value *>
 FusedElementEmitter::applyMap(const IndexingMap &Map,
                               llvm::ArrayRef<llvm::Value *> Index,
                               llvm::ArrayRef<llvm::Value *> Syms) {
-  RangeEvaluator RE(Map);
-  std::vector<llvm::Value *> Out;
-  for (Expr E : Map.results())
-    Out.push_back(emitIndexExpr(B, E, Index, Syms, RE, IndexTy));
-  return Out;
+  return emitIndexExprs(B, Map, Index, Syms, IndexTy);
 }
 
 llvm::Value *FusedElementEmitter::inDomain(const IndexingMap &Map,

@@ -130,15 +130,10 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
   // A vector load is reused only in the block that loaded it (values from a
   // branch of pad or concatenate do not dominate the rest).
   std::map<std::pair<const HloInstruction *, int64_t>, llvm::Value *> Vectors;
-  ParameterLoader Loader = [&](const HloInstruction &P,
-                               llvm::ArrayRef<llvm::Value *> Index)
-      -> llvm::Value * {
-    const Shape &S = P.shape();
-    PrimitiveType PT = S.Type;
-    llvm::Type *ST = storageType(LC, PT);
-    llvm::Value *Base = K->getArg(P.parameterNumber());
+  ParameterLoader Loader =
+      [&](const HloInstruction &P,
+          llvm::ArrayRef<llvm::Value *> Index) -> llvm::Value * {
     int64_t W = Width[&P];
-    int64_t Bytes = byteWidth(PT);
     if (W > 1) {
       auto Key = std::make_pair(&P, Lane / W);
       llvm::Value *Vec = Vectors[Key];
@@ -148,23 +143,15 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
       if (!Vec) {
         // The proof: this lane's element is the group's first plus
         // Lane mod W, and the group's first is W-aligned.
-        llvm::Value *Off = physicalOffset(B, S, Index, IndexTy,
-                                          OffsetTermOrder::Logical);
-        if (Lane % W)
-          Off = B.CreateSub(Off, llvm::ConstantInt::get(IndexTy, Lane % W));
-        auto *VT = llvm::FixedVectorType::get(ST, unsigned(W));
-        llvm::Value *Ptr = B.CreateInBoundsGEP(ST, Base, Off);
-        Vec = B.CreateAlignedLoad(VT, Ptr, llvm::Align(W * Bytes));
+        Vec = loadParameterVector(B, *K, P, Index, W, IndexTy,
+                                  OffsetTermOrder::Logical, Lane % W);
         Vectors[Key] = Vec;
       }
       return loadConvert(B, B.CreateExtractElement(Vec, uint64_t(Lane % W)),
-                         PT);
+                         P.shape().Type);
     }
-    llvm::Value *Off =
-        physicalOffset(B, S, Index, IndexTy, OffsetTermOrder::Logical);
-    llvm::Value *Ptr = B.CreateInBoundsGEP(ST, Base, Off);
-    return loadConvert(B, B.CreateAlignedLoad(ST, Ptr, llvm::Align(Bytes)),
-                       PT);
+    return loadParameterElement(B, *K, P, Index, IndexTy,
+                                OffsetTermOrder::Logical);
   };
 
   FusedElementEmitter FE(B, Ctx, C, Loader, Math, IndexTy);

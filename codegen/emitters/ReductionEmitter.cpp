@@ -112,7 +112,6 @@ namespace codegen {
 
 namespace {
 
-
 /// A tuning knob: the environment variable \p Name (see the file comment)
 /// when set to an integer >= \p Lo, else \p Default; clamped to [Lo, Hi]
 /// and, with \p Pow2, rounded down to a power of two.
@@ -139,8 +138,6 @@ Diagnostic unsupported(const HloInstruction &F, const std::string &Why) {
   return emitterRefusal(F, "reduction", Why);
 }
 
-
-
 /// One accumulator slot: reduce hero \p Hero, output \p Out.
 struct Slot {
   const HloInstruction *Hero;
@@ -161,16 +158,10 @@ private:
   std::optional<Diagnostic> collect();
   /// Element by element loads (epilogues, init values).
   ParameterLoader scalarLoader() {
-    return [this](const HloInstruction &P,
-                  llvm::ArrayRef<llvm::Value *> Index) {
-      PrimitiveType PT = P.shape().Type;
-      llvm::Type *ST = storageType(LC, PT);
-      llvm::Value *Off = physicalOffset(B, P.shape(), Index, IndexTy);
-      llvm::Value *Ptr =
-          B.CreateInBoundsGEP(ST, K->getArg(P.parameterNumber()), Off);
-      return loadConvert(
-          B, B.CreateAlignedLoad(ST, Ptr, llvm::Align(byteWidth(PT))), PT);
-    };
+    return
+        [this](const HloInstruction &P, llvm::ArrayRef<llvm::Value *> Index) {
+          return loadParameterElement(B, *K, P, Index, IndexTy);
+        };
   }
   void createFunction(unsigned Threads, unsigned Blocks, unsigned Shared);
   /// Builds `(th_x, bl_x)[syms...] -> input index` from the linear offset
@@ -229,7 +220,9 @@ private:
   }
   std::vector<llvm::Value *> emitExprs(const IndexingMap &Map,
                                        llvm::ArrayRef<llvm::Value *> Dims,
-                                       llvm::ArrayRef<llvm::Value *> Syms);
+                                       llvm::ArrayRef<llvm::Value *> Syms) {
+    return emitIndexExprs(B, Map, Dims, Syms, IndexTy);
+  }
   /// Output logical index of the reduce for input linear offset \p Lin.
   std::vector<Expr> outputExprs(Expr Lin);
 
@@ -344,31 +337,18 @@ int64_t ReductionKernel::maxVectorElements() const {
 ParameterLoader ReductionKernel::vectorLoader() {
   return [this](const HloInstruction &P,
                 llvm::ArrayRef<llvm::Value *> Index) -> llvm::Value * {
-    const Shape &S = P.shape();
-    PrimitiveType PT = S.Type;
-    llvm::Type *ST = storageType(LC, PT);
-    llvm::Value *Base = K->getArg(P.parameterNumber());
     int64_t W = Width[&P];
-    int64_t Bytes = byteWidth(PT);
     if (W > 1) {
       auto Key = std::make_tuple(&P, CurSlot, CurLane / W);
       llvm::Value *VecV = Vectors[Key];
       if (!VecV) {
-        llvm::Value *Off = physicalOffset(B, S, Index, IndexTy);
-        auto *VT = llvm::FixedVectorType::get(ST, unsigned(W));
-        VecV = B.CreateAlignedLoad(VT, B.CreateInBoundsGEP(ST, Base, Off),
-                                   llvm::Align(W * Bytes));
+        VecV = loadParameterVector(B, *K, P, Index, W, IndexTy);
         Vectors[Key] = VecV;
       }
-      return loadConvert(
-          B, B.CreateExtractElement(VecV, uint64_t(CurLane % W)), PT);
+      return loadConvert(B, B.CreateExtractElement(VecV, uint64_t(CurLane % W)),
+                         P.shape().Type);
     }
-    llvm::Value *Off = physicalOffset(B, S, Index, IndexTy);
-    return loadConvert(
-        B,
-        B.CreateAlignedLoad(ST, B.CreateInBoundsGEP(ST, Base, Off),
-                            llvm::Align(Bytes)),
-        PT);
+    return loadParameterElement(B, *K, P, Index, IndexTy);
   };
 }
 
@@ -632,24 +612,22 @@ void ReductionKernel::setInputMap(std::vector<Variable> Syms, Expr Lin,
   // Maps from every hero input to every parameter; a parameter reached by
   // exactly one map gets the width proven for it.
   std::map<const HloInstruction *, std::vector<IndexingMap>> Maps;
+  auto AddParameterMaps = [&](const HloInstruction *From) {
+    for (auto &[I, OMs] : computeGroupedIndexing(Ctx, C, From))
+      if (I->opcode() == HloOpcode::Parameter)
+        for (const OperandMap &OM : OMs)
+          if (std::find(Maps[I].begin(), Maps[I].end(), OM.Map) ==
+              Maps[I].end())
+            Maps[I].push_back(OM.Map);
+  };
   for (const HloInstruction *H : Heroes)
     for (int64_t K2 = 0; K2 < H->operandCount() / 2; ++K2)
-      for (auto &[I, OMs] : computeGroupedIndexing(Ctx, C, H->operand(K2)))
-        if (I->opcode() == HloOpcode::Parameter)
-          for (const OperandMap &OM : OMs)
-            if (std::find(Maps[I].begin(), Maps[I].end(), OM.Map) ==
-                Maps[I].end())
-              Maps[I].push_back(OM.Map);
+      AddParameterMaps(H->operand(K2));
   // Side outputs computed at the input's index read their parameters in
   // the same loop (and through the same vector cache).
   for (const SideRoot &S : Sides)
     if (S.SameIndex)
-      for (auto &[I, OMs] : computeGroupedIndexing(Ctx, C, A.Roots[S.Root]))
-        if (I->opcode() == HloOpcode::Parameter)
-          for (const OperandMap &OM : OMs)
-            if (std::find(Maps[I].begin(), Maps[I].end(), OM.Map) ==
-                Maps[I].end())
-              Maps[I].push_back(OM.Map);
+      AddParameterMaps(A.Roots[S.Root]);
   for (SideRoot &S : Sides) {
     S.Width = 1;
     if (!S.SameIndex || V == 1)
@@ -669,17 +647,6 @@ void ReductionKernel::setInputMap(std::vector<Variable> Syms, Expr Lin,
     AccessReport R = analyzeAccess(Comp, P->shape(), /*CountWarps=*/false);
     Width[P] = std::max<int64_t>(1, R.VectorWidth);
   }
-}
-
-std::vector<llvm::Value *>
-ReductionKernel::emitExprs(const IndexingMap &Map,
-                           llvm::ArrayRef<llvm::Value *> Dims,
-                           llvm::ArrayRef<llvm::Value *> Syms) {
-  RangeEvaluator RE(Map);
-  std::vector<llvm::Value *> Out;
-  for (Expr E : Map.results())
-    Out.push_back(emitIndexExpr(B, E, Dims, Syms, RE, IndexTy));
-  return Out;
 }
 
 std::vector<Expr> ReductionKernel::outputExprs(Expr Lin) {
@@ -720,10 +687,7 @@ ReductionKernel::valuesAt(FusedElementEmitter &FE,
         PS.Index.push_back(Idx);
       } else {
         // Another shape: its own index, element by element.
-        RangeEvaluator RE(S.Map);
-        std::vector<llvm::Value *> RIdx;
-        for (Expr E : S.Map.results())
-          RIdx.push_back(emitIndexExpr(B, E, DimVals, Syms, RE, IndexTy));
+        std::vector<llvm::Value *> RIdx = emitExprs(S.Map, DimVals, Syms);
         FusedElementEmitter SFE(B, Ctx, C, scalarLoader(), Math, IndexTy);
         PS.Vals.push_back(SFE.valueAt(*A.Roots[S.Root], RIdx));
         PS.Index.push_back(RIdx);
@@ -1424,11 +1388,7 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
                  {Dims[0], Dims[1], {"c", {0, Cols - 1}}}, {}, {},
                  outputExprs(K1E * (R * K2) + ColBase + Ctx.dim(2)), {});
   auto Store = [&](llvm::Value *Col, llvm::ArrayRef<llvm::Value *> Red) {
-    RangeEvaluator REv(OM);
-    std::vector<llvm::Value *> OutIdx;
-    for (Expr E : OM.results())
-      OutIdx.push_back(emitIndexExpr(B, E, {Th, Bl, Col}, {}, REv, IndexTy));
-    emitEpilogue(Red, OutIdx);
+    emitEpilogue(Red, emitExprs(OM, {Th, Bl, Col}, {}));
   };
   auto ForColumns = [&](const std::function<void(llvm::Value *)> &Body) {
     for (int64_t J = 0; J < ceilDiv(Cols, T); ++J) {

@@ -85,69 +85,6 @@ Diagnostic unsupported(const HloInstruction &F, const std::string &Why) {
   return emitterRefusal(F, "row normalization", Why);
 }
 
-
-
-} // namespace
-
-/// The identity element of a reducer `op(p0, p1)` (either operand order) of
-/// element type \p PT in value type, or null when not known.
-llvm::Constant *reducerIdentity(llvm::LLVMContext &LC, const HloComputation &R,
-                                PrimitiveType PT) {
-  if (R.parameterCount() != 2)
-    return nullptr;
-  const HloInstruction *Root = R.root();
-  if (Root->operandCount() != 2 || !Root->shape().isScalar() ||
-      Root->shape().Type != PT)
-    return nullptr;
-  const HloInstruction *P0 = R.parameter(0), *P1 = R.parameter(1);
-  if (!((Root->operand(0) == P0 && Root->operand(1) == P1) ||
-        (Root->operand(0) == P1 && Root->operand(1) == P0)))
-    return nullptr;
-  llvm::Type *T = valueType(LC, PT);
-  bool Float = isFloatType(PT), Pred = PT == PrimitiveType::Pred;
-  bool Signed = isSignedIntType(PT);
-  unsigned Bits = T->isIntegerTy() ? T->getIntegerBitWidth() : 0;
-  switch (Root->opcode()) {
-  case HloOpcode::Add:
-    if (Float)
-      return llvm::ConstantFP::getNegativeZero(T);
-    return Pred ? nullptr : llvm::ConstantInt::get(T, 0);
-  case HloOpcode::Multiply:
-    if (Float)
-      return llvm::ConstantFP::get(T, 1.0);
-    return Pred ? nullptr : llvm::ConstantInt::get(T, 1);
-  case HloOpcode::Maximum:
-    if (Float)
-      return llvm::ConstantFP::getInfinity(T, /*Negative=*/true);
-    if (Pred)
-      return llvm::ConstantInt::getFalse(LC);
-    return llvm::ConstantInt::get(LC, Signed
-                                          ? llvm::APInt::getSignedMinValue(Bits)
-                                          : llvm::APInt::getMinValue(Bits));
-  case HloOpcode::Minimum:
-    if (Float)
-      return llvm::ConstantFP::getInfinity(T, /*Negative=*/false);
-    if (Pred)
-      return llvm::ConstantInt::getTrue(LC);
-    return llvm::ConstantInt::get(LC, Signed
-                                          ? llvm::APInt::getSignedMaxValue(Bits)
-                                          : llvm::APInt::getMaxValue(Bits));
-  case HloOpcode::And:
-    if (Float)
-      return nullptr;
-    return llvm::ConstantInt::get(LC, llvm::APInt::getAllOnes(Bits));
-  case HloOpcode::Or:
-  case HloOpcode::Xor:
-    if (Float)
-      return nullptr;
-    return llvm::ConstantInt::get(T, 0);
-  default:
-    return nullptr;
-  }
-}
-
-namespace {
-
 /// The structure of a row normalization (see analyzeRowNormalization).
 struct Plan {
   /// Every reduce, in definition (dependency) order, with its level.
@@ -686,30 +623,19 @@ Expected<KernelInfo> RowNormKernel::run() {
       continue;
     const IndexingMap &Mp = ParamMap.at(Pm);
     RangeEvaluator PRE(Mp);
-    PrimitiveType PT = Pm->shape().Type;
-    llvm::Type *ST = storageType(LC, PT);
-    auto *VT = llvm::FixedVectorType::get(ST, unsigned(Wd));
     for (int64_t Jj = 0; Jj < J; ++Jj)
       for (int64_t Cc = 0; Cc < Vec / Wd; ++Cc) {
         std::vector<llvm::Value *> PIdx;
         for (Expr E : Mp.results())
           PIdx.push_back(
               emitIndexExpr(B, E, Idx[Jj][Cc * Wd], {}, PRE, IndexTy));
-        llvm::Value *Off = physicalOffset(B, Pm->shape(), PIdx, IndexTy);
-        Vectors[{Pm, Jj, Cc}] = B.CreateAlignedLoad(
-            VT, B.CreateInBoundsGEP(ST, K->getArg(Pm->parameterNumber()), Off),
-            llvm::Align(std::min<int64_t>(16, Wd * byteWidth(PT))));
+        Vectors[{Pm, Jj, Cc}] =
+            loadParameterVector(B, *K, *Pm, PIdx, Wd, IndexTy);
       }
   }
   ParameterLoader ScalarLoader = [this](const HloInstruction &Pm,
                                         llvm::ArrayRef<llvm::Value *> Index) {
-    PrimitiveType PT = Pm.shape().Type;
-    llvm::Type *ST = storageType(LC, PT);
-    llvm::Value *Off = physicalOffset(B, Pm.shape(), Index, IndexTy);
-    llvm::Value *Ptr =
-        B.CreateInBoundsGEP(ST, K->getArg(Pm.parameterNumber()), Off);
-    return loadConvert(
-        B, B.CreateAlignedLoad(ST, Ptr, llvm::Align(byteWidth(PT))), PT);
+    return loadParameterElement(B, *K, Pm, Index, IndexTy);
   };
   ParameterLoader ElementLoader =
       [this, ScalarLoader](const HloInstruction &Pm,

@@ -70,9 +70,11 @@ namespace codegen {
 
 namespace {
 
-constexpr int64_t Tile = 32, Rows = 4, Threads = Tile * Rows,
-                  Iters = Tile / Rows;
-
+constexpr int64_t Tile = 32, Rows = 4;
+constexpr int64_t Threads = TransposeTiling::Threads,
+                  Iters = TransposeTiling::Iters;
+static_assert(Threads == Tile * Rows && Iters == Tile / Rows,
+              "the emitter's tile is transposeTiling's");
 
 /// Row-major logical index of \p Dims for the linear offset \p Lin.
 std::vector<Expr> delinearize(Context &Ctx, Expr Lin,
@@ -147,11 +149,7 @@ std::vector<llvm::Value *> emitResults(llvm::IRBuilder<> &B,
                                        llvm::Value *Th, llvm::Value *Bl,
                                        llvm::ArrayRef<llvm::Value *> Syms,
                                        llvm::Type *IndexTy) {
-  RangeEvaluator RE(Map);
-  std::vector<llvm::Value *> Out;
-  for (Expr E : Map.results())
-    Out.push_back(emitIndexExpr(B, E, {Th, Bl}, Syms, RE, IndexTy));
-  return Out;
+  return emitIndexExprs(B, Map, {Th, Bl}, Syms, IndexTy);
 }
 
 /// True when every parameter that \p Op reads is read at Op's own index:
@@ -400,14 +398,8 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
       return loadConvert(B, B.CreateExtractElement(Found->second, CurJ),
                          S.Type);
     }
-    llvm::Type *ST = storageType(LC, S.Type);
-    llvm::Value *Off = physicalOffset(B, S, Index, IndexTy,
-                                      OffsetTermOrder::Logical);
-    llvm::Value *Ptr =
-        B.CreateInBoundsGEP(ST, K->getArg(P.parameterNumber()), Off);
-    return loadConvert(
-        B, B.CreateAlignedLoad(ST, Ptr, llvm::Align(byteWidth(S.Type))),
-        S.Type);
+    return loadParameterElement(B, *K, P, Index, IndexTy,
+                                OffsetTermOrder::Logical);
   };
   FusedElementEmitter FE(B, Ctx, C, Loader, Math, IndexTy);
 

@@ -61,9 +61,10 @@ int64_t transposeGroupWidth(const TransposeInfo &TI);
 /// The transpose emitter's tiling of a normalized transpose (input dims
 /// D[0..R-1], M = R-1 the input's minor dim), shared by the emitter and the
 /// analysis. The tile rows run over P, the flattened output dims that
-/// follow M in the output (contiguous in the output); the tile columns over
-/// 32 groups of V elements of M. 128 threads = 32 lanes x 4 warps, range
-/// variables [it in [0, 7], j in [0, V - 1]]. Reads: warp w, iteration it
+/// follow M in the output (TransposeInfo::dimsAfterMinor, contiguous in the
+/// output); the tile columns over 32 groups of V elements of M. 128
+/// threads = 32 lanes x 4 warps, range variables [it in [0, 7], j in
+/// [0, V - 1]]. Reads: warp w, iteration it
 /// reads tile row w + 4 it, lane l its group l. Writes: lane l writes tile
 /// row l (P), warp w, iteration it the group w + 4 it. Blocks walk P
 /// fastest, then M, then the remaining dims, so consecutive blocks write
@@ -82,8 +83,6 @@ struct TransposeTiling {
   int64_t V = 1;
   int64_t Blocks = 1;
   static constexpr int64_t Threads = 128, Iters = 8;
-  /// Normalized input dims flattened into the tile rows, outer first.
-  std::vector<int64_t> RowDims;
   /// Normalized input index read by (th_x, bl_x)[it, j], and written (the
   /// output element is the transpose of this input index).
   std::vector<Expr> ReadIdx, WriteIdx;

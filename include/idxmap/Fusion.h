@@ -46,6 +46,14 @@ struct ReductionInfo {
 struct TransposeInfo {
   std::vector<int64_t> Dims;
   std::vector<int64_t> Permutation;
+
+  /// The normalized input dims that follow the input's minor dim in the
+  /// output, outer first (contiguous in the output: the rows of the
+  /// transpose emitter's tiles). For [20, 160, 170] permuted by {2, 1, 0}:
+  /// {1, 0}; for {0, 2, 1}: {1}.
+  std::vector<int64_t> dimsAfterMinor() const;
+  /// The product of their extents: 3200 and 160 above.
+  int64_t elementsAfterMinor() const;
 };
 
 /// The result of hero and emitter analysis.
