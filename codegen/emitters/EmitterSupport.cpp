@@ -13,6 +13,8 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Function.h"
+#include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/Module.h"
 
 #include <algorithm>
 
@@ -46,24 +48,85 @@ llvm::Value *physicalOffset(llvm::IRBuilderBase &B, const Shape &S,
   return Off;
 }
 
+llvm::Value *loadWithHint(llvm::IRBuilderBase &B, llvm::Type *Ty,
+                          llvm::Value *Ptr, uint64_t Alignment,
+                          CacheHint Hint) {
+  const llvm::DataLayout &DL = B.GetInsertBlock()->getModule()->getDataLayout();
+  uint64_t Bytes = DL.getTypeStoreSize(Ty);
+  uint64_t Chunk = std::min<uint64_t>(Bytes, 16);
+  bool Hinted = Hint == CacheHint::EvictFirst &&
+                (Chunk == 4 || Chunk == 8 || Chunk == 16) &&
+                Bytes % Chunk == 0 && Alignment >= Chunk &&
+                DL.getTypeSizeInBits(Ty) == Bytes * 8;
+  if (!Hinted)
+    return B.CreateAlignedLoad(Ty, Ptr, llvm::Align(Alignment));
+
+  llvm::LLVMContext &LC = B.getContext();
+  llvm::Type *I32 = B.getInt32Ty(), *I64 = B.getInt64Ty();
+  // No side effects and no memory access: early CSE keeps one per kernel.
+  auto *PolicyFT = llvm::FunctionType::get(I64, false);
+  llvm::CallInst *Policy = B.CreateCall(llvm::InlineAsm::get(
+      PolicyFT, "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l",
+      /*hasSideEffects=*/false));
+  Policy->setDoesNotAccessMemory();
+  Policy->setDoesNotThrow();
+
+  unsigned Words = unsigned(Chunk / 4);
+  std::string Regs, Cons;
+  for (unsigned W = 0; W < Words; ++W) {
+    Regs += (W ? ", $" : "$") + std::to_string(W);
+    Cons += "=r,";
+  }
+  std::string Asm = "ld.global.nc.L1::evict_first.L2::cache_hint";
+  Asm += Words == 1 ? ".b32 " : ".v" + std::to_string(Words) + ".b32 ";
+  Asm += Words == 1 ? Regs : "{" + Regs + "}";
+  Asm += ", [$" + std::to_string(Words) + "], $" + std::to_string(Words + 1) +
+         ";";
+  llvm::Type *RetTy =
+      Words == 1 ? I32
+                 : static_cast<llvm::Type *>(llvm::StructType::get(
+                       LC, std::vector<llvm::Type *>(Words, I32)));
+  auto *LoadFT =
+      llvm::FunctionType::get(RetTy, {Ptr->getType(), I64}, false);
+  llvm::InlineAsm *Load =
+      llvm::InlineAsm::get(LoadFT, Asm, Cons + "l,l", /*hasSideEffects=*/false);
+
+  llvm::Value *All = llvm::PoisonValue::get(
+      llvm::FixedVectorType::get(I32, unsigned(Bytes / 4)));
+  for (uint64_t C = 0; C < Bytes / Chunk; ++C) {
+    llvm::Value *At =
+        C ? B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Ptr, C * Chunk) : Ptr;
+    llvm::CallInst *Got = B.CreateCall(Load, {At, Policy});
+    Got->setOnlyReadsMemory();
+    Got->setDoesNotThrow();
+    for (unsigned W = 0; W < Words; ++W) {
+      llvm::Value *Word = Words == 1 ? Got : B.CreateExtractValue(Got, W);
+      All = B.CreateInsertElement(All, Word, C * Words + W);
+    }
+  }
+  if (Bytes == 4)
+    All = B.CreateExtractElement(All, uint64_t(0));
+  return B.CreateBitCast(All, Ty);
+}
+
 llvm::Value *loadParameterElement(llvm::IRBuilderBase &B, llvm::Function &K,
                                   const HloInstruction &P,
                                   llvm::ArrayRef<llvm::Value *> Index,
-                                  llvm::Type *IndexTy, OffsetTermOrder Order) {
+                                  llvm::Type *IndexTy, OffsetTermOrder Order,
+                                  CacheHint Hint) {
   PrimitiveType PT = P.shape().Type;
   llvm::Type *ST = storageType(B.getContext(), PT);
   llvm::Value *Off = physicalOffset(B, P.shape(), Index, IndexTy, Order);
   llvm::Value *Ptr =
       B.CreateInBoundsGEP(ST, K.getArg(P.parameterNumber()), Off);
-  return loadConvert(
-      B, B.CreateAlignedLoad(ST, Ptr, llvm::Align(byteWidth(PT))), PT);
+  return loadConvert(B, loadWithHint(B, ST, Ptr, byteWidth(PT), Hint), PT);
 }
 
 llvm::Value *loadParameterVector(llvm::IRBuilderBase &B, llvm::Function &K,
                                  const HloInstruction &P,
                                  llvm::ArrayRef<llvm::Value *> Index, int64_t W,
                                  llvm::Type *IndexTy, OffsetTermOrder Order,
-                                 int64_t Back) {
+                                 int64_t Back, CacheHint Hint) {
   PrimitiveType PT = P.shape().Type;
   llvm::Type *ST = storageType(B.getContext(), PT);
   llvm::Value *Off = physicalOffset(B, P.shape(), Index, IndexTy, Order);
@@ -72,8 +135,8 @@ llvm::Value *loadParameterVector(llvm::IRBuilderBase &B, llvm::Function &K,
   auto *VT = llvm::FixedVectorType::get(ST, unsigned(W));
   llvm::Value *Ptr =
       B.CreateInBoundsGEP(ST, K.getArg(P.parameterNumber()), Off);
-  return B.CreateAlignedLoad(
-      VT, Ptr, llvm::Align(uint64_t(std::min<int64_t>(16, W * byteWidth(PT)))));
+  return loadWithHint(B, VT, Ptr,
+                      uint64_t(std::min<int64_t>(16, W * byteWidth(PT))), Hint);
 }
 
 std::vector<Expr> delinearizePhysical(Context &Ctx, Expr Lin, const Shape &S) {

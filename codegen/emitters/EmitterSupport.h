@@ -48,6 +48,28 @@ llvm::Value *physicalOffset(
     llvm::Type *IndexTy,
     OffsetTermOrder Order = OffsetTermOrder::MinorToMajor);
 
+/// How a parameter load may use the caches.
+enum class CacheHint {
+  /// A plain load (LLVM picks `ld.global.nc` for the kernel's read-only,
+  /// noalias parameters).
+  Normal,
+  /// Data the kernel reads exactly once: `ld.global.nc.L1::evict_first
+  /// .L2::cache_hint` with an L2 evict_first policy (`createpolicy`), as
+  /// Triton emits for streamed reduction inputs. The streamed lines are the
+  /// first that L2 replaces, so they displace less of what it holds.
+  /// Loads of 4, 8 or 16 bytes (and multiples of 16 bytes) take the hint;
+  /// others stay plain.
+  EvictFirst,
+};
+
+/// A load of \p Ty from global pointer \p Ptr aligned to \p Alignment
+/// bytes, with cache hint \p Hint. With EvictFirst, a `<4 x float>` load
+/// becomes `ld.global.nc.L1::evict_first.L2::cache_hint.v4.b32` (inline
+/// asm, memory(read), not speculated) whose four words are bitcast back.
+llvm::Value *loadWithHint(llvm::IRBuilderBase &B, llvm::Type *Ty,
+                          llvm::Value *Ptr, uint64_t Alignment,
+                          CacheHint Hint);
+
 /// Element \p Index of parameter \p P of kernel \p K (argument number
 /// P.parameterNumber()), read from its physical layout and converted to its
 /// compute type (loadConvert): the scalar load every emitter's parameter
@@ -56,7 +78,8 @@ llvm::Value *
 loadParameterElement(llvm::IRBuilderBase &B, llvm::Function &K,
                      const HloInstruction &P,
                      llvm::ArrayRef<llvm::Value *> Index, llvm::Type *IndexTy,
-                     OffsetTermOrder Order = OffsetTermOrder::MinorToMajor);
+                     OffsetTermOrder Order = OffsetTermOrder::MinorToMajor,
+                     CacheHint Hint = CacheHint::Normal);
 
 /// The \p W elements of parameter \p P starting \p Back elements before
 /// the physical offset of \p Index, as one vector load aligned to its size
@@ -65,7 +88,8 @@ loadParameterElement(llvm::IRBuilderBase &B, llvm::Function &K,
 llvm::Value *loadParameterVector(
     llvm::IRBuilderBase &B, llvm::Function &K, const HloInstruction &P,
     llvm::ArrayRef<llvm::Value *> Index, int64_t W, llvm::Type *IndexTy,
-    OffsetTermOrder Order = OffsetTermOrder::MinorToMajor, int64_t Back = 0);
+    OffsetTermOrder Order = OffsetTermOrder::MinorToMajor, int64_t Back = 0,
+    CacheHint Hint = CacheHint::Normal);
 
 /// The logical index of \p S at physical linear offset \p Lin (the inverse
 /// of physicalOffset, as map expressions): for f32[4,8]{0,1},
