@@ -47,8 +47,11 @@ DriverError fail(std::string M) {
 }
 
 const HloInstruction *findFusion(const HloModule &M, const std::string &Name) {
+  // Instruction names are unique per computation only: a reducer's
+  // parameter may share the fusion's name.
   for (const HloComputation *C : M.computations())
-    if (const HloInstruction *I = C->findInstruction(Name))
+    if (const HloInstruction *I = C->findInstruction(Name);
+        I && I->fusedComputation())
       return I;
   return nullptr;
 }
