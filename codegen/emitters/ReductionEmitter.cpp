@@ -42,7 +42,7 @@
 //                           rows share a warp, > 32: a block of that many
 //                           threads per row. Default: next_pow2(row / vec)
 //                           for rows of <= 16 vectors, 32 up to 256
-//                           vectors, else 256.
+//                           vectors, 256 up to 2047, else 512.
 //   IDXMAP_RED_ROW_THREADS  threads per block when rows share warps
 //                           (power of two, 32..1024). Default 256.
 //   IDXMAP_RED_ROW_K        rows per thread when rows share warps (power of
@@ -58,6 +58,13 @@
 //                           SM of 1024 x 4 vectors fill the GPU, else 512.
 //   IDXMAP_RED_FULL_UNROLL  vector loads per thread per step (1..32).
 //                           Default 4.
+//   IDXMAP_RED_FULL_CHUNK   bytes of the contiguous chunk a block of a full
+//                           reduction reads (power of two; 0: a grid of
+//                           blocks striding over the whole input). Used
+//                           when the input splits into >= 2 x 132 chunks.
+//                           Default 131072.
+//   IDXMAP_RED_FULL_CHUNK_THREADS  threads per chunk (power of two,
+//                           32..1024). Default 512.
 //   IDXMAP_RED_FULL_BLOCKS_PER_SM  blocks of the full reduction per SM (the
 //                           grid is 132 x this, or less for small inputs;
 //                           1..32). Default 2048 / threads.
@@ -73,6 +80,11 @@
 //   IDXMAP_RED_LOADS_FIRST  1: every vector load of a step precedes the
 //                           first use in the IR (ptxas schedules anyway);
 //                           0: loads interleaved with their uses. Default 1.
+//   IDXMAP_RED_EVICT_FIRST  1: parameters the kernel reads exactly once (as
+//                           many elements as the reduce input, one map)
+//                           are loaded with the L1/L2 evict_first hint
+//                           (CacheHint::EvictFirst); 0: plain loads.
+//                           Default 1.
 //   IDXMAP_RED_COL_SPLIT    chunks of the reduced dim (a block each, 1..65536;
 //                           capped so that each chunk has a step and scratch
 //                           stays under 2^24 partials). Default: the largest
@@ -91,6 +103,7 @@
 #include "FusedElementEmitter.h"
 #include "KernelBuilder.h"
 
+#include "idxmap/Codegen.h"
 #include "idxmap/Coalescing.h"
 #include "idxmap/Compose.h"
 #include "idxmap/Print.h"
@@ -160,7 +173,8 @@ private:
   ParameterLoader scalarLoader() {
     return
         [this](const HloInstruction &P, llvm::ArrayRef<llvm::Value *> Index) {
-          return loadParameterElement(B, *K, P, Index, IndexTy);
+          return loadParameterElement(B, *K, P, Index, IndexTy,
+                                      OffsetTermOrder::MinorToMajor, Hint[&P]);
         };
   }
   void createFunction(unsigned Threads, unsigned Blocks, unsigned Shared);
@@ -318,6 +332,8 @@ private:
   int64_t V = 1;
   IndexingMap InMap;
   std::map<const HloInstruction *, int64_t> Width;
+  /// How each parameter is loaded: EvictFirst for those read exactly once.
+  std::map<const HloInstruction *, CacheHint> Hint;
   std::map<std::tuple<const HloInstruction *, int64_t, int64_t>,
            llvm::Value *>
       Vectors;
@@ -342,13 +358,15 @@ ParameterLoader ReductionKernel::vectorLoader() {
       auto Key = std::make_tuple(&P, CurSlot, CurLane / W);
       llvm::Value *VecV = Vectors[Key];
       if (!VecV) {
-        VecV = loadParameterVector(B, *K, P, Index, W, IndexTy);
+        VecV = loadParameterVector(B, *K, P, Index, W, IndexTy,
+                                   OffsetTermOrder::MinorToMajor, 0, Hint[&P]);
         Vectors[Key] = VecV;
       }
       return loadConvert(B, B.CreateExtractElement(VecV, uint64_t(CurLane % W)),
                          P.shape().Type);
     }
-    return loadParameterElement(B, *K, P, Index, IndexTy);
+    return loadParameterElement(B, *K, P, Index, IndexTy,
+                                OffsetTermOrder::MinorToMajor, Hint[&P]);
   };
 }
 
@@ -637,9 +655,17 @@ void ReductionKernel::setInputMap(std::vector<Variable> Syms, Expr Lin,
     while (S.Width * 2 <= R.VectorWidth && V % (S.Width * 2) == 0)
       S.Width *= 2;
   }
+  bool EvictFirst = knob("IDXMAP_RED_EVICT_FIRST", 1, 0, 1, false) != 0;
   for (const HloInstruction *P : C.parameters()) {
     Width[P] = 1;
+    Hint[P] = CacheHint::Normal;
     auto It = Maps.find(P);
+    // One map from an iteration space of the parameter's size: every
+    // element is read once (an init value or a broadcast operand is not).
+    if (EvictFirst && It != Maps.end() && It->second.size() == 1 &&
+        P->shape().isArray() &&
+        P->shape().numElements() == In->numElements())
+      Hint[P] = CacheHint::EvictFirst;
     if (V == 1 || It == Maps.end() || It->second.size() != 1)
       continue;
     IndexingMap Comp = compose(InMap, It->second.front());
@@ -940,7 +966,29 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
   enum { Group, BlockRow, Whole } Mode;
   int64_t G, T, RPB = 1, K = 1, Blocks, Rows = D1;
   int64_t Iters, U;
-  if (Full) {
+  // Full reductions of inputs that split into at least 2 x 132 chunks of
+  // IDXMAP_RED_FULL_CHUNK bytes: a block of 512 threads per contiguous
+  // chunk of 128 KiB (a row reduction of [N / chunk, chunk], as XLA
+  // rewrites it), then the last block combines the chunks' partials.
+  // H200, 2026-11-30, f32[2^28], two rounds: 236.1-236.2 us against
+  // 237.9-238.3 striding over the whole input with 1024 threads;
+  // 64 KiB chunks: 239.3-239.7 (256 threads), 246 (512), 242 (1024);
+  // 32 KiB: 264; 128 KiB with 256 threads 241.5, with 1024 260.5;
+  // 256 KiB with 1024 threads 236.4-236.6, with 512 238.9.
+  int64_t ChunkBytes =
+      Full ? knob("IDXMAP_RED_FULL_CHUNK", 131072, 0, int64_t(1) << 30) : 0;
+  int64_t Chunk = ChunkBytes / byteWidth(In->Type);
+  int64_t ChunkThreads =
+      Full ? knob("IDXMAP_RED_FULL_CHUNK_THREADS", 512, 32, 1024) : 0;
+  if (Full && Chunk > 0 && D2 % Chunk == 0 && D2 / Chunk >= 2 * NumSms &&
+      Chunk % (ChunkThreads * Vec) == 0) {
+    Mode = BlockRow;
+    D1 = Rows = D2 / Chunk;
+    D2 = Chunk;
+    NVec = D2 / Vec;
+    G = T = ChunkThreads;
+    Blocks = Rows;
+  } else if (Full) {
     Mode = Whole;
     // 1024 threads when that grid (2 blocks per SM, 4 loads each) is full,
     // else 512. H200, 2026-11-30, f32[2^28]: 237.2-237.5 us with 1024
@@ -955,11 +1003,15 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
         1, std::min<int64_t>(NumSms * PerSm, ceilDiv(NVec, T * U)));
     G = T * Blocks;
   } else {
-    // A warp per row up to 256 vectors, else a block of 256 per row
-    // (H200, 2026-11-30: bf16[16384,4096], 512 vectors per row: 31.3 us
-    // with a warp per row, 30.5 with 256 threads, 39.1 with 512; f32
-    // [8192,8192]: 60.5-60.9 us for 256 to 1024 threads).
-    int64_t Auto = NVec <= 16 ? nextPow2(NVec) : NVec <= 256 ? 32 : 256;
+    // A warp per row up to 256 vectors, a block of 256 per row up to 2047
+    // vectors, else of 512 (H200, 2026-11-30: bf16[16384,4096], 512
+    // vectors per row: 31.3 us with a warp per row, 30.5 with 256 threads,
+    // 39.1 with 512; f32[8192,8192], 2048 vectors: 60.38-60.42 us with 512
+    // threads against 60.69-60.91 with 256, 60.7 with 1024, 61.3 with 128).
+    int64_t Auto = NVec <= 16    ? nextPow2(NVec)
+                   : NVec <= 256 ? 32
+                   : NVec < 2048 ? 256
+                                 : 512;
     G = std::min(knob("IDXMAP_RED_ROW_LANES", Auto, 1, 1024),
                  std::max<int64_t>(32, nextPow2(NVec)));
     if (G > 32) {
@@ -976,7 +1028,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
     }
   }
   Iters = ceilDiv(NVec, G);
-  if (!Full)
+  if (Mode != Whole)
     U = knob("IDXMAP_RED_ROW_UNROLL", std::min<int64_t>(8, Iters), 1, 64,
              false);
   U = std::max<int64_t>(1, std::min(U, Iters));
@@ -1003,6 +1055,12 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
     Blocks = Rows;
   }
   int64_t Main = NVec / (U * G); // steps of U iterations with every lane busy
+  // Back-end O0 measured the same as O3 on the H200 (2026-11-30) for a
+  // block per row (row sum f32[8192,8192] 60.43-60.46 us, bf16 30.21-30.30)
+  // and whole-input chunks (full sum 235.97-236.03); several rows per warp
+  // lose at O0 (row sum f32[262144,8] 2.21 against 2.14; row max
+  // f32[1048576,32] equal).
+  requestBackEndOptLevel(M, Mode == Group ? 3 : 0);
   createFunction(unsigned(T), unsigned(Blocks), 0);
 
   // Input map: (th, bl)[b, k, it, vec].
@@ -1158,7 +1216,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
     return Info;
   }
   std::vector<llvm::Value *> R1 = blockReduce(std::move(Red[0]), unsigned(T));
-  if (Mode == BlockRow || Blocks == 1) {
+  if ((Mode == BlockRow && !Full) || Blocks == 1) {
     emitIf(B.CreateICmpEQ(Th, cst(0)), [&] {
       emitEpilogue(R1, emitExprs(OM, {cst(0), cst(0)}));
     });
@@ -1177,12 +1235,19 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
   emitIf(IsLast, [&] {
     threadFence();
     storeAccs(Idents);
-    for (int64_t J = 0; J < ceilDiv(Blocks, T); ++J) {
-      llvm::Value *Idx = B.CreateAdd(Th, cst(J * T));
+    // Thread th combines partials th, th + T, ... in order (a loop when
+    // there are many: chunked inputs have thousands).
+    auto CombineAt = [&](llvm::Value *J) {
+      llvm::Value *Idx = B.CreateAdd(Th, B.CreateMul(J, cst(T)));
       emitIf(B.CreateICmpULT(Idx, cst(Blocks)), [&] {
         storeAccs(combine(loadAccs(), loadScratch(Scratch, Idx)));
       });
-    }
+    };
+    if (ceilDiv(Blocks, T) > 4)
+      emitFor(cst(ceilDiv(Blocks, T)), CombineAt);
+    else
+      for (int64_t J = 0; J < ceilDiv(Blocks, T); ++J)
+        CombineAt(cst(J));
     std::vector<llvm::Value *> Tot = blockReduce(loadAccs(), unsigned(T));
     emitIf(B.CreateICmpEQ(Th, cst(0)), [&] {
       B.CreateStore(B.getInt32(0), CPtr, /*isVolatile=*/true);
@@ -1207,6 +1272,9 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
 /// finish (a device-scope counter per tile) combines them in chunk order:
 /// deterministic.
 Expected<KernelInfo> ReductionKernel::emitColumns() {
+  // H200, 2026-11-30: column sum f32[8192,8192] 62.72-63.07 us at back-end
+  // O0, 62.43-62.77 at O3 (0.5 %, for a third less compile time).
+  requestBackEndOptLevel(M, 0);
   const ReductionInfo &RI = *A.Reduction;
   int64_t K1 = RI.Dims[0], R = RI.Dims[1], K2 = RI.Dims[2];
   int64_t Vec = maxVectorElements();
