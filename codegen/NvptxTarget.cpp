@@ -34,6 +34,7 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/Transforms/IPO/Internalize.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <sstream>
@@ -184,6 +185,13 @@ public:
 };
 
 } // namespace
+
+void idxmap::requestBackEndOptLevel(llvm::Module &M, unsigned Level) {
+  if (auto *Flag = llvm::mdconst::extract_or_null<llvm::ConstantInt>(
+          M.getModuleFlag(BackEndOptFlag)))
+    Level = std::max(Level, unsigned(Flag->getZExtValue()));
+  M.setModuleFlag(llvm::Module::Max, BackEndOptFlag, std::min(Level, 3u));
+}
 
 unsigned idxmap::minPtxVersion(std::string_view Gpu) {
   // PTX ISA: sm_80 needs 7.0, sm_90 7.8, sm_90a 8.0.
@@ -357,6 +365,21 @@ Expected<std::string> idxmap::emitPtx(llvm::Module &M,
   if (Opts.Optimize)
     if (auto Err = optimizeModule(M, TM, P))
       return *Err;
+  // The back end's optimization level: what the emitters asked for
+  // (requestBackEndOptLevel) after the fast pipeline, else O3.
+  // IDXMAP_BACKEND_OPT=0..3 overrides it (experiments).
+  unsigned Level = 3;
+  if (Opts.Optimize && P == TargetOptions::Pipeline::Fast)
+    if (auto *Flag = llvm::mdconst::extract_or_null<llvm::ConstantInt>(
+            M.getModuleFlag(BackEndOptFlag)))
+      Level = unsigned(Flag->getZExtValue());
+  if (const char *E = std::getenv("IDXMAP_BACKEND_OPT"); E && *E) {
+    if (E[1] != 0 || E[0] < '0' || E[0] > '3')
+      return targetError("IDXMAP_BACKEND_OPT: expected 0, 1, 2 or 3, got '" +
+                         std::string(E) + "'");
+    Level = unsigned(E[0] - '0');
+  }
+  TM.setOptLevel(llvm::CodeGenOptLevel(Level));
   avoidNegatedAbs(M);
 
   llvm::SmallString<0> Ptx;

@@ -98,8 +98,31 @@ std::optional<Diagnostic>
 optimizeModule(llvm::Module &M, llvm::TargetMachine &TM,
                TargetOptions::Pipeline P = TargetOptions::Pipeline::O3);
 
+/// The module flag that holds the NVPTX back end's optimization level.
+inline constexpr const char *BackEndOptFlag = "idxmap.backend-opt";
+
+/// Asks for back-end optimization level \p Level (0 to 3, as
+/// llvm::CodeGenOptLevel) for \p M; the module gets the highest level any
+/// kernel asked for. emitPtx uses it after the fast IR pipeline; a module
+/// that asks for nothing, or runs the O3 pipeline, gets 3. Level 0 skips
+/// LLVM's loop strength reduction, code-generation preparation and DAG
+/// combining, which ptxas redoes anyway: the emitters ask for it where the
+/// kernels measured the same on the GPU (loop, reduction and row
+/// normalization kernels), and for 3 where LLVM's work shows (transposes,
+/// several rows per warp).
+///
+/// Example:
+/// \code
+///   requestBackEndOptLevel(M, 0); // a reduction kernel
+///   requestBackEndOptLevel(M, 3); // and a transpose: the module gets 3
+/// \endcode
+void requestBackEndOptLevel(llvm::Module &M, unsigned Level);
+
 /// Verifies \p M, configures it for the target, links libdevice when needed,
-/// runs O3 (unless Opts.Optimize is false) and returns the PTX text.
+/// runs O3 (unless Opts.Optimize is false) and returns the PTX text. The
+/// back end runs at the level of requestBackEndOptLevel, or of the
+/// environment variable IDXMAP_BACKEND_OPT (0-3, experiments; another
+/// value is an error).
 /// \p M is modified in place (optimized), so `--emit=llvm` after this prints
 /// what the back end saw.
 ///
