@@ -113,6 +113,42 @@ void avoidNegatedAbs(llvm::Module &M) {
         B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, Y, NegY));
     I->eraseFromParent();
   }
+  // The same ptxas also drops the negation of some operands of a 3-input
+  // integer max (VIMNMX3) fed by `neg.s32` (random_reductions seed 9206, a
+  // row max of -x: SASS `VIMNMX3 R5, R4, R5, R6` with R5 and R6 never
+  // negated; `sub.s32 0, x` and `mul.lo.s32 x, -1` fail the same way,
+  // `not.b32` + `add.s32 1` is right on the H200). Negations feeding an
+  // integer min or max become ~x + 1 in inline asm.
+  std::vector<std::pair<llvm::Instruction *, llvm::Value *>> Negs;
+  for (llvm::Function &F : M)
+    for (llvm::BasicBlock &BB : F)
+      for (llvm::Instruction &I : BB) {
+        llvm::Value *X = nullptr;
+        llvm::Type *T = I.getType();
+        if (!(T->isIntegerTy(16) || T->isIntegerTy(32) || T->isIntegerTy(64)) ||
+            !match(&I, m_Neg(m_Value(X))))
+          continue;
+        for (llvm::User *U : I.users())
+          if (llvm::isa<llvm::MinMaxIntrinsic>(U)) {
+            Negs.push_back({&I, X});
+            break;
+          }
+      }
+  for (auto [I, X] : Negs) {
+    llvm::IRBuilder<> B(I);
+    unsigned Bits = I->getType()->getIntegerBitWidth();
+    std::string N = std::to_string(Bits);
+    const char *C = Bits == 16 ? "=h,h" : Bits == 32 ? "=r,r" : "=l,l";
+    auto *FT = llvm::FunctionType::get(I->getType(), {I->getType()}, false);
+    llvm::Value *Neg = B.CreateCall(
+        llvm::InlineAsm::get(FT,
+                             "{ .reg .b" + N + " t; not.b" + N + " t, $1; add.s" +
+                                 N + " $0, t, 1; }",
+                             C, /*hasSideEffects=*/false),
+        {X});
+    I->replaceAllUsesWith(Neg);
+    I->eraseFromParent();
+  }
 }
 
 std::string ptxVersionText(unsigned V) {
