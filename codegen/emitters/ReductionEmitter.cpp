@@ -15,10 +15,15 @@
 //     after one barrier. Short rows share a warp (G lanes per row) and each
 //     thread takes K rows, so that every thread has K * U independent
 //     vector loads in flight before the first use (U vector iterations of
-//     each row per step). A full reduction is one kernel: each block writes
-//     its partial to a module scratch array, and the last block to finish
-//     (a device-scope counter, reset by that block) reduces the partials in
-//     block order: deterministic.
+//     each row per step). A full reduction is one kernel: a block per
+//     contiguous chunk of the input (a row reduction of [N / chunk, chunk])
+//     when there are at least 2 x 132 chunks, else a grid of blocks
+//     striding over the whole input; each block writes its partial to a
+//     module scratch array, and the last block to finish (a device-scope
+//     counter, reset by that block) reduces the partials in block order:
+//     deterministic.
+//   - Inputs the kernel reads exactly once are loaded with the L1/L2
+//     evict_first cache hint (loadWithHint).
 //   - Column: L lanes along the kept minor dim (V adjacent columns each, one
 //     16-byte load), 32 / L row slots per warp, W warps, U steps in flight;
 //     row slots combine with shuffles, warps through padded shared memory

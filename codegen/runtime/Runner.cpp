@@ -6,6 +6,7 @@
 #include "idxmap/Runner.h"
 
 #include <algorithm>
+#include <numeric>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -247,6 +248,8 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
         R.Timer = "events";
       }
       R.MedianUs = runtime::median(Times);
+      R.MeanUs = std::accumulate(Times.begin(), Times.end(), 0.0) /
+                 double(Times.size());
       R.MinUs = *std::min_element(Times.begin(), Times.end());
       R.MaxUs = *std::max_element(Times.begin(), Times.end());
       R.GBps = R.MedianUs > 0 ? double(R.Bytes) / (R.MedianUs * 1e3) : 0;

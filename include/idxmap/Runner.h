@@ -55,8 +55,11 @@ struct KernelRunResult {
   bool Ok = true;
   /// One line per output: `ok (max abs err 1.2e-7)` or the mismatch message.
   std::vector<std::string> OutputReports;
-  /// Kernel times over the repetitions (microseconds).
-  double MedianUs = 0, MinUs = 0, MaxUs = 0;
+  /// Kernel times over the repetitions (microseconds). The mean is what
+  /// averaging timers (CUDA events around a batch, peers.py) report; the
+  /// distribution of a DRAM-bound kernel is skewed, so it can sit half a
+  /// percent below the median.
+  double MedianUs = 0, MeanUs = 0, MinUs = 0, MaxUs = 0;
   /// Bytes read once + written once, and the bandwidth at the median.
   uint64_t Bytes = 0;
   double GBps = 0;

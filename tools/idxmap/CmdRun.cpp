@@ -195,9 +195,9 @@ static int runRun(int Argc, char **Argv) {
     for (const std::string &L : R.OutputReports)
       std::printf("  %s\n", L.c_str());
     if (Bench)
-      std::printf("  time: median %.2f us (min %.2f, max %.2f, %u reps, %u "
-                  "input copies), %.1f MB moved, %.1f GB/s\n",
-                  R.MedianUs, R.MinUs, R.MaxUs, RO.Reps, R.Copies,
+      std::printf("  time: median %.2f us (mean %.2f, min %.2f, max %.2f, %u "
+                  "reps, %u input copies), %.1f MB moved, %.1f GB/s\n",
+                  R.MedianUs, R.MeanUs, R.MinUs, R.MaxUs, RO.Reps, R.Copies,
                   R.Bytes / 1e6, R.GBps);
     if (Bench)
       std::printf("  timer: %s\n", R.Timer.c_str());
