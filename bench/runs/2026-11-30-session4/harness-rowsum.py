@@ -1,6 +1,6 @@
 # Our row-sum kernel timed by peers.py's own method: marker kernel, one call,
 # 5 timed calls, CUPTI kernel durations through torch.profiler, averaged.
-# (The script of the 15:20 UTC run, verbatim; bench/peer_method.py generalizes it.)
+# (The script of the 15:10 UTC run, verbatim; bench/peer_method.py generalizes it.)
 import json, sys, statistics, torch, cupy as cp
 from torch.profiler import profile, ProfilerActivity
 ptx, grid, block = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
