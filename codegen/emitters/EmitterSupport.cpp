@@ -17,6 +17,7 @@
 #include "llvm/IR/Module.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace idxmap {
 namespace codegen {
@@ -46,6 +47,25 @@ llvm::Value *physicalOffset(llvm::IRBuilderBase &B, const Shape &S,
     Off = B.CreateAdd(Off, T, "", true, true);
   }
   return Off;
+}
+
+int64_t knob(const char *Name, int64_t Default, int64_t Lo, int64_t Hi,
+             bool Pow2) {
+  int64_t V = Default;
+  if (const char *E = std::getenv(Name); E && *E) {
+    char *End = nullptr;
+    long long X = std::strtoll(E, &End, 10);
+    if (End && *End == 0 && X >= Lo)
+      V = X;
+  }
+  V = std::clamp(V, Lo, Hi);
+  if (Pow2) {
+    int64_t P = 1;
+    while (P * 2 <= V)
+      P *= 2;
+    V = P;
+  }
+  return V;
 }
 
 llvm::Value *loadWithHint(llvm::IRBuilderBase &B, llvm::Type *Ty,

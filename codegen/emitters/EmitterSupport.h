@@ -48,6 +48,15 @@ llvm::Value *physicalOffset(
     llvm::Type *IndexTy,
     OffsetTermOrder Order = OffsetTermOrder::MinorToMajor);
 
+/// A tuning knob of an emitter: the environment variable \p Name when set
+/// to an integer >= \p Lo, else \p Default (unset, empty, not a number or
+/// below \p Lo); clamped to [Lo, Hi] and, with \p Pow2, rounded down to a
+/// power of two. Example: with IDXMAP_RED_ROW_LANES=300,
+/// `knob("IDXMAP_RED_ROW_LANES", 256, 1, 1024)` is 256 (300 rounded down);
+/// with it unset or `abc`, 256.
+int64_t knob(const char *Name, int64_t Default, int64_t Lo, int64_t Hi,
+             bool Pow2 = true);
+
 /// How a parameter load may use the caches.
 enum class CacheHint {
   /// A plain load (LLVM picks `ld.global.nc` for the kernel's read-only,

@@ -130,28 +130,6 @@ namespace codegen {
 
 namespace {
 
-/// A tuning knob: the environment variable \p Name (see the file comment)
-/// when set to an integer >= \p Lo, else \p Default; clamped to [Lo, Hi]
-/// and, with \p Pow2, rounded down to a power of two.
-int64_t knob(const char *Name, int64_t Default, int64_t Lo, int64_t Hi,
-             bool Pow2 = true) {
-  int64_t V = Default;
-  if (const char *E = std::getenv(Name); E && *E) {
-    char *End = nullptr;
-    long long X = std::strtoll(E, &End, 10);
-    if (End && *End == 0 && X >= Lo)
-      V = X;
-  }
-  V = std::clamp(V, Lo, Hi);
-  if (Pow2) {
-    int64_t P = 1;
-    while (P * 2 <= V)
-      P *= 2;
-    V = P;
-  }
-  return V;
-}
-
 Diagnostic unsupported(const HloInstruction &F, const std::string &Why) {
   return emitterRefusal(F, "reduction", Why);
 }

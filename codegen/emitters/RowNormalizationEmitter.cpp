@@ -39,7 +39,8 @@
 // not stored. No thread leaves early: shuffles and barriers see them all.
 //
 // Sizes: G is the power of two that gives each thread about 8 elements
-// (IDXMAP_ROWNORM_ELEMENTS=N overrides the 8, for tuning), at most 1024;
+// (IDXMAP_ROWNORM_ELEMENTS=N, 1..64, overrides the 8 for tuning; read with
+// knob, as the reduction emitter's variables), at most 1024;
 // rows needing more than 64 elements per thread at 1024 threads are refused
 // with a diagnostic. Blocks have max(G, 256) threads (fewer when there are
 // few rows), so short rows share a block and a warp.
@@ -489,9 +490,8 @@ Expected<KernelInfo> RowNormKernel::run() {
   // Threads per row G (a power of two), chunks per thread J.
   // 8: softmax f32[4096,4096] 33.14-33.22 us against 33.17-33.26 with 16
   // (H200, 2026-11-30), and 30 % less compile time.
-  int64_t Target = 8;
-  if (const char *E = std::getenv("IDXMAP_ROWNORM_ELEMENTS"))
-    Target = std::max<int64_t>(1, std::atoll(E));
+  int64_t Target = knob("IDXMAP_ROWNORM_ELEMENTS", 8, 1,
+                        MaxElementsPerThread, /*Pow2=*/false);
   int64_t PerThread = std::max<int64_t>(1, Target / Vec);
   int64_t G =
       std::min<int64_t>(MaxThreadsPerRow, nextPow2(ceilDiv(NVec, PerThread)));
@@ -776,7 +776,7 @@ Expected<KernelInfo> RowNormKernel::run() {
   // divisors of magnitude 2^-126 .. 2^126 (as Triton's `div.full.f32`), the
   // same infinities and NaNs; --precise-math (or
   // IDXMAP_ROWNORM_EXACT_DIVIDE=1) keeps `div.rn` per element.
-  if (!Math.Precise && !std::getenv("IDXMAP_ROWNORM_EXACT_DIVIDE")) {
+  if (!Math.Precise && !knob("IDXMAP_ROWNORM_EXACT_DIVIDE", 0, 0, 1, false)) {
     for (const HloInstruction *I : C.instructions()) {
       if (I->opcode() != HloOpcode::Divide ||
           I->shape().Type != PrimitiveType::F32 || !I->shape().sameDims(In))
