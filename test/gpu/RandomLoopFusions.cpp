@@ -9,6 +9,7 @@
 //   random_loop_fusions [--seed N] [--count N] [--max-elements N] [-v]
 //
 //===----------------------------------------------------------------------===//
+#include "support/GpuTestDriver.h"
 #include "support/RandomHlo.h"
 
 #include "idxmap/Emit.h"
@@ -24,33 +25,16 @@
 using namespace idxmap;
 
 int main(int Argc, char **Argv) {
-  uint64_t Seed = 1;
-  unsigned Count = 200;
-  int64_t MaxElements = 4096;
-  bool Verbose = false;
-  for (int I = 1; I < Argc; ++I) {
-    std::string A = Argv[I];
-    auto Next = [&]() -> std::string {
-      if (I + 1 >= Argc) {
-        std::fprintf(stderr, "%s needs a value\n", A.c_str());
-        std::exit(2);
-      }
-      return Argv[++I];
-    };
-    if (A == "--seed")
-      Seed = std::stoull(Next());
-    else if (A == "--count")
-      Count = unsigned(std::stoul(Next()));
-    else if (A == "--max-elements")
-      MaxElements = std::stoll(Next());
-    else if (A == "-v")
-      Verbose = true;
-    else {
-      std::fprintf(stderr, "usage: random_loop_fusions [--seed N] [--count N] "
-                           "[--max-elements N] [-v]\n");
-      return 2;
-    }
-  }
+  testing::GpuTestFlags Flags;
+  Flags.MaxElements = 4096;
+  Flags.TakesDryRun = Flags.TakesPtxas = Flags.TakesPrint = false;
+  if (auto Exit =
+          testing::parseGpuTestArgs(Argc, Argv, "random_loop_fusions", Flags))
+    return *Exit;
+  uint64_t Seed = Flags.Seed;
+  unsigned Count = unsigned(Flags.Count);
+  int64_t MaxElements = Flags.MaxElements;
+  bool Verbose = Flags.Verbose;
   auto Drv = runtime::CudaDriver::open();
   if (!Drv) {
     std::printf("SKIP: %s\n", Drv.error().Message.c_str());

@@ -45,6 +45,7 @@
 #include "idxmap/Emit.h"
 #include "idxmap/Fusion.h"
 #include "idxmap/Runner.h"
+#include "support/GpuTestDriver.h"
 
 #include <algorithm>
 #include <cmath>
@@ -783,45 +784,17 @@ void printHistogram(const char *Title,
 } // namespace
 
 int main(int Argc, char **Argv) {
-  uint64_t Seed = 1;
-  unsigned Count = 200;
-  int64_t MaxElements = 1 << 20;
-  bool Verbose = false, DryRun = false, Print = false;
-  std::string Ptxas;
-  for (int I = 1; I < Argc; ++I) {
-    std::string A = Argv[I];
-    auto Next = [&]() -> std::string {
-      if (I + 1 >= Argc) {
-        std::fprintf(stderr, "%s needs a value\n", A.c_str());
-        std::exit(2);
-      }
-      return Argv[++I];
-    };
-    try {
-      if (A == "--seed")
-        Seed = std::stoull(Next());
-      else if (A == "--count")
-        Count = unsigned(std::stoul(Next()));
-      else if (A == "--max-elements")
-        MaxElements = std::max<int64_t>(16, std::stoll(Next()));
-      else if (A == "--dry-run")
-        DryRun = true;
-      else if (A == "--ptxas")
-        Ptxas = Next();
-      else if (A == "--print")
-        Print = true;
-      else if (A == "-v")
-        Verbose = true;
-      else
-        throw std::invalid_argument(A);
-    } catch (const std::exception &) {
-      std::fprintf(stderr,
-                   "usage: random_reductions [--seed N] [--count N] "
-                   "[--max-elements N] [--dry-run] [--ptxas PATH] [--print] "
-                   "[-v]\n");
-      return 2;
-    }
-  }
+  testing::GpuTestFlags Flags;
+  Flags.MaxElements = 1 << 20;
+  Flags.MinMaxElements = 16;
+  if (auto Exit =
+          testing::parseGpuTestArgs(Argc, Argv, "random_reductions", Flags))
+    return *Exit;
+  uint64_t Seed = Flags.Seed;
+  unsigned Count = unsigned(Flags.Count);
+  int64_t MaxElements = Flags.MaxElements;
+  bool DryRun = Flags.DryRun, Print = Flags.Print, Verbose = Flags.Verbose;
+  std::string Ptxas = Flags.Ptxas;
   runtime::DriverResult<std::unique_ptr<runtime::CudaDriver>> Drv =
       runtime::CudaDriver::open();
   if (!Drv && !DryRun) {

@@ -19,6 +19,7 @@
 #include "idxmap/Emit.h"
 #include "idxmap/Fusion.h"
 #include "idxmap/Runner.h"
+#include "support/GpuTestDriver.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -135,37 +136,17 @@ std::string generate(uint64_t Seed, int64_t MaxElements) {
 } // namespace
 
 int main(int Argc, char **Argv) {
-  uint64_t Seed = 1;
-  unsigned Count = 200;
-  int64_t MaxElements = 1 << 18;
-  bool Verbose = false, PrintOnly = false, DryRun = false;
-  for (int I = 1; I < Argc; ++I) {
-    std::string A = Argv[I];
-    auto Next = [&]() -> std::string {
-      if (I + 1 >= Argc) {
-        std::fprintf(stderr, "%s needs a value\n", A.c_str());
-        std::exit(2);
-      }
-      return Argv[++I];
-    };
-    if (A == "--seed")
-      Seed = std::stoull(Next());
-    else if (A == "--count")
-      Count = unsigned(std::stoul(Next()));
-    else if (A == "--max-elements")
-      MaxElements = std::stoll(Next());
-    else if (A == "-v")
-      Verbose = true;
-    else if (A == "--print")
-      PrintOnly = DryRun = true; // a dry run that prints each module
-    else if (A == "--dry-run")
-      DryRun = true; // emit and interpret only (no driver needed)
-    else {
-      std::fprintf(stderr, "usage: random_transposes [--seed N] [--count N] "
-                           "[--max-elements N] [--dry-run] [--print] [-v]\n");
-      return 2;
-    }
-  }
+  testing::GpuTestFlags Flags;
+  Flags.MaxElements = 1 << 18;
+  Flags.TakesPtxas = false;
+  Flags.PrintMeansDryRun = true; // a dry run that prints each module
+  if (auto Exit =
+          testing::parseGpuTestArgs(Argc, Argv, "random_transposes", Flags))
+    return *Exit;
+  uint64_t Seed = Flags.Seed;
+  unsigned Count = unsigned(Flags.Count);
+  int64_t MaxElements = Flags.MaxElements;
+  bool Verbose = Flags.Verbose, PrintOnly = Flags.Print, DryRun = Flags.DryRun;
   auto Drv = runtime::CudaDriver::open();
   if (!Drv && !DryRun) {
     std::printf("SKIP: %s\n", Drv.error().Message.c_str());

@@ -1,0 +1,56 @@
+//===- test/support/GpuTestDriver.cpp - Flags of the GPU test programs ----===//
+//
+// Part of idxmap.
+//
+//===----------------------------------------------------------------------===//
+#include "support/GpuTestDriver.h"
+#include "support/FuzzDriver.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace idxmap::testing {
+
+std::optional<int> parseGpuTestArgs(int Argc, char **Argv, const char *Program,
+                                    GpuTestFlags &F) {
+  auto Usage = [&] {
+    std::fprintf(
+        stderr,
+        "usage: %s [--seed N] [--count N] [--max-elements N]%s%s%s [-v]\n",
+        Program, F.TakesDryRun ? " [--dry-run]" : "",
+        F.TakesPtxas ? " [--ptxas PATH]" : "",
+        F.TakesPrint ? " [--print]" : "");
+    return std::optional<int>(2);
+  };
+  for (int I = 1; I < Argc; ++I) {
+    std::string A = Argv[I];
+    const char *Value = I + 1 < Argc ? Argv[I + 1] : nullptr;
+    uint64_t N = 0;
+    if (A == "--seed" || A == "--count" || A == "--max-elements") {
+      if (!parseFuzzNumber(Value, N))
+        return Usage();
+      ++I;
+      if (A == "--seed")
+        F.Seed = N;
+      else if (A == "--count")
+        F.Count = N;
+      else
+        F.MaxElements = std::max<int64_t>(F.MinMaxElements, int64_t(N));
+    } else if (A == "--ptxas" && F.TakesPtxas && Value) {
+      F.Ptxas = Value;
+      ++I;
+    } else if (A == "--dry-run" && F.TakesDryRun) {
+      F.DryRun = true;
+    } else if (A == "--print" && F.TakesPrint) {
+      F.Print = true;
+      F.DryRun |= F.PrintMeansDryRun;
+    } else if (A == "-v") {
+      F.Verbose = true;
+    } else {
+      return Usage();
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace idxmap::testing

@@ -1,0 +1,46 @@
+//===- test/support/GpuTestDriver.h - Flags of the GPU test programs -*- C++
+//-*-===//
+//
+// Part of idxmap. The command line every `random_*` GPU test program takes:
+// seed, count, size bound and the dry-run / ptxas / print / verbose flags.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_TEST_SUPPORT_GPUTESTDRIVER_H
+#define IDXMAP_TEST_SUPPORT_GPUTESTDRIVER_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace idxmap::testing {
+
+/// `--seed N --count N --max-elements N [--dry-run] [--ptxas PATH]
+/// [--print] [-v]`. A program sets its defaults and the optional flags it
+/// takes before parsing.
+struct GpuTestFlags {
+  uint64_t Seed = 1;
+  uint64_t Count = 200;
+  int64_t MaxElements = 4096;
+  /// --max-elements below this is raised to it.
+  int64_t MinMaxElements = 1;
+  bool DryRun = false, Print = false, Verbose = false;
+  std::string Ptxas;
+  /// The optional flags the program accepts; with PrintMeansDryRun,
+  /// --print also sets DryRun.
+  bool TakesDryRun = true, TakesPtxas = true, TakesPrint = true;
+  bool PrintMeansDryRun = false;
+};
+
+/// Parses \p Argv into \p F. On an unknown flag, a missing value or a
+/// value that is not a whole number, prints `usage: PROGRAM ...` (the
+/// flags \p F takes) to stderr and returns 2, the exit code; else nothing.
+///
+/// Example: `GpuTestFlags F; F.Count = 100; F.TakesPtxas = false;
+/// if (auto Exit = parseGpuTestArgs(Argc, Argv, "random_x", F)) return
+/// *Exit;` accepts `random_x --seed 7 --count 3 --dry-run`.
+std::optional<int> parseGpuTestArgs(int Argc, char **Argv, const char *Program,
+                                    GpuTestFlags &F);
+
+} // namespace idxmap::testing
+
+#endif
