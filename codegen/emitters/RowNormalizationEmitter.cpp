@@ -56,6 +56,7 @@
 #include "idxmap/Coalescing.h"
 #include "idxmap/Compose.h"
 #include "idxmap/HloIndexing.h"
+#include "idxmap/Print.h"
 #include "idxmap/RangeEvaluator.h"
 #include "idxmap/Simplify.h"
 
@@ -558,6 +559,8 @@ Expected<KernelInfo> RowNormKernel::run() {
                    delinearizePhysical(Ctx, (RowE * N + VE * Vec) + Ctx.symbol(1), In),
                    Cs);
     simplify(TM);
+    Info.ThreadMap = printMap(TM);
+    Info.ThreadMapTarget = P.Reduces.front()->operand(0)->name();
     proveWidths(TM);
     // Row roots: stored at the input's index.
     StoreWidth.assign(A.Roots.size(), 1);

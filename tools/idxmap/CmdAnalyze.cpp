@@ -88,7 +88,7 @@ static void report(OutputFile &O, const std::string &Title,
                    A.Kind == EmitterKind::MultiRowReduction ||
                    A.Kind == EmitterKind::ColumnReduction ||
                    A.Kind == EmitterKind::FullReduction;
-  if (Module && Fusion && Reduction && Codegen == emitterKindName(A.Kind))
+  if (Module && Fusion && Reduction)
     Kernel = kernelThreadMapping(Ctx, *Module, *Fusion, A);
   ThreadMapping TM = Kernel ? *Kernel : heroThreadMapping(Ctx, A);
   O << "  threads: " << TM.ThreadsPerBlock << " x " << TM.Blocks
