@@ -79,6 +79,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/IR/IRBuilder.h"
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -94,8 +95,13 @@ namespace codegen {
 
 /// How transcendental functions are computed (see the file comment).
 struct MathOptions {
+  MathOptions() = default;
+  explicit MathOptions(bool Precise) : Precise(Precise) {}
   /// `--precise-math`: libdevice for tanh, exp, log and logistic too.
   bool Precise = false;
+  /// The emitters' tuning knobs set by the caller (EmitOptions::Tuning),
+  /// by the names of their environment variables; read through knob().
+  std::map<std::string, int64_t> Tuning;
 };
 
 //===----------------------------------------------------------------------===//

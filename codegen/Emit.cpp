@@ -12,11 +12,34 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace idxmap {
 
+const std::vector<std::string> &tuningKnobNames() {
+  static const std::vector<std::string> Names = {
+      "IDXMAP_RED_COL_LANES",          "IDXMAP_RED_COL_SPLIT",
+      "IDXMAP_RED_COL_UNROLL",         "IDXMAP_RED_COL_WARPS",
+      "IDXMAP_RED_EVICT_FIRST",        "IDXMAP_RED_FULL_BLOCKS_PER_SM",
+      "IDXMAP_RED_FULL_CHUNK",         "IDXMAP_RED_FULL_CHUNK_THREADS",
+      "IDXMAP_RED_FULL_THREADS",       "IDXMAP_RED_FULL_UNROLL",
+      "IDXMAP_RED_LOADS_FIRST",        "IDXMAP_RED_MINBLOCKS",
+      "IDXMAP_RED_ROW_K",              "IDXMAP_RED_ROW_LANES",
+      "IDXMAP_RED_ROW_THREADS",        "IDXMAP_RED_ROW_UNROLL",
+      "IDXMAP_ROWNORM_ELEMENTS",       "IDXMAP_ROWNORM_EXACT_DIVIDE"};
+  return Names;
+}
+
 Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
+  for (const auto &[Name, Value] : O.Tuning)
+    if (!std::binary_search(tuningKnobNames().begin(), tuningKnobNames().end(),
+                            Name)) {
+      Diagnostic D;
+      D.Loc.File = "<tuning>";
+      D.Message = "unknown tuning knob '" + Name + "'";
+      return D;
+    }
   if (auto Err = validateTargetOptions(O.Target))
     return *Err;
   auto TM = createNvptxTargetMachine(O.Target);
@@ -32,6 +55,7 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
   auto T0 = Clock::now();
   codegen::MathOptions Math;
   Math.Precise = O.Target.PreciseMath;
+  Math.Tuning = O.Tuning;
   EmitResult R;
   bool Found = false;
   for (const HloInstruction *F : M.fusions()) {

@@ -6,6 +6,7 @@
 #include "EmitterSupport.h"
 #include "ElementwiseCodegen.h"
 
+#include "idxmap/Emit.h"
 #include "idxmap/Hlo.h"
 
 #include "idxmap/Context.h"
@@ -17,6 +18,7 @@
 #include "llvm/IR/Module.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstdlib>
 
 namespace idxmap {
@@ -49,10 +51,16 @@ llvm::Value *physicalOffset(llvm::IRBuilderBase &B, const Shape &S,
   return Off;
 }
 
-int64_t knob(const char *Name, int64_t Default, int64_t Lo, int64_t Hi,
-             bool Pow2) {
+int64_t knob(const std::map<std::string, int64_t> &Tuning, const char *Name,
+             int64_t Default, int64_t Lo, int64_t Hi, bool Pow2) {
+  assert(std::binary_search(tuningKnobNames().begin(), tuningKnobNames().end(),
+                            std::string(Name)) &&
+         "register the knob in tuningKnobNames()");
   int64_t V = Default;
-  if (const char *E = std::getenv(Name); E && *E) {
+  if (auto It = Tuning.find(Name); It != Tuning.end()) {
+    if (It->second >= Lo)
+      V = It->second;
+  } else if (const char *E = std::getenv(Name); E && *E) {
     char *End = nullptr;
     long long X = std::strtoll(E, &End, 10);
     if (End && *End == 0 && X >= Lo)

@@ -17,6 +17,7 @@
 #include "llvm/IR/IRBuilder.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,14 +49,16 @@ llvm::Value *physicalOffset(
     llvm::Type *IndexTy,
     OffsetTermOrder Order = OffsetTermOrder::MinorToMajor);
 
-/// A tuning knob of an emitter: the environment variable \p Name when set
-/// to an integer >= \p Lo, else \p Default (unset, empty, not a number or
-/// below \p Lo); clamped to [Lo, Hi] and, with \p Pow2, rounded down to a
-/// power of two. Example: with IDXMAP_RED_ROW_LANES=300,
-/// `knob("IDXMAP_RED_ROW_LANES", 256, 1, 1024)` is 256 (300 rounded down);
-/// with it unset or `abc`, 256.
-int64_t knob(const char *Name, int64_t Default, int64_t Lo, int64_t Hi,
-             bool Pow2 = true);
+/// A tuning knob of an emitter: \p Tuning's entry \p Name (set through
+/// EmitOptions::Tuning or `--tune`), else the environment variable \p Name,
+/// when it is an integer >= \p Lo; else \p Default (unset, empty, not a
+/// number or below \p Lo). Clamped to [Lo, Hi] and, with \p Pow2, rounded
+/// down to a power of two. Every name must be in tuningKnobNames().
+/// Example: with IDXMAP_RED_ROW_LANES=300 in the environment and no entry,
+/// `knob(T, "IDXMAP_RED_ROW_LANES", 256, 1, 1024)` is 256 (300 rounded
+/// down); with the entry 512, 512.
+int64_t knob(const std::map<std::string, int64_t> &Tuning, const char *Name,
+             int64_t Default, int64_t Lo, int64_t Hi, bool Pow2 = true);
 
 /// How a parameter load may use the caches.
 enum class CacheHint {

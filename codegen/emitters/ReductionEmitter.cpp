@@ -39,9 +39,10 @@
 //     the same index and stored there, with vector stores of the width the
 //     maps prove.
 //
-// Tuning knobs (environment variables read at emission; unset, empty or a
-// value below the range means the default; values above are clamped;
-// powers of two are rounded down):
+// Tuning knobs (EmitOptions::Tuning / `idxmap emit --tune NAME=VALUE`, else
+// the environment variable of that name, read at emission; unset, empty or
+// a value below the range means the default; values above are clamped;
+// powers of two are rounded down; every name is listed in tuningKnobNames()):
 //
 //   IDXMAP_RED_ROW_LANES    threads per row (power of two, 1..1024); <= 32:
 //                           rows share a warp, > 32: a block of that many
@@ -549,7 +550,7 @@ void ReductionKernel::createFunction(unsigned Threads, unsigned Blocks,
   // occupancy) and serializes loads beyond that; a minimum of N blocks per
   // SM lets it use up to 65536 / (N x threads) registers for loads in
   // flight.
-  int64_t MinBlocks = knob("IDXMAP_RED_MINBLOCKS", 0, 0, 32, false);
+  int64_t MinBlocks = knob(Math.Tuning, "IDXMAP_RED_MINBLOCKS", 0, 0, 32, false);
   setLaunchBounds(*K, {Threads, /*Exact=*/true, unsigned(MinBlocks)});
   B.SetInsertPoint(&K->getEntryBlock());
   int64_t Largest = In->numElements();
@@ -638,7 +639,7 @@ void ReductionKernel::setInputMap(std::vector<Variable> Syms, Expr Lin,
     while (S.Width * 2 <= R.VectorWidth && V % (S.Width * 2) == 0)
       S.Width *= 2;
   }
-  bool EvictFirst = knob("IDXMAP_RED_EVICT_FIRST", 1, 0, 1, false) != 0;
+  bool EvictFirst = knob(Math.Tuning, "IDXMAP_RED_EVICT_FIRST", 1, 0, 1, false) != 0;
   for (const HloInstruction *P : C.parameters()) {
     Width[P] = 1;
     Hint[P] = CacheHint::Normal;
@@ -959,10 +960,10 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
   // 32 KiB: 264; 128 KiB with 256 threads 241.5, with 1024 260.5;
   // 256 KiB with 1024 threads 236.4-236.6, with 512 238.9.
   int64_t ChunkBytes =
-      Full ? knob("IDXMAP_RED_FULL_CHUNK", 131072, 0, int64_t(1) << 30) : 0;
+      Full ? knob(Math.Tuning, "IDXMAP_RED_FULL_CHUNK", 131072, 0, int64_t(1) << 30) : 0;
   int64_t Chunk = ChunkBytes / byteWidth(In->Type);
   int64_t ChunkThreads =
-      Full ? knob("IDXMAP_RED_FULL_CHUNK_THREADS", 512, 32, 1024) : 0;
+      Full ? knob(Math.Tuning, "IDXMAP_RED_FULL_CHUNK_THREADS", 512, 32, 1024) : 0;
   if (Full && Chunk > 0 && D2 % Chunk == 0 && D2 / Chunk >= 2 * NumSms &&
       Chunk % (ChunkThreads * Vec) == 0) {
     Mode = BlockRow;
@@ -978,9 +979,9 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
     // threads (unroll 1 to 16) against 238.2-238.4 with 512; unroll 4
     // keeps the IR (and the compile time) of 512 x 4.
     bool Big = NVec >= NumSms * 2 * 1024 * 4;
-    T = knob("IDXMAP_RED_FULL_THREADS", Big ? 1024 : 512, 32, 1024);
-    U = knob("IDXMAP_RED_FULL_UNROLL", 4, 1, 32, /*Pow2=*/false);
-    int64_t PerSm = knob("IDXMAP_RED_FULL_BLOCKS_PER_SM",
+    T = knob(Math.Tuning, "IDXMAP_RED_FULL_THREADS", Big ? 1024 : 512, 32, 1024);
+    U = knob(Math.Tuning, "IDXMAP_RED_FULL_UNROLL", 4, 1, 32, /*Pow2=*/false);
+    int64_t PerSm = knob(Math.Tuning, "IDXMAP_RED_FULL_BLOCKS_PER_SM",
                          std::max<int64_t>(1, 2048 / T), 1, 32, false);
     Blocks = std::max<int64_t>(
         1, std::min<int64_t>(NumSms * PerSm, ceilDiv(NVec, T * U)));
@@ -995,7 +996,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
                    : NVec <= 256 ? 32
                    : NVec < 2048 ? 256
                                  : 512;
-    G = std::min(knob("IDXMAP_RED_ROW_LANES", Auto, 1, 1024),
+    G = std::min(knob(Math.Tuning, "IDXMAP_RED_ROW_LANES", Auto, 1, 1024),
                  std::max<int64_t>(32, nextPow2(NVec)));
     if (G > 32) {
       Mode = BlockRow;
@@ -1006,13 +1007,13 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
       // 256 threads: row max f32[1048576,32] 32.9 us against 33.0 with 128
       // and 33.6 with 512 (2 rows per thread); row sum f32[262144,8] 2.21
       // against 2.34 with 128.
-      T = std::max(knob("IDXMAP_RED_ROW_THREADS", 256, 32, 1024), G);
+      T = std::max(knob(Math.Tuning, "IDXMAP_RED_ROW_THREADS", 256, 32, 1024), G);
       RPB = T / G;
     }
   }
   Iters = ceilDiv(NVec, G);
   if (Mode != Whole)
-    U = knob("IDXMAP_RED_ROW_UNROLL", std::min<int64_t>(8, Iters), 1, 64,
+    U = knob(Math.Tuning, "IDXMAP_RED_ROW_UNROLL", std::min<int64_t>(8, Iters), 1, 64,
              false);
   U = std::max<int64_t>(1, std::min(U, Iters));
   if (Mode == Group) {
@@ -1025,7 +1026,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
     int64_t AutoK = std::max<int64_t>(1, (FromDram ? 2 : 4) / U);
     while (AutoK > 1 && ceilDiv(Rows, RPB * AutoK) < 2 * NumSms)
       AutoK /= 2;
-    K = knob("IDXMAP_RED_ROW_K", AutoK, 1, 32);
+    K = knob(Math.Tuning, "IDXMAP_RED_ROW_K", AutoK, 1, 32);
     while (K > 1 && K * U > 64)
       K /= 2;
     // Few rows: fewer threads per block.
@@ -1092,7 +1093,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
   for (int64_t Kk = 1; Kk < K; ++Kk)
     AccSets.push_back(newAccumulators());
 
-  bool LoadsFirst = knob("IDXMAP_RED_LOADS_FIRST", 1, 0, 1, false) != 0;
+  bool LoadsFirst = knob(Math.Tuning, "IDXMAP_RED_LOADS_FIRST", 1, 0, 1, false) != 0;
   ParameterLoader Loader = vectorLoader();
   FusedElementEmitter FE(B, Ctx, C, Loader, Math, IndexTy);
   // One step: iterations Its (value, and the constant when it is a tail
@@ -1263,16 +1264,16 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
   int64_t Vec = maxVectorElements();
   while (Vec > 1 && K2 % Vec != 0)
     Vec /= 2;
-  int64_t L = std::min(knob("IDXMAP_RED_COL_LANES", 32, 1, 32),
+  int64_t L = std::min(knob(Math.Tuning, "IDXMAP_RED_COL_LANES", 32, 1, 32),
                        nextPow2(ceilDiv(K2, Vec)));
-  int64_t W = knob("IDXMAP_RED_COL_WARPS", 8, 1, 32);
+  int64_t W = knob(Math.Tuning, "IDXMAP_RED_COL_WARPS", 8, 1, 32);
   int64_t T = 32 * W, Cols = L * Vec, RS = T / L;
   int64_t Tiles = ceilDiv(K2, Cols);
   int64_t AllSteps = ceilDiv(R, RS);
   // 4 steps in flight: f32[8192,8192] 62.96-63.02 us against 62.94-63.09
   // with 8 (H200, 2026-11-30), and a quarter less compile time.
   int64_t U =
-      std::min(knob("IDXMAP_RED_COL_UNROLL", 4, 1, 64, false), AllSteps);
+      std::min(knob(Math.Tuning, "IDXMAP_RED_COL_UNROLL", 4, 1, 64, false), AllSteps);
   // Split the rows when the tiles alone do not fill the GPU's resident
   // blocks, keeping at least 2 U steps per chunk.
   // Half the resident blocks measured best (f32[8192,8192] on the H200:
@@ -1283,7 +1284,7 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
          AutoSplit * 2 <= AllSteps / (2 * U))
     AutoSplit *= 2;
   int64_t Split = std::min(
-      knob("IDXMAP_RED_COL_SPLIT", AutoSplit, 1, 1 << 16, false), AllSteps);
+      knob(Math.Tuning, "IDXMAP_RED_COL_SPLIT", AutoSplit, 1, 1 << 16, false), AllSteps);
   while (Split > 1 && K1 * Tiles * Split * Cols > (int64_t(1) << 24))
     Split = (Split + 1) / 2;
   int64_t Iters = ceilDiv(AllSteps, Split); // steps per chunk
@@ -1329,7 +1330,7 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
   FusedElementEmitter FE(B, Ctx, C, vectorLoader(), Math, IndexTy);
   // Steps at iterations Its; with Masked, rows past R read at row `chunk
   // start` (thread lane % L, it = 0) and count as the init value.
-  bool LoadsFirst = knob("IDXMAP_RED_LOADS_FIRST", 1, 0, 1, false) != 0;
+  bool LoadsFirst = knob(Math.Tuning, "IDXMAP_RED_LOADS_FIRST", 1, 0, 1, false) != 0;
   auto Steps = [&](const std::vector<llvm::Value *> &Its, bool Masked) {
     Vectors.clear();
     FE.clearCache();

@@ -491,7 +491,7 @@ Expected<KernelInfo> RowNormKernel::run() {
   // Threads per row G (a power of two), chunks per thread J.
   // 8: softmax f32[4096,4096] 33.14-33.22 us against 33.17-33.26 with 16
   // (H200, 2026-11-30), and 30 % less compile time.
-  int64_t Target = knob("IDXMAP_ROWNORM_ELEMENTS", 8, 1,
+  int64_t Target = knob(Math.Tuning, "IDXMAP_ROWNORM_ELEMENTS", 8, 1,
                         MaxElementsPerThread, /*Pow2=*/false);
   int64_t PerThread = std::max<int64_t>(1, Target / Vec);
   int64_t G =
@@ -779,7 +779,7 @@ Expected<KernelInfo> RowNormKernel::run() {
   // divisors of magnitude 2^-126 .. 2^126 (as Triton's `div.full.f32`), the
   // same infinities and NaNs; --precise-math (or
   // IDXMAP_ROWNORM_EXACT_DIVIDE=1) keeps `div.rn` per element.
-  if (!Math.Precise && !knob("IDXMAP_ROWNORM_EXACT_DIVIDE", 0, 0, 1, false)) {
+  if (!Math.Precise && !knob(Math.Tuning, "IDXMAP_ROWNORM_EXACT_DIVIDE", 0, 0, 1, false)) {
     for (const HloInstruction *I : C.instructions()) {
       if (I->opcode() != HloOpcode::Divide ||
           I->shape().Type != PrimitiveType::F32 || !I->shape().sameDims(In))

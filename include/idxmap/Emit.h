@@ -14,6 +14,7 @@
 #include "idxmap/HloInterpreter.h"
 #include "idxmap/KernelInfo.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,18 @@ struct EmitOptions {
   /// Stop after building the kernels' IR: Kernels filled (launch shapes,
   /// recorded thread maps), no IR pipeline, no PTX (for `idxmap analyze`).
   bool KernelsOnly = false;
+  /// The emitters' tuning knobs, by the names of the environment variables
+  /// that also set them (tuningKnobNames(); an entry here wins over the
+  /// environment). Values are clamped to each knob's range. Example:
+  /// `O.Tuning["IDXMAP_RED_ROW_LANES"] = 256;` gives row reductions 256
+  /// threads per row. A name that is not a knob is an error of emitModule.
+  std::map<std::string, int64_t> Tuning;
 };
+
+/// The names of the emitters' tuning knobs (sorted), documented at the top
+/// of codegen/emitters/ReductionEmitter.cpp and RowNormalizationEmitter.cpp:
+/// `IDXMAP_RED_COL_LANES`, ..., `IDXMAP_ROWNORM_EXACT_DIVIDE`.
+const std::vector<std::string> &tuningKnobNames();
 
 struct EmitResult {
   std::string Ptx;

@@ -7,6 +7,7 @@
 
 #include "Commands.h"
 
+#include "idxmap/Emit.h"
 #include "idxmap/Print.h"
 
 #include <algorithm>
@@ -312,6 +313,37 @@ void ExactFlag::addTo(ArgParser &P, bool Available) {
 
 std::string displayName(const std::string &Path) {
   return Path == "-" ? "<stdin>" : Path;
+}
+
+std::optional<std::string> parseTuning(const std::string &Text,
+                                       std::map<std::string, int64_t> &Out) {
+  size_t Start = 0;
+  while (Start <= Text.size()) {
+    size_t Comma = Text.find(',', Start);
+    std::string Item = Text.substr(
+        Start, Comma == std::string::npos ? std::string::npos : Comma - Start);
+    size_t Eq = Item.find('=');
+    if (Eq == std::string::npos || Eq == 0)
+      return "--tune needs NAME=VALUE[,NAME=VALUE...], got '" + Item + "'";
+    std::string Name = Item.substr(0, Eq), Value = Item.substr(Eq + 1);
+    const std::vector<std::string> &Known = tuningKnobNames();
+    if (!std::binary_search(Known.begin(), Known.end(), Name)) {
+      std::string List;
+      for (const std::string &K : Known)
+        List += (List.empty() ? "" : ", ") + K;
+      return "--tune: unknown knob '" + Name + "' (knobs: " + List + ")";
+    }
+    char *End = nullptr;
+    errno = 0;
+    long long V = std::strtoll(Value.c_str(), &End, 10);
+    if (Value.empty() || *End != 0 || errno == ERANGE)
+      return "--tune: " + Name + " needs a whole number, got '" + Value + "'";
+    Out[Name] = V;
+    if (Comma == std::string::npos)
+      break;
+    Start = Comma + 1;
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> readInput(const std::string &Path,

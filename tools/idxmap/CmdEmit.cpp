@@ -41,7 +41,7 @@ static int runEmit(int Argc, char **Argv) {
   std::string File = "-", EmitKind = "ptx", Gpu = "sm_90", Fusion, PtxVer,
               Opt = "fast";
   bool Precise = false, Time = false;
-  std::string Repeat = "0";
+  std::string Repeat = "0", Tune;
   OutputOptions Out;
   ArgParser P(EmitCommand);
   P.positional("FILE", &File, "HLO module, or - for stdin", true);
@@ -56,6 +56,9 @@ static int runEmit(int Argc, char **Argv) {
   P.flag("--time", &Time, "print the compile time to stderr");
   P.option("--repeat", "N", &Repeat,
            "compile N more times and time those too (with --time)");
+  P.option("--tune", "NAME=VALUE[,...]", &Tune,
+           "set emitter tuning knobs (the IDXMAP_RED_*/IDXMAP_ROWNORM_* "
+           "names; wins over the environment)");
   Out.addTo(P, /*AllowFormat=*/false);
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
@@ -92,6 +95,9 @@ static int runEmit(int Argc, char **Argv) {
   } catch (...) {
     return P.usageError("--repeat needs an integer from 0 to 10000");
   }
+  if (!Tune.empty())
+    if (auto Err = parseTuning(Tune, O.Tuning))
+      return P.usageError(*Err);
   O.OnlyFusion = Fusion;
   O.KeepLlvmIr = EmitKind == "llvm";
   auto R = emitModule(**M, O);

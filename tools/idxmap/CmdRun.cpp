@@ -43,7 +43,7 @@ std::string sidecarPath(const std::string &Ptx);
 
 static int runRun(int Argc, char **Argv) {
   std::string File, Gpu = "sm_90", HloFile, SeedText = "1", RepsText = "50",
-                    Inputs, Fusion, TolText, Timer = "auto";
+                    Inputs, Fusion, TolText, Timer = "auto", Tune;
   bool Bench = false, Precise = false, NoCheck = false, NoRotate = false;
   ArgParser P(RunCommand);
   P.positional("FILE", &File, "an HLO module or a .ptx file");
@@ -52,6 +52,8 @@ static int runRun(int Argc, char **Argv) {
   P.option("--input", "NAME=FILE[,NAME=FILE]", &Inputs,
            "read inputs from raw files");
   P.option("--fusion", "NAME", &Fusion, "only this fusion (HLO input)");
+  P.option("--tune", "NAME=VALUE[,...]", &Tune,
+           "emitter tuning knobs, as `idxmap emit --tune` (HLO input)");
   P.option("--tolerance", "ABS,REL", &TolText, "float tolerance override");
   P.choice("--gpu", {"sm_80", "sm_90", "sm_90a"}, &Gpu, "target GPU");
   P.flag("--precise-math", &Precise, "libdevice math (HLO input)");
@@ -66,6 +68,10 @@ static int runRun(int Argc, char **Argv) {
          "workloads that are small by nature)");
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
+  std::map<std::string, int64_t> Tuning;
+  if (!Tune.empty())
+    if (auto Err = parseTuning(Tune, Tuning))
+      return P.usageError(*Err);
   RunOptions RO;
   try {
     RO.Seed = std::stoull(SeedText);
@@ -141,6 +147,7 @@ static int runRun(int Argc, char **Argv) {
     O.Target.Gpu = Gpu;
     O.Target.PreciseMath = Precise;
     O.OnlyFusion = Fusion;
+    O.Tuning = Tuning;
     auto R = emitModule(**M, O);
     if (!R) {
       printDiagnostic(R.error());

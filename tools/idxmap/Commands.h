@@ -84,6 +84,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -295,6 +296,13 @@ std::optional<std::string> readInput(const std::string &Path,
 
 /// Display name of an input path in diagnostics ("<stdin>" for "-").
 std::string displayName(const std::string &Path);
+
+/// Parses `--tune NAME=VALUE[,NAME=VALUE...]` into \p Out: each NAME one of
+/// tuningKnobNames(), each VALUE a whole number (negative allowed). On
+/// failure returns the message for a usage error, e.g. "--tune: unknown
+/// knob 'X' (knobs: IDXMAP_RED_COL_LANES, ...)".
+std::optional<std::string> parseTuning(const std::string &Text,
+                                       std::map<std::string, int64_t> &Out);
 
 /// One chunk of an input buffer.
 struct Chunk {

@@ -9,6 +9,7 @@
 #include "SmokeKernels.h"
 
 #include "idxmap/Codegen.h"
+#include "idxmap/Emit.h"
 
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
@@ -21,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -306,4 +308,67 @@ TEST(NvptxTarget, PtxasAcceptsTheScaleKernel) {
   Status = std::system(Cmd.c_str());
   std::remove(Path);
   EXPECT_FALSE(WIFEXITED(Status) && WEXITSTATUS(Status) == 0);
+}
+
+namespace {
+
+const char *RowSumHlo = R"(HloModule rowsum
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+
+fused {
+  p0 = f32[64,8192] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[64] reduce(p0, z), dimensions={1}, to_apply=add
+}
+
+ENTRY main {
+  p = f32[64,8192] parameter(0)
+  ROOT f = f32[64] fusion(p), kind=kInput, calls=fused
+}
+)";
+
+} // namespace
+
+TEST(NvptxTarget, BackEndOptLevelIsTheHighestRequested) {
+  llvm::LLVMContext Ctx;
+  llvm::Module M("m", Ctx);
+  EXPECT_EQ(M.getModuleFlag(BackEndOptFlag), nullptr);
+  requestBackEndOptLevel(M, 0);
+  auto Level = [&] {
+    return llvm::mdconst::extract<llvm::ConstantInt>(
+               M.getModuleFlag(BackEndOptFlag))
+        ->getZExtValue();
+  };
+  EXPECT_EQ(Level(), 0u);
+  requestBackEndOptLevel(M, 3);
+  EXPECT_EQ(Level(), 3u);
+  requestBackEndOptLevel(M, 0); // a later loop kernel does not lower it
+  EXPECT_EQ(Level(), 3u);
+}
+
+TEST(NvptxTarget, TuningKnobsComeFromEmitOptions) {
+  const std::vector<std::string> &Names = tuningKnobNames();
+  EXPECT_TRUE(std::is_sorted(Names.begin(), Names.end()));
+  auto M = parseHloModule(RowSumHlo, "rowsum.hlo");
+  ASSERT_TRUE(M) << M.error().str();
+  EmitOptions O;
+  auto Default = emitModule(**M, O);
+  ASSERT_TRUE(Default) << Default.error().str();
+  EXPECT_EQ(Default->Kernels[0].Block[0], 512u); // 2048 vectors per row
+  O.Tuning["IDXMAP_RED_ROW_LANES"] = 256;
+  auto Tuned = emitModule(**M, O);
+  ASSERT_TRUE(Tuned) << Tuned.error().str();
+  EXPECT_EQ(Tuned->Kernels[0].Block[0], 256u);
+  O.Tuning["IDXMAP_RED_ROW_LANES"] = 300; // rounded down to a power of two
+  EXPECT_EQ(emitModule(**M, O)->Kernels[0].Block[0], 256u);
+  O.Tuning["IDXMAP_NOT_A_KNOB"] = 1;
+  auto Bad = emitModule(**M, O);
+  ASSERT_FALSE(Bad);
+  EXPECT_NE(Bad.error().Message.find("unknown tuning knob 'IDXMAP_NOT_A_KNOB'"),
+            std::string::npos);
 }
