@@ -142,8 +142,8 @@ void avoidNegatedAbs(llvm::Module &M) {
     auto *FT = llvm::FunctionType::get(I->getType(), {I->getType()}, false);
     llvm::Value *Neg = B.CreateCall(
         llvm::InlineAsm::get(FT,
-                             "{ .reg .b" + N + " t; not.b" + N + " t, $1; add.s" +
-                                 N + " $0, t, 1; }",
+                             "{ .reg .b" + N + " t; not.b" + N +
+                                 " t, $1; add.s" + N + " $0, t, 1; }",
                              C, /*hasSideEffects=*/false),
         {X});
     I->replaceAllUsesWith(Neg);

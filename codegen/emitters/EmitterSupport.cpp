@@ -108,14 +108,13 @@ llvm::Value *loadWithHint(llvm::IRBuilderBase &B, llvm::Type *Ty,
   std::string Asm = "ld.global.nc.L1::evict_first.L2::cache_hint";
   Asm += Words == 1 ? ".b32 " : ".v" + std::to_string(Words) + ".b32 ";
   Asm += Words == 1 ? Regs : "{" + Regs + "}";
-  Asm += ", [$" + std::to_string(Words) + "], $" + std::to_string(Words + 1) +
-         ";";
-  llvm::Type *RetTy =
-      Words == 1 ? I32
-                 : static_cast<llvm::Type *>(llvm::StructType::get(
-                       LC, std::vector<llvm::Type *>(Words, I32)));
-  auto *LoadFT =
-      llvm::FunctionType::get(RetTy, {Ptr->getType(), I64}, false);
+  Asm +=
+      ", [$" + std::to_string(Words) + "], $" + std::to_string(Words + 1) + ";";
+  llvm::Type *RetTy = Words == 1
+                          ? I32
+                          : static_cast<llvm::Type *>(llvm::StructType::get(
+                                LC, std::vector<llvm::Type *>(Words, I32)));
+  auto *LoadFT = llvm::FunctionType::get(RetTy, {Ptr->getType(), I64}, false);
   llvm::InlineAsm *Load =
       llvm::InlineAsm::get(LoadFT, Asm, Cons + "l,l", /*hasSideEffects=*/false);
 

@@ -79,8 +79,7 @@ enum class CacheHint {
 /// becomes `ld.global.nc.L1::evict_first.L2::cache_hint.v4.b32` (inline
 /// asm, memory(read), not speculated) whose four words are bitcast back.
 llvm::Value *loadWithHint(llvm::IRBuilderBase &B, llvm::Type *Ty,
-                          llvm::Value *Ptr, uint64_t Alignment,
-                          CacheHint Hint);
+                          llvm::Value *Ptr, uint64_t Alignment, CacheHint Hint);
 
 /// Element \p Index of parameter \p P of kernel \p K (argument number
 /// P.parameterNumber()), read from its physical layout and converted to its

@@ -11,8 +11,8 @@
 #include "FusedElementEmitter.h"
 #include "KernelBuilder.h"
 
-#include "idxmap/Codegen.h"
 #include "idxmap/Coalescing.h"
+#include "idxmap/Codegen.h"
 #include "idxmap/RangeEvaluator.h"
 
 #include "llvm/IR/Constants.h"

@@ -109,8 +109,8 @@
 #include "FusedElementEmitter.h"
 #include "KernelBuilder.h"
 
-#include "idxmap/Codegen.h"
 #include "idxmap/Coalescing.h"
+#include "idxmap/Codegen.h"
 #include "idxmap/Compose.h"
 #include "idxmap/Print.h"
 #include "idxmap/RangeEvaluator.h"
@@ -550,7 +550,8 @@ void ReductionKernel::createFunction(unsigned Threads, unsigned Blocks,
   // occupancy) and serializes loads beyond that; a minimum of N blocks per
   // SM lets it use up to 65536 / (N x threads) registers for loads in
   // flight.
-  int64_t MinBlocks = knob(Math.Tuning, "IDXMAP_RED_MINBLOCKS", 0, 0, 32, false);
+  int64_t MinBlocks =
+      knob(Math.Tuning, "IDXMAP_RED_MINBLOCKS", 0, 0, 32, false);
   setLaunchBounds(*K, {Threads, /*Exact=*/true, unsigned(MinBlocks)});
   B.SetInsertPoint(&K->getEntryBlock());
   int64_t Largest = In->numElements();
@@ -639,7 +640,8 @@ void ReductionKernel::setInputMap(std::vector<Variable> Syms, Expr Lin,
     while (S.Width * 2 <= R.VectorWidth && V % (S.Width * 2) == 0)
       S.Width *= 2;
   }
-  bool EvictFirst = knob(Math.Tuning, "IDXMAP_RED_EVICT_FIRST", 1, 0, 1, false) != 0;
+  bool EvictFirst =
+      knob(Math.Tuning, "IDXMAP_RED_EVICT_FIRST", 1, 0, 1, false) != 0;
   for (const HloInstruction *P : C.parameters()) {
     Width[P] = 1;
     Hint[P] = CacheHint::Normal;
@@ -647,8 +649,7 @@ void ReductionKernel::setInputMap(std::vector<Variable> Syms, Expr Lin,
     // One map from an iteration space of the parameter's size: every
     // element is read once (an init value or a broadcast operand is not).
     if (EvictFirst && It != Maps.end() && It->second.size() == 1 &&
-        P->shape().isArray() &&
-        P->shape().numElements() == In->numElements())
+        P->shape().isArray() && P->shape().numElements() == In->numElements())
       Hint[P] = CacheHint::EvictFirst;
     if (V == 1 || It == Maps.end() || It->second.size() != 1)
       continue;
@@ -959,11 +960,13 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
   // 64 KiB chunks: 239.3-239.7 (256 threads), 246 (512), 242 (1024);
   // 32 KiB: 264; 128 KiB with 256 threads 241.5, with 1024 260.5;
   // 256 KiB with 1024 threads 236.4-236.6, with 512 238.9.
-  int64_t ChunkBytes =
-      Full ? knob(Math.Tuning, "IDXMAP_RED_FULL_CHUNK", 131072, 0, int64_t(1) << 30) : 0;
+  int64_t ChunkBytes = Full ? knob(Math.Tuning, "IDXMAP_RED_FULL_CHUNK", 131072,
+                                   0, int64_t(1) << 30)
+                            : 0;
   int64_t Chunk = ChunkBytes / byteWidth(In->Type);
   int64_t ChunkThreads =
-      Full ? knob(Math.Tuning, "IDXMAP_RED_FULL_CHUNK_THREADS", 512, 32, 1024) : 0;
+      Full ? knob(Math.Tuning, "IDXMAP_RED_FULL_CHUNK_THREADS", 512, 32, 1024)
+           : 0;
   if (Full && Chunk > 0 && D2 % Chunk == 0 && D2 / Chunk >= 2 * NumSms &&
       Chunk % (ChunkThreads * Vec) == 0) {
     Mode = BlockRow;
@@ -979,7 +982,8 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
     // threads (unroll 1 to 16) against 238.2-238.4 with 512; unroll 4
     // keeps the IR (and the compile time) of 512 x 4.
     bool Big = NVec >= NumSms * 2 * 1024 * 4;
-    T = knob(Math.Tuning, "IDXMAP_RED_FULL_THREADS", Big ? 1024 : 512, 32, 1024);
+    T = knob(Math.Tuning, "IDXMAP_RED_FULL_THREADS", Big ? 1024 : 512, 32,
+             1024);
     U = knob(Math.Tuning, "IDXMAP_RED_FULL_UNROLL", 4, 1, 32, /*Pow2=*/false);
     int64_t PerSm = knob(Math.Tuning, "IDXMAP_RED_FULL_BLOCKS_PER_SM",
                          std::max<int64_t>(1, 2048 / T), 1, 32, false);
@@ -1007,14 +1011,15 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
       // 256 threads: row max f32[1048576,32] 32.9 us against 33.0 with 128
       // and 33.6 with 512 (2 rows per thread); row sum f32[262144,8] 2.21
       // against 2.34 with 128.
-      T = std::max(knob(Math.Tuning, "IDXMAP_RED_ROW_THREADS", 256, 32, 1024), G);
+      T = std::max(knob(Math.Tuning, "IDXMAP_RED_ROW_THREADS", 256, 32, 1024),
+                   G);
       RPB = T / G;
     }
   }
   Iters = ceilDiv(NVec, G);
   if (Mode != Whole)
-    U = knob(Math.Tuning, "IDXMAP_RED_ROW_UNROLL", std::min<int64_t>(8, Iters), 1, 64,
-             false);
+    U = knob(Math.Tuning, "IDXMAP_RED_ROW_UNROLL", std::min<int64_t>(8, Iters),
+             1, 64, false);
   U = std::max<int64_t>(1, std::min(U, Iters));
   if (Mode == Group) {
     // Several rows per thread when each row gives a thread few loads (by
@@ -1093,7 +1098,8 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
   for (int64_t Kk = 1; Kk < K; ++Kk)
     AccSets.push_back(newAccumulators());
 
-  bool LoadsFirst = knob(Math.Tuning, "IDXMAP_RED_LOADS_FIRST", 1, 0, 1, false) != 0;
+  bool LoadsFirst =
+      knob(Math.Tuning, "IDXMAP_RED_LOADS_FIRST", 1, 0, 1, false) != 0;
   ParameterLoader Loader = vectorLoader();
   FusedElementEmitter FE(B, Ctx, C, Loader, Math, IndexTy);
   // One step: iterations Its (value, and the constant when it is a tail
@@ -1272,8 +1278,8 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
   int64_t AllSteps = ceilDiv(R, RS);
   // 4 steps in flight: f32[8192,8192] 62.96-63.02 us against 62.94-63.09
   // with 8 (H200, 2026-11-30), and a quarter less compile time.
-  int64_t U =
-      std::min(knob(Math.Tuning, "IDXMAP_RED_COL_UNROLL", 4, 1, 64, false), AllSteps);
+  int64_t U = std::min(
+      knob(Math.Tuning, "IDXMAP_RED_COL_UNROLL", 4, 1, 64, false), AllSteps);
   // Split the rows when the tiles alone do not fill the GPU's resident
   // blocks, keeping at least 2 U steps per chunk.
   // Half the resident blocks measured best (f32[8192,8192] on the H200:
@@ -1284,7 +1290,8 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
          AutoSplit * 2 <= AllSteps / (2 * U))
     AutoSplit *= 2;
   int64_t Split = std::min(
-      knob(Math.Tuning, "IDXMAP_RED_COL_SPLIT", AutoSplit, 1, 1 << 16, false), AllSteps);
+      knob(Math.Tuning, "IDXMAP_RED_COL_SPLIT", AutoSplit, 1, 1 << 16, false),
+      AllSteps);
   while (Split > 1 && K1 * Tiles * Split * Cols > (int64_t(1) << 24))
     Split = (Split + 1) / 2;
   int64_t Iters = ceilDiv(AllSteps, Split); // steps per chunk
@@ -1330,7 +1337,8 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
   FusedElementEmitter FE(B, Ctx, C, vectorLoader(), Math, IndexTy);
   // Steps at iterations Its; with Masked, rows past R read at row `chunk
   // start` (thread lane % L, it = 0) and count as the init value.
-  bool LoadsFirst = knob(Math.Tuning, "IDXMAP_RED_LOADS_FIRST", 1, 0, 1, false) != 0;
+  bool LoadsFirst =
+      knob(Math.Tuning, "IDXMAP_RED_LOADS_FIRST", 1, 0, 1, false) != 0;
   auto Steps = [&](const std::vector<llvm::Value *> &Its, bool Masked) {
     Vectors.clear();
     FE.clearCache();

@@ -52,8 +52,8 @@
 #include "FusedElementEmitter.h"
 #include "KernelBuilder.h"
 
-#include "idxmap/Codegen.h"
 #include "idxmap/Coalescing.h"
+#include "idxmap/Codegen.h"
 #include "idxmap/Compose.h"
 #include "idxmap/HloIndexing.h"
 #include "idxmap/Print.h"
@@ -779,7 +779,8 @@ Expected<KernelInfo> RowNormKernel::run() {
   // divisors of magnitude 2^-126 .. 2^126 (as Triton's `div.full.f32`), the
   // same infinities and NaNs; --precise-math (or
   // IDXMAP_ROWNORM_EXACT_DIVIDE=1) keeps `div.rn` per element.
-  if (!Math.Precise && !knob(Math.Tuning, "IDXMAP_ROWNORM_EXACT_DIVIDE", 0, 0, 1, false)) {
+  if (!Math.Precise &&
+      !knob(Math.Tuning, "IDXMAP_ROWNORM_EXACT_DIVIDE", 0, 0, 1, false)) {
     for (const HloInstruction *I : C.instructions()) {
       if (I->opcode() != HloOpcode::Divide ||
           I->shape().Type != PrimitiveType::F32 || !I->shape().sameDims(In))

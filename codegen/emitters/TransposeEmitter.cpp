@@ -52,8 +52,8 @@
 #include "FusedElementEmitter.h"
 #include "KernelBuilder.h"
 
-#include "idxmap/Codegen.h"
 #include "idxmap/Coalescing.h"
+#include "idxmap/Codegen.h"
 #include "idxmap/RangeEvaluator.h"
 #include "idxmap/Simplify.h"
 

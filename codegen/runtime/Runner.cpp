@@ -6,10 +6,10 @@
 #include "idxmap/Runner.h"
 
 #include <algorithm>
-#include <numeric>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <numeric>
 
 namespace idxmap {
 
