@@ -37,3 +37,15 @@ declare -A peer=(
 only=""
 for w in "${workloads[@]}"; do [ -n "${peer[$w]:-}" ] && only="$only${only:+,}${peer[$w]}"; done
 python3 "$peers" --profile --only "$only" --json "$out/peers.json" 2>&1 | tail -40 | tee "$out/peers.txt"
+# Like for like with the peers' figures (means of 6 launches after a marker):
+# each idxmap kernel timed by peers.py's own method (bench/peer_method.py,
+# CuPy + torch.profiler), when those are importable. Optional: a failure here
+# leaves the figures above intact.
+if python3 -c "import cupy, torch" 2>/dev/null; then
+  for w in "${workloads[@]}"; do
+    echo "=== peer method $w" | tee -a "$out/peer_method.txt"
+    { "$idxmap" emit "$here/hlo/$w.hlo" -o "$out/$w.ptx" &&
+      python3 "$here/peer_method.py" "$out/$w.ptx"; } 2>&1 |
+      grep -v -i warn | tee -a "$out/peer_method.txt" || true
+  done
+fi
