@@ -7,6 +7,7 @@
 
 #include "KernelBuilder.h"
 #include "SmokeKernels.h"
+#include "emitters/EmitterSupport.h"
 
 #include "idxmap/Codegen.h"
 #include "idxmap/Emit.h"
@@ -371,4 +372,91 @@ TEST(NvptxTarget, TuningKnobsComeFromEmitOptions) {
   ASSERT_FALSE(Bad);
   EXPECT_NE(Bad.error().Message.find("unknown tuning knob 'IDXMAP_NOT_A_KNOB'"),
             std::string::npos);
+}
+
+namespace {
+
+/// PTX of a kernel `k(x, y)` that loads one \p Ty from x with cache hint
+/// \p Hint (alignment \p Align) and stores it to y.
+std::string hintedLoadPtx(llvm::Type *(*MakeTy)(llvm::LLVMContext &),
+                          uint64_t Align, CacheHint Hint) {
+  llvm::LLVMContext Ctx;
+  llvm::Module M("hint", Ctx);
+  TargetOptions Opts;
+  auto TM = createNvptxTargetMachine(Opts);
+  EXPECT_TRUE(TM);
+  if (!TM)
+    return "";
+  configureModuleForTarget(M, **TM);
+  llvm::Function *F = createKernel(M, "k",
+                                   {{"x", KernelParamRole::Input, 16},
+                                    {"y", KernelParamRole::Output, 16}});
+  llvm::IRBuilder<> B(F->empty() ? llvm::BasicBlock::Create(Ctx, "entry", F)
+                                 : &F->getEntryBlock());
+  llvm::Type *Ty = MakeTy(Ctx);
+  llvm::Value *V = loadWithHint(B, Ty, F->getArg(0), Align, Hint);
+  EXPECT_EQ(V->getType(), Ty);
+  B.CreateAlignedStore(V, F->getArg(1), llvm::Align(Align));
+  B.CreateRetVoid();
+  auto Ptx = emitPtx(M, Opts, **TM);
+  EXPECT_TRUE(Ptx) << (Ptx ? "" : Ptx.error().Message);
+  return Ptx ? *Ptx : "";
+}
+
+} // namespace
+
+TEST(NvptxTarget, EvictFirstLoadsOfFourEightAndSixteenBytes) {
+  const std::string Hinted = "ld.global.nc.L1::evict_first.L2::cache_hint";
+  // <4 x float>: one v4.b32 with the evict_first policy.
+  std::string P = hintedLoadPtx(
+      [](llvm::LLVMContext &C) -> llvm::Type * {
+        return llvm::FixedVectorType::get(llvm::Type::getFloatTy(C), 4);
+      },
+      16, CacheHint::EvictFirst);
+  EXPECT_NE(P.find("createpolicy.fractional.L2::evict_first.b64"),
+            std::string::npos);
+  EXPECT_NE(P.find(Hinted + ".v4.b32"), std::string::npos) << P;
+  // <8 x float> (32 bytes): two 16-byte loads.
+  P = hintedLoadPtx(
+      [](llvm::LLVMContext &C) -> llvm::Type * {
+        return llvm::FixedVectorType::get(llvm::Type::getFloatTy(C), 8);
+      },
+      16, CacheHint::EvictFirst);
+  size_t First = P.find(Hinted + ".v4.b32");
+  ASSERT_NE(First, std::string::npos);
+  EXPECT_NE(P.find(Hinted + ".v4.b32", First + 1), std::string::npos);
+  // i64 and float scalars: v2.b32 and b32.
+  P = hintedLoadPtx([](llvm::LLVMContext &C) -> llvm::Type * {
+    return llvm::Type::getInt64Ty(C);
+  }, 8, CacheHint::EvictFirst);
+  EXPECT_NE(P.find(Hinted + ".v2.b32"), std::string::npos) << P;
+  P = hintedLoadPtx([](llvm::LLVMContext &C) -> llvm::Type * {
+    return llvm::Type::getFloatTy(C);
+  }, 4, CacheHint::EvictFirst);
+  EXPECT_NE(P.find(Hinted + ".b32"), std::string::npos) << P;
+}
+
+TEST(NvptxTarget, LoadsTheHintCannotCoverStayPlain) {
+  const std::string Hinted = "cache_hint";
+  // 2-byte elements, 12-byte vectors, under-aligned vectors, and Normal.
+  EXPECT_EQ(hintedLoadPtx([](llvm::LLVMContext &C) -> llvm::Type * {
+              return llvm::Type::getHalfTy(C);
+            }, 2, CacheHint::EvictFirst)
+                .find(Hinted),
+            std::string::npos);
+  EXPECT_EQ(hintedLoadPtx([](llvm::LLVMContext &C) -> llvm::Type * {
+              return llvm::FixedVectorType::get(llvm::Type::getFloatTy(C), 3);
+            }, 4, CacheHint::EvictFirst)
+                .find(Hinted),
+            std::string::npos);
+  EXPECT_EQ(hintedLoadPtx([](llvm::LLVMContext &C) -> llvm::Type * {
+              return llvm::FixedVectorType::get(llvm::Type::getFloatTy(C), 4);
+            }, 4, CacheHint::EvictFirst)
+                .find(Hinted),
+            std::string::npos);
+  std::string P = hintedLoadPtx([](llvm::LLVMContext &C) -> llvm::Type * {
+    return llvm::FixedVectorType::get(llvm::Type::getFloatTy(C), 4);
+  }, 16, CacheHint::Normal);
+  EXPECT_EQ(P.find(Hinted), std::string::npos);
+  EXPECT_NE(P.find("ld.global.nc.v4.f32"), std::string::npos) << P;
 }
