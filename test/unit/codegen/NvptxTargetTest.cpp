@@ -388,9 +388,9 @@ std::string hintedLoadPtx(llvm::Type *(*MakeTy)(llvm::LLVMContext &),
   if (!TM)
     return "";
   configureModuleForTarget(M, **TM);
-  llvm::Function *F = createKernel(M, "k",
-                                   {{"x", KernelParamRole::Input, 16},
-                                    {"y", KernelParamRole::Output, 16}});
+  llvm::Function *F = createKernel(
+      M, "k",
+      {{"x", KernelParamRole::Input, 16}, {"y", KernelParamRole::Output, 16}});
   llvm::IRBuilder<> B(F->empty() ? llvm::BasicBlock::Create(Ctx, "entry", F)
                                  : &F->getEntryBlock());
   llvm::Type *Ty = MakeTy(Ctx);
@@ -426,37 +426,51 @@ TEST(NvptxTarget, EvictFirstLoadsOfFourEightAndSixteenBytes) {
   ASSERT_NE(First, std::string::npos);
   EXPECT_NE(P.find(Hinted + ".v4.b32", First + 1), std::string::npos);
   // i64 and float scalars: v2.b32 and b32.
-  P = hintedLoadPtx([](llvm::LLVMContext &C) -> llvm::Type * {
-    return llvm::Type::getInt64Ty(C);
-  }, 8, CacheHint::EvictFirst);
+  P = hintedLoadPtx(
+      [](llvm::LLVMContext &C) -> llvm::Type * {
+        return llvm::Type::getInt64Ty(C);
+      },
+      8, CacheHint::EvictFirst);
   EXPECT_NE(P.find(Hinted + ".v2.b32"), std::string::npos) << P;
-  P = hintedLoadPtx([](llvm::LLVMContext &C) -> llvm::Type * {
-    return llvm::Type::getFloatTy(C);
-  }, 4, CacheHint::EvictFirst);
+  P = hintedLoadPtx(
+      [](llvm::LLVMContext &C) -> llvm::Type * {
+        return llvm::Type::getFloatTy(C);
+      },
+      4, CacheHint::EvictFirst);
   EXPECT_NE(P.find(Hinted + ".b32"), std::string::npos) << P;
 }
 
 TEST(NvptxTarget, LoadsTheHintCannotCoverStayPlain) {
   const std::string Hinted = "cache_hint";
   // 2-byte elements, 12-byte vectors, under-aligned vectors, and Normal.
-  EXPECT_EQ(hintedLoadPtx([](llvm::LLVMContext &C) -> llvm::Type * {
-              return llvm::Type::getHalfTy(C);
-            }, 2, CacheHint::EvictFirst)
+  EXPECT_EQ(hintedLoadPtx(
+                [](llvm::LLVMContext &C) -> llvm::Type * {
+                  return llvm::Type::getHalfTy(C);
+                },
+                2, CacheHint::EvictFirst)
                 .find(Hinted),
             std::string::npos);
-  EXPECT_EQ(hintedLoadPtx([](llvm::LLVMContext &C) -> llvm::Type * {
-              return llvm::FixedVectorType::get(llvm::Type::getFloatTy(C), 3);
-            }, 4, CacheHint::EvictFirst)
+  EXPECT_EQ(hintedLoadPtx(
+                [](llvm::LLVMContext &C) -> llvm::Type * {
+                  return llvm::FixedVectorType::get(llvm::Type::getFloatTy(C),
+                                                    3);
+                },
+                4, CacheHint::EvictFirst)
                 .find(Hinted),
             std::string::npos);
-  EXPECT_EQ(hintedLoadPtx([](llvm::LLVMContext &C) -> llvm::Type * {
-              return llvm::FixedVectorType::get(llvm::Type::getFloatTy(C), 4);
-            }, 4, CacheHint::EvictFirst)
+  EXPECT_EQ(hintedLoadPtx(
+                [](llvm::LLVMContext &C) -> llvm::Type * {
+                  return llvm::FixedVectorType::get(llvm::Type::getFloatTy(C),
+                                                    4);
+                },
+                4, CacheHint::EvictFirst)
                 .find(Hinted),
             std::string::npos);
-  std::string P = hintedLoadPtx([](llvm::LLVMContext &C) -> llvm::Type * {
-    return llvm::FixedVectorType::get(llvm::Type::getFloatTy(C), 4);
-  }, 16, CacheHint::Normal);
+  std::string P = hintedLoadPtx(
+      [](llvm::LLVMContext &C) -> llvm::Type * {
+        return llvm::FixedVectorType::get(llvm::Type::getFloatTy(C), 4);
+      },
+      16, CacheHint::Normal);
   EXPECT_EQ(P.find(Hinted), std::string::npos);
   EXPECT_NE(P.find("ld.global.nc.v4.f32"), std::string::npos) << P;
 }
