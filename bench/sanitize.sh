@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine: compute-sanitizer memcheck and racecheck over a
+# representative subset of the emitted kernels (issue 6: transposes, row,
+# multi-row, column and full reductions, chunked full reductions with their
+# combine loop, side outputs, row normalization). Small inputs, so that the
+# sanitizer's slow-down stays in minutes; the chunked full reduction is forced
+# onto small inputs with --tune (512-byte chunks of 32 threads).
+#   bench/sanitize.sh IDXMAP_BINARY
+set -uo pipefail
+idxmap=$1
+here=$(cd "$(dirname "$0")/.." && pwd)
+cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+in=$here/test/golden/Inputs; ex=$here/test/examples
+chunks="IDXMAP_RED_FULL_CHUNK=512,IDXMAP_RED_FULL_CHUNK_THREADS=32"
+cases=(
+  "$ex/exp_transpose_abs.hlo"
+  "$ex/reduce_rows_4x8.hlo"
+  "$in/transpose-side-output.hlo"
+  "$in/reduce-side-column.hlo"
+  "$in/reduce-side-multirow.hlo"
+  "$in/reduce-init-full.hlo"
+  "$in/reduce-full-small-chunks.hlo --tune $chunks"
+  "$in/reduce-argmax-full.hlo"
+  "$in/reduce-row-max-neg-s32.hlo"
+  "$in/rownorm-softmax-bf16.hlo"
+)
+fail=0
+for tool in memcheck racecheck; do
+  for c in "${cases[@]}"; do
+    # shellcheck disable=SC2086
+    out=$(timeout 300 "$cs" --tool "$tool" "$idxmap" run $c 2>&1)
+    summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" <<<"$out" | tail -1)
+    ok=$(grep -c ": ok" <<<"$out")
+    echo "$tool | $c | $summary | outputs ok: $ok"
+    grep -qE "SUMMARY: 0 (errors|hazards)" <<<"$summary" || fail=1
+  done
+done
+exit $fail
