@@ -10,11 +10,13 @@
 
 #include "idxmap/Codegen.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/OptBisect.h"
@@ -88,27 +90,39 @@ void initializeNvptx() {
 /// IR the back end gets, so every form the pipeline canonicalizes to
 /// neg(abs) is caught. Same values: smin(y, -y) is -|y|, and INT_MIN for
 /// INT_MIN as abs without poison gives.
-void avoidNegatedAbs(llvm::Module &M) {
+void avoidPtxasNegationBugs(llvm::Module &M) {
   using namespace llvm::PatternMatch;
-  std::vector<std::pair<llvm::Instruction *, llvm::Value *>> Found;
-  for (llvm::Function &F : M)
-    for (llvm::BasicBlock &BB : F)
-      for (llvm::Instruction &I : BB) {
-        llvm::Value *Y = nullptr;
-        llvm::Type *T = I.getType();
-        if (T->isIntegerTy(16) || T->isIntegerTy(32) || T->isIntegerTy(64))
-          if (match(&I, m_Neg(m_Intrinsic<llvm::Intrinsic::abs>(m_Value(Y)))))
-            Found.push_back({&I, Y});
-      }
-  for (auto [I, Y] : Found) {
-    llvm::IRBuilder<> B(I);
-    unsigned Bits = I->getType()->getIntegerBitWidth();
+  // Every `0 - X` on i16, i32 and i64 for which Want(I, X) holds.
+  auto Negations = [&M](auto Want) {
+    std::vector<std::pair<llvm::Instruction *, llvm::Value *>> Found;
+    for (llvm::Function &F : M)
+      for (llvm::BasicBlock &BB : F)
+        for (llvm::Instruction &I : BB) {
+          llvm::Value *X = nullptr;
+          llvm::Type *T = I.getType();
+          if ((T->isIntegerTy(16) || T->isIntegerTy(32) ||
+               T->isIntegerTy(64)) &&
+              match(&I, m_Neg(m_Value(X))) && Want(I, X))
+            Found.push_back({&I, X});
+        }
+    return Found;
+  };
+  // Inline asm \p Text ($0 the result, $1 \p X) of \p X's type.
+  auto Opaque = [](llvm::IRBuilder<> &B, llvm::Value *X,
+                   const std::string &Text) {
+    unsigned Bits = X->getType()->getIntegerBitWidth();
     const char *C = Bits == 16 ? "=h,h" : Bits == 32 ? "=r,r" : "=l,l";
-    auto *FT = llvm::FunctionType::get(I->getType(), {I->getType()}, false);
-    llvm::Value *NegY = B.CreateCall(
-        llvm::InlineAsm::get(FT, "neg.s" + std::to_string(Bits) + " $0, $1;", C,
-                             /*hasSideEffects=*/false),
-        {Y});
+    auto *FT = llvm::FunctionType::get(X->getType(), {X->getType()}, false);
+    return B.CreateCall(
+        llvm::InlineAsm::get(FT, Text, C, /*hasSideEffects=*/false), {X});
+  };
+  for (auto [I, Abs] : Negations([](llvm::Instruction &, llvm::Value *X) {
+         return match(X, m_Intrinsic<llvm::Intrinsic::abs>(m_Value()));
+       })) {
+    llvm::IRBuilder<> B(I);
+    llvm::Value *Y = llvm::cast<llvm::IntrinsicInst>(Abs)->getArgOperand(0);
+    std::string N = std::to_string(Y->getType()->getIntegerBitWidth());
+    llvm::Value *NegY = Opaque(B, Y, "neg.s" + N + " $0, $1;");
     I->replaceAllUsesWith(
         B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, Y, NegY));
     I->eraseFromParent();
@@ -119,34 +133,16 @@ void avoidNegatedAbs(llvm::Module &M) {
   // negated; `sub.s32 0, x` and `mul.lo.s32 x, -1` fail the same way,
   // `not.b32` + `add.s32 1` is right on the H200). Negations feeding an
   // integer min or max become ~x + 1 in inline asm.
-  std::vector<std::pair<llvm::Instruction *, llvm::Value *>> Negs;
-  for (llvm::Function &F : M)
-    for (llvm::BasicBlock &BB : F)
-      for (llvm::Instruction &I : BB) {
-        llvm::Value *X = nullptr;
-        llvm::Type *T = I.getType();
-        if (!(T->isIntegerTy(16) || T->isIntegerTy(32) || T->isIntegerTy(64)) ||
-            !match(&I, m_Neg(m_Value(X))))
-          continue;
-        for (llvm::User *U : I.users())
-          if (llvm::isa<llvm::MinMaxIntrinsic>(U)) {
-            Negs.push_back({&I, X});
-            break;
-          }
-      }
-  for (auto [I, X] : Negs) {
+  for (auto [I, X] : Negations([](llvm::Instruction &I, llvm::Value *) {
+         return llvm::any_of(I.users(), [](llvm::User *U) {
+           return llvm::isa<llvm::MinMaxIntrinsic>(U);
+         });
+       })) {
     llvm::IRBuilder<> B(I);
-    unsigned Bits = I->getType()->getIntegerBitWidth();
-    std::string N = std::to_string(Bits);
-    const char *C = Bits == 16 ? "=h,h" : Bits == 32 ? "=r,r" : "=l,l";
-    auto *FT = llvm::FunctionType::get(I->getType(), {I->getType()}, false);
-    llvm::Value *Neg = B.CreateCall(
-        llvm::InlineAsm::get(FT,
-                             "{ .reg .b" + N + " t; not.b" + N +
-                                 " t, $1; add.s" + N + " $0, t, 1; }",
-                             C, /*hasSideEffects=*/false),
-        {X});
-    I->replaceAllUsesWith(Neg);
+    std::string N = std::to_string(X->getType()->getIntegerBitWidth());
+    I->replaceAllUsesWith(Opaque(B, X,
+                                 "{ .reg .b" + N + " t; not.b" + N +
+                                     " t, $1; add.s" + N + " $0, t, 1; }"));
     I->eraseFromParent();
   }
 }
@@ -416,7 +412,7 @@ Expected<std::string> idxmap::emitPtx(llvm::Module &M,
     Level = unsigned(E[0] - '0');
   }
   TM.setOptLevel(llvm::CodeGenOptLevel(Level));
-  avoidNegatedAbs(M);
+  avoidPtxasNegationBugs(M);
 
   llvm::SmallString<0> Ptx;
   llvm::raw_svector_ostream OS(Ptx);

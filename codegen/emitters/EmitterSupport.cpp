@@ -16,9 +16,9 @@
 #include "llvm/IR/Function.h"
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cstdlib>
 
 namespace idxmap {
@@ -53,9 +53,12 @@ llvm::Value *physicalOffset(llvm::IRBuilderBase &B, const Shape &S,
 
 int64_t knob(const std::map<std::string, int64_t> &Tuning, const char *Name,
              int64_t Default, int64_t Lo, int64_t Hi, bool Pow2) {
-  assert(std::binary_search(tuningKnobNames().begin(), tuningKnobNames().end(),
-                            std::string(Name)) &&
-         "register the knob in tuningKnobNames()");
+  // Checked in every build (the tests run without assertions): a knob the
+  // list lacks could be set by neither --tune nor EmitOptions::Tuning.
+  if (!std::binary_search(tuningKnobNames().begin(), tuningKnobNames().end(),
+                          std::string(Name)))
+    llvm::report_fatal_error(llvm::Twine("tuning knob ") + Name +
+                             " is not in tuningKnobNames()");
   int64_t V = Default;
   if (auto It = Tuning.find(Name); It != Tuning.end()) {
     if (It->second >= Lo)
@@ -207,21 +210,20 @@ llvm::Constant *reducerIdentity(llvm::LLVMContext &LC, const HloComputation &R,
       return llvm::ConstantFP::get(T, 1.0);
     return Pred ? nullptr : llvm::ConstantInt::get(T, 1);
   case HloOpcode::Maximum:
+  case HloOpcode::Minimum: {
+    // The lowest value for max, the highest for min.
+    bool Max = Root->opcode() == HloOpcode::Maximum;
     if (Float)
-      return llvm::ConstantFP::getInfinity(T, /*Negative=*/true);
+      return llvm::ConstantFP::getInfinity(T, /*Negative=*/Max);
     if (Pred)
-      return llvm::ConstantInt::getFalse(LC);
-    return llvm::ConstantInt::get(LC, Signed
-                                          ? llvm::APInt::getSignedMinValue(Bits)
-                                          : llvm::APInt::getMinValue(Bits));
-  case HloOpcode::Minimum:
-    if (Float)
-      return llvm::ConstantFP::getInfinity(T, /*Negative=*/false);
-    if (Pred)
-      return llvm::ConstantInt::getTrue(LC);
-    return llvm::ConstantInt::get(LC, Signed
-                                          ? llvm::APInt::getSignedMaxValue(Bits)
+      return llvm::ConstantInt::getBool(LC, !Max);
+    if (Signed)
+      return llvm::ConstantInt::get(LC,
+                                    Max ? llvm::APInt::getSignedMinValue(Bits)
+                                        : llvm::APInt::getSignedMaxValue(Bits));
+    return llvm::ConstantInt::get(LC, Max ? llvm::APInt::getMinValue(Bits)
                                           : llvm::APInt::getMaxValue(Bits));
+  }
   case HloOpcode::And:
     if (Float)
       return nullptr;

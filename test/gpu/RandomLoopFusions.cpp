@@ -31,23 +31,17 @@ int main(int Argc, char **Argv) {
   if (auto Exit =
           testing::parseGpuTestArgs(Argc, Argv, "random_loop_fusions", Flags))
     return *Exit;
-  uint64_t Seed = Flags.Seed;
-  unsigned Count = unsigned(Flags.Count);
-  int64_t MaxElements = Flags.MaxElements;
-  bool Verbose = Flags.Verbose;
   auto Drv = runtime::CudaDriver::open();
-  if (!Drv) {
-    std::printf("SKIP: %s\n", Drv.error().Message.c_str());
-    return Drv.error().isUnavailable() ? 77 : 1;
-  }
+  if (auto Exit = testing::skipWithoutDriver(Drv, false))
+    return *Exit;
   unsigned Run = 0, Failed = 0, Skipped = 0;
   uint64_t Elements = 0;
-  for (uint64_t S = Seed; Run < Count && S < Seed + 100 * uint64_t(Count);
-       ++S) {
+  for (uint64_t S = Flags.Seed;
+       Run < Flags.Count && S < Flags.Seed + 100 * uint64_t(Flags.Count); ++S) {
     testing::RandomHloOptions O;
     // Alternate small fusions (many edge shapes) and larger ones (several
     // blocks, vector widths > 1).
-    O.MaxElements = S % 2 ? 96 : MaxElements;
+    O.MaxElements = S % 2 ? 96 : Flags.MaxElements;
     testing::RandomFusion F = testing::generateRandomFusion(S, O);
     auto M = parseHloModule(F.Text, "random-" + std::to_string(S));
     if (!M) {
@@ -99,7 +93,7 @@ int main(int Argc, char **Argv) {
           std::printf("  %s\n", L.c_str());
         std::printf("%s\n", F.Text.c_str());
         ++Failed;
-      } else if (Verbose) {
+      } else if (Flags.Verbose) {
         for (const std::string &L : K.OutputReports)
           std::printf("ok seed %llu %s\n", (unsigned long long)S, L.c_str());
       }
@@ -111,7 +105,7 @@ int main(int Argc, char **Argv) {
               "%llu input elements), %u failed\n",
               Run, (*Drv)->device().Name.c_str(), Skipped,
               (unsigned long long)Elements, Failed);
-  if (Run < Count) {
+  if (Run < Flags.Count) {
     std::printf("FAIL: only %u loop fusions generated\n", Run);
     return 1;
   }

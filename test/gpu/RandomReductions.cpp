@@ -790,18 +790,10 @@ int main(int Argc, char **Argv) {
   if (auto Exit =
           testing::parseGpuTestArgs(Argc, Argv, "random_reductions", Flags))
     return *Exit;
-  uint64_t Seed = Flags.Seed;
-  unsigned Count = unsigned(Flags.Count);
-  int64_t MaxElements = Flags.MaxElements;
-  bool DryRun = Flags.DryRun, Print = Flags.Print, Verbose = Flags.Verbose;
-  std::string Ptxas = Flags.Ptxas;
-  runtime::DriverResult<std::unique_ptr<runtime::CudaDriver>> Drv =
-      runtime::CudaDriver::open();
-  if (!Drv && !DryRun) {
-    std::printf("SKIP: %s\n", Drv.error().Message.c_str());
-    return Drv.error().isUnavailable() ? 77 : 1;
-  }
-  if (!DryRun)
+  auto Drv = runtime::CudaDriver::open();
+  if (auto Exit = testing::skipWithoutDriver(Drv, Flags.DryRun))
+    return *Exit;
+  if (!Flags.DryRun)
     std::printf("device: %s\n", (*Drv)->device().Name.c_str());
 
   unsigned Generated = 0, Emitted = 0, Matched = 0, Unsupported = 0,
@@ -809,8 +801,8 @@ int main(int Argc, char **Argv) {
   uint64_t Elements = 0;
   std::map<std::string, unsigned> Reasons, Emitters, Types, Reducers,
       UnsupportedBy;
-  for (uint64_t S = Seed; S < Seed + Count; ++S) {
-    ReductionCase Case = ReductionGenerator(S, MaxElements).run();
+  for (uint64_t S = Flags.Seed; S < Flags.Seed + Flags.Count; ++S) {
+    ReductionCase Case = ReductionGenerator(S, Flags.MaxElements).run();
     ++Generated;
     auto M = parseHloModule(Case.Text, "random-reduction-" + std::to_string(S));
     if (!M) {
@@ -826,7 +818,7 @@ int main(int Argc, char **Argv) {
     ++Emitters[EmitterName];
     ++Types[Case.Type];
     ++Reducers[Case.Red];
-    if (Print)
+    if (Flags.Print)
       std::printf("seed %llu: %s -> %s\n%s\n", (unsigned long long)S,
                   Case.Summary.c_str(), EmitterName.c_str(),
                   Case.Text.c_str());
@@ -852,8 +844,8 @@ int main(int Argc, char **Argv) {
       ++Failed;
       continue;
     }
-    if (!Ptxas.empty())
-      if (std::string Bad = runPtxas(Ptxas, R->Ptx, S); !Bad.empty()) {
+    if (!Flags.Ptxas.empty())
+      if (std::string Bad = runPtxas(Flags.Ptxas, R->Ptx, S); !Bad.empty()) {
         std::printf("FAIL seed %llu (%s): %s\n%s\n", (unsigned long long)S,
                     Case.Summary.c_str(), Bad.c_str(), Case.Text.c_str());
         ++Failed;
@@ -861,7 +853,7 @@ int main(int Argc, char **Argv) {
       }
     for (const HloInstruction *P : Fusion->operands())
       Elements += uint64_t(P->shape().numElements());
-    if (DryRun) {
+    if (Flags.DryRun) {
       // The reference must evaluate the fusion too.
       std::vector<Literal> Args;
       const HloComputation &C = *Fusion->fusedComputation();
@@ -880,7 +872,7 @@ int main(int Argc, char **Argv) {
         continue;
       }
       ++Matched; // nothing to compare against: counted as checked
-      if (Verbose)
+      if (Flags.Verbose)
         std::printf("ok seed %llu %s: %s emitter, grid %u block %u, %lld "
                     "elements\n",
                     (unsigned long long)S, Case.Summary.c_str(),
@@ -918,7 +910,7 @@ int main(int Argc, char **Argv) {
       continue;
     }
     ++Matched;
-    if (Verbose)
+    if (Flags.Verbose)
       for (const KernelRunResult &K : *Res)
         for (const std::string &L : K.OutputReports)
           std::printf("ok seed %llu %s (%s): %s\n", (unsigned long long)S,
@@ -934,9 +926,9 @@ int main(int Argc, char **Argv) {
   }
   std::printf("random_reductions: %u emitted, %u %s, %u unsupported "
               "(%u generated, %llu input elements%s), %u failed\n",
-              Emitted, Matched, DryRun ? "checked (dry run)" : "match",
+              Emitted, Matched, Flags.DryRun ? "checked (dry run)" : "match",
               Unsupported, Generated, (unsigned long long)Elements,
-              Ptxas.empty() ? "" : ", ptxas on every kernel", Failed);
+              Flags.Ptxas.empty() ? "" : ", ptxas on every kernel", Failed);
   if (Unsupported * 10 > Generated) {
     std::printf("FAIL: %u of %u fusions (more than 10%%) are unsupported\n",
                 Unsupported, Generated);

@@ -331,23 +331,15 @@ int main(int Argc, char **Argv) {
   if (auto Exit = testing::parseGpuTestArgs(Argc, Argv,
                                             "random_row_normalizations", Flags))
     return *Exit;
-  uint64_t Seed = Flags.Seed;
-  unsigned Count = unsigned(Flags.Count);
-  int64_t MaxElements = Flags.MaxElements;
-  bool DryRun = Flags.DryRun, Print = Flags.Print, Verbose = Flags.Verbose;
-  std::string Ptxas = Flags.Ptxas;
-  runtime::DriverResult<std::unique_ptr<runtime::CudaDriver>> Drv =
-      runtime::CudaDriver::open();
-  if (!Drv && !DryRun) {
-    std::printf("SKIP: %s\n", Drv.error().Message.c_str());
-    return Drv.error().isUnavailable() ? 77 : 1;
-  }
-  if (!DryRun)
+  auto Drv = runtime::CudaDriver::open();
+  if (auto Exit = testing::skipWithoutDriver(Drv, Flags.DryRun))
+    return *Exit;
+  if (!Flags.DryRun)
     std::printf("device: %s\n", (*Drv)->device().Name.c_str());
 
   unsigned Checked = 0, Failed = 0;
-  for (uint64_t S = Seed; S < Seed + Count; ++S) {
-    Case C = Generator(S, MaxElements).run();
+  for (uint64_t S = Flags.Seed; S < Flags.Seed + Flags.Count; ++S) {
+    Case C = Generator(S, Flags.MaxElements).run();
     auto Fail = [&](const std::string &Why) {
       std::printf("FAIL seed %llu (%s): %s\n%s\n", (unsigned long long)S,
                   C.Summary.c_str(), Why.c_str(), C.Text.c_str());
@@ -358,7 +350,7 @@ int main(int Argc, char **Argv) {
       Fail("generated module does not parse: " + M.error().str());
       continue;
     }
-    if (Print)
+    if (Flags.Print)
       std::printf("seed %llu: %s\n%s\n", (unsigned long long)S,
                   C.Summary.c_str(), C.Text.c_str());
     const HloInstruction *Fusion = (*M)->fusions().front();
@@ -385,12 +377,12 @@ int main(int Argc, char **Argv) {
            std::to_string(K.Block[0]));
       continue;
     }
-    if (!Ptxas.empty())
-      if (std::string Bad = runPtxas(Ptxas, R->Ptx, S); !Bad.empty()) {
+    if (!Flags.Ptxas.empty())
+      if (std::string Bad = runPtxas(Flags.Ptxas, R->Ptx, S); !Bad.empty()) {
         Fail(Bad);
         continue;
       }
-    if (DryRun) {
+    if (Flags.DryRun) {
       const HloComputation &FC = *Fusion->fusedComputation();
       std::vector<Literal> Args;
       for (int64_t I = 0; I < FC.parameterCount(); ++I) {
@@ -404,7 +396,7 @@ int main(int Argc, char **Argv) {
         continue;
       }
       ++Checked;
-      if (Verbose)
+      if (Flags.Verbose)
         std::printf("ok seed %llu %s: grid %u block %u\n",
                     (unsigned long long)S, C.Summary.c_str(), K.Grid[0],
                     K.Block[0]);
@@ -433,11 +425,12 @@ int main(int Argc, char **Argv) {
       continue;
     }
     ++Checked;
-    if (Verbose)
+    if (Flags.Verbose)
       std::printf("ok seed %llu %s:%s\n", (unsigned long long)S,
                   C.Summary.c_str(), Reports.c_str());
   }
   std::printf("random_row_normalizations: %u %s, %u failed (of %u)\n", Checked,
-              DryRun ? "checked (dry run)" : "match", Failed, Count);
+              Flags.DryRun ? "checked (dry run)" : "match", Failed,
+              Flags.Count);
   return Failed ? 1 : 0;
 }

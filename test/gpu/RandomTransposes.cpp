@@ -143,21 +143,15 @@ int main(int Argc, char **Argv) {
   if (auto Exit =
           testing::parseGpuTestArgs(Argc, Argv, "random_transposes", Flags))
     return *Exit;
-  uint64_t Seed = Flags.Seed;
-  unsigned Count = unsigned(Flags.Count);
-  int64_t MaxElements = Flags.MaxElements;
-  bool Verbose = Flags.Verbose, PrintOnly = Flags.Print, DryRun = Flags.DryRun;
   auto Drv = runtime::CudaDriver::open();
-  if (!Drv && !DryRun) {
-    std::printf("SKIP: %s\n", Drv.error().Message.c_str());
-    return Drv.error().isUnavailable() ? 77 : 1;
-  }
+  if (auto Exit = testing::skipWithoutDriver(Drv, Flags.DryRun))
+    return *Exit;
   unsigned Run = 0, Failed = 0, Skipped = 0;
   uint64_t Elements = 0;
   std::map<std::string, unsigned> Types;
-  for (uint64_t S = Seed; Run < Count && S < Seed + 100 * uint64_t(Count);
-       ++S) {
-    std::string Text = generate(S, S % 2 ? 4096 : MaxElements);
+  for (uint64_t S = Flags.Seed;
+       Run < Flags.Count && S < Flags.Seed + 100 * uint64_t(Flags.Count); ++S) {
+    std::string Text = generate(S, S % 2 ? 4096 : Flags.MaxElements);
     auto M = parseHloModule(Text, "random-transpose-" + std::to_string(S));
     if (!M) {
       std::printf("FAIL seed %llu: generated module does not parse:\n%s\n%s\n",
@@ -188,8 +182,8 @@ int main(int Argc, char **Argv) {
     ++Types[std::string(primitiveTypeName(Fusion->operand(0)->shape().Type))];
     for (const HloInstruction *P : Fusion->operands())
       Elements += P->shape().numElements();
-    if (DryRun) {
-      if (PrintOnly)
+    if (Flags.DryRun) {
+      if (Flags.Print)
         std::printf("seed %llu: %s emitter\n%s", (unsigned long long)S,
                     R->Kernels.front().Emitter.c_str(), Text.c_str());
       // The reference must evaluate the fusion too (the runner's inputs).
@@ -231,7 +225,7 @@ int main(int Argc, char **Argv) {
           std::printf("  %s\n", L.c_str());
         std::printf("%s\n", Text.c_str());
         ++Failed;
-      } else if (Verbose) {
+      } else if (Flags.Verbose) {
         for (const std::string &L : K.OutputReports)
           std::printf("ok seed %llu %s\n", (unsigned long long)S, L.c_str());
       }
@@ -240,18 +234,18 @@ int main(int Argc, char **Argv) {
   std::string TypeList;
   for (const auto &[T, N] : Types)
     TypeList += (TypeList.empty() ? "" : ", ") + std::to_string(N) + " " + T;
-  if (DryRun) {
+  if (Flags.DryRun) {
     std::printf("%u transpose fusions emitted (dry run; %s; %u other fusions "
                 "skipped, %llu input elements), %u failed\n",
                 Run, TypeList.c_str(), Skipped, (unsigned long long)Elements,
                 Failed);
-    return Failed || Run < Count ? 1 : 0;
+    return Failed || Run < Flags.Count ? 1 : 0;
   }
   std::printf("%u random transpose fusions run on %s (%s; %u other fusions "
               "skipped, %llu input elements), %u failed\n",
               Run, (*Drv)->device().Name.c_str(), TypeList.c_str(), Skipped,
               (unsigned long long)Elements, Failed);
-  if (Run < Count) {
+  if (Run < Flags.Count) {
     std::printf("FAIL: only %u transpose fusions generated\n", Run);
     return 1;
   }

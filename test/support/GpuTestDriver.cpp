@@ -32,9 +32,11 @@ std::optional<int> parseGpuTestArgs(int Argc, char **Argv, const char *Program,
       ++I;
       if (A == "--seed")
         F.Seed = N;
-      else if (A == "--count")
-        F.Count = N;
-      else
+      else if (A == "--count") {
+        if (N > UINT32_MAX)
+          return Usage();
+        F.Count = unsigned(N);
+      } else
         F.MaxElements = std::max<int64_t>(F.MinMaxElements, int64_t(N));
     } else if (A == "--ptxas" && F.TakesPtxas && Value) {
       F.Ptxas = Value;

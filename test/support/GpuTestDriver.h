@@ -9,6 +9,7 @@
 #define IDXMAP_TEST_SUPPORT_GPUTESTDRIVER_H
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 
@@ -19,7 +20,7 @@ namespace idxmap::testing {
 /// takes before parsing.
 struct GpuTestFlags {
   uint64_t Seed = 1;
-  uint64_t Count = 200;
+  unsigned Count = 200;
   int64_t MaxElements = 4096;
   /// --max-elements below this is raised to it.
   int64_t MinMaxElements = 1;
@@ -40,6 +41,18 @@ struct GpuTestFlags {
 /// *Exit;` accepts `random_x --seed 7 --count 3 --dry-run`.
 std::optional<int> parseGpuTestArgs(int Argc, char **Argv, const char *Program,
                                     GpuTestFlags &F);
+
+/// What a GPU test program does without a driver: \p Drv is the result of
+/// CudaDriver::open(). Returns the exit code after printing `SKIP: why`
+/// (77, ctest's skip code, when no driver or GPU exists, else 1), or nothing
+/// when the driver opened or for a \p DryRun (which needs none).
+template <typename DriverResultT>
+std::optional<int> skipWithoutDriver(const DriverResultT &Drv, bool DryRun) {
+  if (Drv || DryRun)
+    return std::nullopt;
+  std::printf("SKIP: %s\n", Drv.error().Message.c_str());
+  return Drv.error().isUnavailable() ? 77 : 1;
+}
 
 } // namespace idxmap::testing
 

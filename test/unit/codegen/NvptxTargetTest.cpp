@@ -366,7 +366,9 @@ TEST(NvptxTarget, TuningKnobsComeFromEmitOptions) {
   ASSERT_TRUE(Tuned) << Tuned.error().str();
   EXPECT_EQ(Tuned->Kernels[0].Block[0], 256u);
   O.Tuning["IDXMAP_RED_ROW_LANES"] = 300; // rounded down to a power of two
-  EXPECT_EQ(emitModule(**M, O)->Kernels[0].Block[0], 256u);
+  auto Rounded = emitModule(**M, O);
+  ASSERT_TRUE(Rounded) << Rounded.error().str();
+  EXPECT_EQ(Rounded->Kernels[0].Block[0], 256u);
   O.Tuning["IDXMAP_NOT_A_KNOB"] = 1;
   auto Bad = emitModule(**M, O);
   ASSERT_FALSE(Bad);
@@ -376,9 +378,10 @@ TEST(NvptxTarget, TuningKnobsComeFromEmitOptions) {
 
 namespace {
 
-/// PTX of a kernel `k(x, y)` that loads one \p Ty from x with cache hint
-/// \p Hint (alignment \p Align) and stores it to y.
-std::string hintedLoadPtx(llvm::Type *(*MakeTy)(llvm::LLVMContext &),
+/// PTX of a kernel `k(x, y)` that loads one \p Lanes-vector of \p Elem
+/// (`half`, `float` or `i64`; a scalar when \p Lanes is 1) from x with cache
+/// hint \p Hint (alignment \p Align) and stores it to y.
+std::string hintedLoadPtx(const std::string &Elem, unsigned Lanes,
                           uint64_t Align, CacheHint Hint) {
   llvm::LLVMContext Ctx;
   llvm::Module M("hint", Ctx);
@@ -393,7 +396,11 @@ std::string hintedLoadPtx(llvm::Type *(*MakeTy)(llvm::LLVMContext &),
       {{"x", KernelParamRole::Input, 16}, {"y", KernelParamRole::Output, 16}});
   llvm::IRBuilder<> B(F->empty() ? llvm::BasicBlock::Create(Ctx, "entry", F)
                                  : &F->getEntryBlock());
-  llvm::Type *Ty = MakeTy(Ctx);
+  llvm::Type *Ty = Elem == "half"    ? llvm::Type::getHalfTy(Ctx)
+                   : Elem == "float" ? llvm::Type::getFloatTy(Ctx)
+                                     : llvm::Type::getInt64Ty(Ctx);
+  if (Lanes > 1)
+    Ty = llvm::FixedVectorType::get(Ty, Lanes);
   llvm::Value *V = loadWithHint(B, Ty, F->getArg(0), Align, Hint);
   EXPECT_EQ(V->getType(), Ty);
   B.CreateAlignedStore(V, F->getArg(1), llvm::Align(Align));
@@ -407,70 +414,46 @@ std::string hintedLoadPtx(llvm::Type *(*MakeTy)(llvm::LLVMContext &),
 
 TEST(NvptxTarget, EvictFirstLoadsOfFourEightAndSixteenBytes) {
   const std::string Hinted = "ld.global.nc.L1::evict_first.L2::cache_hint";
-  // <4 x float>: one v4.b32 with the evict_first policy.
-  std::string P = hintedLoadPtx(
-      [](llvm::LLVMContext &C) -> llvm::Type * {
-        return llvm::FixedVectorType::get(llvm::Type::getFloatTy(C), 4);
-      },
-      16, CacheHint::EvictFirst);
-  EXPECT_NE(P.find("createpolicy.fractional.L2::evict_first.b64"),
-            std::string::npos);
-  EXPECT_NE(P.find(Hinted + ".v4.b32"), std::string::npos) << P;
-  // <8 x float> (32 bytes): two 16-byte loads.
-  P = hintedLoadPtx(
-      [](llvm::LLVMContext &C) -> llvm::Type * {
-        return llvm::FixedVectorType::get(llvm::Type::getFloatTy(C), 8);
-      },
-      16, CacheHint::EvictFirst);
-  size_t First = P.find(Hinted + ".v4.b32");
-  ASSERT_NE(First, std::string::npos);
-  EXPECT_NE(P.find(Hinted + ".v4.b32", First + 1), std::string::npos);
-  // i64 and float scalars: v2.b32 and b32.
-  P = hintedLoadPtx(
-      [](llvm::LLVMContext &C) -> llvm::Type * {
-        return llvm::Type::getInt64Ty(C);
-      },
-      8, CacheHint::EvictFirst);
-  EXPECT_NE(P.find(Hinted + ".v2.b32"), std::string::npos) << P;
-  P = hintedLoadPtx(
-      [](llvm::LLVMContext &C) -> llvm::Type * {
-        return llvm::Type::getFloatTy(C);
-      },
-      4, CacheHint::EvictFirst);
-  EXPECT_NE(P.find(Hinted + ".b32"), std::string::npos) << P;
+  struct Case {
+    const char *Elem;
+    unsigned Lanes;
+    uint64_t Align;
+    const char *Load; // the hinted load, and at least how many of them
+    size_t Loads;
+  } Cases[] = {{"float", 4, 16, ".v4.b32", 1}, // <4 x float>
+               {"float", 8, 16, ".v4.b32", 2}, // 32 bytes: two loads
+               {"i64", 1, 8, ".v2.b32", 1},
+               {"float", 1, 4, ".b32", 1}};
+  for (const Case &C : Cases) {
+    std::string P =
+        hintedLoadPtx(C.Elem, C.Lanes, C.Align, CacheHint::EvictFirst);
+    EXPECT_NE(P.find("createpolicy.fractional.L2::evict_first.b64"),
+              std::string::npos)
+        << C.Elem << " x " << C.Lanes;
+    EXPECT_GE(countOf(P, Hinted + C.Load), C.Loads)
+        << C.Elem << " x " << C.Lanes << "\n"
+        << P;
+  }
 }
 
 TEST(NvptxTarget, LoadsTheHintCannotCoverStayPlain) {
-  const std::string Hinted = "cache_hint";
   // 2-byte elements, 12-byte vectors, under-aligned vectors, and Normal.
-  EXPECT_EQ(hintedLoadPtx(
-                [](llvm::LLVMContext &C) -> llvm::Type * {
-                  return llvm::Type::getHalfTy(C);
-                },
-                2, CacheHint::EvictFirst)
-                .find(Hinted),
-            std::string::npos);
-  EXPECT_EQ(hintedLoadPtx(
-                [](llvm::LLVMContext &C) -> llvm::Type * {
-                  return llvm::FixedVectorType::get(llvm::Type::getFloatTy(C),
-                                                    3);
-                },
-                4, CacheHint::EvictFirst)
-                .find(Hinted),
-            std::string::npos);
-  EXPECT_EQ(hintedLoadPtx(
-                [](llvm::LLVMContext &C) -> llvm::Type * {
-                  return llvm::FixedVectorType::get(llvm::Type::getFloatTy(C),
-                                                    4);
-                },
-                4, CacheHint::EvictFirst)
-                .find(Hinted),
-            std::string::npos);
-  std::string P = hintedLoadPtx(
-      [](llvm::LLVMContext &C) -> llvm::Type * {
-        return llvm::FixedVectorType::get(llvm::Type::getFloatTy(C), 4);
-      },
-      16, CacheHint::Normal);
-  EXPECT_EQ(P.find(Hinted), std::string::npos);
-  EXPECT_NE(P.find("ld.global.nc.v4.f32"), std::string::npos) << P;
+  struct Case {
+    const char *Elem;
+    unsigned Lanes;
+    uint64_t Align;
+    CacheHint Hint;
+  } Cases[] = {{"half", 1, 2, CacheHint::EvictFirst},
+               {"float", 3, 4, CacheHint::EvictFirst},
+               {"float", 4, 4, CacheHint::EvictFirst},
+               {"float", 4, 16, CacheHint::Normal}};
+  for (const Case &C : Cases) {
+    std::string P = hintedLoadPtx(C.Elem, C.Lanes, C.Align, C.Hint);
+    EXPECT_EQ(P.find("cache_hint"), std::string::npos)
+        << C.Elem << " x " << C.Lanes << "\n"
+        << P;
+    if (C.Hint == CacheHint::Normal) {
+      EXPECT_NE(P.find("ld.global.nc.v4.f32"), std::string::npos) << P;
+    }
+  }
 }
