@@ -57,7 +57,8 @@
 //                           halved while the grid would have fewer than
 //                           2 x 132 blocks.
 //   IDXMAP_RED_ROW_UNROLL   vector iterations of a row per step (U, loads in
-//                           flight per row per thread, 1..64). Default
+//                           flight per row per thread, 1..64; also the
+//                           chunks of a chunked full reduction). Default
 //                           min(8, iterations per row).
 //   IDXMAP_RED_FULL_THREADS threads per block of a full reduction (power of
 //                           two, 32..1024). Default 1024 when 2 blocks per
