@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine: compute-sanitizer memcheck and racecheck over a
-# representative subset of the emitted kernels (issue 6: transposes, row,
+# representative subset of the emitted kernels (issue 6: transposes, row
+# (a warp per row, a block of 512 per long row),
 # multi-row, column and full reductions, chunked full reductions with their
 # combine loop, side outputs, row normalization). Small inputs, so that the
 # sanitizer's slow-down stays in minutes; the chunked full reduction is forced
@@ -16,6 +17,7 @@ cases=(
   "$ex/exp_transpose_abs.hlo"
   "$ex/reduce_rows_4x8.hlo"
   "$in/transpose-side-output.hlo"
+  "$in/reduce-row-long.hlo"
   "$in/reduce-side-column.hlo"
   "$in/reduce-side-multirow.hlo"
   "$in/reduce-init-full.hlo"
