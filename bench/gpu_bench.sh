@@ -4,6 +4,7 @@
 # same command, so that all figures come from one run. Writes the raw
 # outputs to $OUT (or ./bench-out).
 #   bench/gpu_bench.sh IDXMAP_BINARY PEERS_PY [WORKLOAD...]
+# (PM_GROUPS: groups per contender of the interleaved step, default 20)
 set -uo pipefail
 idxmap=$1; peers=$2; shift 2
 out=${OUT:-bench-out}; mkdir -p "$out"
@@ -37,15 +38,17 @@ declare -A peer=(
 only=""
 for w in "${workloads[@]}"; do [ -n "${peer[$w]:-}" ] && only="$only${only:+,}${peer[$w]}"; done
 python3 "$peers" --profile --only "$only" --json "$out/peers.json" 2>&1 | tail -40 | tee "$out/peers.txt"
-# Like for like with the peers' figures (means of 6 launches after a marker):
-# each idxmap kernel timed by peers.py's own method (bench/peer_method.py,
-# CuPy + torch.profiler), when those are importable. Optional: a failure here
-# leaves the figures above intact.
+# Like for like, with spreads: each idxmap module and the peers timed
+# interleaved in one process, many groups each, by peers.py's own method
+# (bench/peer_method.py), when CuPy and torch are importable. Optional: a
+# failure here leaves the figures above intact.
 if python3 -c "import cupy, torch" 2>/dev/null; then
+  pairs=()
   for w in "${workloads[@]}"; do
-    echo "=== peer method $w" | tee -a "$out/peer_method.txt"
-    { "$idxmap" emit "$here/hlo/$w.hlo" -o "$out/$w.ptx" &&
-      python3 "$here/peer_method.py" "$out/$w.ptx"; } 2>&1 |
-      grep -v -i warn | tee -a "$out/peer_method.txt" || true
+    [ -n "${peer[$w]:-}" ] || continue
+    "$idxmap" emit "$here/hlo/$w.hlo" -o "$out/$w.ptx" && pairs+=("${peer[$w]}=$out/$w.ptx")
   done
+  [ ${#pairs[@]} -gt 0 ] && python3 "$here/peer_method.py" --peers "$peers" \
+    --groups "${PM_GROUPS:-20}" --json "$out/peer_method.json" "${pairs[@]}" 2>&1 |
+    grep -v -i warn | tee "$out/peer_method.txt" || true
 fi

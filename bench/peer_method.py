@@ -1,77 +1,147 @@
 #!/usr/bin/env python3
-"""Times a kernel emitted by `idxmap emit` the way `shared/bench/peers.py --profile`
-times the peers, in the same kind of process: inputs from torch.randn, the kernel
-loaded with CuPy (cuModuleLoad of the PTX), groups of one call plus 5 timed calls
-(CUDA events, as t_events) after a marker kernel, CUPTI kernel durations through
-torch.profiler, the mean of each group's 6 launches (what peers.py prints), plus
-100 back-to-back launches for the median `idxmap run --bench` reports.
+"""Times idxmap's kernels and the peers (XLA through JAX, torch.compile, CUB
+through CuPy) on the same input, interleaved in one process, by peers.py's own
+method: a group is a marker kernel, one call and five more (as t_events), and
+its time is the CUPTI duration (torch.profiler) of every kernel in the group
+divided by 6. peers.py --profile takes one group per peer; this takes --groups
+of each, rotating the order of the contenders from group to group, so that
+each figure comes with its spread and the comparison is paired.
 
-  python3 bench/peer_method.py OUT.ptx [--groups N]   (OUT.json beside it)
+  python3 bench/peer_method.py --peers PEERS_PY [--groups N] [--json FILE]
+      WORKLOAD=OUT.ptx [WORKLOAD=OUT.ptx ...]
 
-Prints the largest output difference from the same sum in torch when the kernel
-is a single f32 row or full sum (a sanity check; `idxmap run` is the real check).
+WORKLOAD is peers.py's workload name; OUT.ptx comes from `idxmap emit` of the
+same fusion, with OUT.json beside it. The idxmap kernels read the tensor the
+peers read (where shape and type agree) and their output is compared with
+torch's (a sanity check; `idxmap run` is the real check against the
+interpreter).
+
+Prints, per workload and contender, the mean, median, min, max and standard
+deviation of the group times (us), and idxmap's paired difference from each
+peer: the mean over groups of (idxmap - peer) with a 95 % interval.
 """
-import argparse, json, os, statistics, tempfile
+import argparse, importlib.util, json, math, os, statistics, sys, tempfile
 
-import cupy as cp
 import numpy as np
-import torch
-from torch.profiler import ProfilerActivity, profile
 
-TYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16,
-         "s32": torch.int32}
+
+def load_peers(path):
+    """Imports peers.py for its workload list (it parses sys.argv on import)."""
+    argv, sys.argv = sys.argv, [path]
+    try:
+        spec = importlib.util.spec_from_file_location("peers", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        sys.argv = argv
+    return mod
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("ptx")
-    ap.add_argument("--groups", type=int, default=5)
+    ap.add_argument("--peers", required=True, help="path to peers.py")
+    ap.add_argument("--groups", type=int, default=20)
+    ap.add_argument("--json", default="")
+    ap.add_argument("pairs", nargs="+", metavar="WORKLOAD=PTX")
     a = ap.parse_args()
-    side = json.load(open(os.path.splitext(a.ptx)[0] + ".json"))
-    mod = cp.RawModule(path=a.ptx)
-    for k in side["kernels"]:
-        args, keep = [], []
-        for p in k["params"]:
-            t = TYPES[p["type"]]
-            shape = p["shape"] or [1]
-            if p["role"] == "input":
-                x = (torch.randn(shape, device="cuda").to(t) if t.is_floating_point
-                     else torch.randint(-100, 100, shape, device="cuda", dtype=t))
-            else:
-                x = torch.empty(shape, device="cuda", dtype=t)
-            keep.append(x)
-            # Pointers by value: CuPy has no bfloat16 array type.
-            args.append(np.uint64(x.data_ptr()))
-        f = mod.get_function(k["name"])
-        grid, block = tuple(k["grid"]), tuple(k["block"])
-        launch = lambda: f(grid, block, tuple(args))
-        launch()
-        cp.cuda.Device().synchronize()
-        marks = {}
+    peers = load_peers(a.peers)
+    import cupy as cp
+    import torch
+    import jax
+    import jax.numpy as jnp
+    from cupy._core import _accelerator
+    from torch.profiler import ProfilerActivity, profile
+    _accelerator.set_reduction_accelerators(["cub"])
+    _accelerator.set_routine_accelerators(["cub"])
+    types = {"f32": torch.float32, "bf16": torch.bfloat16,
+             "f16": torch.float16, "s32": torch.int32}
+    byname = {w["name"]: w for w in peers.workloads()}
+    report = []
+    for pair in a.pairs:
+        name, ptx = pair.split("=", 1)
+        w = byname[name]
+        xs = [torch.randn(s, dtype=torch.float32, device="cuda").to(
+            dict(float32=torch.float32, bfloat16=torch.bfloat16)[d])
+            for s, d in w["ins"]]
+        contenders = {}  # name -> (call, sync)
 
-        def mark(n):
-            if n not in marks:
-                marks[n] = cp.RawKernel('extern "C" __global__ void mark_%s() {}' % n,
-                                        "mark_" + n)
+        # idxmap: every kernel of the module, in order, is one call.
+        side = json.load(open(os.path.splitext(ptx)[0] + ".json"))
+        mod = cp.RawModule(path=ptx)
+        launches, outs, free_in = [], [], list(xs)
+        for k in side["kernels"]:
+            args = []
+            for p in k["params"]:
+                t, shape = types[p["type"]], p["shape"] or [1]
+                if p["role"] == "input":
+                    if free_in and free_in[0].dtype == t and \
+                            free_in[0].numel() == math.prod(shape):
+                        x = free_in.pop(0)
+                    else:
+                        x = (torch.randn(shape, device="cuda").to(t)
+                             if t.is_floating_point else
+                             torch.randint(-100, 100, shape, device="cuda", dtype=t))
+                        xs.append(x)  # kept alive
+                else:
+                    x = torch.empty(shape, device="cuda", dtype=t)
+                    outs.append(x)
+                # Pointers by value: CuPy has no bfloat16 array type.
+                args.append(np.uint64(x.data_ptr()))
+            launches.append((mod.get_function(k["name"]), tuple(k["grid"]),
+                             tuple(k["block"]), tuple(args)))
+
+        def call_idxmap():
+            for f, g, b, args in launches:
+                f(g, b, args)
+        contenders["idxmap"] = (call_idxmap, torch.cuda.synchronize)
+
+        tc = torch.compile(w["tf"])
+        contenders["torch_compile"] = (lambda: tc(*xs[:len(w["ins"])]),
+                                       torch.cuda.synchronize)
+        xj = jnp.asarray(np.asarray(xs[0].float().cpu())).astype(
+            jnp.bfloat16 if xs[0].dtype == torch.bfloat16 else jnp.float32)
+        jf = jax.jit(w["jf"])
+        last = [None]
+
+        def call_jax():
+            last[0] = jf(xj)
+
+        def sync_jax():
+            last[0].block_until_ready()
             torch.cuda.synchronize()
-            marks[n]((1,), (1,), ())
-            cp.cuda.Device().synchronize()
+        contenders["xla_jax"] = (call_jax, sync_jax)
+        if w["cf"] is not None:
+            xc = cp.asarray(xs[0].detach())
+            stream = cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
 
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            def call_cub():
+                with stream:
+                    w["cf"](cp, xc)
+            contenders["cub_cupy"] = (call_cub, torch.cuda.synchronize)
+
+        # Warm-up (compiles torch.compile and XLA), then the sanity check.
+        for call, sync in contenders.values():
+            call(); sync()
+        ref = w["tf"](*xs[:len(w["ins"])]).float().reshape(-1)
+        got = outs[-1].float().reshape(-1) if outs else None
+        if got is not None and got.numel() == ref.numel():
+            err = float((got - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
+            print(f"{name}: max |idxmap - torch| / max |torch| = {err:.3g}")
+        else:
+            print(f"{name}: output not compared (shape differs from torch's)")
+
+        names = list(contenders)
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             for g in range(a.groups):
-                mark("six%d" % g)
-                launch()
-                torch.cuda.synchronize()
-                s.record()
-                for _ in range(5):
-                    launch()
-                e.record()
-                torch.cuda.synchronize()
-            mark("hundred")
-            for _ in range(100):
-                launch()
-            torch.cuda.synchronize()
+                order = names[g % len(names):] + names[:g % len(names)]
+                for c in order:
+                    call, sync = contenders[c]
+                    peers.mark(f"{c}__{g}")
+                    call(); sync()
+                    for _ in range(5):
+                        call()
+                    sync()
+            peers.mark("end")
         trace = os.path.join(tempfile.gettempdir(), "peer_method.trace.json")
         prof.export_chrome_trace(trace)
         ev = sorted((q for q in json.load(open(trace))["traceEvents"]
@@ -81,21 +151,33 @@ def main():
             if q["name"].startswith("mark_"):
                 label = q["name"][5:]
                 groups[label] = []
-            elif label and q["name"] == k["name"]:
+            elif label:
                 groups[label].append(q["dur"])
-        means = [statistics.mean(d) for g, d in groups.items() if g.startswith("six")]
-        h = groups.get("hundred", [0])
-        print(f"{k['name']}: peers' method (mean of 6 launches), {len(means)} groups: "
-              f"{' '.join(f'{m:.2f}' for m in means)}; mean of groups "
-              f"{statistics.mean(means):.2f} us")
-        print(f"{k['name']}: 100 back-to-back: median {statistics.median(h):.2f}, "
-              f"mean {statistics.mean(h):.2f}, min {min(h):.2f}, max {max(h):.2f} us")
-        if (len(keep) == 2 and keep[0].dtype == torch.float32 and
-                keep[1].dtype == torch.float32):
-            x, y = keep
-            ref = x.sum(-1) if y.numel() == x.shape[0] else x.sum().reshape(y.shape)
-            print(f"{k['name']}: max |out - torch sum| = "
-                  f"{float((y.reshape(ref.shape) - ref).abs().max()):.3g}")
+        times = {c: [sum(groups.get(f"{c}__{g}", [])) / 6 for g in range(a.groups)]
+                 for c in names}
+        kernels = {c: len(groups.get(f"{c}__0", [])) / 6 for c in names}
+        print(f"{'workload':32s} {'contender':14s} {'k/call':>6s} {'mean':>8s} "
+              f"{'median':>8s} {'min':>8s} {'max':>8s} {'sd':>6s}")
+        for c in names:
+            t = times[c]
+            print(f"{name:32s} {c:14s} {kernels[c]:6.1f} {statistics.mean(t):8.2f} "
+                  f"{statistics.median(t):8.2f} {min(t):8.2f} {max(t):8.2f} "
+                  f"{statistics.stdev(t):6.2f}")
+        diffs = {}
+        for c in names[1:]:
+            d = [x - y for x, y in zip(times["idxmap"], times[c])]
+            m, h = statistics.mean(d), 1.96 * statistics.stdev(d) / math.sqrt(len(d))
+            wins = sum(x <= 0 for x in d)
+            diffs[c] = dict(mean=m, half_width=h, idxmap_not_slower=wins)
+            print(f"{name:32s} idxmap - {c:14s} {m:+7.2f} us (95 % +-{h:.2f}), "
+                  f"ratio of means {statistics.mean(times['idxmap']) / statistics.mean(times[c]):.3f}, "
+                  f"idxmap <= {c} in {wins}/{len(d)} groups")
+        report.append(dict(workload=name, times=times, kernels_per_call=kernels,
+                           paired=diffs))
+        del contenders, launches, outs, xs, xj
+        torch.cuda.empty_cache()
+    if a.json:
+        json.dump(report, open(a.json, "w"), indent=1)
 
 
 if __name__ == "__main__":
