@@ -176,8 +176,8 @@ def main():
                            paired=diffs))
         del contenders, launches, outs, xs, xj
         torch.cuda.empty_cache()
-    if a.json:
-        json.dump(report, open(a.json, "w"), indent=1)
+        if a.json:  # after every workload: a run cut short keeps what it has
+            json.dump(report, open(a.json, "w"), indent=1)
 
 
 if __name__ == "__main__":
