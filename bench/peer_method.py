@@ -11,7 +11,9 @@ each figure comes with its spread and the comparison is paired.
       WORKLOAD=OUT.ptx [WORKLOAD=OUT.ptx ...]
 
 WORKLOAD is peers.py's workload name; OUT.ptx comes from `idxmap emit` of the
-same fusion, with OUT.json beside it. The idxmap kernels read the tensor the
+same fusion, with OUT.json beside it. WORKLOAD=A.ptx,B.ptx,... times variants
+too (an A/B of emitter settings against each other and the peers in one
+run): the first is "idxmap", the others "idxmap:<file stem>". The idxmap kernels read the tensor the
 peers read (where shape and type agree) and their output is compared with
 torch's (a sanity check; `idxmap run` is the real check against the
 interpreter).
@@ -20,7 +22,7 @@ Prints, per workload and contender, the mean, median, min, max and standard
 deviation of the group times (us), and idxmap's paired difference from each
 peer: the mean over groups of (idxmap - peer) with a 95 % interval.
 """
-import argparse, importlib.util, json, math, os, statistics, sys, tempfile
+import argparse, importlib.util, json, math, os, re, statistics, sys, tempfile
 
 import numpy as np
 
@@ -35,6 +37,40 @@ def load_peers(path):
     finally:
         sys.argv = argv
     return mod
+
+
+def idxmap_call(cp, torch, types, ptx, xs, outs):
+    """A call of every kernel of the module emitted to PTX, in order. Inputs
+    are the peers' tensors XS where shape and type agree (else random ones,
+    appended to XS to keep them alive); outputs are appended to OUTS."""
+    side = json.load(open(os.path.splitext(ptx)[0] + ".json"))
+    mod = cp.RawModule(path=ptx)
+    launches, free_in = [], list(xs)
+    for k in side["kernels"]:
+        args = []
+        for p in k["params"]:
+            t, shape = types[p["type"]], p["shape"] or [1]
+            if p["role"] == "input":
+                if free_in and free_in[0].dtype == t and \
+                        free_in[0].numel() == math.prod(shape):
+                    x = free_in.pop(0)
+                else:
+                    x = (torch.randn(shape, device="cuda").to(t)
+                         if t.is_floating_point else
+                         torch.randint(-100, 100, shape, device="cuda", dtype=t))
+                    xs.append(x)
+            else:
+                x = torch.empty(shape, device="cuda", dtype=t)
+                outs.append(x)
+            # Pointers by value: CuPy has no bfloat16 array type.
+            args.append(np.uint64(x.data_ptr()))
+        launches.append((mod.get_function(k["name"]), tuple(k["grid"]),
+                         tuple(k["block"]), tuple(args)))
+
+    def call():
+        for f, g, b, args in launches:
+            f(g, b, args)
+    return call
 
 
 def main():
@@ -58,42 +94,21 @@ def main():
     byname = {w["name"]: w for w in peers.workloads()}
     report = []
     for pair in a.pairs:
-        name, ptx = pair.split("=", 1)
+        name, ptxs = pair.split("=", 1)
         w = byname[name]
         xs = [torch.randn(s, dtype=torch.float32, device="cuda").to(
             dict(float32=torch.float32, bfloat16=torch.bfloat16)[d])
             for s, d in w["ins"]]
         contenders = {}  # name -> (call, sync)
-
-        # idxmap: every kernel of the module, in order, is one call.
-        side = json.load(open(os.path.splitext(ptx)[0] + ".json"))
-        mod = cp.RawModule(path=ptx)
-        launches, outs, free_in = [], [], list(xs)
-        for k in side["kernels"]:
-            args = []
-            for p in k["params"]:
-                t, shape = types[p["type"]], p["shape"] or [1]
-                if p["role"] == "input":
-                    if free_in and free_in[0].dtype == t and \
-                            free_in[0].numel() == math.prod(shape):
-                        x = free_in.pop(0)
-                    else:
-                        x = (torch.randn(shape, device="cuda").to(t)
-                             if t.is_floating_point else
-                             torch.randint(-100, 100, shape, device="cuda", dtype=t))
-                        xs.append(x)  # kept alive
-                else:
-                    x = torch.empty(shape, device="cuda", dtype=t)
-                    outs.append(x)
-                # Pointers by value: CuPy has no bfloat16 array type.
-                args.append(np.uint64(x.data_ptr()))
-            launches.append((mod.get_function(k["name"]), tuple(k["grid"]),
-                             tuple(k["block"]), tuple(args)))
-
-        def call_idxmap():
-            for f, g, b, args in launches:
-                f(g, b, args)
-        contenders["idxmap"] = (call_idxmap, torch.cuda.synchronize)
+        for n, ptx in enumerate(ptxs.split(",")):
+            label = "idxmap" if n == 0 else \
+                "idxmap_" + re.sub(r"[^A-Za-z0-9_]", "_",
+                                   os.path.splitext(os.path.basename(ptx))[0])
+            outs = []
+            contenders[label] = (idxmap_call(cp, torch, types, ptx, xs, outs),
+                                 torch.cuda.synchronize)
+            if n == 0:
+                first_outs = outs
 
         tc = torch.compile(w["tf"])
         contenders["torch_compile"] = (lambda: tc(*xs[:len(w["ins"])]),
@@ -123,7 +138,7 @@ def main():
         for call, sync in contenders.values():
             call(); sync()
         ref = w["tf"](*xs[:len(w["ins"])]).float().reshape(-1)
-        got = outs[-1].float().reshape(-1) if outs else None
+        got = first_outs[-1].float().reshape(-1) if first_outs else None
         if got is not None and got.numel() == ref.numel():
             err = float((got - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
             print(f"{name}: max |idxmap - torch| / max |torch| = {err:.3g}")
@@ -156,25 +171,28 @@ def main():
         times = {c: [sum(groups.get(f"{c}__{g}", [])) / 6 for g in range(a.groups)]
                  for c in names}
         kernels = {c: len(groups.get(f"{c}__0", [])) / 6 for c in names}
-        print(f"{'workload':32s} {'contender':14s} {'k/call':>6s} {'mean':>8s} "
+        wid = max(14, max(len(c) for c in names))
+        print(f"{'workload':32s} {'contender':{wid}s} {'k/call':>6s} {'mean':>8s} "
               f"{'median':>8s} {'min':>8s} {'max':>8s} {'sd':>6s}")
         for c in names:
             t = times[c]
-            print(f"{name:32s} {c:14s} {kernels[c]:6.1f} {statistics.mean(t):8.2f} "
+            print(f"{name:32s} {c:{wid}s} {kernels[c]:6.1f} {statistics.mean(t):8.2f} "
                   f"{statistics.median(t):8.2f} {min(t):8.2f} {max(t):8.2f} "
                   f"{statistics.stdev(t):6.2f}")
         diffs = {}
-        for c in names[1:]:
+        for c in names:
+            if c == "idxmap":
+                continue
             d = [x - y for x, y in zip(times["idxmap"], times[c])]
             m, h = statistics.mean(d), 1.96 * statistics.stdev(d) / math.sqrt(len(d))
             wins = sum(x <= 0 for x in d)
             diffs[c] = dict(mean=m, half_width=h, idxmap_not_slower=wins)
-            print(f"{name:32s} idxmap - {c:14s} {m:+7.2f} us (95 % +-{h:.2f}), "
+            print(f"{name:32s} idxmap - {c:{wid}s} {m:+7.2f} us (95 % +-{h:.2f}), "
                   f"ratio of means {statistics.mean(times['idxmap']) / statistics.mean(times[c]):.3f}, "
                   f"idxmap <= {c} in {wins}/{len(d)} groups")
         report.append(dict(workload=name, times=times, kernels_per_call=kernels,
                            paired=diffs))
-        del contenders, launches, outs, xs, xj
+        del contenders, first_outs, xs, xj
         torch.cuda.empty_cache()
         if a.json:  # after every workload: a run cut short keeps what it has
             json.dump(report, open(a.json, "w"), indent=1)
