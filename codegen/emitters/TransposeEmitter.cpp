@@ -7,19 +7,21 @@
 // and {0,2,1} the one dim that becomes the output's minor dim, for
 // {2,1,0} two). Every other normalized dim is one block coordinate. The
 // tiling is the analysis' transposeTiling, so `idxmap analyze` prints this
-// kernel's thread map. 128 threads = 32 lanes x 4 warps.
+// kernel's thread map. 32 W threads = 32 lanes x W warps, W = 4, or 8 for
+// 4-byte elements in 32 x 64 tiles (measured: see transposeTiling;
+// IDXMAP_TR_WARPS=N overrides it, rounded down to a power of two <= 32).
 //
 // The read side is vectorized: with V = 2 when D[M] is even and the tiles
 // fill the GPU (else 1, see transposeGroupWidth), a
 // tile is 32 rows of P by 32 groups of V elements of M (32 x 64), every
-// lane issues 8 loads of V elements, each warp reading 64 V contiguous
+// lane issues 32 / W loads of V elements, each warp reading 64 V contiguous
 // elements; consecutive blocks walk along P, so they write adjacent output
 // (the choices are measured: see transposeGroupWidth and the block order):
 //
-//   read   warp w, it: row p = w + 4 it; lane l: group l (V elements of M)
+//   read   warp w, it: row p = w + W it; lane l: group l (V elements of M)
 //          tile[p][slot l ^ p] = prologue(operand at (.., p, .., m..m+V-1))
 //   bar.sync
-//   write  lane l: row p = l; warp w, it: group q = w + 4 it
+//   write  lane l: row p = l; warp w, it: group q = w + W it
 //          group = tile[l][slot q ^ l]; for j < V:
 //          out(.., q V + j, .., l) = epilogue(group[j])
 //
@@ -60,6 +62,8 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/GlobalVariable.h"
+#include "llvm/ADT/bit.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <cassert>
@@ -71,11 +75,7 @@ namespace codegen {
 
 namespace {
 
-constexpr int64_t Tile = 32, Rows = 4;
-constexpr int64_t Threads = TransposeTiling::Threads,
-                  Iters = TransposeTiling::Iters;
-static_assert(Threads == Tile * Rows && Iters == Tile / Rows,
-              "the emitter's tile is transposeTiling's");
+constexpr int64_t Tile = 32;
 
 /// Row-major logical index of \p Dims for the linear offset \p Lin.
 std::vector<Expr> delinearize(Context &Ctx, Expr Lin,
@@ -134,8 +134,8 @@ bool readsHeroOneToOne(const HloInstruction *I, const HloInstruction *Hero,
 
 /// A map `(th_x, bl_x)[it, j] -> Results` with the tile constraints; j is
 /// the element of a vector group of \p V.
-IndexingMap tileMap(Context &Ctx, int64_t Blocks, int64_t V,
-                    std::vector<Expr> Results,
+IndexingMap tileMap(Context &Ctx, int64_t Threads, int64_t Iters,
+                    int64_t Blocks, int64_t V, std::vector<Expr> Results,
                     const std::vector<Constraint> &Cs) {
   IndexingMap Map(Ctx, {{"th_x", {0, Threads - 1}}, {"bl_x", {0, Blocks - 1}}},
                   {{"it", {0, Iters - 1}}, {"j", {0, V - 1}}}, {},
@@ -244,9 +244,17 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   // tiles leave fewer blocks per SM and write each output row in shorter
   // pieces; f32[20,160,170]{2,1,0}, before its rows were flattened, 2.05 /
   // 2.14 us with 1 / 2 (960 / 480 blocks).
+  // Warps per block (tile rows per iteration): transposeTiling's choice,
+  // or IDXMAP_TR_WARPS (rounded down to a power of two, at most 32).
   Context Ctx;
-  const TransposeTiling Tiling = transposeTiling(Ctx, TI);
+  const int64_t WarpsKnob =
+      knob(Math.Tuning, "IDXMAP_TR_WARPS", 0, 0, 32, /*Pow2=*/false);
+  const TransposeTiling Tiling = transposeTiling(
+      Ctx, TI, TileBytes,
+      WarpsKnob > 0 ? int64_t(llvm::bit_floor(uint64_t(WarpsKnob))) : 0);
   const int64_t V = Tiling.V, Blocks = Tiling.Blocks;
+  const int64_t Threads = Tiling.Threads, Iters = Tiling.Iters,
+                Rows = Tiling.Warps;
   const int64_t Tm = Tile * V;
   if (Blocks > (int64_t(1) << 31) - 1)
     return Diagnostic{{"<emit>", 1, 1},
@@ -269,7 +277,7 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
 
   auto Map = [&](std::vector<Expr> Results,
                  const std::vector<Constraint> &Cs) {
-    return tileMap(Ctx, Blocks, V, std::move(Results), Cs);
+    return tileMap(Ctx, Threads, Iters, Blocks, V, std::move(Results), Cs);
   };
   IndexingMap ReadPred = Map(ReadIdx, ReadCs);
   IndexingMap WritePred = Map(WriteIdx, WriteCs);

@@ -62,18 +62,18 @@ int64_t transposeGroupWidth(const TransposeInfo &TI);
 /// D[0..R-1], M = R-1 the input's minor dim), shared by the emitter and the
 /// analysis. The tile rows run over P, the flattened output dims that
 /// follow M in the output (TransposeInfo::dimsAfterMinor, contiguous in the
-/// output); the tile columns over 32 groups of V elements of M. 128
-/// threads = 32 lanes x 4 warps, range variables [it in [0, 7], j in
+/// output); the tile columns over 32 groups of V elements of M. 32 W
+/// threads = 32 lanes x W warps, range variables [it in [0, 32/W - 1], j in
 /// [0, V - 1]]. Reads: warp w, iteration it
-/// reads tile row w + 4 it, lane l its group l. Writes: lane l writes tile
-/// row l (P), warp w, iteration it the group w + 4 it. Blocks walk P
+/// reads tile row w + W it, lane l its group l. Writes: lane l writes tile
+/// row l (P), warp w, iteration it the group w + W it. Blocks walk P
 /// fastest, then M, then the remaining dims, so consecutive blocks write
 /// adjacent output.
 ///
 /// Example: f32[20,160,170] transposed {2,1,0} (the output is
 /// [170,160,20]): P = (d1, d0) flattened, 3200 rows in 100 tiles, M = 170 in
 /// 6 tiles of 32 (V = 1), 600 blocks; every tile row is full, where tiles
-/// of d0 alone (20 of 32 rows) left 37% of the lanes idle.
+/// of d0 alone (20 of 32 rows) left 37% of the lanes idle; W = 4.
 /// \code
 ///   ReadIdx  = ((bl_x mod 100) * 32 + th_x floordiv 32 + it * 4) floordiv 20,
 ///              ... mod 160 ..., (bl_x floordiv 100) * 32 + th_x mod 32 + j
@@ -82,14 +82,19 @@ int64_t transposeGroupWidth(const TransposeInfo &TI);
 struct TransposeTiling {
   int64_t V = 1;
   int64_t Blocks = 1;
-  static constexpr int64_t Threads = 128, Iters = 8;
+  /// Warps per block (rows of the tile per iteration), threads and
+  /// iterations: Threads = 32 Warps, Iters = 32 / Warps.
+  int64_t Warps = 4, Threads = 128, Iters = 8;
   /// Normalized input index read by (th_x, bl_x)[it, j], and written (the
   /// output element is the transpose of this input index).
   std::vector<Expr> ReadIdx, WriteIdx;
   /// Ragged edges: the domain of the read and write indices.
   std::vector<Constraint> ReadCs, WriteCs;
 };
-TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI);
+/// \p TileBytes is the tile element's size; \p Warps 0 picks the warps per
+/// block: 8 for 4-byte elements in tiles of 32 x 64 (V = 2), else 4.
+TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
+                                int64_t TileBytes, int64_t Warps = 0);
 
 /// The emitter's mapping for the hero of \p A (reads of the hero's first
 /// operand for reductions and transposes, the output for loop fusions).
