@@ -238,17 +238,22 @@ TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
 
 namespace {
 
-/// Reads of a tiled transpose (transposeTiling): lanes run along the
-/// input's minor dim.
-ThreadMapping transposeMapping(Context &Ctx, const FusionAnalysis &A) {
+/// The transpose hero of a fusion the transpose emitter takes.
+const HloInstruction *transposeHero(const FusionAnalysis &A) {
   const HloInstruction *Hero = nullptr;
   for (const HloInstruction *H : A.Heroes)
     if (H->opcode() == HloOpcode::Transpose)
       Hero = H;
+  return Hero;
+}
+
+/// Reads of a tiled transpose (transposeTiling): lanes run along the
+/// input's minor dim.
+ThreadMapping transposeMapping(Context &Ctx, const FusionAnalysis &A) {
+  const HloInstruction *Hero = transposeHero(A);
   const TransposeInfo &TI = *A.Transpose;
   int64_t R = TI.Dims.size();
-  TransposeTiling T =
-      transposeTiling(Ctx, TI, byteWidth(Hero->shape().Type));
+  TransposeTiling T = transposeTiling(Ctx, TI, byteWidth(Hero->shape().Type));
   Expr Lin = Ctx.constant(0);
   for (int64_t D = 0; D < R; ++D)
     Lin = Lin * TI.Dims[D] + T.ReadIdx[D];
@@ -264,12 +269,8 @@ IndexingMap transposeOutputMap(Context &Ctx, const FusionAnalysis &A,
                                const ThreadMapping &Read) {
   const TransposeInfo &TI = *A.Transpose;
   int64_t R = TI.Dims.size();
-  const HloInstruction *Hero = nullptr;
-  for (const HloInstruction *H : A.Heroes)
-    if (H->opcode() == HloOpcode::Transpose)
-      Hero = H;
   TransposeTiling T =
-      transposeTiling(Ctx, TI, byteWidth(Hero->shape().Type));
+      transposeTiling(Ctx, TI, byteWidth(transposeHero(A)->shape().Type));
   // Output normalized order is the permutation of the input's.
   Expr Lin = Ctx.constant(0);
   for (int64_t O = 0; O < R; ++O)

@@ -59,11 +59,10 @@
 #include "idxmap/RangeEvaluator.h"
 #include "idxmap/Simplify.h"
 
+#include "llvm/ADT/bit.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/GlobalVariable.h"
-#include "llvm/ADT/bit.h"
-#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <cassert>
@@ -275,8 +274,7 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
     LinOut = LinOut * TI.Dims[TI.Permutation[O]] +
              WriteIdx[TI.Permutation[O]];
 
-  auto Map = [&](std::vector<Expr> Results,
-                 const std::vector<Constraint> &Cs) {
+  auto Map = [&](std::vector<Expr> Results, const std::vector<Constraint> &Cs) {
     return tileMap(Ctx, Threads, Iters, Blocks, V, std::move(Results), Cs);
   };
   IndexingMap ReadPred = Map(ReadIdx, ReadCs);
