@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <unordered_map>
@@ -95,14 +96,66 @@ void stridedCopy(int64_t W, const std::vector<int64_t> &Dims, uint8_t *Dst,
   }
 }
 
-Shape arrayShape(const Shape &S) {
+/// The type EvaluateOptions::Widen computes \p T in: f64 for f16, bf16 and
+/// f32, else \p T.
+PrimitiveType widenType(PrimitiveType T) {
+  return T == PrimitiveType::F32 || T == PrimitiveType::BF16 ||
+                 T == PrimitiveType::F16
+             ? PrimitiveType::F64
+             : T;
+}
+
+/// The unit roundoff of \p T (half an ulp of 1): 2^-24 for f32, 2^-11 for
+/// f16, 2^-8 for bf16, 0 for the others.
+double unitRoundoff(PrimitiveType T) {
+  switch (T) {
+  case PrimitiveType::F32:
+    return 0x1p-24;
+  case PrimitiveType::F16:
+    return 0x1p-11;
+  case PrimitiveType::BF16:
+    return 0x1p-8;
+  default:
+    return 0;
+  }
+}
+
+/// Whether \p Op's float result is rounded (not an exact op such as
+/// negate, abs, select or a copy).
+bool roundsResult(HloOpcode Op) {
+  return Op != HloOpcode::Negate && Op != HloOpcode::Abs &&
+         Op != HloOpcode::Select && Op != HloOpcode::Clamp &&
+         Op != HloOpcode::Copy && Op != HloOpcode::Reshape &&
+         Op != HloOpcode::Bitcast && Op != HloOpcode::Broadcast &&
+         Op != HloOpcode::Parameter && Op != HloOpcode::Constant &&
+         Op != HloOpcode::Maximum && Op != HloOpcode::Minimum;
+}
+
+Shape arrayShape(const Shape &S, bool Widen = false) {
   if (S.isTuple()) {
     std::vector<Shape> E;
     for (const Shape &T : S.TupleShapes)
-      E.push_back(arrayShape(T));
+      E.push_back(arrayShape(T, Widen));
     return Shape::tuple(std::move(E));
   }
-  return Shape(S.Type, S.Dims);
+  return Shape(Widen ? widenType(S.Type) : S.Type, S.Dims);
+}
+
+/// \p L with f16, bf16 and f32 elements converted to f64 (exactly).
+Literal widenLiteral(const Literal &L) {
+  if (L.isTuple()) {
+    std::vector<Literal> E;
+    for (const Literal &X : L.elements())
+      E.push_back(widenLiteral(X));
+    return Literal::tuple(std::move(E));
+  }
+  PrimitiveType T = L.elementType();
+  if (widenType(T) == T)
+    return L;
+  Literal Out(Shape(PrimitiveType::F64, L.shape().Dims));
+  convertLoop(T, PrimitiveType::F64, L.data().data(), Out.data().data(),
+              L.elementCount());
+  return Out;
 }
 
 /// Row-major strides of the physical order given by a layout: the stride of
@@ -132,6 +185,8 @@ struct ScalarProgram {
     PrimitiveType OperandType; ///< type of operand 0 (convert, compare)
     int Out;
     int A = -1, B = -1, C = -1;
+    /// Factor on the f64 result (EvaluateOptions::PerturbUlps), 1 if none.
+    double Scale = 1;
     ComparisonDirection Dir = ComparisonDirection::EQ;
     ComparisonType CT = ComparisonType::Default;
   };
@@ -169,11 +224,19 @@ struct ScalarProgram {
           break;
         }
       }
+      if (S.Scale != 1) {
+        double V;
+        std::memcpy(&V, O, sizeof V);
+        V *= S.Scale;
+        std::memcpy(O, &V, sizeof V);
+      }
     }
   }
 
   /// Compiles \p C, or returns nullptr if it is not a scalar computation.
-  static std::unique_ptr<ScalarProgram> compile(const HloComputation &C) {
+  static std::unique_ptr<ScalarProgram> compile(const HloComputation &C,
+                                                bool Widen, int PerturbUlps) {
+    auto Ty = [&](PrimitiveType T) { return Widen ? widenType(T) : T; };
     auto P = std::make_unique<ScalarProgram>();
     P->Regs.assign(size_t(C.instructionCount()), 0);
     for (const HloInstruction *I : C.instructions()) {
@@ -192,16 +255,16 @@ struct ScalarProgram {
       if (Op == HloOpcode::Constant) {
         if (I->literalElided())
           return nullptr;
-        std::memcpy(P->reg(Out), I->literal().data().data(),
-                    size_t(byteWidth(S.Type)));
+        convertLoop(S.Type, Ty(S.Type), I->literal().data().data(), P->reg(Out),
+                    1);
         continue;
       }
-      Step St{Op, S.Type, PrimitiveType::Invalid, Out};
+      Step St{Op, Ty(S.Type), PrimitiveType::Invalid, Out};
       auto Arg = [&](int64_t K) {
         return K < I->operandCount() ? int(I->operand(K)->index()) : -1;
       };
       if (I->operandCount() > 0)
-        St.OperandType = I->operand(0)->shape().Type;
+        St.OperandType = Ty(I->operand(0)->shape().Type);
       St.A = Arg(0);
       St.B = Arg(1);
       St.C = Arg(2);
@@ -211,13 +274,17 @@ struct ScalarProgram {
                 Op == HloOpcode::Copy || Op == HloOpcode::Reshape ||
                 Op == HloOpcode::Broadcast ||
                 (Op == HloOpcode::Bitcast &&
-                 byteWidth(St.OperandType) == byteWidth(S.Type));
+                 (Widen ? St.OperandType == St.Type
+                        : byteWidth(St.OperandType) == byteWidth(S.Type)));
       if (!Ok)
         return nullptr;
       if (Op == HloOpcode::Compare) {
         St.Dir = I->comparisonDirection();
         St.CT = I->comparisonType();
       }
+      if (Widen && PerturbUlps && roundsResult(Op) &&
+          St.Type == PrimitiveType::F64 && unitRoundoff(S.Type) > 0)
+        St.Scale = 1 + PerturbUlps * unitRoundoff(S.Type);
       P->Steps.push_back(St);
     }
     if (P->OutRegs.empty())
@@ -247,6 +314,10 @@ bool isScalarAdd(const HloComputation &C) {
 class Evaluator {
 public:
   explicit Evaluator(const EvaluateOptions &O) : Opts(O) {}
+
+  /// The literal shape of a value of HLO shape \p S (widened with
+  /// EvaluateOptions::Widen).
+  Shape out(const Shape &S) const { return arrayShape(S, Opts.Widen); }
 
   Expected<Literal> run(const HloComputation &C,
                         const std::vector<const Literal *> &Args);
@@ -304,7 +375,12 @@ Expected<Literal> Evaluator::run(const HloComputation &C,
       if (I->literalElided())
         return diag(*I, "cannot evaluate a constant whose value is elided "
                         "('{...}')");
-      Ptr[K] = &I->literal();
+      if (Opts.Widen) {
+        Values[K] = widenLiteral(I->literal());
+        Ptr[K] = &Values[K];
+      } else {
+        Ptr[K] = &I->literal();
+      }
       continue;
     }
     In.clear();
@@ -335,7 +411,7 @@ Expected<Literal> Evaluator::eval(const HloInstruction &I, const Ops &In) {
     return evalBroadcast(I, *In[0]);
   case HloOpcode::Reshape:
   case HloOpcode::Copy: {
-    Literal Out(arrayShape(I.shape()));
+    Literal Out(out(I.shape()));
     Out.data() = In[0]->data();
     return Out;
   }
@@ -379,7 +455,7 @@ Expected<Literal> Evaluator::eval(const HloInstruction &I, const Ops &In) {
 }
 
 Literal Evaluator::evalElementwise(const HloInstruction &I, const Ops &In) {
-  Literal Out(arrayShape(I.shape()));
+  Literal Out(out(I.shape()));
   int64_t N = Out.elementCount();
   uint8_t *O = Out.data().data();
   auto D = [&](size_t K) { return In[K]->data().data(); };
@@ -403,11 +479,18 @@ Literal Evaluator::evalElementwise(const HloInstruction &I, const Ops &In) {
     assert(Op == HloOpcode::Clamp);
     clampLoop(Out.elementType(), D(0), Stride(0), D(1), D(2), Stride(2), O, N);
   }
+  double U = unitRoundoff(I.shape().Type);
+  if (Opts.Widen && Opts.PerturbUlps && U > 0 && roundsResult(Op) &&
+      Out.elementType() == PrimitiveType::F64) {
+    double F = 1 + Opts.PerturbUlps * U;
+    for (int64_t K = 0; K < N; ++K)
+      Out.setDouble(K, Out.getDouble(K) * F);
+  }
   return Out;
 }
 
 Literal Evaluator::evalIota(const HloInstruction &I) {
-  Literal Out(arrayShape(I.shape()));
+  Literal Out(out(I.shape()));
   const std::vector<int64_t> &Dims = I.shape().Dims;
   int64_t Dim = I.iotaDimension();
   int64_t Stride = rowMajorStrides(Dims)[size_t(Dim)];
@@ -418,7 +501,7 @@ Literal Evaluator::evalIota(const HloInstruction &I) {
 }
 
 Literal Evaluator::evalBroadcast(const HloInstruction &I, const Literal &In) {
-  Literal Out(arrayShape(I.shape()));
+  Literal Out(out(I.shape()));
   const std::vector<int64_t> &Dims = I.shape().Dims;
   std::vector<int64_t> InStr = rowMajorStrides(In.shape().Dims);
   std::vector<int64_t> SrcStr(Dims.size(), 0);
@@ -430,7 +513,7 @@ Literal Evaluator::evalBroadcast(const HloInstruction &I, const Literal &In) {
 }
 
 Literal Evaluator::evalTranspose(const HloInstruction &I, const Literal &In) {
-  Literal Out(arrayShape(I.shape()));
+  Literal Out(out(I.shape()));
   std::vector<int64_t> InStr = rowMajorStrides(In.shape().Dims);
   std::vector<int64_t> SrcStr;
   for (int64_t D : I.dimensions())
@@ -441,7 +524,7 @@ Literal Evaluator::evalTranspose(const HloInstruction &I, const Literal &In) {
 }
 
 Literal Evaluator::evalSlice(const HloInstruction &I, const Literal &In) {
-  Literal Out(arrayShape(I.shape()));
+  Literal Out(out(I.shape()));
   std::vector<int64_t> InStr = rowMajorStrides(In.shape().Dims);
   std::vector<int64_t> SrcStr(InStr.size());
   int64_t Base = 0;
@@ -456,7 +539,7 @@ Literal Evaluator::evalSlice(const HloInstruction &I, const Literal &In) {
 }
 
 Literal Evaluator::evalReverse(const HloInstruction &I, const Literal &In) {
-  Literal Out(arrayShape(I.shape()));
+  Literal Out(out(I.shape()));
   const std::vector<int64_t> &Dims = I.shape().Dims;
   std::vector<int64_t> SrcStr = rowMajorStrides(Dims);
   int64_t Base = 0;
@@ -475,11 +558,16 @@ Expected<Literal> Evaluator::evalBitcast(const HloInstruction &I,
                                          const Literal &In) {
   const Shape &InShape = I.operand(0)->shape();
   const Shape &OutShape = I.shape();
-  int64_t W = byteWidth(InShape.Type);
-  if (W != byteWidth(OutShape.Type))
+  if (Opts.Widen && InShape.Type != OutShape.Type &&
+      (widenType(InShape.Type) != InShape.Type ||
+       widenType(OutShape.Type) != OutShape.Type))
+    return diag(I, "a bitcast between element types is not evaluated in f64 "
+                   "(EvaluateOptions::Widen)");
+  int64_t W = byteWidth(In.elementType());
+  if (byteWidth(InShape.Type) != byteWidth(OutShape.Type))
     return diag(I, "bitcast between element types of different widths is "
                    "not supported by the interpreter");
-  Literal Out(arrayShape(OutShape));
+  Literal Out(out(OutShape));
   if (InShape.hasDefaultLayout() && OutShape.hasDefaultLayout()) {
     Out.data() = In.data();
     return Out;
@@ -512,7 +600,7 @@ int64_t clampedStart(const Literal &Index, int64_t Limit) {
 }
 
 Literal Evaluator::evalDynamicSlice(const HloInstruction &I, const Ops &In) {
-  Literal Out(arrayShape(I.shape()));
+  Literal Out(out(I.shape()));
   const Literal &Src = *In[0];
   const std::vector<int64_t> &InDims = Src.shape().Dims;
   std::vector<int64_t> InStr = rowMajorStrides(InDims);
@@ -542,7 +630,7 @@ Literal Evaluator::evalDynamicUpdateSlice(const HloInstruction &I,
 
 Literal Evaluator::evalPad(const HloInstruction &I, const Literal &In,
                            const Literal &Value) {
-  Literal Out(arrayShape(I.shape()));
+  Literal Out(out(I.shape()));
   int64_t W = byteWidth(Out.elementType());
   uint8_t *O = Out.data().data();
   for (int64_t K = 0, N = Out.elementCount(); K < N; ++K)
@@ -576,7 +664,7 @@ Literal Evaluator::evalPad(const HloInstruction &I, const Literal &In,
 }
 
 Literal Evaluator::evalConcatenate(const HloInstruction &I, const Ops &In) {
-  Literal Out(arrayShape(I.shape()));
+  Literal Out(out(I.shape()));
   int64_t Dim = I.dimensions()[0];
   std::vector<int64_t> OutStr = rowMajorStrides(I.shape().Dims);
   int64_t Offset = 0;
@@ -593,7 +681,10 @@ Literal Evaluator::evalConcatenate(const HloInstruction &I, const Ops &In) {
 ScalarProgram *Evaluator::scalarProgram(const HloComputation &C) {
   auto It = Programs.find(&C);
   if (It == Programs.end())
-    It = Programs.emplace(&C, ScalarProgram::compile(C)).first;
+    It = Programs
+             .emplace(&C,
+                      ScalarProgram::compile(C, Opts.Widen, Opts.PerturbUlps))
+             .first;
   return It->second.get();
 }
 
@@ -794,8 +885,52 @@ Expected<Literal> evaluateToLiteral(const HloComputation &C,
                             P->name() + "' is " + P->shape().str());
     Ptrs.push_back(&Args[size_t(K)]);
   }
+  std::vector<Literal> Wide;
+  if (Options.Widen) {
+    for (const Literal *A : Ptrs)
+      Wide.push_back(widenLiteral(*A));
+    for (size_t K = 0; K < Wide.size(); ++K)
+      Ptrs[K] = &Wide[K];
+  }
   Evaluator E(Options);
   return E.run(C, Ptrs);
+}
+
+Expected<std::vector<Literal>>
+roundingSlack(const HloComputation &C, const std::vector<Literal> &Args,
+              const std::vector<Literal> &Reference,
+              const EvaluateOptions &Options) {
+  std::vector<Literal> W[3];
+  for (int K = 0; K < 3; ++K) {
+    EvaluateOptions O = Options;
+    O.Widen = true;
+    O.PerturbUlps = K == 0 ? 0 : K == 1 ? 4 : -4;
+    auto R = evaluate(C, Args, O);
+    if (!R)
+      return R.error();
+    if (R->size() != Reference.size())
+      return C.parent()->diagnose(C.sourceOffset(),
+                                  "roundingSlack: the reference has " +
+                                      std::to_string(Reference.size()) +
+                                      " outputs, the computation " +
+                                      std::to_string(R->size()));
+    W[K] = std::move(*R);
+  }
+  std::vector<Literal> Out;
+  for (size_t O = 0; O < Reference.size(); ++O) {
+    const Literal &E = Reference[O];
+    Literal S(Shape(PrimitiveType::F64, E.shape().Dims));
+    bool Float =
+        isFloatType(E.elementType()) && W[0][O].shape().Dims == E.shape().Dims;
+    for (int64_t K = 0, N = S.elementCount(); Float && K < N; ++K) {
+      double EV = E.getDouble(K), W0 = W[0][O].getDouble(K),
+             Spread = std::fabs(W[1][O].getDouble(K) - W[2][O].getDouble(K));
+      double V = Spread + 2 * std::fabs(EV - W0);
+      S.setDouble(K, std::isfinite(V) ? V : 0);
+    }
+    Out.push_back(std::move(S));
+  }
+  return Out;
 }
 
 Expected<std::vector<Literal>> evaluate(const HloComputation &C,

@@ -64,6 +64,21 @@ struct EvaluateOptions {
   /// default). When false, every reduce applies its to_apply computation
   /// element by element in the element type.
   bool FastReduceAdd = true;
+  /// Holds and computes every f16, bf16 and f32 value in f64 (the results
+  /// are f64 where the fusion's are those types): a reference without the
+  /// element types' rounding. Where it and the ordinary reference differ, a
+  /// result is sensitive to rounding (compareLiterals' Sensitivity). A
+  /// bitcast between element types is an error in this mode.
+  ///
+  /// Example: `exponential(exponential(x))` at x = 3.7 is 3.681650e17 in
+  /// f32 (each exponential rounded to f32), 3.681645e17 widened.
+  bool Widen = false;
+  /// With Widen: every op that rounds (not negate, abs, select, min, max or
+  /// data movement) scales its result by 1 + PerturbUlps u, u the unit
+  /// roundoff of the op's own type (2^-24 for f32, 2^-11 f16, 2^-8 bf16),
+  /// reducers included except XLA's f64 fast path for sums. Run with +k and
+  /// -k, it shows how far errors of k u in every op can move a result.
+  int PerturbUlps = 0;
 };
 
 /// Evaluates \p C on \p Args (one per parameter, matching each parameter's
@@ -78,6 +93,24 @@ struct EvaluateOptions {
 Expected<std::vector<Literal>>
 evaluate(const HloComputation &C, const std::vector<Literal> &Args,
          const EvaluateOptions &Options = {});
+
+/// How far, per element of each output, an implementation that rounds
+/// differently could land from \p Reference (evaluate()'s result for the
+/// same arguments): |W+ - W-| + 2 |Reference - W|, where W is \p C
+/// evaluated widened (EvaluateOptions::Widen) and W+/W- widened with every
+/// rounding op perturbed by +4/-4 u (PerturbUlps). f64 literals with the
+/// outputs' dimensions; 0 for integer outputs and where a value is not
+/// finite. For compareLiterals' Slack.
+///
+/// Example: for `exponential(exponential(x))` in f32 at x = 3.7 (3.68e17)
+/// the slack is about 8e12, 2e-5 of the value: 4 u of the inner exponential
+/// (40.4) times the outer derivative (3.68e17), both ways, plus twice the
+/// f32-f64 difference (5e11); for `add(x, y)` at 1 and 2 it is 2 * 4 u * 3 =
+/// 1.4e-6.
+Expected<std::vector<Literal>>
+roundingSlack(const HloComputation &C, const std::vector<Literal> &Args,
+              const std::vector<Literal> &Reference,
+              const EvaluateOptions &Options = {});
 
 /// As evaluate(), but returns the root's value unflattened (a tuple Literal
 /// for a tuple root).
@@ -110,6 +143,8 @@ struct LiteralComparison {
   int64_t FirstMismatch = -1;
   double MaxAbsError = 0;
   double MaxRelError = 0;
+  /// Elements accepted only through the Slack allowance.
+  int64_t Sensitive = 0;
   /// Empty on a match, else e.g. `3 of 16 elements differ; first at
   /// [0,2]: expected 1.5, got 1.75 (max abs error 0.25, max rel 0.1667)`.
   std::string Message;
@@ -119,9 +154,21 @@ struct LiteralComparison {
 /// recursively). Shapes must be compatible (a mismatch is reported in the
 /// message). NaN matches NaN, infinities must match exactly, integers and
 /// pred compare exactly unless \p Tol is given.
+///
+/// \p Slack, when given (roundingSlack(); same dimensions, f64, a tuple for
+/// a tuple), is an extra absolute allowance per element: where rounding
+/// alone makes the reference unstable, an implementation that rounds
+/// differently is not wrong. Where the result is well conditioned the slack
+/// is a few ulps and changes nothing.
+///
+/// Example: sin(exp(exp(x))) in f32 at x = 3 (exp(exp(3)) = 528491311, an
+/// f32 ulp of 64): Expected 0.9939, f64 -0.6081, so a slack of at least
+/// 2 * 1.602; a kernel's -0.85 is accepted (1.84 <= 1e-6 + 1e-5 * 0.9939 +
+/// 3.2), counted in LiteralComparison::Sensitive.
 LiteralComparison compareLiterals(const Literal &Expected,
                                   const Literal &Actual,
-                                  std::optional<Tolerance> Tol = std::nullopt);
+                                  std::optional<Tolerance> Tol = std::nullopt,
+                                  const Literal *Slack = nullptr);
 
 } // namespace idxmap
 

@@ -1252,3 +1252,141 @@ TEST(HloLiteral, CompareWithTolerance) {
                                lit(PT::BF16, {1}, {1.03125}))
                    .Match);
 }
+
+//===----------------------------------------------------------------------===//
+// EvaluateOptions::Widen and compareLiterals' Sensitivity
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+TEST(HloInterpreterWiden, ElementwiseInF64) {
+  const char *Text = R"(
+HloModule m
+ENTRY e {
+  x = f32[2] parameter(0)
+  a = f32[2] exponential(x)
+  ROOT b = f32[2] exponential(a)
+})";
+  Literal X = lit(PT::F32, {2}, {3.7, 0.5});
+  Literal Narrow = run(Text, {X});
+  EvaluateOptions W;
+  W.Widen = true;
+  Literal Wide = run(Text, {X}, W);
+  ASSERT_EQ(Wide.elementType(), PT::F64);
+  ASSERT_EQ(Narrow.elementType(), PT::F32);
+  for (int64_t K = 0; K < 2; ++K) {
+    double Exact = std::exp(std::exp(X.getDouble(K)));
+    EXPECT_NEAR(Wide.getDouble(K), Exact, Exact * 1e-15);
+  }
+  // At 3.7 the two f32 roundings show at the 6th digit (3.681650e17 against
+  // 3.681645e17).
+  EXPECT_GT(std::fabs(Narrow.getDouble(0) - Wide.getDouble(0)), 1e11);
+}
+
+TEST(HloInterpreterWiden, ReducerAndConstantsInF64) {
+  // A bf16 sum of 1000 ones applied element by element stalls at 256 (257
+  // is not a bf16); widened, it is exact. The init constant is widened too.
+  const char *Text = R"(
+HloModule m
+add {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT c = bf16[] add(a, b)
+}
+ENTRY e {
+  x = bf16[1000] parameter(0)
+  z = bf16[] constant(0.5)
+  ROOT r = bf16[] reduce(x, z), dimensions={0}, to_apply=add
+})";
+  Literal X = lit(PT::BF16, {1000}, std::vector<double>(1000, 1.0));
+  EvaluateOptions Slow;
+  Slow.FastReduceAdd = false;
+  EXPECT_EQ(run(Text, {X}, Slow).getDouble(0), 256);
+  EvaluateOptions W = Slow;
+  W.Widen = true;
+  Literal Wide = run(Text, {X}, W);
+  EXPECT_EQ(Wide.elementType(), PT::F64);
+  EXPECT_EQ(Wide.getDouble(0), 1000.5);
+}
+
+TEST(HloInterpreterWiden, BitcastBetweenTypesIsAnError) {
+  auto M = parse(R"(
+HloModule m
+ENTRY e {
+  x = f32[2] parameter(0)
+  ROOT b = s32[2] bitcast(x)
+})");
+  ASSERT_TRUE(M);
+  EvaluateOptions W;
+  W.Widen = true;
+  auto R = evaluate(*M->entry(), {lit(PT::F32, {2}, {1, 2})}, W);
+  ASSERT_FALSE(bool(R));
+  EXPECT_NE(R.error().str().find("not evaluated in f64"), std::string::npos)
+      << R.error().str();
+  EXPECT_TRUE(bool(evaluate(*M->entry(), {lit(PT::F32, {2}, {1, 2})})));
+}
+
+TEST(HloInterpreterWiden, RoundingSlack) {
+  auto M = parse(R"(
+HloModule m
+ENTRY e {
+  x = f32[2] parameter(0)
+  y = f32[2] parameter(1)
+  a = f32[2] exponential(x)
+  b = f32[2] exponential(a)
+  s = f32[2] add(x, y)
+  i = s32[2] convert(s)
+  ROOT t = (f32[2], f32[2], s32[2]) tuple(b, s, i)
+})");
+  ASSERT_TRUE(M);
+  std::vector<Literal> Args = {lit(PT::F32, {2}, {3.7, 1}),
+                               lit(PT::F32, {2}, {0, 2})};
+  auto Ref = evaluate(*M->entry(), Args);
+  ASSERT_TRUE(bool(Ref));
+  auto S = roundingSlack(*M->entry(), Args, *Ref);
+  ASSERT_TRUE(bool(S)) << S.error().str();
+  ASSERT_EQ(S->size(), 3u);
+  // exp(exp(3.7)) = 3.68e17: 4 u of the inner exponential (40.4) times the
+  // outer derivative, both ways, plus twice the f32-f64 difference.
+  double B = (*Ref)[0].getDouble(0), SB = (*S)[0].getDouble(0);
+  EXPECT_GT(SB, 7e12);
+  EXPECT_LT(SB, 9e12);
+  EXPECT_LT(SB / B, 3e-5);
+  // 1 + 2 is exact: only the perturbation, 2 * 4 u * 3.
+  EXPECT_NEAR((*S)[1].getDouble(1), 2 * 4 * 0x1p-24 * 3, 1e-12);
+  // Integer outputs get none.
+  EXPECT_EQ((*S)[2].getDouble(0), 0);
+  EXPECT_EQ((*S)[2].getDouble(1), 0);
+}
+
+TEST(HloLiteral, CompareWithRoundingSlack) {
+  // The header's example: sin(exp(exp(3))) in f32 (0.9939; -0.6081 in
+  // f64, so a slack of at least 2 * 1.602), and a well-conditioned element
+  // that is simply wrong.
+  Literal E = lit(PT::F32, {2}, {0.9938919544219971, 1.0});
+  Literal Wide = lit(PT::F64, {2}, {2 * 1.6020, 0.0});
+  Literal A = lit(PT::F32, {2}, {-0.85, 1.0});
+  EXPECT_FALSE(compareLiterals(E, A).Match);
+  LiteralComparison C = compareLiterals(E, A, std::nullopt, &Wide);
+  EXPECT_TRUE(C.Match) << C.Message;
+  EXPECT_EQ(C.Sensitive, 1);
+  Literal Bad = lit(PT::F32, {2}, {0.9938919544219971, 1.5});
+  C = compareLiterals(E, Bad, std::nullopt, &Wide);
+  EXPECT_FALSE(C.Match);
+  EXPECT_EQ(C.Mismatches, 1);
+  EXPECT_EQ(C.Sensitive, 0);
+  // Tuples pair element-wise; a sensitivity of other dimensions is ignored.
+  Literal TE = Literal::tuple({E});
+  Literal TW = Literal::tuple({Wide});
+  EXPECT_TRUE(
+      compareLiterals(TE, Literal::tuple({A}), std::nullopt, &TW).Match);
+  Literal Short = lit(PT::F64, {1}, {3.2});
+  EXPECT_FALSE(compareLiterals(E, A, std::nullopt, &Short).Match);
+  // Integers stay exact.
+  Literal I = ilit(PT::S32, {1}, {5});
+  Literal IW = lit(PT::F64, {1}, {9}); // ignored: integers are exact
+  EXPECT_FALSE(
+      compareLiterals(I, ilit(PT::S32, {1}, {7}), std::nullopt, &IW).Match);
+}
+
+} // namespace

@@ -44,7 +44,8 @@ std::string sidecarPath(const std::string &Ptx);
 static int runRun(int Argc, char **Argv) {
   std::string File, Gpu = "sm_90", HloFile, SeedText = "1", RepsText = "50",
                     Inputs, Fusion, TolText, Timer = "auto", Tune;
-  bool Bench = false, Precise = false, NoCheck = false, NoRotate = false;
+  bool Bench = false, Precise = false, NoCheck = false, NoRotate = false,
+       Strict = false;
   ArgParser P(RunCommand);
   P.positional("FILE", &File, "an HLO module or a .ptx file");
   P.option("--hlo", "FILE", &HloFile, "the HLO module of a .ptx file");
@@ -63,6 +64,9 @@ static int runRun(int Argc, char **Argv) {
            "it loads");
   P.option("--reps", "N", &RepsText, "timed repetitions (>= 20)");
   P.flag("--no-check", &NoCheck, "skip the comparison with the interpreter");
+  P.flag("--strict", &Strict,
+         "no extra slack where the reference itself is sensitive to "
+         "rounding (see the output's \"rounding sensitivity\" count)");
   P.flag("--no-rotate", &NoRotate,
          "time on one copy of the inputs even when they fit in L2 (for "
          "workloads that are small by nature)");
@@ -103,6 +107,7 @@ static int runRun(int Argc, char **Argv) {
     return kernelTolerance(F, Precise);
   };
   RO.Check = !NoCheck;
+  RO.RoundingSlack = !Strict;
 
   bool IsPtx = File.size() > 4 && File.compare(File.size() - 4, 4, ".ptx") == 0;
   std::string Ptx, HloText;
