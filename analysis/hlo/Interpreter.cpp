@@ -482,9 +482,18 @@ Literal Evaluator::evalElementwise(const HloInstruction &I, const Ops &In) {
   double U = unitRoundoff(I.shape().Type);
   if (Opts.Widen && Opts.PerturbUlps && U > 0 && roundsResult(Op) &&
       Out.elementType() == PrimitiveType::F64) {
-    double F = 1 + Opts.PerturbUlps * U;
-    for (int64_t K = 0; K < N; ++K)
+    double F = 1 + Opts.PerturbUlps * U, Uncertain = Opts.PerturbUlps * U;
+    for (int64_t K = 0; K < N; ++K) {
+      // sin and cos of an argument whose own rounding (k u |x|) spans a
+      // radian or more: any value in [-1, 1]; the +k and -k runs take the
+      // two ends, so the slack spans the whole range.
+      if ((Op == HloOpcode::Sin || Op == HloOpcode::Cos) &&
+          std::fabs(In[0]->getDouble(K) * Uncertain) >= 1) {
+        Out.setDouble(K, Opts.PerturbUlps > 0 ? 1 : -1);
+        continue;
+      }
       Out.setDouble(K, Out.getDouble(K) * F);
+    }
   }
   return Out;
 }

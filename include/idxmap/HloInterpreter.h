@@ -77,7 +77,9 @@ struct EvaluateOptions {
   /// data movement) scales its result by 1 + PerturbUlps u, u the unit
   /// roundoff of the op's own type (2^-24 for f32, 2^-11 f16, 2^-8 bf16),
   /// reducers included except XLA's f64 fast path for sums. Run with +k and
-  /// -k, it shows how far errors of k u in every op can move a result.
+  /// -k, it shows how far errors of k u in every op can move a result. A
+  /// sine or cosine whose argument is uncertain by a radian or more (k u
+  /// |x| >= 1) is +1 with +k and -1 with -k: its value is arbitrary.
   int PerturbUlps = 0;
 };
 

@@ -1359,6 +1359,28 @@ ENTRY e {
   EXPECT_EQ((*S)[2].getDouble(1), 0);
 }
 
+TEST(HloInterpreterWiden, SineOfAHugeArgumentIsArbitrary) {
+  // sin(exp(exp(x))): at x = 3, exp(exp(3)) = 5.3e8, uncertain by 4 u of
+  // it = 126 radians: the slack spans [-1, 1] (2, plus twice the distance
+  // to the f64 value). At x = 0.5 (exp(exp(0.5)) = 5.2) it stays small.
+  auto M = parse(R"(
+HloModule m
+ENTRY e {
+  x = f32[2] parameter(0)
+  a = f32[2] exponential(x)
+  b = f32[2] exponential(a)
+  ROOT s = f32[2] sine(b)
+})");
+  ASSERT_TRUE(M);
+  std::vector<Literal> Args = {lit(PT::F32, {2}, {3, 0.5})};
+  auto Ref = evaluate(*M->entry(), Args);
+  ASSERT_TRUE(bool(Ref));
+  auto S = roundingSlack(*M->entry(), Args, *Ref);
+  ASSERT_TRUE(bool(S)) << S.error().str();
+  EXPECT_GE((*S)[0].getDouble(0), 2);
+  EXPECT_LT((*S)[0].getDouble(1), 1e-5);
+}
+
 TEST(HloLiteral, CompareWithRoundingSlack) {
   // The header's example: sin(exp(exp(3))) in f32 (0.9939; -0.6081 in
   // f64, so a slack of at least 2 * 1.602), and a well-conditioned element
