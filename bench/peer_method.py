@@ -45,7 +45,7 @@ def idxmap_call(cp, torch, types, ptx, xs, outs):
     appended to XS to keep them alive); outputs are appended to OUTS."""
     side = json.load(open(os.path.splitext(ptx)[0] + ".json"))
     mod = cp.RawModule(path=ptx)
-    launches, free_in = [], list(xs)
+    launches, free_in, outs_keep = [], list(xs), []
     for k in side["kernels"]:
         args = []
         for p in k["params"]:
@@ -64,12 +64,19 @@ def idxmap_call(cp, torch, types, ptx, xs, outs):
                 outs.append(x)
             # Pointers by value: CuPy has no bfloat16 array type.
             args.append(np.uint64(x.data_ptr()))
+        if k.get("workspace_bytes"):
+            # Multi-block reductions' workspace: zeroed once, left zeroed by
+            # every launch; launches in one stream share it.
+            w = torch.zeros(k["workspace_bytes"], device="cuda", dtype=torch.uint8)
+            outs_keep.append(w)
+            args.append(np.uint64(w.data_ptr()))
         launches.append((mod.get_function(k["name"]), tuple(k["grid"]),
                          tuple(k["block"]), tuple(args)))
 
     def call():
         for f, g, b, args in launches:
             f(g, b, args)
+    call.keep = outs_keep  # the workspaces live as long as the call
     return call
 
 

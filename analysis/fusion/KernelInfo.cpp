@@ -55,7 +55,10 @@ std::string kernelsToJson(const std::vector<KernelInfo> &Kernels,
            ", \"layout\": " + jsonInts(Pa.Type.layoutOrDefault()) +
            ", \"align\": " + std::to_string(Pa.Align) + "}";
     }
-    R += "]}";
+    R += "]";
+    if (I.WorkspaceBytes)
+      R += ", \"workspace_bytes\": " + std::to_string(I.WorkspaceBytes);
+    R += "}";
     R += K + 1 < Kernels.size() ? ",\n" : "\n";
   }
   return R + "]}\n";
@@ -301,6 +304,13 @@ Expected<std::vector<KernelInfo>> kernelsFromJson(std::string_view Text,
         return *E;
       Pa.Align = unsigned(F->I);
       I.Params.push_back(std::move(Pa));
+    }
+    if (K.O.count("workspace_bytes")) {
+      if (auto E = Field(K, "workspace_bytes", JValue::Int, V))
+        return *E;
+      if (V->I < 0)
+        return Fail(*V, "'workspace_bytes' must not be negative");
+      I.WorkspaceBytes = uint64_t(V->I);
     }
     Out.push_back(std::move(I));
   }

@@ -19,7 +19,8 @@
 //     contiguous chunk of the input (a row reduction of [N / chunk, chunk])
 //     when there are at least 2 x 132 chunks, else a grid of blocks
 //     striding over the whole input; each block writes its partial to a
-//     module scratch array, and the last block to finish (a device-scope
+//     per-launch workspace (KernelInfo::WorkspaceBytes, the kernel's last
+//     parameter), and the last block to finish (a device-scope
 //     counter, reset by that block) reduces the partials in block order:
 //     deterministic.
 //   - Inputs the kernel reads exactly once are loaded with the L1/L2
@@ -29,7 +30,7 @@
 //     row slots combine with shuffles, warps through padded shared memory
 //     [W][L V + 1], one thread per column combining in warp order. When the
 //     column tiles alone do not fill the GPU, the rows are cut into chunks
-//     (a block each) whose partials go through module scratch, the last
+//     (a block each) whose partials go through the workspace, the last
 //     block of a tile combining them in chunk order (deterministic).
 //   - Ragged edges (the last iterations of a row, rows past the end) read at
 //     a substituted point of the domain and count as the init value, so the
@@ -162,7 +163,11 @@ private:
                                       OffsetTermOrder::MinorToMajor, Hint[&P]);
         };
   }
-  void createFunction(unsigned Threads, unsigned Blocks, unsigned Shared);
+  /// Creates the kernel; with \p Workspace its last parameter is the
+  /// per-launch workspace (KernelInfo::WorkspaceBytes) that scratchArrays
+  /// and arriveLast carve up.
+  void createFunction(unsigned Threads, unsigned Blocks, unsigned Shared,
+                      bool Workspace = false);
   /// Builds `(th_x, bl_x)[syms...] -> input index` from the linear offset
   /// and proves each parameter's vector width under it.
   void setInputMap(std::vector<Variable> Syms, Expr Lin,
@@ -253,18 +258,26 @@ private:
   llvm::Value *fromStored(llvm::Value *X, llvm::Type *T) {
     return T->isIntegerTy(1) ? B.CreateTrunc(X, T) : X;
   }
-  /// Module-scope arrays of \p Count partials, one per accumulator slot.
-  std::vector<llvm::GlobalVariable *> scratchArrays(int64_t Count);
+  /// One array of partials in the workspace: its first element and type.
+  struct ScratchArray {
+    llvm::Value *Base;
+    llvm::Type *ElemTy;
+  };
+  /// \p Bytes more of the workspace (16-byte aligned): its address.
+  llvm::Value *workspace(uint64_t Bytes);
+  /// Arrays of \p Count partials in the workspace, one per accumulator slot.
+  std::vector<ScratchArray> scratchArrays(int64_t Count);
   /// Volatile stores and loads of element \p Idx of every scratch array.
-  void storeScratch(const std::vector<llvm::GlobalVariable *> &S,
-                    llvm::Value *Idx, llvm::ArrayRef<llvm::Value *> Vals);
-  std::vector<llvm::Value *>
-  loadScratch(const std::vector<llvm::GlobalVariable *> &S, llvm::Value *Idx);
+  void storeScratch(const std::vector<ScratchArray> &S, llvm::Value *Idx,
+                    llvm::ArrayRef<llvm::Value *> Vals);
+  std::vector<llvm::Value *> loadScratch(const std::vector<ScratchArray> &S,
+                                         llvm::Value *Idx);
   /// After every thread's partial stores (each followed by threadFence):
   /// a barrier, then thread 0 counts the block's arrival at counter \p Idx
-  /// of \p N (module scope, zero-initialized). Returns (true in every thread
-  /// of the block that arrives as the \p Arrivals-th, the counter's
-  /// address); that block's thread 0 resets the counter to 0.
+  /// of \p N (in the workspace, zero before the first launch). Returns
+  /// (true in every thread of the block that arrives as the \p Arrivals-th,
+  /// the counter's address); that block's thread 0 resets the counter to 0,
+  /// so the workspace is zero again after every launch.
   std::pair<llvm::Value *, llvm::Value *>
   arriveLast(llvm::Value *Idx, int64_t N, int64_t Arrivals);
 
@@ -278,6 +291,9 @@ private:
   Context Ctx;
   KernelInfo Info;
   llvm::Function *K = nullptr;
+  /// The workspace parameter (createFunction) and how much of it is used.
+  llvm::Value *WorkspaceArg = nullptr;
+  uint64_t WorkspaceUsed = 0;
   llvm::Type *IndexTy = nullptr;
   llvm::Value *Th = nullptr, *Bl = nullptr;
 
@@ -383,38 +399,43 @@ ReductionKernel::warpReduceSets(std::vector<std::vector<llvm::Value *>> Sets,
   return Sets;
 }
 
-std::vector<llvm::GlobalVariable *>
+llvm::Value *ReductionKernel::workspace(uint64_t Bytes) {
+  assert(WorkspaceArg && "createFunction without a workspace");
+  llvm::Value *P =
+      B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), WorkspaceArg, WorkspaceUsed);
+  WorkspaceUsed += (Bytes + 15) / 16 * 16;
+  Info.WorkspaceBytes = WorkspaceUsed;
+  return P;
+}
+
+std::vector<ReductionKernel::ScratchArray>
 ReductionKernel::scratchArrays(int64_t Count) {
-  std::vector<llvm::GlobalVariable *> S;
+  std::vector<ScratchArray> S;
   for (llvm::Value *IV : Idents) {
-    auto *AT = llvm::ArrayType::get(storedType(IV->getType()), uint64_t(Count));
-    S.push_back(new llvm::GlobalVariable(
-        M, AT, false, llvm::GlobalValue::InternalLinkage,
-        llvm::ConstantAggregateZero::get(AT), Info.Name + ".partials", nullptr,
-        llvm::GlobalValue::NotThreadLocal, GlobalAddrSpace));
+    llvm::Type *T = storedType(IV->getType());
+    uint64_t Bytes = uint64_t(Count) * M.getDataLayout().getTypeAllocSize(T);
+    S.push_back({workspace(Bytes), T});
   }
   return S;
 }
 
-void ReductionKernel::storeScratch(const std::vector<llvm::GlobalVariable *> &S,
+void ReductionKernel::storeScratch(const std::vector<ScratchArray> &S,
                                    llvm::Value *Idx,
                                    llvm::ArrayRef<llvm::Value *> Vals) {
   for (size_t I = 0; I < S.size(); ++I)
     B.CreateStore(toStored(Vals[I]),
-                  B.CreateInBoundsGEP(S[I]->getValueType(), S[I],
-                                      {cst(0), Idx}),
+                  B.CreateInBoundsGEP(S[I].ElemTy, S[I].Base, Idx),
                   /*isVolatile=*/true);
 }
 
 std::vector<llvm::Value *>
-ReductionKernel::loadScratch(const std::vector<llvm::GlobalVariable *> &S,
+ReductionKernel::loadScratch(const std::vector<ScratchArray> &S,
                              llvm::Value *Idx) {
   std::vector<llvm::Value *> R;
   for (size_t I = 0; I < S.size(); ++I)
     R.push_back(fromStored(
-        B.CreateLoad(S[I]->getValueType()->getArrayElementType(),
-                     B.CreateInBoundsGEP(S[I]->getValueType(), S[I],
-                                         {cst(0), Idx}),
+        B.CreateLoad(S[I].ElemTy,
+                     B.CreateInBoundsGEP(S[I].ElemTy, S[I].Base, Idx),
                      /*isVolatile=*/true),
         Inits[I]->getType()));
   return R;
@@ -422,17 +443,13 @@ ReductionKernel::loadScratch(const std::vector<llvm::GlobalVariable *> &S,
 
 std::pair<llvm::Value *, llvm::Value *>
 ReductionKernel::arriveLast(llvm::Value *Idx, int64_t N, int64_t Arrivals) {
-  auto *AT = llvm::ArrayType::get(B.getInt32Ty(), uint64_t(N));
-  auto *Counter = new llvm::GlobalVariable(
-      M, AT, false, llvm::GlobalValue::InternalLinkage,
-      llvm::ConstantAggregateZero::get(AT), Info.Name + ".done", nullptr,
-      llvm::GlobalValue::NotThreadLocal, GlobalAddrSpace);
+  llvm::Value *Counter = workspace(uint64_t(N) * 4);
   llvm::GlobalVariable *Flag =
       createSharedArray(M, B.getInt32Ty(), 1, Info.Name + ".last", 4);
   Info.SharedBytes += 4;
   llvm::Value *FlagPtr =
       B.CreateInBoundsGEP(Flag->getValueType(), Flag, {cst(0), cst(0)});
-  llvm::Value *CPtr = B.CreateInBoundsGEP(AT, Counter, {cst(0), Idx});
+  llvm::Value *CPtr = B.CreateInBoundsGEP(B.getInt32Ty(), Counter, Idx);
   emitBarrier(B);
   emitIf(B.CreateICmpEQ(Th, cst(0)), [&] {
     llvm::Value *Old = B.CreateAtomicRMW(
@@ -530,7 +547,7 @@ std::optional<Diagnostic> ReductionKernel::collect() {
 }
 
 void ReductionKernel::createFunction(unsigned Threads, unsigned Blocks,
-                                     unsigned Shared) {
+                                     unsigned Shared, bool Workspace) {
   Info.Name = kernelName(F.name());
   Info.Fusion = F.name();
   Info.Emitter = std::string(emitterKindName(A.Kind));
@@ -546,7 +563,11 @@ void ReductionKernel::createFunction(unsigned Threads, unsigned Blocks,
     Specs.push_back({R->name(), KernelParamRole::Output, 16, nullptr});
     Info.Params.push_back({R->name(), true, R->shape(), 16});
   }
+  if (Workspace)
+    Specs.push_back({"workspace", KernelParamRole::InOut, 16, nullptr});
   K = createKernel(M, Info.Name, Specs);
+  if (Workspace)
+    WorkspaceArg = K->getArg(K->arg_size() - 1);
   // `.minnctapersm`: unset, ptxas keeps every kernel at 32 registers (full
   // occupancy) and serializes loads beyond that; a minimum of N blocks per
   // SM lets it use up to 65536 / (N x threads) registers for loads in
@@ -1051,7 +1072,10 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
   // lose at O0 (row sum f32[262144,8] 2.21 against 2.14; row max
   // f32[1048576,32] equal).
   requestBackEndOptLevel(M, Mode == Group ? 3 : 0);
-  createFunction(unsigned(T), unsigned(Blocks), 0);
+  // Several blocks per output (a full reduction): partials and an arrival
+  // counter in the workspace.
+  createFunction(unsigned(T), unsigned(Blocks), 0,
+                 Mode != Group && !(Mode == BlockRow && !Full) && Blocks > 1);
 
   // Input map: (th, bl)[b, k, it, vec].
   Expr ThE = Ctx.dim(0), BlE = Ctx.dim(1), KE = Ctx.symbol(1);
@@ -1214,9 +1238,9 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
     B.CreateRetVoid();
     return Info;
   }
-  // Full reduction over several blocks: partials to module scratch; the
+  // Full reduction over several blocks: partials to the workspace; the
   // last block to finish combines them in block order.
-  std::vector<llvm::GlobalVariable *> Scratch = scratchArrays(Blocks);
+  std::vector<ScratchArray> Scratch = scratchArrays(Blocks);
   emitIf(B.CreateICmpEQ(Th, cst(0)), [&] {
     storeScratch(Scratch, Bl, R1);
     threadFence();
@@ -1259,7 +1283,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
 /// through padded shared memory [W][L * Vec + 1], one thread per column
 /// combining the W partials in order. With Split > 1 the reduced dim is cut
 /// into Split chunks of whole steps (a block each): blocks write their
-/// column partials to module scratch and the last block of the tile to
+/// column partials to the workspace and the last block of the tile to
 /// finish (a device-scope counter per tile) combines them in chunk order:
 /// deterministic.
 Expected<KernelInfo> ReductionKernel::emitColumns() {
@@ -1301,7 +1325,7 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
   U = std::min(U, Iters);
   int64_t Blocks = K1 * Tiles * Split;
   bool ColMask = Tiles * Cols != K2, RowMask = Split * RC != R;
-  createFunction(unsigned(T), unsigned(Blocks), 0);
+  createFunction(unsigned(T), unsigned(Blocks), 0, /*Workspace=*/Split > 1);
 
   Expr ThE = Ctx.dim(0), BlE = Ctx.dim(1);
   Expr TileE = BlE % Tiles, Rest = BlE.floorDiv(Tiles);
@@ -1461,7 +1485,7 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
       emitIf(Ok, [&] { Body(Col); });
     }
   };
-  std::vector<llvm::GlobalVariable *> Scratch;
+  std::vector<ScratchArray> Scratch;
   if (Split > 1)
     Scratch = scratchArrays(K1 * Tiles * Split * Cols);
   ForColumns([&](llvm::Value *Col) {

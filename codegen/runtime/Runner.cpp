@@ -165,12 +165,25 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
         OutBufs[Cp].push_back(std::move(*B));
       }
     }
+    // The kernel's workspace, zeroed once: launches in this stream share it
+    // (the kernel leaves it zeroed).
+    std::optional<DeviceBuffer> Workspace;
+    if (K.WorkspaceBytes) {
+      auto B = Driver.alloc(size_t(K.WorkspaceBytes));
+      if (!B)
+        return B.error();
+      if (auto S = Driver.fill(*B, 0); !S)
+        return S.error();
+      Workspace = std::move(*B);
+    }
     auto Launch = [&](unsigned Cp) {
       std::vector<runtime::DevicePtr> Ptrs;
       for (auto &B : InBufs[Cp])
         Ptrs.push_back(B.ptr());
       for (auto &B : OutBufs[Cp])
         Ptrs.push_back(B.ptr());
+      if (Workspace)
+        Ptrs.push_back(Workspace->ptr());
       std::vector<void *> ArgPtrs;
       for (auto &P : Ptrs)
         ArgPtrs.push_back(&P);

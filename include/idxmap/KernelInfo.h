@@ -45,6 +45,13 @@ struct KernelInfo {
   unsigned Block[3] = {1, 1, 1};
   unsigned SharedBytes = 0;
   std::vector<KernelParam> Params;
+  /// When nonzero, the kernel takes one more parameter after Params: a
+  /// device buffer of this many bytes, zeroed before its first launch, that
+  /// the kernel leaves zeroed again (partials of multi-block reductions and
+  /// their arrival counters). Launches that may overlap (different
+  /// streams) each need their own; launches in one stream may share one.
+  /// In the sidecar: `"workspace_bytes": N` after "params" (absent when 0).
+  uint64_t WorkspaceBytes = 0;
   /// The emitter's thread map of its main read, in XLA syntax:
   /// `(th_x, bl_x)[..., vec] -> (index of ThreadMapTarget)`, the last range
   /// variable being the vector lane; empty when the emitter records none
