@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "idxmap/Coalescing.h"
 #include "idxmap/Compose.h"
+#include "idxmap/Delinearize.h"
 #include "idxmap/Print.h"
 #include "idxmap/RangeEvaluator.h"
 #include "idxmap/Simplify.h"
@@ -20,30 +21,6 @@ namespace idxmap {
 namespace {
 
 int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
-
-/// Physical (major-to-minor) dims of \p S and, for each, its logical dim.
-void physicalDims(const Shape &S, std::vector<int64_t> &Dims,
-                  std::vector<int64_t> &Logical) {
-  std::vector<int64_t> M2m = S.layoutOrDefault();
-  for (auto It = M2m.rbegin(); It != M2m.rend(); ++It) {
-    Logical.push_back(*It);
-    Dims.push_back(S.Dims[*It]);
-  }
-}
-
-/// Logical index of \p S for a row-major physical linear offset \p Lin.
-std::vector<Expr> delinearizePhysical(Context &Ctx, Expr Lin, const Shape &S) {
-  std::vector<int64_t> Dims, Logical;
-  physicalDims(S, Dims, Logical);
-  std::vector<Expr> Res(S.rank(), Ctx.constant(0));
-  int64_t Stride = 1;
-  for (size_t K = Dims.size(); K-- > 0;) {
-    Expr E = Stride == 1 ? Lin : Lin.floorDiv(Stride);
-    Res[Logical[K]] = K == 0 ? E : E % Dims[K];
-    Stride *= std::max<int64_t>(Dims[K], 1);
-  }
-  return Res;
-}
 
 Variable named(const char *Name, int64_t Hi) { return {Name, {0, Hi}}; }
 

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "idxmap/Compose.h"
+#include "idxmap/Delinearize.h"
 #include "idxmap/HloIndexing.h"
 #include "idxmap/Print.h"
 #include "idxmap/Simplify.h"
@@ -113,19 +114,6 @@ Expr linearize(Context &Ctx, const std::vector<Expr> &Idx,
   return Lin;
 }
 
-/// Row-major delinearization of \p Lin into \p Dims (the first index is not
-/// reduced modulo its size: the domain bounds it).
-std::vector<Expr> delinearize(Expr Lin, const std::vector<int64_t> &Dims) {
-  std::vector<Expr> Out(Dims.size());
-  int64_t Stride = 1;
-  for (size_t I = Dims.size(); I-- > 0;) {
-    Expr E = Stride == 1 ? Lin : Lin.floorDiv(Stride);
-    Out[I] = I == 0 ? E : E % Dims[I];
-    Stride *= std::max<int64_t>(Dims[I], 1);
-  }
-  return Out;
-}
-
 /// For a reshape from \p In dims to \p Out dims, the input index as
 /// expressions of the output index \p OutIdx. Dims are grouped into minimal
 /// runs with equal element counts so that each group is linearized and
@@ -161,7 +149,7 @@ std::vector<Expr> reshapeIndex(Context &Ctx, const std::vector<int64_t> &In,
     std::vector<int64_t> GOut(Out.begin() + SJ, Out.begin() + J);
     std::vector<Expr> GIdx(OutIdx.begin() + SJ, OutIdx.begin() + J);
     Expr Lin = linearize(Ctx, GIdx, GOut);
-    std::vector<Expr> Parts = delinearize(Lin, GIn);
+    std::vector<Expr> Parts = delinearize(Ctx, Lin, GIn);
     for (size_t K = 0; K < Parts.size(); ++K)
       Result[SI + K] = Parts[K];
   }

@@ -169,21 +169,6 @@ llvm::Value *loadParameterVector(llvm::IRBuilderBase &B, llvm::Function &K,
                       uint64_t(std::min<int64_t>(16, W * byteWidth(PT))), Hint);
 }
 
-std::vector<Expr> delinearizePhysical(Context &Ctx, Expr Lin, const Shape &S) {
-  std::vector<int64_t> MinorToMajor = S.layoutOrDefault();
-  std::vector<Expr> Res(S.rank(), Ctx.constant(0));
-  int64_t Stride = 1;
-  for (size_t K = 0; K < MinorToMajor.size(); ++K) {
-    int64_t D = MinorToMajor[K];
-    Expr E = Stride == 1 ? Lin : Lin.floorDiv(Stride);
-    Res[D] = K + 1 == MinorToMajor.size()
-                 ? E
-                 : E % std::max<int64_t>(S.Dims[D], 1);
-    Stride *= std::max<int64_t>(S.Dims[D], 1);
-  }
-  return Res;
-}
-
 llvm::Constant *reducerIdentity(llvm::LLVMContext &LC, const HloComputation &R,
                                 PrimitiveType PT) {
   if (R.parameterCount() != 2)

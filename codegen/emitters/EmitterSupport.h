@@ -8,6 +8,7 @@
 #ifndef IDXMAP_CODEGEN_EMITTERS_EMITTERSUPPORT_H
 #define IDXMAP_CODEGEN_EMITTERS_EMITTERSUPPORT_H
 
+#include "idxmap/Delinearize.h"
 #include "idxmap/Diagnostics.h"
 #include "idxmap/Expr.h"
 #include "idxmap/Hlo.h"
@@ -101,11 +102,6 @@ llvm::Value *loadParameterVector(
     llvm::ArrayRef<llvm::Value *> Index, int64_t W, llvm::Type *IndexTy,
     OffsetTermOrder Order = OffsetTermOrder::MinorToMajor, int64_t Back = 0,
     CacheHint Hint = CacheHint::Normal);
-
-/// The logical index of \p S at physical linear offset \p Lin (the inverse
-/// of physicalOffset, as map expressions): for f32[4,8]{0,1},
-/// (Lin mod 4, Lin floordiv 4).
-std::vector<Expr> delinearizePhysical(Context &Ctx, Expr Lin, const Shape &S);
 
 /// The identity element of a two-operand reducer `op(p0, p1)` (add,
 /// multiply, maximum, minimum, and, or; either operand order) of element

@@ -76,21 +76,6 @@ namespace {
 
 constexpr int64_t Tile = 32;
 
-/// Row-major logical index of \p Dims for the linear offset \p Lin.
-std::vector<Expr> delinearize(Context &Ctx, Expr Lin,
-                              const std::vector<int64_t> &Dims) {
-  std::vector<Expr> Res(Dims.size(), Ctx.constant(0));
-  int64_t Stride = 1;
-  for (size_t K = Dims.size(); K-- > 0;) {
-    if (Dims[K] == 1)
-      continue;
-    Expr E = Stride == 1 ? Lin : Lin.floorDiv(Stride);
-    Res[K] = K == 0 ? E : E % Dims[K];
-    Stride *= Dims[K];
-  }
-  return Res;
-}
-
 /// True when every path from \p I to \p Hero reads the hero one-to-one in
 /// logical row-major order (elementwise ops, copies, reshapes, bitcasts
 /// between default layouts), so that the root element at linear offset L
