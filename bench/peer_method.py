@@ -23,6 +23,7 @@ deviation of the group times (us), and idxmap's paired difference from each
 peer: the mean over groups of (idxmap - peer) with a 95 % interval.
 """
 import argparse, importlib.util, json, math, os, re, statistics, sys, tempfile
+import warnings
 
 import numpy as np
 
@@ -81,6 +82,8 @@ def idxmap_call(cp, torch, types, ptx, xs, outs):
 
 
 def main():
+    # Library warnings (torch.compile, JAX) would interleave with the tables.
+    warnings.filterwarnings("ignore")
     ap = argparse.ArgumentParser()
     ap.add_argument("--peers", required=True, help="path to peers.py")
     ap.add_argument("--groups", type=int, default=20)
