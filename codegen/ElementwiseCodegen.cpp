@@ -947,22 +947,6 @@ Tolerance forShape(const Shape &S) {
   return T;
 }
 
-/// Unit roundoff of a float type.
-double unitRoundoff(PT T) {
-  switch (T) {
-  case PT::F16:
-    return std::ldexp(1.0, -11);
-  case PT::BF16:
-    return std::ldexp(1.0, -8);
-  case PT::F32:
-    return std::ldexp(1.0, -24);
-  case PT::F64:
-    return std::ldexp(1.0, -53);
-  default:
-    return 0;
-  }
-}
-
 /// The extra error of a float add reduction over n elements in any tree
 /// order: (ceil(log2 n) + 1) u sum |x|, with |x| <= 1.
 Tolerance reduceTolerance(const HloInstruction &I) {

@@ -215,15 +215,6 @@ TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
 
 namespace {
 
-/// The transpose hero of a fusion the transpose emitter takes.
-const HloInstruction *transposeHero(const FusionAnalysis &A) {
-  const HloInstruction *Hero = nullptr;
-  for (const HloInstruction *H : A.Heroes)
-    if (H->opcode() == HloOpcode::Transpose)
-      Hero = H;
-  return Hero;
-}
-
 /// Reads of a tiled transpose (transposeTiling): lanes run along the
 /// input's minor dim.
 ThreadMapping transposeMapping(Context &Ctx, const FusionAnalysis &A) {

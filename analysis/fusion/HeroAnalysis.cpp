@@ -326,4 +326,12 @@ FusionAnalysis analyzeFusion(const HloInstruction &F) {
   return analyzeComputation(*F.parent());
 }
 
+const HloInstruction *transposeHero(const FusionAnalysis &A) {
+  const HloInstruction *Hero = nullptr;
+  for (const HloInstruction *H : A.Heroes)
+    if (H->opcode() == HloOpcode::Transpose)
+      Hero = H;
+  return Hero;
+}
+
 } // namespace idxmap

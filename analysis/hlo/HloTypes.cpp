@@ -65,6 +65,20 @@ bool isFloatType(PrimitiveType T) {
   return T == PrimitiveType::F16 || T == PrimitiveType::BF16 ||
          T == PrimitiveType::F32 || T == PrimitiveType::F64;
 }
+double unitRoundoff(PrimitiveType T) {
+  switch (T) {
+  case PrimitiveType::F16:
+    return 0x1p-11;
+  case PrimitiveType::BF16:
+    return 0x1p-8;
+  case PrimitiveType::F32:
+    return 0x1p-24;
+  case PrimitiveType::F64:
+    return 0x1p-53;
+  default:
+    return 0;
+  }
+}
 bool isSignedIntType(PrimitiveType T) {
   return T == PrimitiveType::S8 || T == PrimitiveType::S16 ||
          T == PrimitiveType::S32 || T == PrimitiveType::S64;

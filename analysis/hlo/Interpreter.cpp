@@ -105,19 +105,10 @@ PrimitiveType widenType(PrimitiveType T) {
              : T;
 }
 
-/// The unit roundoff of \p T (half an ulp of 1): 2^-24 for f32, 2^-11 for
-/// f16, 2^-8 for bf16, 0 for the others.
-double unitRoundoff(PrimitiveType T) {
-  switch (T) {
-  case PrimitiveType::F32:
-    return 0x1p-24;
-  case PrimitiveType::F16:
-    return 0x1p-11;
-  case PrimitiveType::BF16:
-    return 0x1p-8;
-  default:
-    return 0;
-  }
+/// The unit roundoff that EvaluateOptions::PerturbUlps scales: \p T's for
+/// the types Widen widens (f16, bf16, f32), else 0.
+double narrowRoundoff(PrimitiveType T) {
+  return widenType(T) == T ? 0 : unitRoundoff(T);
 }
 
 /// Whether \p Op's float result is rounded (not an exact op such as
@@ -283,8 +274,8 @@ struct ScalarProgram {
         St.CT = I->comparisonType();
       }
       if (Widen && PerturbUlps && roundsResult(Op) &&
-          St.Type == PrimitiveType::F64 && unitRoundoff(S.Type) > 0)
-        St.Scale = 1 + PerturbUlps * unitRoundoff(S.Type);
+          narrowRoundoff(S.Type) > 0)
+        St.Scale = 1 + PerturbUlps * narrowRoundoff(S.Type);
       P->Steps.push_back(St);
     }
     if (P->OutRegs.empty())
@@ -294,18 +285,6 @@ struct ScalarProgram {
     return P;
   }
 };
-
-/// True if \p C is XLA's "scalar add": root = add(parameter, parameter) of
-/// two distinct scalar parameters, and exactly two parameters.
-bool isScalarAdd(const HloComputation &C) {
-  const HloInstruction *R = C.root();
-  if (R->opcode() != HloOpcode::Add || C.parameterCount() != 2)
-    return false;
-  const HloInstruction *A = R->operand(0), *B = R->operand(1);
-  return A->opcode() == HloOpcode::Parameter &&
-         B->opcode() == HloOpcode::Parameter && A->shape().isScalar() &&
-         B->shape().isScalar() && A != B;
-}
 
 //===----------------------------------------------------------------------===//
 // The evaluator
@@ -479,10 +458,9 @@ Literal Evaluator::evalElementwise(const HloInstruction &I, const Ops &In) {
     assert(Op == HloOpcode::Clamp);
     clampLoop(Out.elementType(), D(0), Stride(0), D(1), D(2), Stride(2), O, N);
   }
-  double U = unitRoundoff(I.shape().Type);
-  if (Opts.Widen && Opts.PerturbUlps && U > 0 && roundsResult(Op) &&
-      Out.elementType() == PrimitiveType::F64) {
-    double F = 1 + Opts.PerturbUlps * U, Uncertain = Opts.PerturbUlps * U;
+  double U = narrowRoundoff(I.shape().Type);
+  if (Opts.Widen && Opts.PerturbUlps && U > 0 && roundsResult(Op)) {
+    double Uncertain = Opts.PerturbUlps * U, F = 1 + Uncertain;
     for (int64_t K = 0; K < N; ++K) {
       // sin and cos of an argument whose own rounding (k u |x|) spans a
       // radian or more: any value in [-1, 1]; the +k and -k runs take the
@@ -903,6 +881,16 @@ Expected<Literal> evaluateToLiteral(const HloComputation &C,
   }
   Evaluator E(Options);
   return E.run(C, Ptrs);
+}
+
+bool isScalarAdd(const HloComputation &C) {
+  const HloInstruction *R = C.root();
+  if (R->opcode() != HloOpcode::Add || C.parameterCount() != 2)
+    return false;
+  const HloInstruction *A = R->operand(0), *B = R->operand(1);
+  return A->opcode() == HloOpcode::Parameter &&
+         B->opcode() == HloOpcode::Parameter && A->shape().isScalar() &&
+         B->shape().isScalar() && A != B;
 }
 
 Expected<std::vector<Literal>>

@@ -9,6 +9,7 @@
 #include "FusedElementEmitter.h"
 #include "ExprCodegen.h"
 
+#include "idxmap/HloInterpreter.h"
 #include "idxmap/RangeEvaluator.h"
 
 #include "llvm/IR/Constants.h"
@@ -239,20 +240,6 @@ llvm::Value *FusedElementEmitter::compute(const HloInstruction &I,
   return llvm::UndefValue::get(valueType(LC, I.shape().Type));
 }
 
-namespace {
-
-/// True if \p C is `add(p0, p1)` of its two scalar parameters (the
-/// interpreter's f64 fast path for float sums).
-bool isScalarAddReducer(const HloComputation &C) {
-  const HloInstruction *R = C.root();
-  return C.parameterCount() == 2 && R->opcode() == HloOpcode::Add &&
-         R->operand(0)->opcode() == HloOpcode::Parameter &&
-         R->operand(1)->opcode() == HloOpcode::Parameter &&
-         R->operand(0) != R->operand(1) && R->shape().rank() == 0;
-}
-
-} // namespace
-
 llvm::Value *FusedElementEmitter::emitReduce(const HloInstruction &I,
                                              llvm::ArrayRef<llvm::Value *> Index,
                                              int64_t OutputId) {
@@ -264,7 +251,7 @@ llvm::Value *FusedElementEmitter::emitReduce(const HloInstruction &I,
   // tree-order bound (H200 random_reductions seeds 9249 and 4645).
   int64_t N = I.operandCount() / 2;
   const PrimitiveType RT = I.operand(0)->shape().Type;
-  const bool WideSum = N == 1 && isScalarAddReducer(*I.toApply()) &&
+  const bool WideSum = N == 1 && isScalarAdd(*I.toApply()) &&
                        (RT == PrimitiveType::BF16 || RT == PrimitiveType::F16);
   const IndexingMap &Map = indexingOf(I, OutputId).Operands[0].front().Map;
   unsigned NR = Map.numRangeVars();

@@ -291,9 +291,9 @@ private:
   Context Ctx;
   KernelInfo Info;
   llvm::Function *K = nullptr;
-  /// The workspace parameter (createFunction) and how much of it is used.
+  /// The workspace parameter (createFunction); Info.WorkspaceBytes is how
+  /// much of it is carved up so far.
   llvm::Value *WorkspaceArg = nullptr;
-  uint64_t WorkspaceUsed = 0;
   llvm::Type *IndexTy = nullptr;
   llvm::Value *Th = nullptr, *Bl = nullptr;
 
@@ -401,10 +401,9 @@ ReductionKernel::warpReduceSets(std::vector<std::vector<llvm::Value *>> Sets,
 
 llvm::Value *ReductionKernel::workspace(uint64_t Bytes) {
   assert(WorkspaceArg && "createFunction without a workspace");
-  llvm::Value *P =
-      B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), WorkspaceArg, WorkspaceUsed);
-  WorkspaceUsed += (Bytes + 15) / 16 * 16;
-  Info.WorkspaceBytes = WorkspaceUsed;
+  llvm::Value *P = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), WorkspaceArg,
+                                                Info.WorkspaceBytes);
+  Info.WorkspaceBytes += (Bytes + 15) / 16 * 16;
   return P;
 }
 
@@ -1074,8 +1073,9 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
   requestBackEndOptLevel(M, Mode == Group ? 3 : 0);
   // Several blocks per output (a full reduction): partials and an arrival
   // counter in the workspace.
-  createFunction(unsigned(T), unsigned(Blocks), 0,
-                 Mode != Group && !(Mode == BlockRow && !Full) && Blocks > 1);
+  const bool MultiBlock =
+      Mode != Group && !(Mode == BlockRow && !Full) && Blocks > 1;
+  createFunction(unsigned(T), unsigned(Blocks), 0, MultiBlock);
 
   // Input map: (th, bl)[b, k, it, vec].
   Expr ThE = Ctx.dim(0), BlE = Ctx.dim(1), KE = Ctx.symbol(1);
@@ -1231,7 +1231,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
     return Info;
   }
   std::vector<llvm::Value *> R1 = blockReduce(std::move(Red[0]), unsigned(T));
-  if ((Mode == BlockRow && !Full) || Blocks == 1) {
+  if (!MultiBlock) {
     emitIf(B.CreateICmpEQ(Th, cst(0)), [&] {
       emitEpilogue(R1, emitExprs(OM, {cst(0), cst(0)}));
     });

@@ -178,10 +178,7 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   // O3 (loop strength reduction of the tile loops).
   requestBackEndOptLevel(M, 3);
   const HloComputation &C = *A.Computation;
-  const HloInstruction *Hero = nullptr;
-  for (const HloInstruction *H : A.Heroes)
-    if (H->opcode() == HloOpcode::Transpose)
-      Hero = H;
+  const HloInstruction *Hero = transposeHero(A);
   assert(Hero && A.Transpose && "transpose emitter without a transpose hero");
   const HloInstruction *HeroOp = Hero->operand(0);
   const int64_t NIn = HeroOp->shape().numElements();

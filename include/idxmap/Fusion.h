@@ -87,6 +87,11 @@ FusionAnalysis analyzeFusion(const HloInstruction &Fusion);
 /// Analyzes a computation as if it were fused.
 FusionAnalysis analyzeComputation(const HloComputation &C);
 
+/// The transpose hero of \p A (the last hero that is a transpose), or null.
+/// Example: for `test/examples/exp_transpose_abs.hlo`, whose one root is
+/// abs(transpose(exp(p0))), the `transpose`.
+const HloInstruction *transposeHero(const FusionAnalysis &A);
+
 /// The reduction's canonical form, or nullopt (with \p Why) when the reduced
 /// dims are not contiguous in the physical layout.
 std::optional<ReductionInfo> classifyReduction(const HloInstruction &Reduce,

@@ -77,6 +77,10 @@ bool isSignedIntType(PrimitiveType T);      ///< s8..s64
 bool isUnsignedIntType(PrimitiveType T);    ///< u8..u64
 bool isIntegralType(PrimitiveType T);       ///< s* or u* (not pred)
 bool isArrayType(PrimitiveType T);          ///< any element type (not tuple)
+/// The unit roundoff (half an ulp of 1) of a float type: 2^-11 for f16,
+/// 2^-8 for bf16, 2^-24 for f32, 2^-53 for f64; 0 for the others.
+/// Example: 1 + unitRoundoff(F32) rounds to 1 in f32 (a tie, to even).
+double unitRoundoff(PrimitiveType T);
 
 /// An array shape (element type, dimensions, optional layout) or a tuple of
 /// shapes.

@@ -83,6 +83,13 @@ struct EvaluateOptions {
   int PerturbUlps = 0;
 };
 
+/// True if \p C is XLA's "scalar add", `add(p0, p1)` of its two distinct
+/// scalar parameters: the float reducers EvaluateOptions::FastReduceAdd sums
+/// in f64 (and code generators accumulate wider to match).
+/// Example: `add { a = f32[] parameter(0) b = f32[] parameter(1)
+/// ROOT c = f32[] add(a, b) }` is one; `add(b, a)` too; `add(a, a)` is not.
+bool isScalarAdd(const HloComputation &C);
+
 /// Evaluates \p C on \p Args (one per parameter, matching each parameter's
 /// element type and dimensions; layouts are ignored since Literals are
 /// row-major). Returns the root's value **flattened**: one Literal per leaf
