@@ -28,7 +28,8 @@ const std::vector<std::string> &tuningKnobNames() {
       "IDXMAP_RED_ROW_K",        "IDXMAP_RED_ROW_LANES",
       "IDXMAP_RED_ROW_THREADS",  "IDXMAP_RED_ROW_UNROLL",
       "IDXMAP_ROWNORM_ELEMENTS", "IDXMAP_ROWNORM_EXACT_DIVIDE",
-      "IDXMAP_TR_WARPS"};
+      "IDXMAP_TR_RVEC",          "IDXMAP_TR_WARPS",
+      "IDXMAP_TR_WVEC"};
   return Names;
 }
 

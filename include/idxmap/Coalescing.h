@@ -79,22 +79,45 @@ int64_t transposeGroupWidth(const TransposeInfo &TI);
 ///              ... mod 160 ..., (bl_x floordiv 100) * 32 + th_x mod 32 + j
 ///   ReadCs   = {M index in [0, 169]}
 /// \endcode
+///
+/// Tiles of 32 x 32 4-byte elements (V = 1) move vectors on both sides when
+/// the shapes allow (ReadVec, WriteVec > 1, as torch.compile's Triton
+/// kernels do): a read lane loads ReadVec consecutive elements of M
+/// (32 / ReadVec lanes per tile row, ReadVec rows per warp instruction), a
+/// write lane stores WriteVec consecutive elements of P (32 / WriteVec lanes
+/// per tile column, WriteVec columns per warp instruction). For the example
+/// ReadVec = 2 (170 is even) and WriteVec = 4 (3200 % 4 == 0): 4 reads of
+/// 8 bytes and 2 writes of 16 bytes per thread instead of 8 and 8 of 4.
 struct TransposeTiling {
   int64_t V = 1;
   int64_t Blocks = 1;
-  /// Warps per block (rows of the tile per iteration), threads and
-  /// iterations: Threads = 32 Warps, Iters = 32 / Warps.
+  /// Warps per block, threads and read iterations: Threads = 32 Warps,
+  /// Iters = 32 / (Warps ReadVec) (tile rows per iteration: Warps ReadVec).
   int64_t Warps = 4, Threads = 128, Iters = 8;
+  /// Vector widths of the V = 1 tiling (1 = the scalar scheme above) and
+  /// the write phase's iterations, 32 / (Warps WriteVec).
+  int64_t ReadVec = 1, WriteVec = 1, WriteIters = 8;
   /// Normalized input index read by (th_x, bl_x)[it, j], and written (the
-  /// output element is the transpose of this input index).
+  /// output element is the transpose of this input index). With WriteVec
+  /// > 1 the write index has its own range [it, j] (WriteIters, WriteVec).
   std::vector<Expr> ReadIdx, WriteIdx;
   /// Ragged edges: the domain of the read and write indices.
   std::vector<Constraint> ReadCs, WriteCs;
 };
 /// \p TileBytes is the tile element's size; \p Warps 0 picks the warps per
 /// block: 8 for 4-byte elements in tiles of 32 x 64 (V = 2), else 4.
+/// \p ReadVec and \p WriteVec 0 pick the vector widths of a V = 1 tiling
+/// (widest allowed); 1 forces scalar accesses on that side.
 TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
-                                int64_t TileBytes, int64_t Warps = 0);
+                                int64_t TileBytes, int64_t Warps = 0,
+                                int64_t ReadVec = 0, int64_t WriteVec = 0);
+/// The tiling of fusion \p A's transpose hero (A.Transpose set): its
+/// element size, and vector writes only when every root written through the
+/// transpose has the default layout. What the emitter and `idxmap analyze`
+/// use.
+TransposeTiling transposeTiling(Context &Ctx, const FusionAnalysis &A,
+                                int64_t Warps = 0, int64_t ReadVec = 0,
+                                int64_t WriteVec = 0);
 
 /// The emitter's mapping for the hero of \p A (reads of the hero's first
 /// operand for reductions and transposes, the output for loop fusions).

@@ -1,0 +1,179 @@
+//===- TransposeTilingTest.cpp - The transpose emitter's tiling -----------===//
+//
+// Part of idxmap. transposeTiling's read and write indices, enumerated over
+// every thread, block, iteration and vector element of their domains: each
+// input element is read exactly once and written exactly once, by the same
+// block (the tile passes through that block's shared memory), and the
+// vector accesses are what the emitter assumes: ReadVec consecutive
+// elements of the input from an offset divisible by ReadVec, WriteVec
+// consecutive elements of the output from an offset divisible by WriteVec.
+//
+//===----------------------------------------------------------------------===//
+#include "idxmap/Coalescing.h"
+#include "idxmap/Context.h"
+#include "idxmap/Fusion.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+using namespace idxmap;
+
+namespace {
+
+struct Case {
+  std::vector<int64_t> Dims, Permutation;
+  int64_t Warps, ReadVec, WriteVec;  // requested (0: the default)
+  int64_t WantReadVec, WantWriteVec; // chosen
+};
+
+std::string describe(const Case &C) {
+  std::string S = "[";
+  for (int64_t D : C.Dims)
+    S += std::to_string(D) + " ";
+  S += "] perm [";
+  for (int64_t P : C.Permutation)
+    S += std::to_string(P) + " ";
+  return S + "] warps " + std::to_string(C.Warps) + " rvec " +
+         std::to_string(C.ReadVec) + " wvec " + std::to_string(C.WriteVec);
+}
+
+/// Linear offsets of a normalized input index in the input and the output.
+struct Offsets {
+  int64_t In = 0, Out = 0;
+};
+
+Offsets offsets(const Case &C, const std::vector<int64_t> &Idx) {
+  Offsets O;
+  for (size_t D = 0; D < C.Dims.size(); ++D)
+    O.In = O.In * C.Dims[D] + Idx[D];
+  for (int64_t P : C.Permutation)
+    O.Out = O.Out * C.Dims[P] + Idx[P];
+  return O;
+}
+
+/// Calls F(Offsets, Block, J, Offsets at J = 0) for every point of one
+/// side's domain.
+template <typename Fn>
+void enumerate(const Case &C, const TransposeTiling &T,
+               const std::vector<Expr> &Idx,
+               const std::vector<Constraint> &Cs, int64_t Iters, int64_t Vec,
+               Fn F) {
+  for (int64_t Bl = 0; Bl < T.Blocks; ++Bl)
+    for (int64_t Th = 0; Th < T.Threads; ++Th)
+      for (int64_t It = 0; It < Iters; ++It) {
+        Offsets First;
+        for (int64_t J = 0; J < Vec; ++J) {
+          bool In = true;
+          for (const Constraint &K : Cs) {
+            std::optional<int64_t> V = K.E.evaluate({Th, Bl}, {It, J});
+            ASSERT_TRUE(V.has_value());
+            In = In && K.I.contains(*V);
+          }
+          if (!In) {
+            // A vector is entirely inside or outside the domain.
+            ASSERT_EQ(J, 0) << describe(C) << " th " << Th << " bl " << Bl;
+            break;
+          }
+          std::vector<int64_t> Point;
+          for (size_t D = 0; D < Idx.size(); ++D) {
+            std::optional<int64_t> V = Idx[D].evaluate({Th, Bl}, {It, J});
+            ASSERT_TRUE(V.has_value());
+            ASSERT_GE(*V, 0);
+            ASSERT_LT(*V, C.Dims[D]) << describe(C) << " dim " << D;
+            Point.push_back(*V);
+          }
+          Offsets O = offsets(C, Point);
+          if (J == 0)
+            First = O;
+          F(O, Bl, J, First);
+        }
+      }
+}
+
+void check(const Case &C) {
+  SCOPED_TRACE(describe(C));
+  Context Ctx;
+  TransposeInfo TI{C.Dims, C.Permutation};
+  TransposeTiling T =
+      transposeTiling(Ctx, TI, 4, C.Warps, C.ReadVec, C.WriteVec);
+  EXPECT_EQ(T.ReadVec, C.WantReadVec);
+  EXPECT_EQ(T.WriteVec, C.WantWriteVec);
+  int64_t N = 1;
+  for (int64_t D : C.Dims)
+    N *= D;
+  std::vector<int64_t> Reads(N, 0), Writes(N, 0), Owner(N, -1);
+  const int64_t RVec = std::max(T.V, T.ReadVec);
+  enumerate(C, T, T.ReadIdx, T.ReadCs, T.Iters, RVec,
+            [&](Offsets O, int64_t Bl, int64_t J, Offsets First) {
+              ++Reads[O.In];
+              Owner[O.In] = Bl;
+              if (T.ReadVec > 1) {
+                EXPECT_EQ(First.In % T.ReadVec, 0);
+                EXPECT_EQ(O.In, First.In + J);
+              }
+            });
+  const bool VecWrites = T.ReadVec > 1 || T.WriteVec > 1;
+  enumerate(C, T, T.WriteIdx, T.WriteCs, VecWrites ? T.WriteIters : T.Iters,
+            VecWrites ? std::max(T.V, T.WriteVec) : T.V,
+            [&](Offsets O, int64_t Bl, int64_t J, Offsets First) {
+              ++Writes[O.In];
+              EXPECT_EQ(Owner[O.In], Bl) << "element " << O.In;
+              if (T.WriteVec > 1) {
+                EXPECT_EQ(First.Out % T.WriteVec, 0);
+                EXPECT_EQ(O.Out, First.Out + J);
+              }
+            });
+  for (int64_t I = 0; I < N; ++I) {
+    ASSERT_EQ(Reads[I], 1) << "input element " << I;
+    ASSERT_EQ(Writes[I], 1) << "input element " << I;
+  }
+}
+
+} // namespace
+
+TEST(TransposeTiling, ExampleUsesVectorsOnBothSides) {
+  // exp_transpose_abs: f32[20,160,170]{2,1,0}, P = 3200, M = 170.
+  check({{20, 160, 170}, {2, 1, 0}, 0, 0, 0, 2, 4});
+}
+
+TEST(TransposeTiling, ScalarWhenForced) {
+  check({{20, 160, 170}, {2, 1, 0}, 0, 1, 1, 1, 1});
+  check({{20, 160, 170}, {2, 1, 0}, 0, 1, 0, 1, 4});
+  check({{20, 160, 170}, {2, 1, 0}, 0, 0, 2, 2, 2});
+  check({{20, 160, 170}, {2, 1, 0}, 0, 2, 1, 2, 1});
+}
+
+TEST(TransposeTiling, RaggedAndOddExtents) {
+  // Odd M: scalar reads; P % 4 == 2: writes of 2.
+  check({{6, 37}, {1, 0}, 0, 0, 0, 1, 2});
+  // Odd P: scalar writes and reads (reads of 2 need vector writes).
+  check({{45, 38}, {1, 0}, 0, 0, 0, 1, 1});
+  // Batched {0,2,1} with ragged tiles on both sides.
+  check({{3, 36, 50}, {0, 2, 1}, 0, 0, 0, 2, 4});
+  // 4-D, two row dims.
+  check({{6, 5, 4, 34}, {3, 2, 1, 0}, 0, 0, 0, 2, 4});
+}
+
+TEST(TransposeTiling, WarpCounts) {
+  check({{20, 16, 70}, {2, 1, 0}, 2, 0, 0, 2, 4});
+  check({{20, 16, 70}, {2, 1, 0}, 8, 0, 0, 2, 4});
+  // 16 warps leave 2 rows per warp: writes of at most 2, reads of 2.
+  check({{20, 16, 70}, {2, 1, 0}, 16, 0, 0, 2, 2});
+  // 32 warps: one row each, scalar.
+  check({{20, 16, 70}, {2, 1, 0}, 32, 0, 0, 1, 1});
+}
+
+TEST(TransposeTiling, WideTilesStayScalarInsideGroups) {
+  // Tiles of 32 x 64 (V = 2) keep their own scheme: no ReadVec/WriteVec.
+  Context Ctx;
+  TransposeTiling T = transposeTiling(Ctx, {{8192, 8192}, {1, 0}}, 4);
+  EXPECT_EQ(T.V, 2);
+  EXPECT_EQ(T.ReadVec, 1);
+  EXPECT_EQ(T.WriteVec, 1);
+  // 2-byte tiles of 32 x 32 are not vectorized either.
+  T = transposeTiling(Ctx, {{20, 160, 170}, {2, 1, 0}}, 2);
+  EXPECT_EQ(T.WriteVec, 1);
+}
