@@ -17,6 +17,7 @@ cases=(
   "$ex/exp_transpose_abs.hlo"
   "$ex/reduce_rows_4x8.hlo"
   "$in/transpose-side-output.hlo"
+  "$in/transpose-vector-ragged.hlo"
   "$in/reduce-row-long.hlo"
   "$in/reduce-side-column.hlo"
   "$in/reduce-side-multirow.hlo"
