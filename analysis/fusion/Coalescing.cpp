@@ -175,6 +175,8 @@ TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
   if (T.V == 1 && TileBytes == 4) {
     auto Widest = [](int64_t Want, int64_t Extent, int64_t Max) {
       int64_t W = Want > 0 ? std::min(Want, Max) : Max;
+      while (W & (W - 1)) // a power of two
+        W &= W - 1;
       while (W > 1 && Extent % W != 0)
         W /= 2;
       return W;
@@ -210,8 +212,8 @@ TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
   Expr ReadM = TileOf[M] * Tm + Lane * T.V + J,
        WriteM = TileOf[M] * Tm + Row * T.V + J;
   if (T.ReadVec > 1) {
-    // Lane l of warp w reads tile row l / (32 / R) + R w + R W it, elements
-    // R (l mod (32 / R)) + j of M.
+    // Lane l of warp w reads tile row l / (32 / R) + R w + R W' it (W'
+    // warps), elements R (l mod (32 / R)) + j of M.
     const int64_t Rv = T.ReadVec, Lanes = 32 / Rv;
     ReadP = TileP * 32 + Lane.floorDiv(Lanes) + Th.floorDiv(32) * Rv +
             It * (Warps * Rv);
@@ -255,6 +257,8 @@ TransposeTiling transposeTiling(Context &Ctx, const FusionAnalysis &A,
                                 int64_t Warps, int64_t ReadVec,
                                 int64_t WriteVec) {
   const HloInstruction *Hero = transposeHero(A);
+  // One root in another layout makes every root's writes scalar (the write
+  // phase is shared by the roots).
   for (size_t R = 0; R < A.Roots.size(); ++R)
     if (A.Heroes[R] == Hero && !A.Roots[R]->shape().hasDefaultLayout())
       WriteVec = 1;

@@ -26,8 +26,10 @@
 //          out(.., q V + j, .., l) = epilogue(group[j])
 //
 // Tiles of 32 x 32 4-byte elements (V = 1) move vectors on both sides when
-// the shapes allow (transposeTiling's ReadVec R and WriteVec W; R = 2 when
-// D[M] is even, W = 4 when P % 4 == 0, as torch.compile's Triton kernels):
+// the shapes allow (transposeTiling's ReadVec R and WriteVec W, as
+// torch.compile's Triton kernels: W = 4 when P % 4 == 0, 2 when P % 4 ==
+// 2; R = 2 when D[M] is even and W > 1; both at most 32 / warps; W = 1 when
+// a root written through the transpose has a non-default layout):
 //
 //   read   lane l, warp w, it: row p = l / (32/R) + R w + R W' it (W' warps)
 //          tile[p][m..m+R-1] = prologue(R elements), m = R (l mod 32/R)
@@ -54,7 +56,8 @@
 // their constraints (emitDomainCheck). The prologue is the hero operand
 // computed with the FusedElementEmitter per element; when it reads every
 // parameter at its own index (elementwise ops, default layouts), the
-// parameters are loaded as V-element vectors. The epilogue is each root
+// parameters are loaded as vectors of a lane's group (V or ReadVec
+// elements). The epilogue is each root
 // computed at the write index with the transpose's value overridden by the
 // tile element. Roots that do not go through the transpose (side outputs
 // with the operand's element count) are written in the read phase.
@@ -324,7 +327,7 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
 
   // Vector loads of the prologue's parameters when each is read at the hero
   // operand's own linear offset (then element j of a group sits at offset
-  // LinIn + j, 16-byte aligned because D[M] % V == 0).
+  // LinIn + j, aligned to the group because D[M] % RG == 0).
   std::vector<const HloInstruction *> VecParams;
   bool VectorLoads = RG > 1 && identityPrologue(HeroOp, VecParams);
   for (size_t K2 : ReadRoots)
@@ -379,7 +382,8 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   }
   llvm::Function *K = createKernel(M, Info.Name, Specs);
   setLaunchBounds(*K, {unsigned(Threads), /*Exact=*/true, 0});
-  // The tile: 32 rows (A) of 32 groups of V elements (M); group q of row a
+  // The scalar tile (vector tiles: see ElemPtr below): 32 rows (A) of 32
+  // groups of V elements (M); group q of row a
   // lives at group slot q ^ a (mod 32). Read phase: a warp stores one row,
   // its lanes hit the 32 slots once each. Write phase: lane l loads group q
   // of row l, at slot q ^ l: every 16-byte (8-, 4-byte) wavefront of 8 (16,
@@ -415,7 +419,9 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   // cover all 32 banks once each; with WriteVec = 4 a write lane reads rows
   // 4j + k (j = l mod 8, k < 4) of column c + l / 8 (c % 4 == 0), words
   // ((c / 4) ^ j) 4 + l / 8 mod 32: distinct over the 32 lanes (likewise
-  // for WriteVec = 2). No padding, no bank conflicts.
+  // for WriteVec = 2). No padding, no bank conflicts, except with ReadVec =
+  // 2 and WriteVec = 1 (only when forced): rows l and l + 16 then share a
+  // swizzle and the write lanes' loads conflict in pairs.
   const int64_t GS = std::max(RV, WV);
   const unsigned GSLog = unsigned(llvm::Log2_64(uint64_t(GS)));
   const unsigned SwizzleShift = unsigned(llvm::Log2_64(uint64_t(WV)));
@@ -541,8 +547,8 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   // The linear input offset of iteration it: when it moves the offset by a
   // constant (the tile rows are one dim, or dims the simplifier folds), it
   // is iteration 0's plus that constant, and iteration 0's is emitted once
-  // here, where it dominates every iteration. Smaller IR than 8 full index
-  // computations (compile time), the same PTX after ptxas.
+  // here, where it dominates every iteration. Smaller IR than a full index
+  // computation per iteration (compile time), the same PTX after ptxas.
   std::vector<int64_t> InLinSteps;
   llvm::Value *InLinBase = nullptr;
   if (VectorLoads) {
@@ -564,7 +570,8 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
                               IndexTy)[0];
   }
 
-  // Read phase: warp w reads tile rows w, w + 4, ...; lane l the group l.
+  // Read phase: warp w reads tile rows w, w + 4, ...; lane l the group l
+  // (vector tiles: ReadVec rows per warp, see transposeTiling).
   Iterate(ReadPred, Iters, /*Unroll=*/true, [&](llvm::Value *ItV) {
     // Tile row and first column of this lane's group (transposeTiling).
     llvm::Value *It32 = B.CreateZExtOrTrunc(ItV, I32);
@@ -636,8 +643,9 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   FE.clearCache();
   emitBarrier(B);
 
-  // Write phase: lane l writes output column l (A); warp w the groups w,
-  // w + 4, ... of M, one output row per element of the group.
+  // Write phase (scalar tiles): lane l writes output column l (A); warp w
+  // the groups w, w + 4, ... of M, one output row per element of the
+  // group. Vector tiles first, below.
   llvm::Value *Current = nullptr;
   FE.setOverride(*Hero, [&](llvm::ArrayRef<llvm::Value *>) { return Current; });
   if (VecTile) {
@@ -696,7 +704,8 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
         for (int64_t Jn = 0; Jn < WV; ++Jn)
           Vec = B.CreateInsertElement(Vec, Vals[K2][Jn], Jn);
         B.CreateAlignedStore(Vec, RootPtr(WriteRoots[K2], Lin0),
-                             llvm::Align(uint64_t(WV * byteWidth(S.Type))));
+                             llvm::Align(uint64_t(std::min<int64_t>(
+                                 WV * byteWidth(S.Type), 16))));
       }
     });
     FE.setOverride(*Hero, nullptr);

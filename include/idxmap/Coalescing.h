@@ -63,20 +63,22 @@ int64_t transposeGroupWidth(const TransposeInfo &TI);
 /// analysis. The tile rows run over P, the flattened output dims that
 /// follow M in the output (TransposeInfo::dimsAfterMinor, contiguous in the
 /// output); the tile columns over 32 groups of V elements of M. 32 W
-/// threads = 32 lanes x W warps, range variables [it in [0, 32/W - 1], j in
-/// [0, V - 1]]. Reads: warp w, iteration it
-/// reads tile row w + W it, lane l its group l. Writes: lane l writes tile
-/// row l (P), warp w, iteration it the group w + W it. Blocks walk P
-/// fastest, then M, then the remaining dims, so consecutive blocks write
-/// adjacent output.
+/// threads = 32 lanes x W warps. The scalar scheme (ReadVec = WriteVec =
+/// 1), range variables [it in [0, 32/W - 1], j in [0, V - 1]]: reads: warp
+/// w, iteration it reads tile row w + W it, lane l its group l; writes:
+/// lane l writes tile row l (P), warp w, iteration it the group w + W it.
+/// Blocks walk P fastest, then M, then the remaining dims, so consecutive
+/// blocks write adjacent output.
 ///
 /// Example: f32[20,160,170] transposed {2,1,0} (the output is
 /// [170,160,20]): P = (d1, d0) flattened, 3200 rows in 100 tiles, M = 170 in
 /// 6 tiles of 32 (V = 1), 600 blocks; every tile row is full, where tiles
-/// of d0 alone (20 of 32 rows) left 37% of the lanes idle; W = 4.
+/// of d0 alone (20 of 32 rows) left 37% of the lanes idle; W = 4; reads
+/// of 2, writes of 4 (below), it in [0, 3], j in [0, 1] (`idxmap analyze`):
 /// \code
-///   ReadIdx  = ((bl_x mod 100) * 32 + th_x floordiv 32 + it * 4) floordiv 20,
-///              ... mod 160 ..., (bl_x floordiv 100) * 32 + th_x mod 32 + j
+///   ReadIdx  = ((bl_x mod 100) * 32 + th_x floordiv 16 + it * 8) mod 20,
+///              ... floordiv 20 ..., (bl_x floordiv 100) * 32 +
+///              (th_x mod 16) * 2 + j
 ///   ReadCs   = {M index in [0, 169]}
 /// \endcode
 ///
@@ -95,11 +97,14 @@ struct TransposeTiling {
   /// Iters = 32 / (Warps ReadVec) (tile rows per iteration: Warps ReadVec).
   int64_t Warps = 4, Threads = 128, Iters = 8;
   /// Vector widths of the V = 1 tiling (1 = the scalar scheme above) and
-  /// the write phase's iterations, 32 / (Warps WriteVec).
+  /// the write phase's iterations, 32 / (Warps WriteVec). ReadVec > 1 with
+  /// WriteVec = 1 (only when asked for) leaves the write lanes' shared loads
+  /// conflicting in pairs.
   int64_t ReadVec = 1, WriteVec = 1, WriteIters = 8;
   /// Normalized input index read by (th_x, bl_x)[it, j], and written (the
-  /// output element is the transpose of this input index). With WriteVec
-  /// > 1 the write index has its own range [it, j] (WriteIters, WriteVec).
+  /// output element is the transpose of this input index). When ReadVec or
+  /// WriteVec > 1 the write index has its own range: it in [0, WriteIters -
+  /// 1], j in [0, max(V, WriteVec) - 1].
   std::vector<Expr> ReadIdx, WriteIdx;
   /// Ragged edges: the domain of the read and write indices.
   std::vector<Constraint> ReadCs, WriteCs;
@@ -107,7 +112,10 @@ struct TransposeTiling {
 /// \p TileBytes is the tile element's size; \p Warps 0 picks the warps per
 /// block: 8 for 4-byte elements in tiles of 32 x 64 (V = 2), else 4.
 /// \p ReadVec and \p WriteVec 0 pick the vector widths of a V = 1 tiling
-/// (widest allowed); 1 forces scalar accesses on that side.
+/// of 4-byte elements: WriteVec the widest of 4, 2 dividing P, ReadVec 2
+/// when D[M] is even and WriteVec > 1, both at most 32 / Warps; 1 forces
+/// scalar accesses on that side; other requests are rounded down to a power
+/// of two that divides the extent.
 TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
                                 int64_t TileBytes, int64_t Warps = 0,
                                 int64_t ReadVec = 0, int64_t WriteVec = 0);

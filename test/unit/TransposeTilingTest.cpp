@@ -144,6 +144,10 @@ TEST(TransposeTiling, ScalarWhenForced) {
   check({{20, 160, 170}, {2, 1, 0}, 0, 1, 0, 1, 4});
   check({{20, 160, 170}, {2, 1, 0}, 0, 0, 2, 2, 2});
   check({{20, 160, 170}, {2, 1, 0}, 0, 2, 1, 2, 1});
+  // Widths that are not powers of two round down: 3 -> 2 (3200 % 3 != 0
+  // anyway; 48 % 3 == 0 would otherwise give vectors of 3).
+  check({{36, 48}, {1, 0}, 0, 0, 3, 2, 2});
+  check({{36, 48}, {1, 0}, 0, 3, 0, 2, 4});
 }
 
 TEST(TransposeTiling, RaggedAndOddExtents) {
