@@ -13,10 +13,10 @@ each figure comes with its spread and the comparison is paired.
 WORKLOAD is peers.py's workload name; OUT.ptx comes from `idxmap emit` of the
 same fusion, with OUT.json beside it. WORKLOAD=A.ptx,B.ptx,... times variants
 too (an A/B of emitter settings against each other and the peers in one
-run): the first is "idxmap", the others "idxmap:<file stem>". The idxmap kernels read the tensor the
-peers read (where shape and type agree) and their output is compared with
-torch's (a sanity check; `idxmap run` is the real check against the
-interpreter).
+run): the first is "idxmap", the others "idxmap_<file stem>". The idxmap
+kernels read the tensor the peers read (where shape and type agree); the
+first one's output is compared with torch's (a sanity check; `idxmap run`
+is the real check against the interpreter, for variants too).
 
 Prints, per workload and contender, the mean, median, min, max and standard
 deviation of the group times (us), and idxmap's paired difference from each

@@ -281,8 +281,8 @@ ThreadMapping transposeMapping(Context &Ctx, const FusionAnalysis &A) {
   const Shape &In = Hero->operand(0)->shape();
   return makeMapping(
       Ctx, T.Threads, T.Blocks,
-      {named("it", T.Iters - 1), named("vec", std::max(T.V, T.ReadVec) - 1)},
-      Lin, T.ReadCs, In, Hero->operand(0));
+      {named("it", T.Iters - 1), named("vec", T.readGroup() - 1)}, Lin,
+      T.ReadCs, In, Hero->operand(0));
 }
 
 /// Writes of a tiled transpose: lanes run along the output's minor dim,
@@ -297,12 +297,10 @@ IndexingMap transposeOutputMap(Context &Ctx, const FusionAnalysis &A,
   for (int64_t O = 0; O < R; ++O)
     Lin = Lin * TI.Dims[TI.Permutation[O]] + T.WriteIdx[TI.Permutation[O]];
   const Shape &Out = A.Roots.front()->shape();
-  std::vector<Variable> Syms = Read.Map.rangeVars();
-  if (T.WriteVec > 1 || T.ReadVec > 1)
-    Syms = {named("it", T.WriteIters - 1),
-            named("vec", std::max(T.V, T.WriteVec) - 1)};
-  IndexingMap Map(Ctx, Read.Map.dims(), Syms, {},
-                  delinearizePhysical(Ctx, Lin, Out), T.WriteCs);
+  IndexingMap Map(
+      Ctx, Read.Map.dims(),
+      {named("it", T.WriteIters - 1), named("vec", T.writeGroup() - 1)}, {},
+      delinearizePhysical(Ctx, Lin, Out), T.WriteCs);
   simplify(Map);
   return Map;
 }

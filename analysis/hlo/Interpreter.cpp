@@ -122,6 +122,15 @@ bool roundsResult(HloOpcode Op) {
          Op != HloOpcode::Maximum && Op != HloOpcode::Minimum;
 }
 
+/// EvaluateOptions::PerturbUlps' relative change k u of a result of \p Op
+/// of HLO type \p T (u its unit roundoff), 0 when it is not perturbed
+/// (exact ops, types Widen leaves alone, no perturbation asked for).
+double perturbation(HloOpcode Op, PrimitiveType T, const EvaluateOptions &O) {
+  if (!O.Widen || !O.PerturbUlps || !roundsResult(Op))
+    return 0;
+  return O.PerturbUlps * narrowRoundoff(T);
+}
+
 Shape arrayShape(const Shape &S, bool Widen = false) {
   if (S.isTuple()) {
     std::vector<Shape> E;
@@ -226,7 +235,8 @@ struct ScalarProgram {
 
   /// Compiles \p C, or returns nullptr if it is not a scalar computation.
   static std::unique_ptr<ScalarProgram> compile(const HloComputation &C,
-                                                bool Widen, int PerturbUlps) {
+                                                const EvaluateOptions &O) {
+    const bool Widen = O.Widen;
     auto Ty = [&](PrimitiveType T) { return Widen ? widenType(T) : T; };
     auto P = std::make_unique<ScalarProgram>();
     P->Regs.assign(size_t(C.instructionCount()), 0);
@@ -273,9 +283,7 @@ struct ScalarProgram {
         St.Dir = I->comparisonDirection();
         St.CT = I->comparisonType();
       }
-      if (Widen && PerturbUlps && roundsResult(Op) &&
-          narrowRoundoff(S.Type) > 0)
-        St.Scale = 1 + PerturbUlps * narrowRoundoff(S.Type);
+      St.Scale = 1 + perturbation(Op, S.Type, O);
       P->Steps.push_back(St);
     }
     if (P->OutRegs.empty())
@@ -458,9 +466,8 @@ Literal Evaluator::evalElementwise(const HloInstruction &I, const Ops &In) {
     assert(Op == HloOpcode::Clamp);
     clampLoop(Out.elementType(), D(0), Stride(0), D(1), D(2), Stride(2), O, N);
   }
-  double U = narrowRoundoff(I.shape().Type);
-  if (Opts.Widen && Opts.PerturbUlps && U > 0 && roundsResult(Op)) {
-    double Uncertain = Opts.PerturbUlps * U, F = 1 + Uncertain;
+  if (double Uncertain = perturbation(Op, I.shape().Type, Opts)) {
+    double F = 1 + Uncertain;
     for (int64_t K = 0; K < N; ++K) {
       // sin and cos of an argument whose own rounding (k u |x|) spans a
       // radian or more: any value in [-1, 1]; the +k and -k runs take the
@@ -668,10 +675,7 @@ Literal Evaluator::evalConcatenate(const HloInstruction &I, const Ops &In) {
 ScalarProgram *Evaluator::scalarProgram(const HloComputation &C) {
   auto It = Programs.find(&C);
   if (It == Programs.end())
-    It = Programs
-             .emplace(&C,
-                      ScalarProgram::compile(C, Opts.Widen, Opts.PerturbUlps))
-             .first;
+    It = Programs.emplace(&C, ScalarProgram::compile(C, Opts)).first;
   return It->second.get();
 }
 

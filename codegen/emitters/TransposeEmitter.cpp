@@ -264,7 +264,7 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   // Read groups: RG elements of M per lane and load (V, or ReadVec of a 32
   // x 32 tile). Write vectors: WV elements of P per lane and store.
   const int64_t RV = Tiling.ReadVec, WV = Tiling.WriteVec;
-  const int64_t RG = std::max(V, RV), WIters = Tiling.WriteIters;
+  const int64_t RG = Tiling.readGroup(), WIters = Tiling.WriteIters;
   const bool VecTile = RV > 1 || WV > 1;
   if (Blocks > (int64_t(1) << 31) - 1)
     return Diagnostic{{"<emit>", 1, 1},
@@ -288,12 +288,11 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   auto Map = [&](std::vector<Expr> Results, const std::vector<Constraint> &Cs) {
     return tileMap(Ctx, Threads, Iters, Blocks, RG, std::move(Results), Cs);
   };
-  // The write side's maps have their own range when the tile is vectorized.
+  // The write side's maps (their own range with vector tiles).
   auto MapW = [&](std::vector<Expr> Results,
                   const std::vector<Constraint> &Cs) {
-    return VecTile ? tileMap(Ctx, Threads, WIters, Blocks, std::max(V, WV),
-                             std::move(Results), Cs)
-                   : Map(std::move(Results), Cs);
+    return tileMap(Ctx, Threads, WIters, Blocks, Tiling.writeGroup(),
+                   std::move(Results), Cs);
   };
   IndexingMap ReadPred = Map(ReadIdx, ReadCs);
   IndexingMap WritePred = MapW(WriteIdx, WriteCs);
@@ -643,11 +642,18 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   FE.clearCache();
   emitBarrier(B);
 
-  // Write phase (scalar tiles): lane l writes output column l (A); warp w
-  // the groups w, w + 4, ... of M, one output row per element of the
-  // group. Vector tiles first, below.
+  // Write phase. The index of write root K2's element j of iteration it:
+  // none (zeros) for an epilogue that reads no parameter and no layout
+  // (elementwise ops of the transpose and scalar constants).
   llvm::Value *Current = nullptr;
   FE.setOverride(*Hero, [&](llvm::ArrayRef<llvm::Value *>) { return Current; });
+  auto RootIndex = [&](size_t K2, llvm::Value *ItV, int64_t Jn) {
+    if (WriteNeedsIndex[K2])
+      return emitResults(B, WriteRootMaps[K2], ThV, BlV, {ItV, JValue(Jn)},
+                         IndexTy);
+    return std::vector<llvm::Value *>(A.Roots[WriteRoots[K2]]->shape().rank(),
+                                      llvm::ConstantInt::get(IndexTy, 0));
+  };
   if (VecTile) {
     // Lane l of warp w, iteration it: tile column l / (32 / WV) + WV w +
     // WV W it, rows WV (l mod (32 / WV)) + j; one WV-element store per root
@@ -664,13 +670,7 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
                                         B.getInt32(int32_t(Rows * WV))));
       llvm::Value *Lin0 =
           emitResults(B, OutLin, ThV, BlV, {ItV, JValue(0)}, IndexTy)[0];
-      // An epilogue that reads no parameter and no layout (elementwise ops
-      // of the transpose and scalar constants) needs no index.
       std::vector<std::vector<llvm::Value *>> Vals(WriteRoots.size());
-      std::vector<std::vector<llvm::Value *>> RIdx0(WriteRoots.size());
-      for (size_t K2 = 0; K2 < WriteRoots.size(); ++K2)
-        RIdx0[K2].assign(A.Roots[WriteRoots[K2]]->shape().rank(),
-                         llvm::ConstantInt::get(IndexTy, 0));
       // Rows Row0 + j (Row0 % WV == 0, j < WV) share a swizzle: element
       // (Row0 + j, Col) is j rows after (Row0, Col).
       llvm::Value *Ptr0 = ElemPtr(Row0, Col);
@@ -683,10 +683,7 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
                                             llvm::Align(uint64_t(TileBytes))),
                         TilePT);
         for (size_t K2 = 0; K2 < WriteRoots.size(); ++K2) {
-          std::vector<llvm::Value *> RIdx =
-              WriteNeedsIndex[K2] ? emitResults(B, WriteRootMaps[K2], ThV, BlV,
-                                                {ItV, JValue(Jn)}, IndexTy)
-                                  : RIdx0[K2];
+          std::vector<llvm::Value *> RIdx = RootIndex(K2, ItV, Jn);
           llvm::Value *Val = FE.valueAt(*A.Roots[WriteRoots[K2]], RIdx);
           if (WV == 1) // scalar writes (forced), any layout
             StoreRoot(WriteRoots[K2], Val, RIdx, RootPtr(WriteRoots[K2], Lin0));
@@ -708,40 +705,30 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
                                  WV * byteWidth(S.Type), 16))));
       }
     });
-    FE.setOverride(*Hero, nullptr);
-    B.CreateRetVoid();
-    return Info;
-  }
-  Iterate(WritePred, Iters, /*Unroll=*/false, [&](llvm::Value *ItV) {
-    llvm::Value *GroupNo = B.CreateAdd(
-        WarpV, B.CreateMul(B.CreateZExtOrTrunc(ItV, I32), B.getInt32(Rows)));
-    llvm::Value *Group =
-        B.CreateAlignedLoad(GroupTy, GroupPtr(LaneV, GroupNo), GroupAlign);
-    // Element j of the group is j output rows further: offset + j * stride.
-    llvm::Value *Lin0 =
-        emitResults(B, OutLin, ThV, BlV, {ItV, JValue(0)}, IndexTy)[0];
-    std::vector<std::vector<llvm::Value *>> RIdx0(WriteRoots.size());
-    for (size_t K2 = 0; K2 < WriteRoots.size(); ++K2)
-      if (!WriteNeedsIndex[K2])
-        RIdx0[K2] = emitResults(B, WriteRootMaps[K2], ThV, BlV,
-                                {ItV, JValue(0)}, IndexTy);
-    for (int64_t Jn = 0; Jn < V; ++Jn) {
-      llvm::Value *St = V == 1 ? Group : B.CreateExtractElement(Group, Jn);
-      Current = loadConvert(B, St, TilePT);
-      for (size_t K2 = 0; K2 < WriteRoots.size(); ++K2) {
-        // Without parameters or a layout to index, the epilogue needs no
-        // index: the j = 0 one stands in.
-        std::vector<llvm::Value *> RIdx =
-            WriteNeedsIndex[K2] ? emitResults(B, WriteRootMaps[K2], ThV, BlV,
-                                              {ItV, JValue(Jn)}, IndexTy)
-                                : RIdx0[K2];
-        StoreRoot(WriteRoots[K2], FE.valueAt(*A.Roots[WriteRoots[K2]], RIdx),
-                  RIdx, RootPtr(WriteRoots[K2], Lin0, Jn * OutStrideM));
+  } else {
+    // Scalar tiles: lane l writes output column l (A); warp w the groups w,
+    // w + 4, ... of M, one output row per element of the group.
+    Iterate(WritePred, Iters, /*Unroll=*/false, [&](llvm::Value *ItV) {
+      llvm::Value *GroupNo = B.CreateAdd(
+          WarpV, B.CreateMul(B.CreateZExtOrTrunc(ItV, I32), B.getInt32(Rows)));
+      llvm::Value *Group =
+          B.CreateAlignedLoad(GroupTy, GroupPtr(LaneV, GroupNo), GroupAlign);
+      // Element j of the group is j output rows further: offset + j * stride.
+      llvm::Value *Lin0 =
+          emitResults(B, OutLin, ThV, BlV, {ItV, JValue(0)}, IndexTy)[0];
+      for (int64_t Jn = 0; Jn < V; ++Jn) {
+        llvm::Value *St = V == 1 ? Group : B.CreateExtractElement(Group, Jn);
+        Current = loadConvert(B, St, TilePT);
+        for (size_t K2 = 0; K2 < WriteRoots.size(); ++K2) {
+          std::vector<llvm::Value *> RIdx = RootIndex(K2, ItV, Jn);
+          StoreRoot(WriteRoots[K2], FE.valueAt(*A.Roots[WriteRoots[K2]], RIdx),
+                    RIdx, RootPtr(WriteRoots[K2], Lin0, Jn * OutStrideM));
+        }
+        // Values computed from this element must not be reused.
+        FE.clearCache();
       }
-      // Values computed from this element must not be reused.
-      FE.clearCache();
-    }
-  });
+    });
+  }
   FE.setOverride(*Hero, nullptr);
   B.CreateRetVoid();
   return Info;

@@ -14,6 +14,7 @@
 #include "idxmap/HloIndexing.h"
 #include "idxmap/IndexingMap.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -102,12 +103,19 @@ struct TransposeTiling {
   /// conflicting in pairs.
   int64_t ReadVec = 1, WriteVec = 1, WriteIters = 8;
   /// Normalized input index read by (th_x, bl_x)[it, j], and written (the
-  /// output element is the transpose of this input index). When ReadVec or
-  /// WriteVec > 1 the write index has its own range: it in [0, WriteIters -
-  /// 1], j in [0, max(V, WriteVec) - 1].
+  /// output element is the transpose of this input index). Ranges: reads
+  /// it in [0, Iters - 1], j in [0, readGroup() - 1]; writes it in [0,
+  /// WriteIters - 1], j in [0, writeGroup() - 1] (the same as the reads'
+  /// in the scalar scheme).
   std::vector<Expr> ReadIdx, WriteIdx;
   /// Ragged edges: the domain of the read and write indices.
   std::vector<Constraint> ReadCs, WriteCs;
+
+  /// Elements of M a lane reads per access (V, or ReadVec).
+  int64_t readGroup() const { return std::max(V, ReadVec); }
+  /// Elements a lane writes per iteration (V output rows, or WriteVec
+  /// consecutive elements of P).
+  int64_t writeGroup() const { return std::max(V, WriteVec); }
 };
 /// \p TileBytes is the tile element's size; \p Warps 0 picks the warps per
 /// block: 8 for 4-byte elements in tiles of 32 x 64 (V = 2), else 4.

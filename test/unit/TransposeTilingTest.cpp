@@ -15,7 +15,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -105,8 +104,7 @@ void check(const Case &C) {
   for (int64_t D : C.Dims)
     N *= D;
   std::vector<int64_t> Reads(N, 0), Writes(N, 0), Owner(N, -1);
-  const int64_t RVec = std::max(T.V, T.ReadVec);
-  enumerate(C, T, T.ReadIdx, T.ReadCs, T.Iters, RVec,
+  enumerate(C, T, T.ReadIdx, T.ReadCs, T.Iters, T.readGroup(),
             [&](Offsets O, int64_t Bl, int64_t J, Offsets First) {
               ++Reads[O.In];
               Owner[O.In] = Bl;
@@ -115,9 +113,7 @@ void check(const Case &C) {
                 EXPECT_EQ(O.In, First.In + J);
               }
             });
-  const bool VecWrites = T.ReadVec > 1 || T.WriteVec > 1;
-  enumerate(C, T, T.WriteIdx, T.WriteCs, VecWrites ? T.WriteIters : T.Iters,
-            VecWrites ? std::max(T.V, T.WriteVec) : T.V,
+  enumerate(C, T, T.WriteIdx, T.WriteCs, T.WriteIters, T.writeGroup(),
             [&](Offsets O, int64_t Bl, int64_t J, Offsets First) {
               ++Writes[O.In];
               EXPECT_EQ(Owner[O.In], Bl) << "element " << O.In;
@@ -139,7 +135,7 @@ TEST(TransposeTiling, ExampleUsesVectorsOnBothSides) {
   check({{20, 160, 170}, {2, 1, 0}, 0, 0, 0, 2, 4});
 }
 
-TEST(TransposeTiling, ScalarWhenForced) {
+TEST(TransposeTiling, ForcedWidths) {
   check({{20, 160, 170}, {2, 1, 0}, 0, 1, 1, 1, 1});
   check({{20, 160, 170}, {2, 1, 0}, 0, 1, 0, 1, 4});
   check({{20, 160, 170}, {2, 1, 0}, 0, 0, 2, 2, 2});
@@ -170,7 +166,7 @@ TEST(TransposeTiling, WarpCounts) {
   check({{20, 16, 70}, {2, 1, 0}, 32, 0, 0, 1, 1});
 }
 
-TEST(TransposeTiling, WideTilesStayScalarInsideGroups) {
+TEST(TransposeTiling, OnlyNarrowTilesOf4ByteElementsUseVectors) {
   // Tiles of 32 x 64 (V = 2) keep their own scheme: no ReadVec/WriteVec.
   Context Ctx;
   TransposeTiling T = transposeTiling(Ctx, {{8192, 8192}, {1, 0}}, 4);
