@@ -5,7 +5,9 @@
 // constraint must never be used to simplify itself.
 //
 // Rules (hit counter names in brackets):
-//   [constraint.always-true]   drop `E in I` when range(E) is inside I.
+//   [constraint.always-true]   drop `E in I` when range(E) is inside I and E
+//       evaluates without overflow on the whole bounds box (a point where E
+//       overflows is outside the domain: dropping E would add it).
 //   [constraint.infeasible]    range(E) disjoint from I: KNOWN EMPTY (this
 //       catches `d0 mod 8 + 5 in [50, 54]`, which XLA misses).
 //   [constraint.tighten]       I becomes I intersected with range(E).
@@ -76,53 +78,50 @@ using i128 = __int128;
 constexpr i128 kMin = static_cast<i128>(INT64_MIN);
 constexpr i128 kMax = static_cast<i128>(INT64_MAX);
 
-/// An interval with 128-bit end points; Min/Max stand for unbounded sides.
+/// An interval with 128-bit end points. The int64 limits are real bounds,
+/// not infinities: a constraint `E in [0, INT64_MAX]` excludes the points
+/// where E's exact value exceeds INT64_MAX (evaluation overflows there, and
+/// isl sees the exact value), so `d0 * 2^62 in [0, INT64_MAX]` is
+/// `d0 in [0, 1]`, not `d0 >= 0`. Treating the limits as unbounded made such
+/// a constraint vanish from the domain.
 struct Range128 {
   i128 Lo, Hi;
-  bool LoInf, HiInf;
 };
 
-Range128 widen(const Interval &I) {
-  return {I.Lo, I.Hi, I.Lo == INT64_MIN, I.Hi == INT64_MAX};
-}
+Range128 widen(const Interval &I) { return {I.Lo, I.Hi}; }
 
-Interval narrow(i128 Lo, i128 Hi, bool LoInf, bool HiInf) {
-  if (LoInf)
-    Lo = kMin;
-  if (HiInf)
-    Hi = kMax;
-  return clampInterval(Lo, Hi);
-}
+/// [Lo, Hi] clamped to int64: exact for sets of int64 values, which every
+/// expression that evaluates takes.
+Interval narrow(i128 Lo, i128 Hi) { return clampInterval(Lo, Hi); }
 
 /// The set of X with `X * K in I`.
 Interval divideInterval(const Interval &I, int64_t K) {
   Range128 R = widen(I);
   if (K > 0)
-    return narrow(ceilDiv128(R.Lo, K), floorDiv128(R.Hi, K), R.LoInf,
-                  R.HiInf);
-  return narrow(ceilDiv128(R.Hi, K), floorDiv128(R.Lo, K), R.HiInf, R.LoInf);
+    return narrow(ceilDiv128(R.Lo, K), floorDiv128(R.Hi, K));
+  return narrow(ceilDiv128(R.Hi, K), floorDiv128(R.Lo, K));
 }
 
 /// The set of X with `X fd K in I`.
 Interval unFloorDiv(const Interval &I, int64_t K) {
   Range128 R = widen(I);
   if (K > 0)
-    return narrow(R.Lo * K, (R.Hi + 1) * K - 1, R.LoInf, R.HiInf);
-  return narrow((R.Hi + 1) * K + 1, R.Lo * K, R.HiInf, R.LoInf);
+    return narrow(R.Lo * K, (R.Hi + 1) * K - 1);
+  return narrow((R.Hi + 1) * K + 1, R.Lo * K);
 }
 
 /// The set of X with `X cd K in I`.
 Interval unCeilDiv(const Interval &I, int64_t K) {
   Range128 R = widen(I);
   if (K > 0)
-    return narrow((R.Lo - 1) * K + 1, R.Hi * K, R.LoInf, R.HiInf);
-  return narrow(R.Hi * K, (R.Lo - 1) * K - 1, R.HiInf, R.LoInf);
+    return narrow((R.Lo - 1) * K + 1, R.Hi * K);
+  return narrow(R.Hi * K, (R.Lo - 1) * K - 1);
 }
 
 /// The set of X with `X + C in I`.
 Interval shiftInterval(const Interval &I, int64_t C) {
   Range128 R = widen(I);
-  return narrow(R.Lo - C, R.Hi - C, R.LoInf, R.HiInf);
+  return narrow(R.Lo - C, R.Hi - C);
 }
 
 class ConstraintSimplifier {
@@ -154,7 +153,8 @@ private:
   std::vector<Constraint> BoundUpdates;
 };
 
-bool ConstraintSimplifier::splitSum(Expr &E, Interval &I, const LinearSum &Sum) {
+bool ConstraintSimplifier::splitSum(Expr &E, Interval &I,
+                                    const LinearSum &Sum) {
   if (Sum.Terms.size() < 2)
     return false;
   std::vector<int64_t> Candidates;
@@ -186,24 +186,19 @@ bool ConstraintSimplifier::splitSum(Expr &E, Interval &I, const LinearSum &Sum) 
     Interval BR = sumRange(*RE, B.Terms, 0);
     if (BR.isEmpty() || BR.Lo == INT64_MIN || BR.Hi == INT64_MAX)
       continue;
-    i128 NewLo = 0, NewHi = 0;
-    if (!R.LoInf) {
-      NewLo = ceilDiv128(R.Lo - BR.Lo, G);
-      if (NewLo != ceilDiv128(R.Lo - BR.Hi, G))
-        continue;
-    }
-    if (!R.HiInf) {
-      NewHi = floorDiv128(R.Hi - BR.Lo, G);
-      if (NewHi != floorDiv128(R.Hi - BR.Hi, G))
-        continue;
-    }
+    i128 NewLo = ceilDiv128(R.Lo - BR.Lo, G);
+    if (NewLo != ceilDiv128(R.Lo - BR.Hi, G))
+      continue;
+    i128 NewHi = floorDiv128(R.Hi - BR.Lo, G);
+    if (NewHi != floorDiv128(R.Hi - BR.Hi, G))
+      continue;
     canonicalize(A);
     Expr NewE = buildSum(Map.context(), A);
     if (!S->fitsEverywhere(NewE, E))
       continue;
     hit("constraint.sum-split");
     E = NewE;
-    I = narrow(NewLo, NewHi, R.LoInf, R.HiInf);
+    I = narrow(NewLo, NewHi);
     return true;
   }
   return false;
@@ -340,8 +335,11 @@ void ConstraintSimplifier::propagate(const Constraint &C) {
     i128 B = static_cast<i128>(R.Hi) * T.Coeff;
     if (A > B)
       std::swap(A, B);
-    SumLo += A;
-    SumHi += B;
+    // Each product is below 2^126 in magnitude, but a sum of several can
+    // leave 128 bits: then the pass learns nothing from this constraint.
+    if (__builtin_add_overflow(SumLo, A, &SumLo) ||
+        __builtin_add_overflow(SumHi, B, &SumHi))
+      return;
     TR.push_back(R);
   }
   Range128 I = widen(C.I);
@@ -354,22 +352,21 @@ void ConstraintSimplifier::propagate(const Constraint &C) {
     if (A > B)
       std::swap(A, B);
     // k*v in [I.lo - (SumHi - B), I.hi - (SumLo - A)].
-    i128 Lo = I.Lo - (SumHi - B), Hi = I.Hi - (SumLo - A);
-    bool LoInf = I.LoInf, HiInf = I.HiInf;
+    i128 RestHi, RestLo, Lo, Hi;
+    if (__builtin_sub_overflow(SumHi, B, &RestHi) ||
+        __builtin_sub_overflow(SumLo, A, &RestLo) ||
+        __builtin_sub_overflow(I.Lo, RestHi, &Lo) ||
+        __builtin_sub_overflow(I.Hi, RestLo, &Hi))
+      continue;
     i128 VLo, VHi;
-    bool VLoInf, VHiInf;
     if (T.Coeff > 0) {
       VLo = ceilDiv128(Lo, T.Coeff);
       VHi = floorDiv128(Hi, T.Coeff);
-      VLoInf = LoInf;
-      VHiInf = HiInf;
     } else {
       VLo = ceilDiv128(Hi, T.Coeff);
       VHi = floorDiv128(Lo, T.Coeff);
-      VLoInf = HiInf;
-      VHiInf = LoInf;
     }
-    Interval New = narrow(VLo, VHi, VLoInf, VHiInf);
+    Interval New = narrow(VLo, VHi);
     Interval Old = Map.bound(T.Base);
     Interval Tight = Old.intersect(New);
     if (Tight != Old) {
@@ -417,7 +414,7 @@ bool ConstraintSimplifier::runRound() {
       Map.markKnownEmpty();
       return false;
     }
-    if (I.contains(R)) {
+    if (I.contains(R) && S->evaluatesEverywhere(E)) {
       hit("constraint.always-true");
       continue;
     }
@@ -455,9 +452,8 @@ bool ConstraintSimplifier::runRound() {
 
 /// Solves x = R1 (mod M1), x = R2 (mod M2). Returns {r, lcm} with r in
 /// [0, lcm - 1], nullopt if incompatible; sets Overflow when lcm does not fit.
-std::optional<std::pair<int64_t, int64_t>> crt(int64_t R1, int64_t M1,
-                                               int64_t R2, int64_t M2,
-                                               bool &Overflow) {
+std::optional<std::pair<int64_t, int64_t>>
+crt(int64_t R1, int64_t M1, int64_t R2, int64_t M2, bool &Overflow) {
   Overflow = false;
   int64_t G = gcd64(M1, M2);
   i128 Diff = static_cast<i128>(R2) - R1;

@@ -52,8 +52,8 @@
 #include <map>
 #include <mutex>
 #include <numeric>
-#include <tuple>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 
 namespace idxmap {
@@ -200,13 +200,13 @@ public:
     if (!Ctx)
       return;
     isl_options_set_on_error(Ctx, ISL_ON_ERROR_CONTINUE);
-    isl_ctx_set_max_operations(Ctx, static_cast<unsigned long>(
-                                        std::min<uint64_t>(O.MaxOperations,
-                                                           ULONG_MAX)));
+    isl_ctx_set_max_operations(
+        Ctx, static_cast<unsigned long>(
+                 std::min<uint64_t>(O.MaxOperations, ULONG_MAX)));
     if (O.TimeLimitMs)
-      WatchId = Watchdog::get().arm(
-          Ctx, std::chrono::milliseconds(
-                   std::min<uint64_t>(O.TimeLimitMs, uint64_t(1) << 40)));
+      WatchId =
+          Watchdog::get().arm(Ctx, std::chrono::milliseconds(std::min<uint64_t>(
+                                       O.TimeLimitMs, uint64_t(1) << 40)));
   }
   ~Session() {
     if (WatchId)
@@ -365,8 +365,7 @@ public:
     isl_space *MapSpace = isl_space_map_from_domain_and_range(
         Space.copy(), isl_space_set_alloc(S.ctx(), 0, NumOut));
     isl_multi_aff *MA = isl_multi_aff_from_aff_list(MapSpace, List);
-    IslMap R(isl_map_intersect_domain(isl_map_from_multi_aff(MA),
-                                      D.release()));
+    IslMap R(isl_map_intersect_domain(isl_map_from_multi_aff(MA), D.release()));
     if (!R && Error.empty())
       Error = S.failure();
     return R;
@@ -384,8 +383,8 @@ private:
 
   void unsupported(Expr E, const std::string &What) {
     if (Error.empty())
-      Error = "cannot represent exactly: " + What + " in '" +
-              printExpr(E, &M) + "'";
+      Error = "cannot represent exactly: " + What + " in '" + printExpr(E, &M) +
+              "'";
   }
 
   /// The divisor of a division node: a non-zero integer constant.
@@ -469,8 +468,8 @@ private:
       IslAff Q = divide(IslAff(L.copy()), IslVal(D.copy()), /*Ceil=*/false);
       if (!Q)
         return IslAff();
-      return IslAff(isl_aff_sub(
-          L.release(), isl_aff_scale_val(Q.release(), D.release())));
+      return IslAff(isl_aff_sub(L.release(),
+                                isl_aff_scale_val(Q.release(), D.release())));
     }
     }
     unsupported(E, "an unknown expression kind");
@@ -793,9 +792,10 @@ public:
     };
     isl_mat *EqM = Matrix(Eqs);
     isl_mat *InM = Matrix(Ineqs);
-    B.Set = IslSet(isl_set_from_basic_set(isl_basic_set_from_constraint_matrices(
-        isl_space_set_alloc(Ctx, 0, B.Dims), EqM, InM, isl_dim_cst,
-        isl_dim_param, isl_dim_set, isl_dim_div)));
+    B.Set =
+        IslSet(isl_set_from_basic_set(isl_basic_set_from_constraint_matrices(
+            isl_space_set_alloc(Ctx, 0, B.Dims), EqM, InM, isl_dim_cst,
+            isl_dim_param, isl_dim_set, isl_dim_div)));
     return B;
   }
 
@@ -1277,8 +1277,8 @@ Answer pointwiseEqual(const Session &S, const IndexingMap &A,
     if (R == Answer::No) {
       if (W.size() >= N)
         S.explain(formatVars(Side ? B : A, W, All) + " is in the domain of " +
-                  (Side ? "the second" : "the first") +
-                  " map but not of the " + (Side ? "first" : "second"));
+                  (Side ? "the second" : "the first") + " map but not of the " +
+                  (Side ? "first" : "second"));
       return R;
     }
     Unknown |= R == Answer::Unknown;
@@ -1298,8 +1298,8 @@ Answer pointwiseEqual(const Session &S, const IndexingMap &A,
           VA = formatTuple(*V, 0, V->size());
         if (auto V = B.evaluate(P))
           VB = formatTuple(*V, 0, V->size());
-        S.explain("at " + formatVars(A, P, All) + " the results differ: " +
-                  VA + " vs " + VB);
+        S.explain("at " + formatVars(A, P, All) + " the results differ: " + VA +
+                  " vs " + VB);
       }
       return R;
     }
@@ -1326,8 +1326,8 @@ std::optional<std::vector<Form>> resultForms(FlatMap &FM) {
   const IndexingMap &M = FM.map();
   std::vector<Form> Results;
   for (unsigned I = 0; I < M.numResults(); ++I) {
-    std::optional<Form> F = M.isKnownEmpty() ? FlatSystem::constant(0)
-                                             : FM.form(M.result(I));
+    std::optional<Form> F =
+        M.isKnownEmpty() ? FlatSystem::constant(0) : FM.form(M.result(I));
     if (!F)
       return std::nullopt;
     Results.push_back(*F);
@@ -1386,8 +1386,8 @@ Answer compareRelations(const Session &S, IslMap A, IslMap B,
       const std::vector<unsigned> &In = Side ? InB : InA;
       S.explain(formatVars(MX, *P, In) + " -> " +
                 formatTuple(*P, In.size(), P->size()) + " is in " +
-                (Side ? "the second" : "the first") +
-                " map but not in the " + (Side ? "first" : "second"));
+                (Side ? "the second" : "the first") + " map but not in the " +
+                (Side ? "first" : "second"));
       return Answer::No;
     }
     S.explain("the relations differ");
@@ -1582,8 +1582,7 @@ bool tightenBounds(const Session &S, IndexingMap &Map, bool &Changed) {
 
 /// refineExact, step 2: drops each constraint that the bounds and the other
 /// remaining constraints imply (in a deterministic order).
-void dropImpliedConstraints(const Session &S, IndexingMap &Map,
-                            bool &Changed) {
+void dropImpliedConstraints(const Session &S, IndexingMap &Map, bool &Changed) {
   const std::vector<Constraint> &Cs = Map.constraints();
   FlatSystem Sys(S, Map.numVars());
   FlatMap FM(Sys, Map, 0);
@@ -1747,9 +1746,12 @@ Answer isBijectiveOnto(const IndexingMap &Map,
   IslSet Ctx = projectTo(CtxSys, RtVars);
   IslSet Box(isl_set_universe(isl_space_set_alloc(S.ctx(), 0, NumRes)));
   for (unsigned I = 0; I < NumRes && Box; ++I) {
-    Box.reset(isl_set_lower_bound_si(Box.release(), isl_dim_set, I, 0));
-    Box.reset(isl_set_upper_bound_si(Box.release(), isl_dim_set, I,
-                                     Shape[I] - 1));
+    // isl_set_*_bound_si take an int: sizes past 2^31 go through isl_val.
+    Box.reset(isl_set_lower_bound_val(Box.release(), isl_dim_set, I,
+                                      isl_val_zero(S.ctx())));
+    Box.reset(
+        isl_set_upper_bound_val(Box.release(), isl_dim_set, I,
+                                isl_val_int_from_si(S.ctx(), Shape[I] - 1)));
   }
   IslSet Missed(isl_set_subtract(
       isl_set_flat_product(Box.release(), Ctx.release()), Image.release()));
@@ -1764,10 +1766,10 @@ Answer isBijectiveOnto(const IndexingMap &Map,
     if (auto P = samplePoint(Missed.release())) {
       std::string Rt;
       if (Map.numRuntimeVars())
-        Rt = " for " + formatVars(Map, *P,
-                                  iota(Map.numDims() + Map.numRangeVars(),
-                                       Map.numVars()),
-                                  NumRes);
+        Rt = " for " +
+             formatVars(Map, *P,
+                        iota(Map.numDims() + Map.numRangeVars(), Map.numVars()),
+                        NumRes);
       S.explain("element " + formatTuple(*P, 0, NumRes) + " is never touched" +
                 Rt);
     }
@@ -1784,8 +1786,7 @@ Answer areEqual(const IndexingMap &A, const IndexingMap &B,
   }
   if (A.isKnownEmpty() || B.isKnownEmpty())
     return equalToKnownEmpty(S, A.isKnownEmpty() ? B : A);
-  if (A.numDims() != B.numDims() ||
-      A.numRuntimeVars() != B.numRuntimeVars() ||
+  if (A.numDims() != B.numDims() || A.numRuntimeVars() != B.numRuntimeVars() ||
       A.numResults() != B.numResults()) {
     S.explain("the maps differ in their numbers of dims, runtime variables "
               "or results");

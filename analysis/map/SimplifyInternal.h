@@ -1,4 +1,5 @@
-//===- SimplifyInternal.h - Private pieces of the tier-1 simplifier -*- C++ -*-===//
+//===- SimplifyInternal.h - Private pieces of the tier-1 simplifier -*- C++
+//-*-===//
 //
 // Part of idxmap. Not a public header. Shared by RangeEvaluator.cpp,
 // SimplifyDriver.cpp, SimplifyAdd.cpp, SimplifyMul.cpp, SimplifyFloorDiv.cpp,
@@ -209,6 +210,11 @@ public:
   /// The same for an expression that does not have E's value (a rewritten
   /// constraint expression): its root is checked too.
   bool fitsEverywhere(Expr Candidate, const ExprRefs &Refs);
+  /// True if \p E provably evaluates (no int64 overflow, no division by
+  /// zero) at every point of the bounds box. A range computed through an
+  /// overflow is full, and full proves nothing: a constraint may only be
+  /// dropped as always true when its expression evaluates everywhere.
+  bool evaluatesEverywhere(Expr E) { return fitInfo(E).Fits; }
 
 private:
   Expr simplifyOnce(Expr E);
