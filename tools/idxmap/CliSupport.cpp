@@ -16,6 +16,7 @@
 #include <cstring>
 #include <map>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace idxmap {
 namespace cli {
@@ -100,8 +101,8 @@ void ArgParser::choice(const char *Name, std::vector<std::string> Choices,
   Specs.push_back(std::move(S));
 }
 
-void ArgParser::positional(const char *Name, std::string *Out,
-                           const char *Help, bool Optional) {
+void ArgParser::positional(const char *Name, std::string *Out, const char *Help,
+                           bool Optional) {
   Positionals.push_back({Name, Out, Help, Optional});
 }
 
@@ -172,6 +173,11 @@ int ArgParser::usageError(const std::string &Msg) const {
 }
 
 std::optional<int> ArgParser::parse(int Argc, char **Argv) {
+  if (!findSpec("--max-input-bytes")) {
+    MaxInputText = std::to_string(DefaultMaxInputBytes);
+    option("--max-input-bytes", "N", &MaxInputText,
+           "refuse input files larger than N bytes");
+  }
   size_t NextPositional = 0;
   bool OnlyPositionals = false;
   auto takePositional = [&](const std::string &Arg) -> bool {
@@ -241,11 +247,10 @@ std::optional<int> ArgParser::parse(int Argc, char **Argv) {
         return usageError("missing value for option '" + Spelled + "'");
       Value = Argv[++I];
     }
-    if (!S->Choices.empty() &&
-        std::find(S->Choices.begin(), S->Choices.end(), Value) ==
-            S->Choices.end())
-      return usageError("invalid value '" + Value + "' for option '" +
-                        Spelled + "' (expected " + S->MetaVar + ")");
+    if (!S->Choices.empty() && std::find(S->Choices.begin(), S->Choices.end(),
+                                         Value) == S->Choices.end())
+      return usageError("invalid value '" + Value + "' for option '" + Spelled +
+                        "' (expected " + S->MetaVar + ")");
     *S->Value = Value;
   }
 
@@ -260,6 +265,12 @@ std::optional<int> ArgParser::parse(int Argc, char **Argv) {
     if (!Msg.empty())
       return usageError(Msg);
   }
+  auto Limit = parseUnsigned(MaxInputText, 1, uint64_t(1) << 40);
+  if (!Limit)
+    return usageError("--max-input-bytes needs a whole number from 1 to "
+                      "1099511627776, got '" +
+                      MaxInputText + "'");
+  maxInputBytes() = *Limit;
   return std::nullopt;
 }
 
@@ -346,31 +357,72 @@ std::optional<std::string> parseTuning(const std::string &Text,
   return std::nullopt;
 }
 
+uint64_t &maxInputBytes() {
+  static uint64_t Limit = DefaultMaxInputBytes;
+  return Limit;
+}
+
+std::optional<uint64_t> parseUnsigned(std::string_view Text, uint64_t Min,
+                                      uint64_t Max) {
+  if (Text.empty() || Text.size() > 20)
+    return std::nullopt;
+  uint64_t V = 0;
+  for (char C : Text) {
+    if (C < '0' || C > '9')
+      return std::nullopt;
+    unsigned Digit = unsigned(C - '0');
+    if (V > (UINT64_MAX - Digit) / 10)
+      return std::nullopt;
+    V = V * 10 + Digit;
+  }
+  if (V < Min || V > Max)
+    return std::nullopt;
+  return V;
+}
+
+namespace {
+std::string tooLarge(const std::string &Name) {
+  return Name + " is larger than the input limit of " +
+         std::to_string(maxInputBytes()) + " bytes (--max-input-bytes)";
+}
+
+/// Appends \p In to \p Out in blocks, stopping as soon as it passes the
+/// limit: a stream such as /dev/zero never ends.
+std::optional<std::string>
+readBounded(std::istream &In, const std::string &Name, std::string &Out) {
+  char Block[1 << 16];
+  uint64_t Limit = maxInputBytes();
+  while (In) {
+    In.read(Block, sizeof(Block));
+    Out.append(Block, size_t(In.gcount()));
+    if (Out.size() > Limit) {
+      Out.clear();
+      Out.shrink_to_fit();
+      return tooLarge(Name);
+    }
+  }
+  if (In.bad())
+    return "cannot read " + Name;
+  return std::nullopt;
+}
+} // namespace
+
 std::optional<std::string> readInput(const std::string &Path,
                                      std::string &Out) {
   Out.clear();
-  if (Path == "-") {
-    std::ostringstream SS;
-    SS << std::cin.rdbuf();
-    if (std::cin.bad())
-      return std::string("cannot read standard input");
-    Out = SS.str();
-    return std::nullopt;
-  }
+  if (Path == "-")
+    return readBounded(std::cin, "standard input", Out);
   struct stat St;
   if (::stat(Path.c_str(), &St) != 0)
     return "cannot open '" + Path + "': " + std::strerror(errno);
   if (S_ISDIR(St.st_mode))
     return "cannot read '" + Path + "': Is a directory";
+  if (S_ISREG(St.st_mode) && uint64_t(St.st_size) > maxInputBytes())
+    return tooLarge("'" + Path + "'");
   std::ifstream In(Path, std::ios::binary);
   if (!In)
     return "cannot open '" + Path + "': " + std::strerror(errno);
-  std::ostringstream SS;
-  SS << In.rdbuf();
-  if (In.bad())
-    return "cannot read '" + Path + "'";
-  Out = SS.str();
-  return std::nullopt;
+  return readBounded(In, "'" + Path + "'", Out);
 }
 
 namespace {
@@ -399,7 +451,8 @@ std::vector<Chunk> splitInputFile(std::string_view Buffer) {
     if (Last)
       End = Buffer.size();
     if (isSeparatorLine(Buffer.substr(Pos, End - Pos))) {
-      Chunks.push_back({Buffer.substr(ChunkStart, Pos - ChunkStart), ChunkLine});
+      Chunks.push_back(
+          {Buffer.substr(ChunkStart, Pos - ChunkStart), ChunkLine});
       ChunkStart = Last ? Buffer.size() : End + 1;
       ChunkLine = Line + 1;
     }
@@ -452,8 +505,7 @@ namespace {
 /// Parses one non-split buffer, rejecting blank input with a located error.
 std::optional<IndexingMap> parseBuffer(Context &Ctx, std::string_view Text,
                                        const std::string &FileName,
-                                       unsigned FirstLine,
-                                       InputFormat Format) {
+                                       unsigned FirstLine, InputFormat Format) {
   if (isBlank(Text)) {
     printDiagnostic(makeDiagnostic(Text, Text.size(),
                                    "expected an indexing map, found no input",
@@ -489,33 +541,101 @@ std::optional<IndexingMap> loadSingleMap(Context &Ctx, const std::string &Path,
 
 bool OutputFile::open(const OutputOptions &Out) { return open(Out.File); }
 
+namespace {
+/// The directory part of \p Path ("." when there is none).
+std::string directoryOf(const std::string &Path) {
+  size_t Slash = Path.rfind('/');
+  if (Slash == std::string::npos)
+    return ".";
+  return Slash == 0 ? "/" : Path.substr(0, Slash);
+}
+
+/// The permissions a new file gets from open(2): 0666 less the umask.
+mode_t newFileMode() {
+  mode_t Mask = ::umask(0);
+  ::umask(Mask);
+  return 0666 & ~Mask;
+}
+} // namespace
+
 bool OutputFile::open(const std::string &P) {
-  Path = P;
+  Path = Target = P;
   if (P == "-" || P.empty())
     return true;
+  auto fail = [&](int Err) {
+    printError("idxmap", "cannot write '" + P + "': " + std::strerror(Err));
+    File.reset();
+    return false;
+  };
   struct stat St;
-  if (::stat(P.c_str(), &St) == 0 && S_ISDIR(St.st_mode)) {
+  bool Exists = ::stat(P.c_str(), &St) == 0;
+  if (Exists && S_ISDIR(St.st_mode)) {
     printError("idxmap", "cannot write '" + P + "': Is a directory");
     return false;
   }
-  File = std::make_unique<std::ofstream>(P, std::ios::binary | std::ios::trunc);
+  if (Exists && !S_ISREG(St.st_mode)) {
+    // A device or FIFO: there is nothing to replace, write in place.
+    File = std::make_unique<std::ofstream>(P, std::ios::binary);
+    return *File ? true : fail(errno);
+  }
+  struct stat Link;
+  if (Exists && ::lstat(P.c_str(), &Link) == 0 && S_ISLNK(Link.st_mode)) {
+    // Replace the file the link points to, not the link.
+    if (char *Real = ::realpath(P.c_str(), nullptr)) {
+      Target = Real;
+      std::free(Real);
+    }
+  }
+  size_t Slash = Target.rfind('/');
+  std::string Base =
+      Slash == std::string::npos ? Target : Target.substr(Slash + 1);
+  std::string Temp = directoryOf(Target) + "/." + Base + ".tmp-XXXXXX";
+  int Fd = ::mkstemp(Temp.data());
+  if (Fd < 0)
+    return fail(errno);
+  TempPath = Temp;
+  // mkstemp creates the file 0600; give it the mode the target has (or a
+  // new file would get) so that the rename changes nothing but the content.
+  ::fchmod(Fd, Exists ? (St.st_mode & 07777) : newFileMode());
+  ::close(Fd);
+  File = std::make_unique<std::ofstream>(TempPath,
+                                         std::ios::binary | std::ios::trunc);
   if (!*File) {
-    printError("idxmap", "cannot write '" + P + "': " + std::strerror(errno));
-    File.reset();
-    return false;
+    int Err = errno;
+    ::unlink(TempPath.c_str());
+    TempPath.clear();
+    return fail(Err);
   }
   return true;
 }
 
 bool OutputFile::close() {
   os().flush();
-  if (!os()) {
+  bool Ok = bool(os());
+  if (File) {
+    File->close();
+    Ok = Ok && !File->fail();
+  }
+  if (!Ok) {
     printError("idxmap", "error writing '" + displayName(Path) + "'");
     return false;
   }
-  if (File)
-    File->close();
+  if (!TempPath.empty()) {
+    if (::rename(TempPath.c_str(), Target.c_str()) != 0) {
+      printError("idxmap",
+                 "cannot write '" + Path + "': " + std::strerror(errno));
+      return false;
+    }
+    TempPath.clear();
+  }
   return true;
+}
+
+OutputFile::~OutputFile() {
+  if (!TempPath.empty()) {
+    File.reset();
+    ::unlink(TempPath.c_str());
+  }
 }
 
 namespace {
@@ -592,8 +712,7 @@ void printMapTo(std::ostream &OS, const IndexingMap &M,
 // Driving
 //===----------------------------------------------------------------------===//
 
-int forEachMap(const InputOptions &In, const MapAction &Action,
-               OutputFile &O) {
+int forEachMap(const InputOptions &In, const MapAction &Action, OutputFile &O) {
   std::string Buffer;
   if (auto Err = readInput(In.File, Buffer)) {
     printError("idxmap", *Err);

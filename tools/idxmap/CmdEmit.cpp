@@ -62,6 +62,30 @@ static int runEmit(int Argc, char **Argv) {
   Out.addTo(P, /*AllowFormat=*/false);
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
+  EmitOptions O;
+  O.Target.Gpu = Gpu;
+  O.Target.PreciseMath = Precise;
+  O.Target.OptPipeline =
+      Opt == "O3" ? TargetOptions::Pipeline::O3 : TargetOptions::Pipeline::Fast;
+  if (!PtxVer.empty()) {
+    auto V = parseUnsigned(PtxVer, 0, MaxPtxVersion);
+    if (!V)
+      return P.usageError("--ptx-version needs a whole number from 0 (LLVM's "
+                          "default) to " +
+                          std::to_string(MaxPtxVersion) + ", got '" + PtxVer +
+                          "'");
+    O.Target.PtxVersion = unsigned(*V);
+  }
+  auto RepeatCount = parseUnsigned(Repeat, 0, 10000);
+  if (!RepeatCount)
+    return P.usageError("--repeat needs an integer from 0 to 10000");
+  int Repeats = int(*RepeatCount);
+  if (!Tune.empty())
+    if (auto Err = parseTuning(Tune, O.Tuning))
+      return P.usageError(*Err);
+  // Bad option values are usage errors (exit 2), not errors in the input.
+  if (auto Err = validateTargetOptions(O.Target))
+    return P.usageError(Err->Message);
   std::string Text;
   if (auto Err = readInput(File, Text)) {
     printError(displayName(File), *Err);
@@ -74,30 +98,6 @@ static int runEmit(int Argc, char **Argv) {
     printDiagnostic(M.error());
     return ExitRejected;
   }
-  EmitOptions O;
-  O.Target.Gpu = Gpu;
-  O.Target.PreciseMath = Precise;
-  O.Target.OptPipeline = Opt == "O3" ? TargetOptions::Pipeline::O3
-                                     : TargetOptions::Pipeline::Fast;
-  if (!PtxVer.empty()) {
-    try {
-      O.Target.PtxVersion = unsigned(std::stoul(PtxVer));
-    } catch (...) {
-      return P.usageError("--ptx-version needs an integer such as 85");
-    }
-  }
-  int Repeats = 0;
-  try {
-    size_t End = 0;
-    Repeats = std::stoi(Repeat, &End);
-    if (End != Repeat.size() || Repeats < 0 || Repeats > 10000)
-      throw std::invalid_argument(Repeat);
-  } catch (...) {
-    return P.usageError("--repeat needs an integer from 0 to 10000");
-  }
-  if (!Tune.empty())
-    if (auto Err = parseTuning(Tune, O.Tuning))
-      return P.usageError(*Err);
   O.OnlyFusion = Fusion;
   O.KeepLlvmIr = EmitKind == "llvm";
   auto R = emitModule(**M, O);

@@ -1,4 +1,5 @@
-//===- tools/idxmap/Commands.h - Subcommand registry and CLI helpers -*- C++ -*-===//
+//===- tools/idxmap/Commands.h - Subcommand registry and CLI helpers -*- C++
+//-*-===//
 //
 // Part of idxmap. The `idxmap` tool is a set of subcommands, each in its own
 // file, that register themselves at static-initialization time. main.cpp only
@@ -16,10 +17,9 @@
 //   static CommandRegistration RegisterFoo(FooCommand);
 //
 //   static int runFoo(int Argc, char **Argv) {
-//     InputOptions In;            // [FILE|-], --input-format, --split-input-file
-//     OutputOptions Out;          // -o FILE (and --output-format, --pretty)
-//     std::string Onto;
-//     ArgParser P(FooCommand);
+//     InputOptions In;            // [FILE|-], --input-format,
+//     --split-input-file OutputOptions Out;          // -o FILE (and
+//     --output-format, --pretty) std::string Onto; ArgParser P(FooCommand);
 //     In.addTo(P, /*AllowSplit=*/true);
 //     Out.addTo(P, /*AllowFormat=*/false);
 //     P.option("--onto", "SIZES", &Onto, "box sizes, e.g. 64,128",
@@ -138,7 +138,9 @@ const char *toolVersion();
 /// options `--name VALUE` or `--name=VALUE` (and `-o FILE` / `-oFILE` for the
 /// short output option), positionals are filled in order. `-` alone is a
 /// positional (stdin); `--` ends the flags. `-h`/`--help` prints the
-/// generated help on stdout.
+/// generated help on stdout. Every command also gets `--max-input-bytes N`
+/// (sets maxInputBytes(); a value that is not a whole number from 1 to 2^40
+/// is a usage error).
 ///
 /// Example:
 /// \code
@@ -209,6 +211,8 @@ private:
   std::vector<Positional> Positionals;
   std::vector<std::pair<std::string, std::string>> Aliases;
   std::vector<std::function<std::string()>> Checks;
+  /// The value of `--max-input-bytes`, declared by parse() on every command.
+  std::string MaxInputText;
 };
 
 //===----------------------------------------------------------------------===//
@@ -288,11 +292,31 @@ void printStats(const SimplifyStats &Stats);
 // Input
 //===----------------------------------------------------------------------===//
 
-/// Reads a whole file (or stdin for "-") into \p Out. On failure returns a
-/// message such as "cannot open 'x.txt': No such file or directory" (also for
-/// directories).
-std::optional<std::string> readInput(const std::string &Path,
-                                     std::string &Out);
+/// The default input size limit: 64 MiB, far above any real map or HLO
+/// module, far below what exhausts memory.
+inline constexpr uint64_t DefaultMaxInputBytes = uint64_t(64) << 20;
+
+/// The largest input, in bytes, that readInput() accepts. Every command sets
+/// it from `--max-input-bytes N` (ArgParser declares that option on each).
+uint64_t &maxInputBytes();
+
+/// Reads a whole file (or stdin for "-") into \p Out, at most
+/// maxInputBytes() of it: larger regular files are refused before reading,
+/// and streams (stdin, pipes, devices such as /dev/zero) are refused once
+/// they pass the limit. On failure returns a message such as "cannot open
+/// 'x.txt': No such file or directory" (also for directories) or "'/dev/zero'
+/// is larger than the input limit of 67108864 bytes (--max-input-bytes)".
+std::optional<std::string> readInput(const std::string &Path, std::string &Out);
+
+/// Parses \p Text as a whole decimal number in [\p Min, \p Max]: digits only
+/// (no sign, no spaces, no suffix), no overflow. For numeric option values,
+/// which are usage errors when this returns nullopt:
+/// \code
+///   auto N = parseUnsigned(Repeat, 0, 10000);
+///   if (!N) return P.usageError("--repeat needs an integer from 0 to 10000");
+/// \endcode
+std::optional<uint64_t> parseUnsigned(std::string_view Text, uint64_t Min,
+                                      uint64_t Max);
 
 /// Display name of an input path in diagnostics ("<stdin>" for "-").
 std::string displayName(const std::string &Path);
@@ -345,13 +369,34 @@ void printError(const std::string &File, const std::string &Msg);
 
 /// The output stream of a command: stdout for "-", else a file opened at
 /// open(). Usable as an std::ostream.
+///
+/// Files are written atomically: the output goes to a temporary file in the
+/// target's directory, which close() renames over the target. A reader (or a
+/// concurrent `idxmap` writing the same path) sees the old file or a whole
+/// new one, never a torn one, and a command that fails before close() leaves
+/// the old file untouched (the destructor removes the temporary). Targets
+/// that are not regular files (/dev/null, a FIFO) are written in place; a
+/// symbolic link is followed and its target replaced.
+/// \code
+///   OutputFile O;
+///   if (!O.open("out.ptx")) return ExitRejected; // writes .out.ptx.tmp-XXXXXX
+///   O << Ptx;
+///   if (!O.close()) return ExitRejected;         // renames it to out.ptx
+/// \endcode
 class OutputFile {
 public:
+  OutputFile() = default;
+  OutputFile(const OutputFile &) = delete;
+  OutputFile &operator=(const OutputFile &) = delete;
+  /// Removes the temporary file if close() did not commit it.
+  ~OutputFile();
+
   /// Opens \p Out.File. Prints an error and returns false on failure.
   bool open(const OutputOptions &Out);
   bool open(const std::string &Path);
   std::ostream &os() { return File ? *File : std::cout; }
-  /// Flushes; prints an error and returns false if writing failed.
+  /// Flushes and, for a file, renames the temporary over the target; prints
+  /// an error and returns false if writing failed.
   bool close();
 
   template <typename T> OutputFile &operator<<(const T &V) {
@@ -361,7 +406,12 @@ public:
 
 private:
   std::unique_ptr<std::ofstream> File;
+  /// The path as given (for messages).
   std::string Path;
+  /// Where close() renames the temporary to (symbolic links resolved).
+  std::string Target;
+  /// The temporary file; empty when writing in place or once committed.
+  std::string TempPath;
 };
 
 /// Prints \p M per \p Out's format: XLA syntax (one line, or broken over
@@ -389,10 +439,9 @@ using MapAction =
 /// With splitting, the outputs of consecutive non-blank chunks are separated
 /// by a `// -----` line on \p O (so output section i belongs to input chunk
 /// i); a chunk that fails prints its diagnostic (with the file's real line
-/// numbers) and leaves its section empty, and the remaining chunks still run. Returns the worst exit code (ExitRejected if
-/// any chunk failed).
-int forEachMap(const InputOptions &In, const MapAction &Action,
-               OutputFile &O);
+/// numbers) and leaves its section empty, and the remaining chunks still run.
+/// Returns the worst exit code (ExitRejected if any chunk failed).
+int forEachMap(const InputOptions &In, const MapAction &Action, OutputFile &O);
 
 } // namespace cli
 } // namespace idxmap
