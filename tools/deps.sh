@@ -2,7 +2,8 @@
 # Shared set-up for tools/quickstart.sh and tools/check.sh: makes sure the
 # build dependencies are installed (Debian 12). As root it installs what is
 # missing with apt; otherwise it prints the exact apt command and exits 2.
-# Source this file; it defines idxmap_ensure_deps.
+# Source this file; it defines idxmap_ensure_deps ("idxmap_ensure_deps
+# --tests" also wants the sanitizer and libFuzzer build's compiler).
 
 IDXMAP_APT_PACKAGES=(
   g++ cmake make pkg-config python3
@@ -12,10 +13,12 @@ IDXMAP_APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libzstd-dev
 )
+# tools/check.sh's second build (ASan + UBSan, libFuzzer targets) uses clang.
+IDXMAP_TEST_APT_PACKAGES=(clang-19 libfuzzer-19-dev)
 
 idxmap_missing_packages() {
   local p missing=()
-  for p in "${IDXMAP_APT_PACKAGES[@]}"; do
+  for p in "$@"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
       missing+=("$p")
     fi
@@ -28,8 +31,11 @@ idxmap_ensure_deps() {
     echo "note: not a Debian system; assuming dependencies are installed" >&2
     return 0
   fi
-  local missing
-  missing=$(idxmap_missing_packages)
+  local missing packages=("${IDXMAP_APT_PACKAGES[@]}")
+  if [ "${1:-}" = "--tests" ]; then
+    packages+=("${IDXMAP_TEST_APT_PACKAGES[@]}")
+  fi
+  missing=$(idxmap_missing_packages "${packages[@]}")
   [ -z "$missing" ] && return 0
   if [ "$(id -u)" -ne 0 ]; then
     echo "error: missing packages: $missing" >&2
