@@ -6,9 +6,9 @@
 #include "idxmap/IndexingMap.h"
 
 #include <algorithm>
+#include <cassert>
 #include <functional>
 #include <map>
-#include <cassert>
 
 namespace idxmap {
 
@@ -64,7 +64,7 @@ void IndexingMap::markKnownEmpty() {
   if (Ctx)
     for (Expr &E : Results)
       E = Ctx->constant(0);
-  Constraints.clear();
+  setConstraints({});
 }
 
 const Variable &IndexingMap::var(unsigned I) const {
@@ -78,8 +78,7 @@ const Variable &IndexingMap::var(unsigned I) const {
   return RuntimeVars[I];
 }
 Variable &IndexingMap::var(unsigned I) {
-  return const_cast<Variable &>(
-      static_cast<const IndexingMap *>(this)->var(I));
+  return const_cast<Variable &>(static_cast<const IndexingMap *>(this)->var(I));
 }
 const Variable &IndexingMap::symbolVar(unsigned Pos) const {
   return var(numDims() + Pos);
@@ -146,17 +145,40 @@ bool IndexingMap::addConstraint(Expr E, Interval I) {
   }
   if (E.isVariable())
     return intersectBound(E, I);
-  for (Constraint &C : Constraints)
-    if (C.E == E) {
-      C.I = C.I.intersect(I);
-      if (C.I.isEmpty()) {
-        markKnownEmpty();
-        return false;
-      }
-      return true;
+  if (std::optional<size_t> Pos = findConstraint(E)) {
+    Constraint &C = Constraints[*Pos];
+    C.I = C.I.intersect(I);
+    if (C.I.isEmpty()) {
+      markKnownEmpty();
+      return false;
     }
+    return true;
+  }
   Constraints.push_back({E, I});
   return true;
+}
+
+std::optional<size_t> IndexingMap::findConstraint(Expr E) {
+  auto Linear = [&]() -> std::optional<size_t> {
+    for (size_t I = 0; I < Constraints.size(); ++I)
+      if (Constraints[I].E == E)
+        return I;
+    return std::nullopt;
+  };
+  if (Constraints.size() < 16)
+    return Linear();
+  if (IndexedCount > Constraints.size()) {
+    ConstraintIndex.clear();
+    IndexedCount = 0;
+  }
+  for (; IndexedCount < Constraints.size(); ++IndexedCount)
+    ConstraintIndex.emplace(Constraints[IndexedCount].E, IndexedCount);
+  auto It = ConstraintIndex.find(E);
+  if (It == ConstraintIndex.end())
+    return std::nullopt;
+  if (It->second < Constraints.size() && Constraints[It->second].E == E)
+    return It->second;
+  return Linear(); // the list changed in place since it was indexed
 }
 
 std::optional<std::vector<int64_t>>
@@ -198,8 +220,7 @@ bool IndexingMap::operator==(const IndexingMap &O) const {
   if (KnownEmpty != O.KnownEmpty || Ctx != O.Ctx)
     return false;
   if (numDims() != O.numDims() || numRangeVars() != O.numRangeVars() ||
-      numRuntimeVars() != O.numRuntimeVars() ||
-      numResults() != O.numResults())
+      numRuntimeVars() != O.numRuntimeVars() || numResults() != O.numResults())
     return false;
   if (KnownEmpty)
     return true;
@@ -207,10 +228,13 @@ bool IndexingMap::operator==(const IndexingMap &O) const {
       RuntimeVars != O.RuntimeVars || Results != O.Results ||
       Constraints.size() != O.Constraints.size())
     return false;
+  // By expression (the first constraint of each), not pairwise: linear.
+  std::unordered_map<Expr, Interval> Theirs;
+  for (const Constraint &D : O.Constraints)
+    Theirs.emplace(D.E, D.I);
   for (const Constraint &C : Constraints) {
-    auto It = std::find_if(O.Constraints.begin(), O.Constraints.end(),
-                           [&](const Constraint &D) { return D.E == C.E; });
-    if (It == O.Constraints.end() || It->I != C.I)
+    auto It = Theirs.find(C.E);
+    if (It == Theirs.end() || It->second != C.I)
       return false;
   }
   return true;
@@ -438,8 +462,7 @@ std::vector<bool> IndexingMap::removeUnusedSymbols() {
   unsigned ND = numDims();
   std::vector<bool> R =
       removeUnused(*this, [ND](unsigned I) { return I >= ND; });
-  return std::vector<bool>(R.begin() + std::min<size_t>(ND, R.size()),
-                           R.end());
+  return std::vector<bool>(R.begin() + std::min<size_t>(ND, R.size()), R.end());
 }
 
 IndexingMap IndexingMap::convertSymbolsToDims() const {

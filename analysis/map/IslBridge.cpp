@@ -197,6 +197,12 @@ public:
   explicit Session(const ExactOptions &O) : Opts(O), Ctx(isl_ctx_alloc()) {
     if (O.Explanation)
       O.Explanation->clear();
+    if (O.BudgetHit)
+      *O.BudgetHit = false;
+    if (O.TimeLimitMs)
+      Deadline = std::chrono::steady_clock::now() +
+                 std::chrono::milliseconds(
+                     std::min<uint64_t>(O.TimeLimitMs, uint64_t(1) << 40));
     if (!Ctx)
       return;
     isl_options_set_on_error(Ctx, ISL_ON_ERROR_CONTINUE);
@@ -224,12 +230,13 @@ public:
   std::string failure() const {
     if (!Ctx)
       return "cannot allocate an isl context";
+    if (!Overrun.empty())
+      return Overrun;
     if (isl_ctx_last_error(Ctx) == isl_error_quota)
-      return "isl operation budget exhausted (" +
-             std::to_string(Opts.MaxOperations) + " operations)";
+      return budgetHit("isl operation budget exhausted (" +
+                       std::to_string(Opts.MaxOperations) + " operations)");
     if (isl_ctx_last_error(Ctx) == isl_error_abort)
-      return "isl time limit exceeded (" + std::to_string(Opts.TimeLimitMs) +
-             " ms)";
+      return budgetHit(timeLimitNote());
     const char *Msg = isl_ctx_last_error_msg(Ctx);
     return std::string("isl error: ") + (Msg ? Msg : "unknown failure");
   }
@@ -247,10 +254,49 @@ public:
     return Result;
   }
 
+  /// True once the query is over its time limit or size budget (the reason
+  /// is then failure()). Checked before every system is built, so that the
+  /// construction, which isl's operation budget does not count, is bounded
+  /// too.
+  bool overBudget() const {
+    if (!Overrun.empty())
+      return true;
+    if (Opts.TimeLimitMs && std::chrono::steady_clock::now() > Deadline)
+      Overrun = budgetHit(timeLimitNote());
+    return !Overrun.empty();
+  }
+
+  /// Charges \p Cells (matrix cells or stored coefficients) to the size
+  /// budget; false (and overBudget() from then on) when it runs out.
+  bool charge(uint64_t Cells) const {
+    if (overBudget())
+      return false;
+    Charged += Cells;
+    if (Opts.MaxCells && Charged > Opts.MaxCells)
+      Overrun = budgetHit("constraint system over the size budget (" +
+                          std::to_string(Opts.MaxCells) + " cells)");
+    return Overrun.empty();
+  }
+
 private:
+  std::string timeLimitNote() const {
+    return "isl time limit exceeded (" + std::to_string(Opts.TimeLimitMs) +
+           " ms)";
+  }
+  /// Notes that a budget ran out; returns \p Why.
+  const std::string &budgetHit(const std::string &Why) const {
+    if (Opts.BudgetHit)
+      *Opts.BudgetHit = true;
+    LastBudgetNote = Why;
+    return LastBudgetNote;
+  }
+
   const ExactOptions &Opts;
   isl_ctx *Ctx;
   uint64_t WatchId = 0;
+  std::chrono::steady_clock::time_point Deadline;
+  mutable std::string Overrun, LastBudgetNote;
+  mutable uint64_t Charged = 0;
 };
 
 /// The int64 value of an integer isl_val, clamped to the int64 range
@@ -636,6 +682,8 @@ public:
     auto It = Quotients.find(Key);
     if (It != Quotients.end())
       return column(It->second);
+    if (!S.charge(2 * (NumCols + 1)))
+      return overBudget();
     unsigned Q = NumCols++;
     Quotients.emplace(Key, Q);
     Definitions.emplace(Q, std::make_pair(*N, Div));
@@ -664,7 +712,9 @@ public:
 
   /// `F in I` as rows with \p Tag (an empty I gives an infeasible row).
   void require(const Form &F, Interval I, int Tag) {
-    Row Lo; // F - I.Lo >= 0
+    if (!S.charge(2 * F.C.size() + 2))
+      return; // over budget: every later build() fails
+    Row Lo;   // F - I.Lo >= 0
     Lo.Coeffs = F.C;
     Lo.K = F.K;
     Lo.Sub = I.Lo;
@@ -675,6 +725,8 @@ public:
 
   /// `F == 0` as a row with \p Tag.
   void requireZero(const Form &F, int Tag) {
+    if (!S.charge(F.C.size() + 1))
+      return; // over budget: every later build() fails
     Row R;
     R.Coeffs = F.C;
     R.K = F.K;
@@ -724,9 +776,12 @@ public:
   /// The rows whose tag \p Keep accepts, plus \p Extra rows, plus the
   /// definitions of every quotient they (or the forms in \p Also) use.
   /// Variable columns keep their positions.
+  /// A null Set when the query is over a budget.
   Built build(const std::function<bool(int)> &Keep,
               const std::vector<Row> &Extra = {},
               const std::vector<const Form *> &Also = {}) const {
+    if (S.overBudget())
+      return Built();
     std::vector<const Row *> Selected;
     for (const Row &R : Rows)
       if (R.Defines < 0 && Keep(R.Tag))
@@ -764,6 +819,9 @@ public:
     for (unsigned J = 0; J < NumCols; ++J)
       if (J < NumVarCols || Used[J])
         B.Col[J] = int(B.Dims++);
+    // The isl matrices are dense: charge them before allocating.
+    if (!S.charge(uint64_t(Selected.size()) * (B.Dims + 1)))
+      return B;
     std::vector<const Row *> Eqs, Ineqs;
     for (const Row *R : Selected)
       (R->Eq ? Eqs : Ineqs).push_back(R);
@@ -828,6 +886,11 @@ private:
   std::optional<Form> overflow() {
     if (Error.empty())
       Error = "cannot represent exactly: a coefficient overflows int64";
+    return std::nullopt;
+  }
+  std::optional<Form> overBudget() {
+    if (Error.empty())
+      Error = S.failure();
     return std::nullopt;
   }
 
@@ -903,12 +966,16 @@ public:
       R.Tag = Tag;
       Sys.Rows.push_back(R);
     }
-    for (unsigned V = 0; V < M.numVars(); ++V)
+    for (unsigned V = 0; V < M.numVars() && !Sys.session().overBudget(); ++V)
       Sys.require(var(V), M.var(V).Bound, Tag);
   }
 
   /// Rows of constraint \p I, with \p Tag; false if it does not translate.
   bool addConstraint(size_t I, int Tag) {
+    if (Sys.session().overBudget()) {
+      Sys.Error = Sys.session().failure();
+      return false;
+    }
     const Constraint &C = M.constraints()[I];
     std::optional<Form> F = form(C.E);
     if (!F)
@@ -923,6 +990,10 @@ public:
     for (size_t I = 0; I < M.constraints().size(); ++I)
       if (!addConstraint(I, Tag))
         return false;
+    if (Sys.session().overBudget()) {
+      Sys.Error = Sys.session().failure();
+      return false;
+    }
     return true;
   }
 
@@ -1174,7 +1245,7 @@ Answer domainContains(const Session &S, FlatSystem &Sys, const TagFilter &Keep,
     return false;
   };
   bool Unknown = false;
-  for (unsigned V = 0; V < M.numVars(); ++V) {
+  for (unsigned V = 0; V < M.numVars() && !S.overBudget(); ++V) {
     if (Inner && !Inner->isKnownEmpty() &&
         M.var(V).Bound.contains(Inner->var(V).Bound))
       continue;
@@ -1184,6 +1255,8 @@ Answer domainContains(const Session &S, FlatSystem &Sys, const TagFilter &Keep,
     Unknown |= A == Answer::Unknown;
   }
   for (const Constraint &C : M.constraints()) {
+    if (S.overBudget())
+      return S.fail(Answer::Unknown);
     if (Implied(C))
       continue;
     Answer A = holdsOn(S, Sys, Keep, FM.form(C.E), C.I, Witness);
@@ -1474,11 +1547,33 @@ Expected<std::string> toIslString(const IndexingMap &Map) {
 namespace {
 
 /// Exact emptiness of a defined map's domain in session \p S.
+/// True if a corner or the middle of \p Map's bounds box lies in its domain
+/// (evaluated in checked int64 arithmetic, so the point is in the domain
+/// for isl too). Linear in the map's size: it spares isl the easy cases of
+/// big maps (a 1,000-variable box took isl past its time limit).
+bool hasCornerWitness(const IndexingMap &Map) {
+  std::vector<int64_t> P(Map.numVars());
+  for (unsigned Choice = 0; Choice < 3; ++Choice) {
+    for (unsigned V = 0; V < Map.numVars(); ++V) {
+      const Interval &B = Map.var(V).Bound;
+      if (B.isEmpty())
+        return false;
+      __int128 Mid = (static_cast<__int128>(B.Lo) + B.Hi) / 2;
+      P[V] = Choice == 0 ? B.Lo : Choice == 1 ? B.Hi : int64_t(Mid);
+    }
+    if (Map.contains(P))
+      return true;
+  }
+  return false;
+}
+
 Emptiness domainEmptiness(const Session &S, const IndexingMap &Map) {
   if (Map.isKnownEmpty())
     return Emptiness::Empty;
   if (!S.ok())
     return S.fail(Emptiness::Unknown);
+  if (hasCornerWitness(Map))
+    return Emptiness::NonEmpty;
   FlatSystem Sys(S, Map.numVars());
   FlatMap FM(Sys, Map, 0);
   if (!FM.addDomain(1)) {

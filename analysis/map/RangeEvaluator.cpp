@@ -95,8 +95,7 @@ Interval cornerQuotients(const Interval &Num, const Interval &Den, bool Ceil) {
   return R;
 }
 
-Interval symbolicDivRange(const Interval &Num, const Interval &Den,
-                          bool Ceil) {
+Interval symbolicDivRange(const Interval &Num, const Interval &Den, bool Ceil) {
   if (Num.isEmpty() || Den.isEmpty())
     return Interval::empty();
   Interval Neg = Den.intersect({Interval::Min, -1});
@@ -139,37 +138,34 @@ Interval symbolicModRange(const Interval &Num, const Interval &Den) {
 } // namespace
 
 RangeEvaluator::RangeEvaluator(const IndexingMap &Map, bool UseConstraints)
-    : Map(Map),
-      UseConstraints(UseConstraints && !Map.isUndefined() &&
-                     !Map.constraints().empty()) {}
-
-/// Applies constraint facts about \p E itself.
-static void applyConstraintFacts(const IndexingMap &Map, Expr E,
-                                 ExprInfo &Info) {
+    : Map(Map), UseConstraints(UseConstraints && !Map.isUndefined() &&
+                               !Map.constraints().empty()) {
+  if (!this->UseConstraints)
+    return;
   for (const Constraint &C : Map.constraints()) {
-    if (C.E == E) {
-      Info.Range = Info.Range.intersect(C.I);
-      continue;
-    }
+    auto [It, New] = ByExpr.emplace(C.E, C.I);
+    if (!New)
+      It->second = It->second.intersect(C.I);
     // `E mod c in [0, 0]` means c divides E.
-    if (C.E.kind() == ExprKind::Mod && C.E.lhs() == E &&
-        C.E.rhs().isConstant() && C.I.isPoint() && C.I.Lo == 0) {
-      auto AbsC = abs64(C.E.rhs().value());
-      if (!AbsC || *AbsC == 0)
-        continue;
-      if (auto L = lcm64(Info.Divisor, *AbsC))
-        Info.Divisor = *L;
-    }
+    if (C.E.kind() == ExprKind::Mod && C.E.rhs().isConstant() &&
+        C.I.isPoint() && C.I.Lo == 0)
+      DivisorsOf[C.E.lhs()].push_back(C.E.rhs().value());
   }
 }
 
-/// True if \p E is the expression of some constraint (so that its own range
-/// must be evaluated and intersected rather than flattened away).
-static bool isConstrainedExpr(const IndexingMap &Map, Expr E) {
-  for (const Constraint &C : Map.constraints())
-    if (C.E == E)
-      return true;
-  return false;
+void RangeEvaluator::applyConstraintFacts(Expr E, ExprInfo &Info) const {
+  if (auto It = ByExpr.find(E); It != ByExpr.end())
+    Info.Range = Info.Range.intersect(It->second);
+  auto It = DivisorsOf.find(E);
+  if (It == DivisorsOf.end())
+    return;
+  for (int64_t C : It->second) {
+    auto AbsC = abs64(C);
+    if (!AbsC || *AbsC == 0)
+      continue;
+    if (auto L = lcm64(Info.Divisor, *AbsC))
+      Info.Divisor = *L;
+  }
 }
 
 namespace {
@@ -186,7 +182,7 @@ struct RangeFlattener {
   void run(Expr E, int64_t K, bool Top) {
     if (Overflow)
       return;
-    bool Opaque = !Top && UseConstraints && isConstrainedExpr(Map, E);
+    bool Opaque = !Top && UseConstraints && RE.isConstrained(E);
     if (!Opaque && E.kind() == ExprKind::Add) {
       run(E.lhs(), K, false);
       run(E.rhs(), K, false);
@@ -296,10 +292,10 @@ static ExprInfo evaluateSum(RangeEvaluator &RE, const IndexingMap &Map,
   if (HasDiv && Terms.size() >= 2) {
     // Index of live terms by base pointer (Terms is sorted by pointer).
     auto Find = [&](Expr B) -> RangeTerm * {
-      auto It = std::lower_bound(
-          Terms.begin(), Terms.end(), B, [](const RangeTerm &T, Expr X) {
-            return T.Base.storage() < X.storage();
-          });
+      auto It = std::lower_bound(Terms.begin(), Terms.end(), B,
+                                 [](const RangeTerm &T, Expr X) {
+                                   return T.Base.storage() < X.storage();
+                                 });
       if (It == Terms.end() || It->Base != B || It->Dead || It->Rewritten)
         return nullptr;
       return &*It;
@@ -308,9 +304,9 @@ static ExprInfo evaluateSum(RangeEvaluator &RE, const IndexingMap &Map,
     std::vector<std::pair<std::pair<const void *, const void *>, size_t>> Mods;
     for (size_t I = 0; I < Terms.size(); ++I)
       if (!Terms[I].Dead && Terms[I].Base.kind() == ExprKind::Mod)
-        Mods.push_back({{Terms[I].Base.lhs().storage(),
-                         Terms[I].Base.rhs().storage()},
-                        I});
+        Mods.push_back(
+            {{Terms[I].Base.lhs().storage(), Terms[I].Base.rhs().storage()},
+             I});
     std::sort(Mods.begin(), Mods.end());
     auto FindMod = [&](Expr X, Expr C) -> RangeTerm * {
       std::pair<const void *, const void *> Key{X.storage(), C.storage()};
@@ -466,7 +462,7 @@ ExprInfo RangeEvaluator::info(Expr E) {
   if (Out.Divisor < 1)
     Out.Divisor = 1;
   if (UseConstraints)
-    applyConstraintFacts(Map, E, Out);
+    applyConstraintFacts(E, Out);
   snapToDivisor(Out);
   Cache.emplace(E, Out);
   return Out;

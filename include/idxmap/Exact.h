@@ -57,11 +57,24 @@ struct ExactOptions {
   /// the budget it depends on the machine's speed; it never changes a
   /// definite answer, only turns it into Unknown.
   uint64_t TimeLimitMs = 500;
+  /// The size budget of one query: the constraint matrix cells (rows x
+  /// columns) it may build in all, over every system it hands to isl, and
+  /// the coefficients it stores while translating (0: unlimited). It is
+  /// checked before anything is allocated, so it bounds the memory and time
+  /// spent before isl runs, which the operation budget does not count: a
+  /// 20,000-variable box needs 800 M cells (about 8 GB) for one emptiness
+  /// test. The default (8 M, a few hundred MB at most) admits one test on a
+  /// 1,000-variable map with a constraint per variable.
+  uint64_t MaxCells = 8000000;
   /// When non-null, receives why an answer is Unknown (budget exhausted, a
   /// non-affine expression, an isl error) or, for a `No` answer, a witness
   /// in words (e.g. "(d0=1) and (d0=5) both map to (1)"); for refineExact,
   /// what it could not use. Cleared when there is nothing to say.
   std::string *Explanation = nullptr;
+  /// When non-null, set to true if an answer is Unknown because one of the
+  /// budgets above ran out (false otherwise), so that a caller can tell
+  /// "out of budget" (retry with more) from "not representable".
+  bool *BudgetHit = nullptr;
 };
 
 /// A yes/no answer that can be Unknown.
@@ -105,7 +118,8 @@ Expected<std::string> toIslString(const IndexingMap &Map);
 ///   (d0) -> (d0), domain: d0 in [0, 100], d0 mod 8 + 5 in [50, 54]  // Empty
 ///   (d0) -> (d0), domain: d0 in [0, 100], d0 mod 8 in [3, 3]  // NonEmpty
 /// \endcode
-Emptiness isEmptyExact(const IndexingMap &Map, const ExactOptions &Options = {});
+Emptiness isEmptyExact(const IndexingMap &Map,
+                       const ExactOptions &Options = {});
 
 /// The exact minimum and maximum of \p E over \p Map's domain. Returns an
 /// empty interval when the domain is empty, nullopt when the answer is Unknown
@@ -183,7 +197,8 @@ Answer isInjective(const IndexingMap &Map, const ExactOptions &Options = {});
 ///                         (th_x * 4 + vec) mod 128),
 ///     domain: th_x in [0, 31], bl_x in [0, 63], vec in [0, 3]
 ///   isBijectiveOnto(Map, {64, 128})   // Yes
-///   isBijectiveOnto(Map, {64, 256})   // No: "element (0, 128) is never touched"
+///   isBijectiveOnto(Map, {64, 256})   // No: "element (0, 128) is never
+///   touched"
 /// \endcode
 Answer isBijectiveOnto(const IndexingMap &Map,
                        const std::vector<int64_t> &Shape,

@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace idxmap {
@@ -112,7 +113,11 @@ public:
 
   const std::vector<Constraint> &constraints() const { return Constraints; }
   /// Replaces the whole constraint list (no checks, no folding).
-  void setConstraints(std::vector<Constraint> C) { Constraints = std::move(C); }
+  void setConstraints(std::vector<Constraint> C) {
+    Constraints = std::move(C);
+    ConstraintIndex.clear();
+    IndexedCount = 0;
+  }
   /// Adds `E in I` as XLA does: a bare variable intersects its bound; a
   /// constant outside I makes the map KNOWN EMPTY (inside: dropped); an
   /// expression already constrained intersects the intervals; an empty
@@ -157,6 +162,14 @@ private:
   std::vector<Expr> Results;
   std::vector<Constraint> Constraints;
   bool KnownEmpty = false;
+  /// Position of each constraint expression among the first IndexedCount
+  /// constraints, so that addConstraint finds an equal expression in
+  /// constant time (a linear scan made building a map with N constraints
+  /// quadratic). Verified on use; rebuilt when the list shrank.
+  std::unordered_map<Expr, size_t> ConstraintIndex;
+  size_t IndexedCount = 0;
+  /// The position of a constraint whose expression is \p E.
+  std::optional<size_t> findConstraint(Expr E);
 };
 
 } // namespace idxmap

@@ -9,6 +9,7 @@
 #include "idxmap/IndexingMap.h"
 
 #include <unordered_map>
+#include <vector>
 
 namespace idxmap {
 
@@ -43,10 +44,24 @@ public:
 
   const IndexingMap &map() const { return Map; }
 
+  /// True if some constraint of the map has \p E as its expression (always
+  /// false without UseConstraints).
+  bool isConstrained(Expr E) const { return ByExpr.count(E) != 0; }
+
 private:
+  /// Intersects \p Info with the facts the constraints state about \p E
+  /// itself (its own constraints, and `E mod c in [0, 0]`).
+  void applyConstraintFacts(Expr E, ExprInfo &Info) const;
+
   const IndexingMap &Map;
   bool UseConstraints;
   std::unordered_map<Expr, ExprInfo> Cache;
+  /// The constraints by expression, and the divisors c of the constraints
+  /// `E mod c in [0, 0]` by E: built once, so that looking up the facts of
+  /// one expression does not scan every constraint (quadratic on maps with
+  /// thousands of constraints).
+  std::unordered_map<Expr, Interval> ByExpr;
+  std::unordered_map<Expr, std::vector<int64_t>> DivisorsOf;
 };
 
 } // namespace idxmap

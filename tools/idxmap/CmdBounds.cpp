@@ -1,10 +1,14 @@
-//===- tools/idxmap/CmdBounds.cpp - `idxmap bounds` ------------------------===//
+//===- tools/idxmap/CmdBounds.cpp - `idxmap bounds`
+//------------------------===//
 //
 // Part of idxmap. Prints the interval of an expression over each map's domain.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "ExactBudget.h"
+
+#include <algorithm>
 
 #include "idxmap/RangeEvaluator.h"
 
@@ -42,8 +46,12 @@ int runBounds(int Argc, char **Argv) {
   P.flag("--no-simplify", &NoSimplify,
          "do not simplify the map and the expression first");
   Exact.addTo(P, static_cast<bool>(exactHooks().Bounds));
+  BudgetFlags Budget;
+  Budget.addTo(P);
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
+  ExactHookState &St = exactHookState();
+  St.Options = Budget.options(&St.Why, &St.BudgetHit);
   OutputFile O;
   if (!O.open(Out))
     return ExitRejected;
@@ -51,8 +59,10 @@ int runBounds(int Argc, char **Argv) {
       In,
       [&](Context &, IndexingMap &M, const MapSource &Src) -> int {
         if (M.isUndefined()) {
-          printError(Src.FileName + ":" + std::to_string(Src.FirstLine),
-                     "an UNDEFINED map has no domain to bound over");
+          printDiagnostic(makeDiagnostic(
+              Src.Text, std::min(Src.Text.find("UNDEFINED"), Src.Text.size()),
+              "an UNDEFINED map has no domain to bound over", Src.FileName,
+              Src.FirstLine));
           return ExitRejected;
         }
         ParseOptions PO;
@@ -68,10 +78,11 @@ int runBounds(int Argc, char **Argv) {
         }
         if (Exact.Exact) {
           std::optional<Interval> B = exactHooks().Bounds(*E, M);
-          if (!B)
+          if (!B) {
             O << "unknown\n";
-          else
-            O << (B->isEmpty() ? std::string("empty") : B->str()) << "\n";
+            return noteBudgetHit(St.Why, St.BudgetHit);
+          }
+          O << (B->isEmpty() ? std::string("empty") : B->str()) << "\n";
           return ExitOk;
         }
         Interval R = Interval::full();

@@ -1,4 +1,5 @@
-//===- tools/idxmap/CmdCompose.cpp - `idxmap compose` ----------------------===//
+//===- tools/idxmap/CmdCompose.cpp - `idxmap compose`
+//----------------------===//
 //
 // Part of idxmap. Prints compose(first, second) = second after first.
 //
@@ -29,9 +30,32 @@ const Command ComposeCommand = {
     "in pairs (FIRST, SECOND) and the results are separated by '// -----'.",
     runCompose};
 
+/// Where FIRST came from: the diagnostic of an arity mismatch points at its
+/// results.
+struct FirstSource {
+  std::string_view Text;
+  std::string FileName;
+  unsigned FirstLine = 1;
+  /// SECOND's display name (for the message).
+  std::string SecondName;
+};
+
+/// The offset of the results' list in \p Text: the first non-blank byte
+/// after the first `->` (0 if there is none).
+size_t resultsOffset(std::string_view Text) {
+  size_t Arrow = Text.find("->");
+  if (Arrow == std::string_view::npos)
+    return 0;
+  size_t Pos = Arrow + 2;
+  while (Pos < Text.size() && (Text[Pos] == ' ' || Text[Pos] == '\t' ||
+                               Text[Pos] == '\n' || Text[Pos] == '\r'))
+    ++Pos;
+  return Pos;
+}
+
 /// Composes and prints; returns an exit code.
 int composeAndPrint(IndexingMap &First, IndexingMap &Second,
-                    const std::string &Where, bool Simplify,
+                    const FirstSource &Where, bool Simplify,
                     const SimplifyFlags &Flags, SimplifyStats *Stats,
                     const OutputOptions &Out, OutputFile &O) {
   if (First.isUndefined() || Second.isUndefined()) {
@@ -45,10 +69,13 @@ int composeAndPrint(IndexingMap &First, IndexingMap &Second,
     return ExitOk;
   }
   if (First.numResults() != Second.numDims()) {
-    printError(Where, "cannot compose: the first map has " +
-                          std::to_string(First.numResults()) +
-                          " results but the second has " +
-                          std::to_string(Second.numDims()) + " dims");
+    printDiagnostic(makeDiagnostic(
+        Where.Text, resultsOffset(Where.Text),
+        "cannot compose: the first map has " +
+            std::to_string(First.numResults()) + " results but the second (" +
+            Where.SecondName + ") has " + std::to_string(Second.numDims()) +
+            " dims",
+        Where.FileName, Where.FirstLine));
     return ExitRejected;
   }
   IndexingMap R = compose(First, Second);
@@ -56,6 +83,32 @@ int composeAndPrint(IndexingMap &First, IndexingMap &Second,
     simplifyMap(R, Flags, Stats);
   printMapTo(O.os(), R, Out);
   return ExitOk;
+}
+
+/// loadSingleMap() that keeps the text (for diagnostics about the map).
+std::optional<IndexingMap> loadWithText(Context &Ctx, const std::string &Path,
+                                        InputFormat Format,
+                                        std::string &Buffer) {
+  if (auto Err = readInput(Path, Buffer)) {
+    printError("idxmap", *Err);
+    return std::nullopt;
+  }
+  std::string FileName = displayName(Path);
+  if (isBlank(Buffer)) {
+    printDiagnostic(makeDiagnostic(Buffer, Buffer.size(),
+                                   "expected an indexing map, found no input",
+                                   FileName, 1));
+    return std::nullopt;
+  }
+  ParseOptions PO;
+  PO.Format = Format;
+  PO.FileName = FileName;
+  auto M = parseIndexingMap(Ctx, Buffer, PO);
+  if (!M) {
+    printDiagnostic(M.error());
+    return std::nullopt;
+  }
+  return std::move(*M);
 }
 
 /// Parses one split chunk; prints the diagnostic on failure.
@@ -74,9 +127,8 @@ std::optional<IndexingMap> parseChunk(Context &Ctx, const Chunk &C,
   return std::move(*M);
 }
 
-int runPairs(const InputOptions &In, const SimplifyFlags &Flags,
-             bool Simplify, SimplifyStats *Stats, const OutputOptions &Out,
-             OutputFile &O) {
+int runPairs(const InputOptions &In, const SimplifyFlags &Flags, bool Simplify,
+             SimplifyStats *Stats, const OutputOptions &Out, OutputFile &O) {
   std::string Buffer;
   if (auto Err = readInput(In.File, Buffer)) {
     printError("idxmap", *Err);
@@ -94,9 +146,13 @@ int runPairs(const InputOptions &In, const SimplifyFlags &Flags,
     return ExitRejected;
   }
   if (Chunks.size() % 2 != 0) {
-    printError(FileName, "compose --split-input-file needs an even number of "
-                         "maps (pairs FIRST, SECOND), found " +
-                             std::to_string(Chunks.size()));
+    // Located at the map that has no partner.
+    printDiagnostic(makeDiagnostic(
+        Buffer, size_t(Chunks.back().Text.data() - Buffer.data()),
+        "compose --split-input-file needs an even number of maps (pairs "
+        "FIRST, SECOND), found " +
+            std::to_string(Chunks.size()),
+        FileName, 1));
     return ExitRejected;
   }
   int Worst = ExitOk;
@@ -107,11 +163,11 @@ int runPairs(const InputOptions &In, const SimplifyFlags &Flags,
     auto First = parseChunk(Ctx, Chunks[I], FileName, In.format());
     auto Second = parseChunk(Ctx, Chunks[I + 1], FileName, In.format());
     int Code = ExitRejected;
+    FirstSource Where{Chunks[I].Text, FileName, Chunks[I].FirstLine,
+                      FileName + ":" + std::to_string(Chunks[I + 1].FirstLine)};
     if (First && Second)
-      Code = composeAndPrint(
-          *First, *Second,
-          FileName + ":" + std::to_string(Chunks[I].FirstLine), Simplify,
-          Flags, Stats, Out, O);
+      Code = composeAndPrint(*First, *Second, Where, Simplify, Flags, Stats,
+                             Out, O);
     Worst = std::max(Worst, Code);
   }
   return Worst;
@@ -138,8 +194,8 @@ int runCompose(int Argc, char **Argv) {
       return "missing argument SECOND";
     if (SecondGiven && In.File == "-" && SecondFile == "-")
       return "FIRST and SECOND cannot both be standard input";
-    if (!Simplify && (Flags.RemoveUnused || Flags.PreserveDims ||
-                      Flags.Exact.Exact))
+    if (!Simplify &&
+        (Flags.RemoveUnused || Flags.PreserveDims || Flags.Exact.Exact))
       return "--remove-unused, --preserve-dims and --exact need --simplify";
     return "";
   });
@@ -155,14 +211,17 @@ int runCompose(int Argc, char **Argv) {
     Code = runPairs(In, Flags, Simplify, StatsPtr, Out, O);
   } else {
     Context Ctx;
-    auto First = loadSingleMap(Ctx, In.File, In.format());
-    auto Second = First ? loadSingleMap(Ctx, SecondFile, In.format())
-                        : std::nullopt;
+    std::string FirstText;
+    auto First = loadWithText(Ctx, In.File, In.format(), FirstText);
+    auto Second =
+        First ? loadSingleMap(Ctx, SecondFile, In.format()) : std::nullopt;
     if (!First || !Second)
       Code = ExitRejected;
     else
-      Code = composeAndPrint(*First, *Second, "idxmap", Simplify, Flags,
-                             StatsPtr, Out, O);
+      Code = composeAndPrint(*First, *Second,
+                             FirstSource{FirstText, displayName(In.File), 1,
+                                         displayName(SecondFile)},
+                             Simplify, Flags, StatsPtr, Out, O);
   }
   if (Flags.Stats)
     printStats(Stats);

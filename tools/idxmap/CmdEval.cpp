@@ -1,10 +1,13 @@
-//===- tools/idxmap/CmdEval.cpp - `idxmap eval` ----------------------------===//
+//===- tools/idxmap/CmdEval.cpp - `idxmap eval`
+//----------------------------===//
 //
 // Part of idxmap. Evaluates each map at one point.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+
+#include <algorithm>
 
 #include "idxmap/Print.h"
 
@@ -104,10 +107,10 @@ std::optional<std::vector<int64_t>> parsePoint(const std::string &Text,
   }
   for (unsigned I = 0; I < N; ++I)
     if (!Assigned[I])
-      return fail(Text.size(), Named ? "missing a value for variable '" +
-                                           M.varName(I) + "'"
-                                     : "too few values: the map has " +
-                                           std::to_string(N) + " variables");
+      return fail(Text.size(),
+                  Named ? "missing a value for variable '" + M.varName(I) + "'"
+                        : "too few values: the map has " + std::to_string(N) +
+                              " variables");
   return Point;
 }
 
@@ -117,8 +120,8 @@ std::string outsideReason(const IndexingMap &M,
                           const std::vector<int64_t> &Point) {
   for (unsigned I = 0, E = M.numVars(); I < E; ++I)
     if (!M.var(I).Bound.contains(Point[I]))
-      return M.varName(I) + " = " + std::to_string(Point[I]) +
-             " is not in " + M.var(I).Bound.str();
+      return M.varName(I) + " = " + std::to_string(Point[I]) + " is not in " +
+             M.var(I).Bound.str();
   for (const Constraint &C : M.constraints()) {
     IndexingMap Probe = M;
     Probe.setResults({C.E});
@@ -127,8 +130,7 @@ std::string outsideReason(const IndexingMap &M,
     if (!V)
       return Text + " overflows or divides by zero";
     if (!C.I.contains((*V)[0]))
-      return Text + " = " + std::to_string((*V)[0]) + " is not in " +
-             C.I.str();
+      return Text + " = " + std::to_string((*V)[0]) + " is not in " + C.I.str();
   }
   return "";
 }
@@ -150,10 +152,17 @@ int runEval(int Argc, char **Argv) {
   int Code = forEachMap(
       In,
       [&](Context &, IndexingMap &M, const MapSource &Src) -> int {
-        std::string Where =
-            Src.FileName + ":" + std::to_string(Src.FirstLine);
+        // Errors about the map point at it: UNDEFINED, or its results.
+        auto ErrorAt = [&](std::string_view Anchor, size_t Skip,
+                           const std::string &Msg) {
+          size_t At = Src.Text.find(Anchor);
+          At = At == std::string_view::npos ? 0 : At + Skip;
+          printDiagnostic(makeDiagnostic(Src.Text,
+                                         std::min(At, Src.Text.size()), Msg,
+                                         Src.FileName, Src.FirstLine));
+        };
         if (M.isUndefined()) {
-          printError(Where, "cannot evaluate an UNDEFINED map");
+          ErrorAt("UNDEFINED", 0, "cannot evaluate an UNDEFINED map");
           return ExitRejected;
         }
         if (M.isKnownEmpty()) {
@@ -171,8 +180,8 @@ int runEval(int Argc, char **Argv) {
         }
         auto R = M.evaluate(*Point);
         if (!R) {
-          printError(Where,
-                     "evaluation overflows int64 or divides by zero at " + At);
+          ErrorAt("->", 3,
+                  "evaluation overflows int64 or divides by zero at " + At);
           return ExitRejected;
         }
         O << "(";

@@ -7,11 +7,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "ExactBudget.h"
 
 #include "idxmap/Exact.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <iostream>
 
 using namespace idxmap;
 using namespace idxmap::cli;
@@ -24,55 +27,86 @@ namespace {
 
 const bool HooksInstalled = [] {
   ExactHooks &H = exactHooks();
-  H.IsEmpty = [](const IndexingMap &M) { return isEmptyExact(M); };
-  H.Bounds = [](Expr E, const IndexingMap &M) { return boundsExact(E, M); };
-  H.Simplify = [](IndexingMap &M) { return refineExact(M); };
+  H.IsEmpty = [](const IndexingMap &M) {
+    ExactHookState &St = exactHookState();
+    return isEmptyExact(M, St.Options);
+  };
+  H.Bounds = [](Expr E, const IndexingMap &M) {
+    ExactHookState &St = exactHookState();
+    return boundsExact(E, M, St.Options);
+  };
+  H.Simplify = [](IndexingMap &M) {
+    ExactHookState &St = exactHookState();
+    return refineExact(M, St.Options);
+  };
   return true;
 }();
 
+} // namespace
+
 //===----------------------------------------------------------------------===//
-// Shared flags
+// Budgets (ExactBudget.h)
 //===----------------------------------------------------------------------===//
 
-/// `--budget N` and `--time-limit MS`.
-struct BudgetFlags {
-  std::string Budget, TimeLimit;
+void idxmap::cli::BudgetFlags::addTo(ArgParser &P) {
+  P.option("--budget", "N", &Budget,
+           "isl operation budget per query (default 50000; 0: unlimited)");
+  P.option("--time-limit", "MS", &TimeLimit,
+           "wall-clock limit per query in ms (default 500; 0: none)");
+  P.option("--max-cells", "N", &MaxCells,
+           "size budget per query in constraint matrix cells (default "
+           "8000000; 0: unlimited)");
+  P.check([this]() -> std::string {
+    for (const std::string *V : {&Budget, &TimeLimit, &MaxCells})
+      if (!V->empty() && !parseCount(*V))
+        return "expected a non-negative integer, got '" + *V + "'";
+    return "";
+  });
+}
 
-  void addTo(ArgParser &P) {
-    P.option("--budget", "N", &Budget,
-             "isl operation budget per query (default 50000; 0: unlimited)");
-    P.option("--time-limit", "MS", &TimeLimit,
-             "wall-clock limit per query in ms (default 500; 0: none)");
-    P.check([this]() -> std::string {
-      for (const std::string *V : {&Budget, &TimeLimit})
-        if (!V->empty() && !parseCount(*V))
-          return "expected a non-negative integer, got '" + *V + "'";
-      return "";
-    });
-  }
+idxmap::ExactOptions idxmap::cli::BudgetFlags::options(std::string *Why,
+                                                       bool *Hit) const {
+  idxmap::ExactOptions O;
+  if (!Budget.empty())
+    O.MaxOperations = *parseCount(Budget);
+  if (!TimeLimit.empty())
+    O.TimeLimitMs = *parseCount(TimeLimit);
+  if (!MaxCells.empty())
+    O.MaxCells = *parseCount(MaxCells);
+  O.Explanation = Why;
+  O.BudgetHit = Hit;
+  return O;
+}
 
-  /// The options, with \p Why receiving explanations.
-  idxmap::ExactOptions options(std::string *Why) const {
-    idxmap::ExactOptions O;
-    if (!Budget.empty())
-      O.MaxOperations = *parseCount(Budget);
-    if (!TimeLimit.empty())
-      O.TimeLimitMs = *parseCount(TimeLimit);
-    O.Explanation = Why;
-    return O;
-  }
+std::optional<uint64_t>
+idxmap::cli::BudgetFlags::parseCount(const std::string &S) {
+  if (S.empty() || S[0] == '-' || S[0] == '+')
+    return std::nullopt;
+  char *End = nullptr;
+  errno = 0;
+  unsigned long long V = std::strtoull(S.c_str(), &End, 10);
+  if (errno || !End || *End)
+    return std::nullopt;
+  return uint64_t(V);
+}
 
-  static std::optional<uint64_t> parseCount(const std::string &S) {
-    if (S.empty() || S[0] == '-' || S[0] == '+')
-      return std::nullopt;
-    char *End = nullptr;
-    errno = 0;
-    unsigned long long V = std::strtoull(S.c_str(), &End, 10);
-    if (errno || !End || *End)
-      return std::nullopt;
-    return uint64_t(V);
-  }
-};
+idxmap::cli::ExactHookState &idxmap::cli::exactHookState() {
+  static ExactHookState St;
+  return St;
+}
+
+int idxmap::cli::noteBudgetHit(const std::string &Why, bool Hit) {
+  if (!Hit)
+    return ExitOk;
+  const char *Option =
+      Why.find("time limit") != std::string::npos    ? "--time-limit MS"
+      : Why.find("size budget") != std::string::npos ? "--max-cells N"
+                                                     : "--budget N";
+  std::cerr << "idxmap: note: " << Why << "; raise it with " << Option << "\n";
+  return ExitRejected;
+}
+
+namespace {
 
 /// `yes`, `no: WHY`, `unknown: WHY` (the reason only when there is one).
 void printAnswer(OutputFile &O, Answer A, const std::string &Why) {
@@ -88,9 +122,8 @@ std::optional<std::vector<int64_t>> parseShape(const std::string &S) {
   size_t Pos = 0;
   while (Pos <= S.size()) {
     size_t Comma = S.find(',', Pos);
-    std::string Item = S.substr(Pos, Comma == std::string::npos
-                                         ? std::string::npos
-                                         : Comma - Pos);
+    std::string Item = S.substr(
+        Pos, Comma == std::string::npos ? std::string::npos : Comma - Pos);
     while (!Item.empty() && Item.front() == ' ')
       Item.erase(Item.begin());
     while (!Item.empty() && Item.back() == ' ')
@@ -122,7 +155,8 @@ const Command BijectiveCommand = {
     "witness (an element never touched, one outside the box, or two points\n"
     "touching the same element), or 'unknown: ' and the reason (a map isl\n"
     "cannot represent, the operation budget, the time limit). The answer is\n"
-    "exact (isl). The exit code is 0 whatever the answer; a shape whose\n"
+    "exact (isl). The exit code is 0 whatever the answer, except 1 when a\n"
+    "budget ran out (a note names the option that raises it); a shape whose\n"
     "number of sizes differs from the map's number of results is an error.",
     runBijective};
 
@@ -152,13 +186,18 @@ int runBijective(int Argc, char **Argv) {
       [&](Context &, IndexingMap &M, const MapSource &Src) -> int {
         if (!M.isUndefined() && !M.isKnownEmpty() &&
             M.numResults() != Shape->size()) {
-          printError(Src.FileName + ":" + std::to_string(Src.FirstLine),
-                     "--onto gives " + std::to_string(Shape->size()) +
-                         " sizes but the map has " +
-                         std::to_string(M.numResults()) + " results");
+          size_t Arrow = Src.Text.find("->");
+          size_t At = Arrow == std::string_view::npos ? 0 : Arrow + 3;
+          printDiagnostic(
+              makeDiagnostic(Src.Text, std::min(At, Src.Text.size()),
+                             "--onto gives " + std::to_string(Shape->size()) +
+                                 " sizes but the map has " +
+                                 std::to_string(M.numResults()) + " results",
+                             Src.FileName, Src.FirstLine));
           return ExitRejected;
         }
         std::string Why;
+        bool Hit = false;
         Answer A = Answer::Unknown;
         if (M.isKnownEmpty()) {
           // Text `KNOWN EMPTY` has no results to count: it touches nothing,
@@ -170,10 +209,10 @@ int runBijective(int Argc, char **Argv) {
           if (!EmptyBox)
             Why = "the map is KNOWN EMPTY and touches nothing";
         } else {
-          A = isBijectiveOnto(M, *Shape, Budget.options(&Why));
+          A = isBijectiveOnto(M, *Shape, Budget.options(&Why, &Hit));
         }
         printAnswer(O, A, Why);
-        return ExitOk;
+        return noteBudgetHit(Why, Hit);
       },
       O);
   if (!O.close())
@@ -199,7 +238,8 @@ const Command EqualCommand = {
     "variables, the same domain and the same results at every point.\n"
     "Otherwise prints 'no: ' and a witness, or 'unknown: ' and the reason.\n"
     "A map with an empty domain equals KNOWN EMPTY. The answer is exact\n"
-    "(isl). The exit code is 0 whatever the answer.",
+    "(isl). The exit code is 0 whatever the answer, except 1 when a budget\n"
+    "ran out (a note names the option that raises it).",
     runEqual};
 
 int runEqual(int Argc, char **Argv) {
@@ -234,10 +274,12 @@ int runEqual(int Argc, char **Argv) {
   if (!O.open(Out))
     return ExitRejected;
   std::string Why;
-  idxmap::ExactOptions EO = Budget.options(&Why);
+  bool Hit = false;
+  idxmap::ExactOptions EO = Budget.options(&Why, &Hit);
   Answer R = Pointwise ? arePointwiseEqual(*A, *B, EO) : areEqual(*A, *B, EO);
   printAnswer(O, R, Why);
-  return O.close() ? int(ExitOk) : int(ExitRejected);
+  int Code = noteBudgetHit(Why, Hit);
+  return O.close() ? Code : int(ExitRejected);
 }
 
 CommandRegistration RegisterEqual(EqualCommand);

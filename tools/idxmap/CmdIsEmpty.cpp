@@ -1,4 +1,5 @@
-//===- tools/idxmap/CmdIsEmpty.cpp - `idxmap is-empty` ---------------------===//
+//===- tools/idxmap/CmdIsEmpty.cpp - `idxmap is-empty`
+//---------------------===//
 //
 // Part of idxmap. Says whether each map's domain is empty: `empty`,
 // `non-empty` or `unknown` (the fast check may not decide; `--exact` asks the
@@ -7,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "ExactBudget.h"
 
 using namespace idxmap;
 using namespace idxmap::cli;
@@ -20,7 +22,8 @@ const Command IsEmptyCommand = {
     "Prints 'empty', 'non-empty' or 'unknown' for each input map. Without\n"
     "--exact the answer comes from the fast interval check (checkEmptyFast),\n"
     "which answers 'unknown' when it cannot decide. An UNDEFINED map prints\n"
-    "'unknown'. The exit code is 0 whatever the answer.",
+    "'unknown'. The exit code is 0 whatever the answer, except 1 when\n"
+    "--exact ran out of a budget (a note names the option that raises it).",
     runIsEmpty};
 
 const char *spell(Emptiness E) {
@@ -39,12 +42,16 @@ int runIsEmpty(int Argc, char **Argv) {
   InputOptions In;
   OutputOptions Out;
   ExactFlag Exact;
+  BudgetFlags Budget;
   ArgParser P(IsEmptyCommand);
   In.addTo(P);
   Out.addTo(P, /*AllowFormat=*/false);
   Exact.addTo(P, static_cast<bool>(exactHooks().IsEmpty));
+  Budget.addTo(P);
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
+  ExactHookState &St = exactHookState();
+  St.Options = Budget.options(&St.Why, &St.BudgetHit);
   OutputFile O;
   if (!O.open(Out))
     return ExitRejected;
@@ -61,6 +68,8 @@ int runIsEmpty(int Argc, char **Argv) {
         else
           E = checkEmptyFast(M);
         O << spell(E) << "\n";
+        if (Exact.Exact && E == Emptiness::Unknown)
+          return noteBudgetHit(St.Why, St.BudgetHit);
         return int(ExitOk);
       },
       O);
