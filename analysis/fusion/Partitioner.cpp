@@ -13,8 +13,6 @@
 #include "idxmap/Simplify.h"
 
 #include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/graphviz.hpp>
-#include <boost/graph/subgraph.hpp>
 #include <boost/graph/topological_sort.hpp>
 
 #include <algorithm>
@@ -348,20 +346,47 @@ PartitionedComputation Partitioner::run() {
 //===----------------------------------------------------------------------===//
 
 using AttrMap = std::map<std::string, std::string>;
-using DotVertexProps = boost::property<boost::vertex_attribute_t, AttrMap>;
-using DotEdgeProps =
-    boost::property<boost::edge_index_t, int,
-                    boost::property<boost::edge_attribute_t, AttrMap>>;
-using DotGraphProps = boost::property<
-    boost::graph_name_t, std::string,
-    boost::property<boost::graph_graph_attribute_t, AttrMap,
-                    boost::property<boost::graph_vertex_attribute_t, AttrMap,
-                                    boost::property<
-                                        boost::graph_edge_attribute_t,
-                                        AttrMap>>>>;
-using DotGraph = boost::subgraph<
-    boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS,
-                          DotVertexProps, DotEdgeProps, DotGraphProps>>;
+
+/// An ID as Graphviz reads it: bare when it is a name or a number, else
+/// quoted with `"` escaped (the rule of Boost's escape_dot_string, whose
+/// output this writer reproduces).
+std::string dotId(const std::string &S) {
+  auto IsDigit = [](char C) { return C >= '0' && C <= '9'; };
+  auto IsAlpha = [](char C) {
+    return (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z');
+  };
+  bool Bare = false;
+  if (!S.empty() && (IsAlpha(S[0]) || S[0] == '_')) {
+    Bare = std::all_of(S.begin(), S.end(), [&](char C) {
+      return IsAlpha(C) || IsDigit(C) || C == '_';
+    });
+  } else if (!S.empty()) {
+    // -?(\.[0-9]*|[0-9]+(\.[0-9]*)?)
+    size_t P = S[0] == '-' ? 1 : 0, Digits = 0;
+    while (P < S.size() && IsDigit(S[P]))
+      ++P, ++Digits;
+    bool Dot = P < S.size() && S[P] == '.';
+    if (Dot)
+      ++P;
+    while (Dot && P < S.size() && IsDigit(S[P]))
+      ++P;
+    Bare = P == S.size() && (Digits > 0 || Dot);
+  }
+  if (Bare)
+    return S;
+  std::string Out = "\"";
+  for (char C : S)
+    Out += C == '"' ? std::string("\\\"") : std::string(1, C);
+  return Out + "\"";
+}
+
+/// `key=value, ...` in key order.
+std::string dotAttrs(const AttrMap &A) {
+  std::string Out;
+  for (const auto &[K, V] : A)
+    Out += (Out.empty() ? "" : ", ") + K + "=" + dotId(V);
+  return Out;
+}
 
 std::string rootList(const Subgraph &S) {
   std::string Out;
@@ -421,50 +446,71 @@ std::string PartitionedComputation::toDot() const {
     OS << "digraph empty {\n}\n";
     return OS.str();
   }
+  // One cluster per subgraph, then the instructions outside every subgraph,
+  // then the edges between clusters: each vertex and edge is written once,
+  // so the output is linear in the computation. (Boost's subgraph writer
+  // produced the same text but inserted cluster vertices in quadratic
+  // time.)
   const std::vector<HloInstruction *> &Instrs = Computation->instructions();
-  DotGraph G(Instrs.size());
-  boost::get_property(G, boost::graph_name) = Computation->name();
-  boost::get_property(G, boost::graph_graph_attribute)["label"] =
-      Computation->name();
-  boost::get_property(G, boost::graph_vertex_attribute)["shape"] = "ellipse";
-  auto VAttr = boost::get(boost::vertex_attribute, G);
   std::set<const HloInstruction *> Roots;
   for (const Subgraph &S : Subgraphs)
     Roots.insert(S.Roots.begin(), S.Roots.end());
-  for (size_t V = 0; V < Instrs.size(); ++V) {
-    const HloInstruction *I = Instrs[V];
-    AttrMap &A = VAttr[V];
+  auto SubgraphIndex = [&](const HloInstruction *I) {
+    auto It = SubgraphOf.find(I);
+    return It == SubgraphOf.end() ? -1 : It->second;
+  };
+  auto Vertex = [&](const HloInstruction *I) {
+    AttrMap A;
     A["label"] = I->name() + " = " + std::string(opcodeName(I->opcode()));
     if (I->opcode() == HloOpcode::Parameter)
       A["shape"] = "box";
     if (Roots.count(I))
       A["style"] = "bold";
-    auto Sg = SubgraphOf.find(I);
-    if (Sg != SubgraphOf.end()) {
-      auto M = Subgraphs[Sg->second].Maps.find(I);
-      if (M != Subgraphs[Sg->second].Maps.end() && !M->second.isUndefined())
+    int Sg = SubgraphIndex(I);
+    if (Sg >= 0) {
+      auto M = Subgraphs[Sg].Maps.find(I);
+      if (M != Subgraphs[Sg].Maps.end() && !M->second.isUndefined())
         A["tooltip"] = printMap(M->second);
     }
-  }
-  for (size_t V = 0; V < Instrs.size(); ++V)
-    for (const HloInstruction *U : Instrs[V]->users())
-      boost::add_edge(V, size_t(U->index()), G);
-  // Clusters are created after the edges so that each child subgraph gets
-  // the edges between its vertices (boost::subgraph induces them).
+    OS << I->index() << "[" << dotAttrs(A) << "];\n";
+  };
+  auto Edge = [&](const HloInstruction *From, const HloInstruction *To) {
+    OS << From->index() << " -> " << To->index() << ";\n";
+  };
+  const std::string &Name = Computation->name();
+  OS << "digraph " << dotId(Name) << " {\n"
+     << "graph [\n"
+     << dotAttrs({{"label", Name}}) << "];\n"
+     << "node [\n"
+     << dotAttrs({{"shape", "ellipse"}}) << "];\n";
   for (size_t N = 0; N < Subgraphs.size(); ++N) {
     const Subgraph &S = Subgraphs[N];
-    DotGraph &Child = G.create_subgraph();
-    boost::get_property(Child, boost::graph_name) =
-        "cluster_" + std::to_string(N);
-    AttrMap &GA = boost::get_property(Child, boost::graph_graph_attribute);
-    GA["label"] = std::to_string(N) + ": " + S.Name +
-                  (S.NoCompute ? " (no compute)" : "") + " [roots: " +
-                  rootList(S) + "]";
-    GA["style"] = "rounded";
+    OS << "subgraph " << dotId("cluster_" + std::to_string(N)) << " {\n"
+       << "graph [\n"
+       << dotAttrs({{"label", std::to_string(N) + ": " + S.Name +
+                                  (S.NoCompute ? " (no compute)" : "") +
+                                  " [roots: " + rootList(S) + "]"},
+                    {"style", "rounded"}})
+       << "];\n";
     for (const HloInstruction *I : S.Instructions)
-      boost::add_vertex(size_t(I->index()), Child);
+      Vertex(I);
+    // Users follow their operands in S.Instructions (instruction order).
+    for (const HloInstruction *I : S.Instructions)
+      for (const HloInstruction *U : I->users())
+        if (SubgraphIndex(U) == int(N))
+          Edge(I, U);
+    OS << "}\n";
   }
-  boost::write_graphviz(OS, G);
+  for (const HloInstruction *I : Instrs)
+    if (SubgraphIndex(I) < 0)
+      Vertex(I);
+  for (const HloInstruction *I : Instrs) {
+    int From = SubgraphIndex(I);
+    for (const HloInstruction *U : I->users())
+      if (From < 0 || SubgraphIndex(U) != From)
+        Edge(I, U);
+  }
+  OS << "}\n";
   return OS.str();
 }
 

@@ -12,6 +12,7 @@
 #include "idxmap/Simplify.h"
 
 #include <algorithm>
+#include <map>
 
 namespace idxmap {
 
@@ -22,6 +23,9 @@ namespace {
 OperandMap composeOperandMaps(const OperandMap &First,
                               const OperandMap &Second) {
   OperandMap R;
+  if (First.Map.isUndefined() || Second.Map.isUndefined() ||
+      First.Map.numResults() != Second.Map.numDims())
+    return R; // UNDEFINED
   R.Map = compose(First.Map, Second.Map);
   if (R.Map.isUndefined())
     return R;
@@ -66,37 +70,48 @@ GroupedIndexing computeGroupedIndexing(Context &Ctx,
     Start = Computation.root();
   if (!Start)
     return Result;
-  // Output ids asked of multi-output instructions (a tuple start, or a
-  // variadic reduce read through get-tuple-element).
-  std::unordered_map<const HloInstruction *, int64_t> OutIds;
+  // Maps per (instruction, output id): the outputs of a tuple-shaped value
+  // (a variadic reduce or a call read through get-tuple-element) read
+  // different operands. Output ids other than 0 only come from
+  // get-tuple-element users, so an instruction has few.
+  using Key = std::pair<const HloInstruction *, int64_t>;
+  std::unordered_map<const HloInstruction *, std::vector<Key>> KeysOf;
+  std::map<Key, std::vector<OperandMap>> PerOutput;
+  auto Add = [&](Key K, OperandMap M) {
+    auto [It, New] = PerOutput.try_emplace(K);
+    if (New)
+      KeysOf[K.first].push_back(K);
+    addUnique(It->second, std::move(M));
+  };
   const Shape &S = Start->shape();
-  const Shape &StartShape =
-      S.isTuple() && OutputId < int64_t(S.TupleShapes.size())
-          ? S.TupleShapes[OutputId]
-          : S;
-  OutIds[Start] = OutputId;
-  Result[Start].push_back(
-      {IndexingMap::identity(Ctx, StartShape.isTuple() ? std::vector<int64_t>{}
-                                                       : StartShape.Dims),
-       {}});
+  OperandMap StartMap{IndexingMap::undefined(), {}};
+  if (OutputId >= 0 && OutputId < numOutputs(*Start)) {
+    const Shape &Out = S.isTuple() ? S.TupleShapes[size_t(OutputId)] : S;
+    if (Out.isArray())
+      StartMap.Map = IndexingMap::identity(Ctx, Out.Dims);
+  }
+  Add({Start, OutputId}, std::move(StartMap));
 
   const std::vector<HloInstruction *> &Instrs = Computation.instructions();
   for (auto It = Instrs.rbegin(); It != Instrs.rend(); ++It) {
     const HloInstruction *I = *It;
-    auto Found = Result.find(I);
-    if (Found == Result.end())
+    auto Keys = KeysOf.find(I);
+    if (Keys == KeysOf.end())
       continue;
-    int64_t OutId = OutIds.count(I) ? OutIds[I] : 0;
-    InstructionIndexing Ops = computeOutputToInputIndexing(Ctx, *I, OutId);
-    // Copy: Result may rehash while operands are inserted.
-    std::vector<OperandMap> Maps = Found->second;
-    for (size_t K = 0; K < Ops.Operands.size(); ++K) {
-      const HloInstruction *Operand = I->operand(K);
-      if (I->opcode() == HloOpcode::GetTupleElement)
-        OutIds[Operand] = I->tupleIndex();
+    std::vector<OperandMap> &All = Result[I];
+    for (const Key &K : Keys->second) {
+      const std::vector<OperandMap> &Maps = PerOutput[K];
       for (const OperandMap &M : Maps)
-        for (const OperandMap &OM : Ops.Operands[K])
-          addUnique(Result[Operand], composeOperandMaps(M, OM));
+        addUnique(All, M);
+      InstructionIndexing Ops = computeOutputToInputIndexing(Ctx, *I, K.second);
+      for (size_t Op = 0; Op < Ops.Operands.size(); ++Op) {
+        const HloInstruction *Operand = I->operand(int64_t(Op));
+        int64_t OperandOut =
+            I->opcode() == HloOpcode::GetTupleElement ? I->tupleIndex() : 0;
+        for (const OperandMap &M : Maps)
+          for (const OperandMap &OM : Ops.Operands[Op])
+            Add({Operand, OperandOut}, composeOperandMaps(M, OM));
+      }
     }
   }
   return Result;

@@ -13,7 +13,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <functional>
 #include <limits>
 #include <unordered_map>
 #include <unordered_set>
@@ -54,7 +53,7 @@ private:
   bool skipDebugSection();
   bool parseComputation(bool IsEntry, size_t Offset);
   bool parseInstruction(HloComputation &C, bool &SawRoot);
-  bool parseShape(Shape &Out);
+  bool parseShape(Shape &Out, int TupleDepth = 0);
   bool parseLayout(Shape &S);
   bool parseOperands(HloComputation &C, HloInstruction &I);
   bool parseAttribute(HloInstruction &I, std::string_view Key,
@@ -70,7 +69,7 @@ private:
   bool parseLiteralElement(Literal &Lit, int64_t Index);
   bool finishComputation(HloComputation &C, size_t CloseOffset);
   bool resolveAndVerify();
-  bool checkNoRecursion();
+  bool checkCallGraph();
 
   HloLexer L;
   std::string_view Text;
@@ -87,12 +86,16 @@ private:
     size_t Offset;
   };
   std::vector<PendingCall> PendingCalls;
+  /// Computations by name (without `%`).
+  std::unordered_map<std::string, HloComputation *> CompByName;
   /// Where each instruction's opcode is, and which attributes it had.
   struct InstrInfo {
     size_t OpcodeOffset = 0;
     std::unordered_set<std::string> Attrs;
   };
   std::unordered_map<const HloInstruction *, InstrInfo> Info;
+  /// Bytes of the constants' values read so far (HloLimits).
+  int64_t ConstantBytes = 0;
 };
 
 //===----------------------------------------------------------------------===//
@@ -183,7 +186,7 @@ bool HloParserImpl::parseComputation(bool IsEntry, size_t Offset) {
   std::string_view Name = L.lexName();
   if (Name.empty())
     return errorHere("expected a computation name");
-  if (M->findComputation(Name))
+  if (!CompByName.emplace(std::string(Name), nullptr).second)
     return error(NameOffset, "redefinition of computation " + quote(Name));
   if (IsEntry && M->Entry)
     return error(Offset, "a module has only one ENTRY computation");
@@ -194,6 +197,7 @@ bool HloParserImpl::parseComputation(bool IsEntry, size_t Offset) {
   C.Parent = M.get();
   C.IsEntry = IsEntry;
   C.Offset = NameOffset;
+  CompByName[C.Name] = &C;
   M->Comps.push_back(std::move(CPtr));
   M->CompPtrs.push_back(&C);
   if (IsEntry)
@@ -244,25 +248,29 @@ bool HloParserImpl::finishComputation(HloComputation &C, size_t CloseOffset) {
                                   " has no instructions");
   if (!C.Root)
     C.Root = C.Instrs.back().get();
-  // Parameters must be numbered 0..n-1, each once.
-  std::vector<HloInstruction *> Params;
+  // Parameters must be numbered 0..n-1, each once; the table is sized from
+  // the instructions, never from a number in the text.
+  int64_t NumParams = 0;
+  for (HloInstruction *I : C.InstrPtrs)
+    NumParams += I->Op == HloOpcode::Parameter;
+  std::vector<HloInstruction *> Params(size_t(NumParams), nullptr);
   for (HloInstruction *I : C.InstrPtrs) {
     if (I->Op != HloOpcode::Parameter)
       continue;
     int64_t N = I->ParameterNumber;
-    if (N >= int64_t(Params.size()))
-      Params.resize(size_t(N + 1), nullptr);
+    if (N >= NumParams)
+      return error(Info[I].OpcodeOffset,
+                   "parameter number " + std::to_string(N) +
+                       " is out of range: computation " + quote(C.Name) +
+                       " has " + std::to_string(NumParams) + " parameter" +
+                       (NumParams == 1 ? "" : "s"));
     if (Params[size_t(N)])
       return error(Info[I].OpcodeOffset,
                    "parameter number " + std::to_string(N) +
                        " is used twice in computation " + quote(C.Name));
     Params[size_t(N)] = I;
   }
-  for (size_t N = 0; N < Params.size(); ++N)
-    if (!Params[N])
-      return error(C.Offset, "computation " + quote(C.Name) +
-                                 " has no parameter number " +
-                                 std::to_string(N));
+  // n parameters, each numbered below n, none twice: all of 0..n-1.
   C.Params = std::move(Params);
   // Users, in instruction order, each once.
   for (HloInstruction *I : C.InstrPtrs)
@@ -587,14 +595,20 @@ bool HloParserImpl::parseAttribute(HloInstruction &I, std::string_view Key,
 // Shapes
 //===----------------------------------------------------------------------===//
 
-bool HloParserImpl::parseShape(Shape &Out) {
+bool HloParserImpl::parseShape(Shape &Out, int TupleDepth) {
   L.skipSpace();
-  if (L.consumeIf('(')) {
+  if (L.peekRaw() == '(') {
+    // Shapes are recursive values (printing, comparing, copying them
+    // recurses), hence the depth limit.
+    if (TupleDepth == HloLimits::MaxTupleDepth)
+      return errorHere("tuple shape nested too deeply (limit " +
+                       std::to_string(HloLimits::MaxTupleDepth) + ")");
+    L.consumeIf('(');
     std::vector<Shape> Elements;
     if (!L.consumeIf(')')) {
       while (true) {
         Shape E;
-        if (!parseShape(E))
+        if (!parseShape(E, TupleDepth + 1))
           return false;
         Elements.push_back(std::move(E));
         if (L.consumeIf(')'))
@@ -628,6 +642,9 @@ bool HloParserImpl::parseShape(Shape &Out) {
         return false;
       if (D < 0)
         return error(DimOffset, "negative dimension size");
+      if (Out.rank() == HloLimits::MaxRank)
+        return error(DimOffset, "shape has too many dimensions (limit " +
+                                    std::to_string(HloLimits::MaxRank) + ")");
       Out.Dims.push_back(D);
       if (L.consumeIf(']'))
         break;
@@ -704,6 +721,14 @@ bool HloParserImpl::parseLayout(Shape &S) {
 bool HloParserImpl::parseConstantValue(HloInstruction &I) {
   if (!I.Sh.isArray())
     return errorHere("tuple constants are not supported");
+  // parseShape keeps element counts below INT64_MAX / 8: no overflow here.
+  int64_t Bytes = I.Sh.numElements() * byteWidth(I.Sh.Type);
+  if (Bytes > HloLimits::MaxConstantBytes - ConstantBytes)
+    return error(Info[&I].OpcodeOffset,
+                 "constants too large: " + std::to_string(ConstantBytes) +
+                     " + " + std::to_string(Bytes) + " bytes (limit " +
+                     std::to_string(HloLimits::MaxConstantBytes) + ")");
+  ConstantBytes += Bytes;
   I.Value = Literal(Shape(I.Sh.Type, I.Sh.Dims));
   L.skipSpace();
   // `{...}`: a large constant printed without its value.
@@ -834,12 +859,16 @@ bool HloParserImpl::parseLiteralElement(Literal &Lit, int64_t Index) {
 
 bool HloParserImpl::resolveAndVerify() {
   for (const PendingCall &P : PendingCalls) {
-    const HloComputation *C = M->findComputation(P.Name);
+    std::string_view Name = P.Name;
+    if (!Name.empty() && Name.front() == '%')
+      Name.remove_prefix(1);
+    auto It = CompByName.find(std::string(Name));
+    HloComputation *C = It == CompByName.end() ? nullptr : It->second;
     if (!C)
       return error(P.Offset, "unknown computation " + quote(P.Name));
-    P.Instr->Called.push_back(const_cast<HloComputation *>(C));
+    P.Instr->Called.push_back(C);
   }
-  if (!checkNoRecursion())
+  if (!checkCallGraph())
     return false;
   for (HloComputation *C : M->CompPtrs) {
     for (HloInstruction *I : C->InstrPtrs) {
@@ -852,29 +881,71 @@ bool HloParserImpl::resolveAndVerify() {
   return true;
 }
 
-bool HloParserImpl::checkNoRecursion() {
-  // Depth-first search over the call graph; a back edge is a cycle.
+bool HloParserImpl::checkCallGraph() {
+  // Depth-first search over the call graph with an explicit stack (its depth
+  // follows the input). A back edge is a cycle. Height[C] counts the
+  // computations on the longest call chain from C down, C included.
   enum State { Unvisited, Active, Done };
   std::unordered_map<const HloComputation *, State> St;
-  std::function<bool(const HloComputation *)> Visit =
-      [&](const HloComputation *C) -> bool {
-    St[C] = Active;
-    for (const HloInstruction *I : C->instructions())
-      for (const HloComputation *Callee : I->calledComputations()) {
-        State S = St.count(Callee) ? St[Callee] : Unvisited;
-        if (S == Active)
-          return error(Info[I].OpcodeOffset,
-                       "recursive call of computation " +
-                           quote(Callee->name()));
-        if (S == Unvisited && !Visit(Callee))
-          return false;
-      }
-    St[C] = Done;
-    return true;
+  std::unordered_map<const HloComputation *, int64_t> Height;
+  struct Frame {
+    const HloComputation *C;
+    size_t Instr = 0;
+    size_t Callee = 0;
   };
-  for (const HloComputation *C : M->CompPtrs)
-    if (!St.count(C) && !Visit(C))
-      return false;
+  auto TooDeep = [&](const HloInstruction *Caller) {
+    return error(Info[Caller].OpcodeOffset,
+                 "calls nested too deeply (limit " +
+                     std::to_string(HloLimits::MaxCallDepth) + ")");
+  };
+  // Raises the height of the frame on top of \p Stack past \p Callee's.
+  auto Raise = [&](std::vector<Frame> &Stack, const HloComputation *Callee) {
+    const Frame &F = Stack.back();
+    int64_t &H = Height[F.C];
+    H = std::max(H, Height[Callee] + 1);
+    return H <= HloLimits::MaxCallDepth ||
+           TooDeep(F.C->instructions()[F.Instr]);
+  };
+  for (const HloComputation *Top : M->CompPtrs) {
+    if (St.count(Top))
+      continue;
+    std::vector<Frame> Stack{{Top}};
+    St[Top] = Active;
+    Height[Top] = 1;
+    while (!Stack.empty()) {
+      Frame &F = Stack.back();
+      const std::vector<HloInstruction *> &Instrs = F.C->instructions();
+      if (F.Instr == Instrs.size()) {
+        const HloComputation *Finished = F.C;
+        St[Finished] = Done;
+        Stack.pop_back();
+        if (!Stack.empty() && !Raise(Stack, Finished))
+          return false;
+        continue;
+      }
+      const HloInstruction *I = Instrs[F.Instr];
+      const std::vector<HloComputation *> &Callees = I->calledComputations();
+      if (F.Callee == Callees.size()) {
+        ++F.Instr;
+        F.Callee = 0;
+        continue;
+      }
+      const HloComputation *Callee = Callees[F.Callee++];
+      auto It = St.find(Callee);
+      State S = It == St.end() ? Unvisited : It->second;
+      if (S == Active)
+        return error(Info[I].OpcodeOffset,
+                     "recursive call of computation " + quote(Callee->name()));
+      if (S == Done) {
+        if (!Raise(Stack, Callee))
+          return false;
+        continue;
+      }
+      St[Callee] = Active;
+      Height[Callee] = 1;
+      Stack.push_back({Callee});
+    }
+  }
   return true;
 }
 

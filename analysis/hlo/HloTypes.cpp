@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 #include "idxmap/Hlo.h"
 
+#include <algorithm>
 #include <cassert>
+#include <limits>
 #include <numeric>
 
 namespace idxmap {
@@ -113,6 +115,25 @@ int64_t Shape::numElements() const {
   for (int64_t D : Dims)
     N *= D;
   return N;
+}
+
+int64_t Shape::byteSize() const {
+  const int64_t Max = std::numeric_limits<int64_t>::max();
+  if (!isTuple()) {
+    int64_t N = 1, W = byteWidth(Type);
+    for (int64_t D : Dims) {
+      if (D != 0 && N > Max / D)
+        return Max;
+      N *= D;
+    }
+    return N > Max / std::max<int64_t>(W, 1) ? Max : N * W;
+  }
+  int64_t Sum = 0;
+  for (const Shape &E : TupleShapes) {
+    int64_t B = E.byteSize();
+    Sum = B > Max - Sum ? Max : Sum + B;
+  }
+  return Sum;
 }
 
 std::vector<int64_t> Shape::layoutOrDefault() const {

@@ -541,6 +541,14 @@ Problem Verifier::run() {
         return P;
       if (Problem P = needAttr("calls"))
         return P;
+      // A fusion's outputs are arrays, one per element of a tuple root
+      // (the emitters and the indexing of multi-output fusions count
+      // outputs by one index).
+      for (size_t K = 0; Out.isTuple() && K < Out.TupleShapes.size(); ++K)
+        if (!Out.TupleShapes[K].isArray())
+          return fail("output " + std::to_string(K) + " is the tuple " +
+                      Out.TupleShapes[K].str() +
+                      "; fusion outputs must be arrays");
     } else if (Problem P = needAttr("to_apply")) {
       return P;
     }

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 namespace idxmap {
@@ -336,6 +337,9 @@ private:
   EvaluateOptions Opts;
   std::unordered_map<const HloComputation *, std::unique_ptr<ScalarProgram>>
       Programs;
+  /// Bytes of the values alive in every run() frame (EvaluateOptions::
+  /// MaxBytes).
+  int64_t LiveBytes = 0;
 };
 
 Expected<Literal> Evaluator::run(const HloComputation &C,
@@ -351,6 +355,30 @@ Expected<Literal> Evaluator::run(const HloComputation &C,
     for (const HloInstruction *O : I->operands())
       LastUse[size_t(O->index())] = I->index();
 
+  // Every value of this frame is released or moved out on return.
+  int64_t FrameBytes = 0;
+  struct Release {
+    int64_t &Live, &Frame;
+    ~Release() { Live -= Frame; }
+  } ReleaseFrame{LiveBytes, FrameBytes};
+  auto Hold = [&](const HloInstruction &I) -> std::optional<Diagnostic> {
+    int64_t Need = out(I.shape()).byteSize();
+    if (Need > Opts.MaxBytes - LiveBytes)
+      return diag(I, "evaluating '" + I.name() + "' needs " +
+                         std::to_string(Need) + " bytes, " +
+                         std::to_string(LiveBytes) + " are in use (limit " +
+                         std::to_string(Opts.MaxBytes) + ")");
+    LiveBytes += Need;
+    FrameBytes += Need;
+    return std::nullopt;
+  };
+  auto Drop = [&](size_t J) {
+    int64_t Bytes = Values[J].shape().byteSize();
+    LiveBytes -= Bytes;
+    FrameBytes -= Bytes;
+    Values[J] = Literal();
+  };
+
   Ops In;
   for (const HloInstruction *I : Instrs) {
     size_t K = size_t(I->index());
@@ -363,6 +391,8 @@ Expected<Literal> Evaluator::run(const HloComputation &C,
         return diag(*I, "cannot evaluate a constant whose value is elided "
                         "('{...}')");
       if (Opts.Widen) {
+        if (std::optional<Diagnostic> D = Hold(*I))
+          return *D;
         Values[K] = widenLiteral(I->literal());
         Ptr[K] = &Values[K];
       } else {
@@ -373,6 +403,10 @@ Expected<Literal> Evaluator::run(const HloComputation &C,
     In.clear();
     for (const HloInstruction *O : I->operands())
       In.push_back(Ptr[size_t(O->index())]);
+    // Counted before eval allocates it (a call's result is counted in its
+    // frame too, while both exist).
+    if (std::optional<Diagnostic> D = Hold(*I))
+      return *D;
     Expected<Literal> V = eval(*I, In);
     if (!V)
       return V.error();
@@ -381,7 +415,7 @@ Expected<Literal> Evaluator::run(const HloComputation &C,
     for (const HloInstruction *O : I->operands()) {
       size_t J = size_t(O->index());
       if (LastUse[J] == I->index() && O != C.root() && Ptr[J] == &Values[J])
-        Values[J] = Literal();
+        Drop(J);
     }
   }
   size_t R = size_t(C.root()->index());

@@ -360,10 +360,13 @@ InstructionIndexing tuple(Context &Ctx, const HloInstruction &I,
                           int64_t OutputId) {
   InstructionIndexing R;
   for (int64_t K = 0; K < I.operandCount(); ++K) {
-    if (K == OutputId)
-      R.Operands.push_back({identityMap(Ctx, I.operand(K)->shape())});
-    else
+    const Shape &S = I.operand(K)->shape();
+    if (K != OutputId)
       R.Operands.push_back({});
+    else if (S.isTuple()) // One output id cannot name an element of it.
+      R.Operands.push_back({undefinedMap()});
+    else
+      R.Operands.push_back({identityMap(Ctx, S)});
   }
   return R;
 }
@@ -385,10 +388,17 @@ InstructionIndexing fusion(Context &Ctx, const HloInstruction &I,
 
 } // namespace
 
+int64_t numOutputs(const HloInstruction &I) {
+  const Shape &S = I.shape();
+  return S.isTuple() ? int64_t(S.TupleShapes.size()) : 1;
+}
+
 InstructionIndexing computeOutputToInputIndexing(Context &Ctx,
                                                  const HloInstruction &I,
                                                  int64_t OutputId) {
   HloOpcode Op = I.opcode();
+  if (OutputId < 0 || OutputId >= numOutputs(I))
+    return undefinedFor(I);
   if (isElementwise(Op) || Op == HloOpcode::Copy)
     return elementwise(Ctx, I);
   switch (Op) {
@@ -421,6 +431,8 @@ InstructionIndexing computeOutputToInputIndexing(Context &Ctx,
   case HloOpcode::Tuple:
     return tuple(Ctx, I, OutputId);
   case HloOpcode::GetTupleElement:
+    if (I.shape().isTuple())
+      return undefinedFor(I);
     return {{{identityMap(Ctx, I.shape())}}};
   case HloOpcode::Fusion:
   case HloOpcode::Call:

@@ -22,7 +22,8 @@
 //   if (!M) { std::cerr << M.error().str() << "\n"; return; }
 //   const HloInstruction *R = (*M)->entry()->root();
 //   // R->opcode() == HloOpcode::Reduce, R->dimensions() == {1},
-//   // R->toApply()->name() == "add", R->operand(0)->shape().str() == "f32[4,8]"
+//   // R->toApply()->name() == "add", R->operand(0)->shape().str() ==
+//   "f32[4,8]"
 // \endcode
 //
 //===----------------------------------------------------------------------===//
@@ -91,7 +92,8 @@ double unitRoundoff(PrimitiveType T);
 /// (`{1,0:T(8,128)S(1)}`) are accepted by the parser and dropped.
 ///
 /// Example: `Shape(PrimitiveType::F32, {4, 8}).str() == "f32[4,8]"`,
-/// `Shape::tuple({Shape(F32, {}), Shape(S32, {2})}).str() == "(f32[], s32[2])"`.
+/// `Shape::tuple({Shape(F32, {}), Shape(S32, {2})}).str() == "(f32[],
+/// s32[2])"`.
 struct Shape {
   PrimitiveType Type = PrimitiveType::Invalid;
   std::vector<int64_t> Dims;
@@ -111,6 +113,9 @@ struct Shape {
   int64_t rank() const { return int64_t(Dims.size()); }
   /// Product of the dimensions (1 for a scalar); 0 for a tuple.
   int64_t numElements() const;
+  /// Bytes of the elements of an array, of every leaf of a tuple; saturates
+  /// at INT64_MAX. Example: `(f32[4], s8[3])` has 19.
+  int64_t byteSize() const;
   /// True if the text gave a layout for a non-scalar shape.
   bool hasLayout() const { return !MinorToMajor.empty(); }
   /// The layout, or the default `{rank-1, ..., 1, 0}` when none was given.
@@ -530,6 +535,28 @@ private:
 // Parsing and printing
 //===----------------------------------------------------------------------===//
 
+/// Sizes the parser accepts. Each is checked while the text is read, before
+/// anything is allocated from it, so that every later pass (verifier,
+/// printer, interpreter, indexing, partitioner, codegen) may recurse on
+/// nesting and size memory from shapes. Exceeding one is a diagnostic at the
+/// offending token, as clang reports bracket depth:
+/// \code
+///   m.hlo:3:7: error: calls nested too deeply (limit 256)
+/// \endcode
+struct HloLimits {
+  /// Tuple shapes nested deeper than this (`((f32[]))` has depth 2).
+  static constexpr int MaxTupleDepth = 64;
+  /// Dimensions of one shape (a constant's value nests one brace per
+  /// dimension).
+  static constexpr int MaxRank = 256;
+  /// Computations on the longest chain of calls (call, fusion, reduce's
+  /// to_apply), the ENTRY computation included.
+  static constexpr int MaxCallDepth = 256;
+  /// Bytes of all constants' values together (an elided `{...}` value is
+  /// zero-filled, so its shape counts too).
+  static constexpr int64_t MaxConstantBytes = int64_t(1) << 28;
+};
+
 /// Parses HLO text as XLA prints it. Accepts the module header with any
 /// attributes, the `FileNames`/`FunctionNames`/`FileLocations`/`StackFrames`
 /// sections of XLA dumps, computations with or without signatures, `%`
@@ -541,7 +568,8 @@ private:
 ///
 /// Errors are Diagnostics at the offending token:
 /// \code
-///   auto M = parseHloModule("HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n"
+///   auto M = parseHloModule("HloModule m\nENTRY e {\n  p = f32[4]
+///   parameter(0)\n"
 ///                           "  ROOT d = f32[4] dot(p, p)\n}\n", "m.hlo");
 ///   // M.error().str():
 ///   // m.hlo:4:19: error: unsupported or unknown opcode 'dot'

@@ -58,9 +58,16 @@ struct InstructionIndexing {
   std::string str(int64_t OnlyOperand = -1) const;
 };
 
+/// The number of outputs of \p I: the elements of a tuple-shaped result
+/// (variadic reduce, tuple, multi-output fusion), else 1.
+/// Example: `r = (f32[4], s32[4]) reduce(p, q, z, zi), ...` has 2.
+int64_t numOutputs(const HloInstruction &I);
+
 /// Output-to-input maps of \p I for output \p OutputId (tuple-shaped
-/// results: variadic reduce, tuple). Unsupported ops give UNDEFINED maps.
-/// Maps are simplified (reshape and bitcast keep size-1 dims).
+/// results: variadic reduce, tuple). Unsupported ops, an output id outside
+/// [0, numOutputs(I)) and a tuple-shaped output (a nested tuple) give
+/// UNDEFINED maps. Maps are simplified (reshape and bitcast keep size-1
+/// dims).
 InstructionIndexing computeOutputToInputIndexing(Context &Ctx,
                                                  const HloInstruction &I,
                                                  int64_t OutputId = 0);

@@ -81,6 +81,15 @@ struct EvaluateOptions {
   /// sine or cosine whose argument is uncertain by a radian or more (k u
   /// |x| >= 1) is +1 with +k and -1 with -k: its value is arbitrary.
   int PerturbUlps = 0;
+  /// Budget: bytes of the values alive at once (results of instructions in
+  /// every computation being run, widened values at their widened size; the
+  /// arguments are the caller's). Evaluation stops with a diagnostic at the
+  /// instruction whose result would exceed it, before allocating it.
+  ///
+  /// Example: `b = f32[65536,8192] broadcast(p)` needs 2 GiB and is
+  /// rejected with the default: `m.hlo:4:7: error: evaluating 'b' needs
+  /// 2147483648 bytes, ... (limit 1073741824)`.
+  int64_t MaxBytes = int64_t(1) << 30;
 };
 
 /// True if \p C is XLA's "scalar add", `add(p0, p1)` of its two distinct

@@ -445,9 +445,10 @@ TEST(HloParserErrors, Structure) {
             "  p = f32[] parameter(1)\n"
             "  ^");
   EXPECT_EQ(parseError("HloModule m\nENTRY e {\n  p = f32[] parameter(1)\n}\n"),
-            "m.hlo:2:7: error: computation 'e' has no parameter number 0\n"
-            "ENTRY e {\n"
-            "      ^");
+            "m.hlo:3:13: error: parameter number 1 is out of range: "
+            "computation 'e' has 1 parameter\n"
+            "  p = f32[] parameter(1)\n"
+            "            ^");
   EXPECT_EQ(parseError("HloModule m\nc {\n  p = f32[] parameter(0)\n"
                        "  ROOT r = f32[] call(p), to_apply=c\n}\n"),
             "m.hlo:4:18: error: recursive call of computation 'c'\n"

@@ -138,6 +138,17 @@ static void report(OutputFile &O, const std::string &Title,
   O << "  coalescing:\n" << formatCoalescing(analyzeCoalescing(Ctx, A, TM));
 }
 
+/// The first output of \p A that the thread mappings and the coalescing
+/// table cannot model: a tuple-valued root other than a variadic reduce
+/// (a nested tuple, a call's tuple). The verifier keeps these out of
+/// fusions; an ENTRY computation may have them.
+static const HloInstruction *unsupportedRoot(const FusionAnalysis &A) {
+  for (const HloInstruction *R : A.Roots)
+    if (R->shape().isTuple() && R->opcode() != HloOpcode::Reduce)
+      return R;
+  return nullptr;
+}
+
 static int runAnalyze(int Argc, char **Argv) {
   std::string File = "-", Fusion;
   OutputOptions Out;
@@ -175,8 +186,17 @@ static int runAnalyze(int Argc, char **Argv) {
     printError(displayName(File), "no fusion named '" + Fusion + "'");
     return ExitRejected;
   }
-  if (Fusions.empty())
+  if (Fusions.empty()) {
+    FusionAnalysis A = analyzeComputation(*(*M)->entry());
+    if (const HloInstruction *R = unsupportedRoot(A)) {
+      printDiagnostic((*M)->diagnose(R->sourceOffset(),
+                                     "output '" + R->name() +
+                                         "' is the tuple " + R->shape().str() +
+                                         "; analyze needs array outputs"));
+      return ExitRejected;
+    }
     report(O, "computation " + (*M)->entry()->name() + " (no fusion)", M->get(),
-           nullptr, analyzeComputation(*(*M)->entry()));
+           nullptr, A);
+  }
   return O.close() ? ExitOk : ExitRejected;
 }

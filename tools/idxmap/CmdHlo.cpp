@@ -23,7 +23,8 @@ static const Command HloCommand = {
     "pseudo-random arguments (--seed, uniform in --range; parameter K uses\n"
     "seed SEED + K) and prints each argument and each result leaf as\n"
     "`arg K: TYPE[DIMS] {v, ...}` / `result K: ...` (at most\n"
-    "--max-elements values each).",
+    "--max-elements values each). --max-bytes bounds the memory of the\n"
+    "arguments and, separately, of the values alive at once (default 1 GiB).",
     runHlo};
 static CommandRegistration RegisterHlo(HloCommand);
 
@@ -39,7 +40,7 @@ static bool parseInt(const std::string &S, int64_t &V) {
 
 static int runHlo(int Argc, char **Argv) {
   std::string File = "-", CompName, SeedText = "0", RangeText = "-1,1",
-              MaxText = "16";
+              MaxText = "16", MaxBytesText = "1073741824";
   bool Evaluate = false, NoFastReduce = false;
   OutputOptions Out;
   ArgParser P(HloCommand);
@@ -48,10 +49,10 @@ static int runHlo(int Argc, char **Argv) {
   P.option("--computation", "NAME", &CompName,
            "computation to evaluate (default: ENTRY)");
   P.option("--seed", "N", &SeedText, "seed of the random arguments");
-  P.option("--range", "LO,HI", &RangeText,
-           "range of the random arguments");
-  P.option("--max-elements", "N", &MaxText,
-           "values printed per literal");
+  P.option("--range", "LO,HI", &RangeText, "range of the random arguments");
+  P.option("--max-elements", "N", &MaxText, "values printed per literal");
+  P.option("--max-bytes", "N", &MaxBytesText,
+           "memory budget of the evaluation (default 1073741824)");
   P.flag("--no-fast-reduce", &NoFastReduce,
          "apply to_apply element by element even for float sums");
   Out.addTo(P, /*AllowFormat=*/false);
@@ -63,6 +64,9 @@ static int runHlo(int Argc, char **Argv) {
     return P.usageError("--seed needs an integer");
   if (!parseInt(MaxText, MaxElements) || MaxElements < 0)
     return P.usageError("--max-elements needs a non-negative integer");
+  int64_t MaxBytes;
+  if (!parseInt(MaxBytesText, MaxBytes) || MaxBytes < 0)
+    return P.usageError("--max-bytes needs a non-negative integer");
   double Lo, Hi;
   {
     size_t Comma = RangeText.find(',');
@@ -108,6 +112,20 @@ static int runHlo(int Argc, char **Argv) {
       return ExitRejected;
     }
   }
+  // The arguments are sized before any is allocated.
+  int64_t ArgBytes = 0;
+  for (const HloInstruction *Param : C->parameters()) {
+    int64_t Bytes = Param->shape().byteSize();
+    if (Bytes > MaxBytes - ArgBytes) {
+      printDiagnostic((*M)->diagnose(
+          Param->sourceOffset(),
+          "the arguments need more than " + std::to_string(MaxBytes) +
+              " bytes (--max-bytes): '" + Param->name() + "' is " +
+              Param->shape().str() + ", " + std::to_string(Bytes) + " bytes"));
+      return ExitRejected;
+    }
+    ArgBytes += Bytes;
+  }
   std::vector<Literal> Args;
   for (int64_t K = 0; K < C->parameterCount(); ++K) {
     Literal A(C->parameter(K)->shape());
@@ -117,6 +135,7 @@ static int runHlo(int Argc, char **Argv) {
   }
   EvaluateOptions Opts;
   Opts.FastReduceAdd = !NoFastReduce;
+  Opts.MaxBytes = MaxBytes;
   auto R = evaluate(*C, Args, Opts);
   if (!R) {
     printDiagnostic(R.error());

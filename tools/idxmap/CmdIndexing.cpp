@@ -96,20 +96,27 @@ static int runIndexing(int Argc, char **Argv) {
     std::vector<const HloInstruction *> Fusions = Mod.fusions();
     I = Fusions.empty() ? Mod.entry()->root() : Fusions.front();
   }
-  if (FusionRoot && I->opcode() != HloOpcode::Fusion) {
-    printError(displayName(File),
-               "--fusion-root needs a fusion instruction, '" + I->name() +
-                   "' is " + std::string(opcodeName(I->opcode())));
+  // Requests the instruction cannot satisfy are diagnosed at it.
+  auto Reject = [&](const std::string &Message) {
+    printDiagnostic(Mod.diagnose(I->sourceOffset(), Message));
     return ExitRejected;
-  }
+  };
+  if (FusionRoot && I->opcode() != HloOpcode::Fusion)
+    return Reject("--fusion-root needs a fusion instruction, '" + I->name() +
+                  "' is " + std::string(opcodeName(I->opcode())));
   if (!FusionRoot && I->opcode() == HloOpcode::Fusion && Instr.empty())
     I = I->fusedComputation()->root();
-  if (Operand >= I->operandCount()) {
-    printError(displayName(File), "'" + I->name() + "' has " +
-                                      std::to_string(I->operandCount()) +
-                                      " operands");
-    return ExitRejected;
-  }
+  auto Count = [](int64_t N, const char *What) {
+    return std::to_string(N) + " " + What + (N == 1 ? "" : "s");
+  };
+  if (Operand >= I->operandCount())
+    return Reject("--operand " + std::to_string(Operand) +
+                  " is out of range: '" + I->name() + "' has " +
+                  Count(I->operandCount(), "operand"));
+  if (OutputId >= numOutputs(*I))
+    return Reject("--output-id " + std::to_string(OutputId) +
+                  " is out of range: '" + I->name() + "' has " +
+                  Count(numOutputs(*I), "output"));
 
   Context Ctx;
   InstructionIndexing Idx =
