@@ -106,6 +106,14 @@ GroupedIndexing computeGroupedIndexing(Context &Ctx,
       InstructionIndexing Ops = computeOutputToInputIndexing(Ctx, *I, K.second);
       for (size_t Op = 0; Op < Ops.Operands.size(); ++Op) {
         const HloInstruction *Operand = I->operand(int64_t(Op));
+        if (I->opcode() == HloOpcode::Tuple && Operand->shape().isTuple()) {
+          // A nested tuple: one output id cannot say which of its elements
+          // are read, so every one is, with an unknown map.
+          if (!Ops.Operands[Op].empty())
+            for (int64_t J = 0; J < numOutputs(*Operand); ++J)
+              Add({Operand, J}, OperandMap{});
+          continue;
+        }
         int64_t OperandOut =
             I->opcode() == HloOpcode::GetTupleElement ? I->tupleIndex() : 0;
         for (const OperandMap &M : Maps)
