@@ -181,11 +181,44 @@ bool isTransparent(const HloInstruction &I) {
          Op == HloOpcode::Copy || Op == HloOpcode::GetTupleElement;
 }
 
+bool isCandidate(const HloInstruction &I) {
+  return I.opcode() == HloOpcode::Reduce ||
+         (I.opcode() == HloOpcode::Transpose && classifyTranspose(I));
+}
+
+/// The walk goes on above reductions too (a softmax reads one reduce in the
+/// input of another).
+bool isWalked(const HloInstruction &I) {
+  return isTransparent(I) || I.opcode() == HloOpcode::Reduce ||
+         I.opcode() == HloOpcode::Transpose;
+}
+
+/// For each instruction of \p C (by index), whether the walk from it
+/// reaches a reduce or a tiled transpose: instructions that do not are
+/// never entered, which keeps the walks of many roots over one long
+/// elementwise chain linear, and finds the same candidates in the same
+/// order (a pruned subtree holds none, and the stack keeps the order of
+/// the rest).
+std::vector<bool> reachesCandidate(const HloComputation &C) {
+  std::vector<bool> Reaches(C.instructions().size(), false);
+  for (const HloInstruction *I : C.instructions()) {
+    bool R = isCandidate(*I);
+    if (!R && isWalked(*I))
+      for (const HloInstruction *Op : I->operands())
+        R = R || Reaches[size_t(Op->index())];
+    Reaches[size_t(I->index())] = R;
+  }
+  return Reaches;
+}
+
 /// Reduces and transposes reachable from \p Root through transparent ops
 /// (the walk stops at them), in the order first found.
 void findCandidates(const HloInstruction *Root,
+                    const std::vector<bool> &Reaches,
                     std::vector<const HloInstruction *> &Reduces,
                     std::vector<const HloInstruction *> &Transposes) {
+  if (!Reaches[size_t(Root->index())])
+    return;
   std::vector<const HloInstruction *> Work{Root};
   std::set<const HloInstruction *> Seen{Root};
   while (!Work.empty()) {
@@ -196,13 +229,10 @@ void findCandidates(const HloInstruction *Root,
     } else if (I->opcode() == HloOpcode::Transpose && classifyTranspose(*I)) {
       Transposes.push_back(I);
     }
-    // Keep walking above reductions too (a softmax reads one reduce in the
-    // input of another).
-    if (!isTransparent(*I) && I->opcode() != HloOpcode::Reduce &&
-        I->opcode() != HloOpcode::Transpose)
+    if (!isWalked(*I))
       continue;
     for (const HloInstruction *Op : I->operands())
-      if (Seen.insert(Op).second)
+      if (Reaches[size_t(Op->index())] && Seen.insert(Op).second)
         Work.push_back(Op);
   }
 }
@@ -224,15 +254,16 @@ FusionAnalysis analyzeComputation(const HloComputation &C) {
     A.Roots.push_back(Root);
 
   std::vector<const HloInstruction *> Reduces, Transposes;
+  std::set<const HloInstruction *> Found;
+  std::vector<bool> Reaches = reachesCandidate(C);
   for (const HloInstruction *R : A.Roots) {
     std::vector<const HloInstruction *> Rd, Tr;
-    findCandidates(R, Rd, Tr);
+    findCandidates(R, Reaches, Rd, Tr);
     for (auto *X : Rd)
-      if (std::find(Reduces.begin(), Reduces.end(), X) == Reduces.end())
+      if (Found.insert(X).second)
         Reduces.push_back(X);
     for (auto *X : Tr)
-      if (std::find(Transposes.begin(), Transposes.end(), X) ==
-          Transposes.end())
+      if (Found.insert(X).second)
         Transposes.push_back(X);
     A.Heroes.push_back(!Rd.empty() ? Rd.front()
                                    : (!Tr.empty() ? Tr.front() : R));
