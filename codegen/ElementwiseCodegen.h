@@ -27,15 +27,18 @@
 // payloads and, for f64 -> f16/bf16, nothing: both round through f32) except
 // the transcendental functions:
 //
-//   | op                         | fast (default)                         | MathOptions::Precise |
+//   | op                         | fast (default)                         |
+//   MathOptions::Precise |
 //   |----------------------------|----------------------------------------|----------------------|
-//   | tanh f32 (f16, bf16)       | `tanh.approx.f32`                      | __nv_tanhf           |
-//   | exp f32                    | `ex2.approx.ftz.f32(x * log2 e)`       | __nv_expf            |
-//   | logistic f32               | 1 / (1 + ex2.approx(-x * log2 e))      | 1 / (1 + __nv_expf(-x)) |
-//   | log f32                    | `lg2.approx.f32(x) * ln 2`             | __nv_logf            |
-//   | expm1 log1p cbrt sin cos tan atan2 power remainder | libdevice (__nv_*f) | libdevice     |
-//   | every f64 transcendental   | libdevice (__nv_*)                     | libdevice            |
-//   | sqrt, rsqrt (1 / sqrt), divide | exact (`sqrt.rn`, `div.rn`)         | exact                |
+//   | tanh f32 (f16, bf16)       | `tanh.approx.f32`                      |
+//   __nv_tanhf           | | exp f32                    | `ex2.approx.ftz.f32(x
+//   * log2 e)`       | __nv_expf            | | logistic f32               | 1
+//   / (1 + ex2.approx(-x * log2 e))      | 1 / (1 + __nv_expf(-x)) | | log f32
+//   | `lg2.approx.f32(x) * ln 2`             | __nv_logf            | | expm1
+//   log1p cbrt sin cos tan atan2 power remainder | libdevice (__nv_*f) |
+//   libdevice     | | every f64 transcendental   | libdevice (__nv_*) |
+//   libdevice            | | sqrt, rsqrt (1 / sqrt), divide | exact (`sqrt.rn`,
+//   `div.rn`)         | exact                |
 //
 // Why sin/cos/remainder use libdevice even in fast mode: `sin.approx.f32`'s
 // error is only bounded on [-pi, pi] (it grows with |x| beyond), and LLVM's
@@ -72,6 +75,7 @@
 #ifndef IDXMAP_CODEGEN_ELEMENTWISECODEGEN_H
 #define IDXMAP_CODEGEN_ELEMENTWISECODEGEN_H
 
+#include "idxmap/DeviceModel.h"
 #include "idxmap/Hlo.h"
 #include "idxmap/HloInterpreter.h"
 
@@ -102,6 +106,9 @@ struct MathOptions {
   /// The emitters' tuning knobs set by the caller (EmitOptions::Tuning),
   /// by the names of their environment variables; read through knob().
   std::map<std::string, int64_t> Tuning;
+  /// The GPU whose launch limits the emitters' kernels must fit
+  /// (EmitOptions::Device).
+  DeviceModel Device = defaultDeviceModel("sm_90");
 };
 
 //===----------------------------------------------------------------------===//
@@ -123,8 +130,7 @@ llvm::Value *loadConvert(llvm::IRBuilderBase &B, llvm::Value *Stored,
 llvm::Value *storeConvert(llvm::IRBuilderBase &B, llvm::Value *V,
                           PrimitiveType T);
 /// Value -> compute (exact: f16/bf16 extend to float).
-llvm::Value *toCompute(llvm::IRBuilderBase &B, llvm::Value *V,
-                       PrimitiveType T);
+llvm::Value *toCompute(llvm::IRBuilderBase &B, llvm::Value *V, PrimitiveType T);
 /// Compute -> value, rounding to nearest even (float -> f16/bf16).
 llvm::Value *fromCompute(llvm::IRBuilderBase &B, llvm::Value *V,
                          PrimitiveType T);
@@ -177,9 +183,9 @@ bool needsLibdevice(const HloInstruction &I, const MathOptions &M);
 /// Example:
 /// \code
 ///   // out[i] = tanh(in[i]) for bf16: load bfloat, compute in f32, round.
-///   llvm::Value *X = loadConvert(B, B.CreateLoad(storageType(C, BF16), P), BF16);
-///   llvm::Value *Y = emitElementwise(B, *TanhInstr, {X}, MathOptions{});
-///   B.CreateStore(storeConvert(B, Y, BF16), Q);
+///   llvm::Value *X = loadConvert(B, B.CreateLoad(storageType(C, BF16), P),
+///   BF16); llvm::Value *Y = emitElementwise(B, *TanhInstr, {X},
+///   MathOptions{}); B.CreateStore(storeConvert(B, Y, BF16), Q);
 ///   // IR: fpext bfloat -> float, tanh.approx.f32 (inline asm),
 ///   //     fptrunc float -> bfloat
 /// \endcode

@@ -17,31 +17,79 @@
 
 namespace idxmap {
 
+const std::vector<TuningKnob> &tuningKnobs() {
+  // The ranges the emitters can use (ReductionEmitter.cpp,
+  // RowNormalizationEmitter.cpp, TransposeEmitter.cpp).
+  static const std::vector<TuningKnob> Knobs = {
+      {"IDXMAP_RED_COL_LANES", 1, 32, true},
+      {"IDXMAP_RED_COL_SPLIT", 1, 1 << 16, false},
+      {"IDXMAP_RED_COL_UNROLL", 1, 64, false},
+      {"IDXMAP_RED_COL_WARPS", 1, 32, true},
+      {"IDXMAP_RED_EVICT_FIRST", 0, 1, false},
+      {"IDXMAP_RED_FULL_BLOCKS_PER_SM", 1, 32, false},
+      {"IDXMAP_RED_FULL_CHUNK", 0, int64_t(1) << 30, true},
+      {"IDXMAP_RED_FULL_CHUNK_THREADS", 32, 1024, true},
+      {"IDXMAP_RED_FULL_THREADS", 32, 1024, true},
+      {"IDXMAP_RED_FULL_UNROLL", 1, 32, false},
+      {"IDXMAP_RED_LOADS_FIRST", 0, 1, false},
+      {"IDXMAP_RED_MINBLOCKS", 0, 32, false},
+      {"IDXMAP_RED_ROW_K", 1, 32, true},
+      {"IDXMAP_RED_ROW_LANES", 1, 1024, true},
+      {"IDXMAP_RED_ROW_THREADS", 32, 1024, true},
+      {"IDXMAP_RED_ROW_UNROLL", 1, 64, false},
+      {"IDXMAP_ROWNORM_ELEMENTS", 1, 64, false},
+      {"IDXMAP_ROWNORM_EXACT_DIVIDE", 0, 1, false},
+      {"IDXMAP_TR_RVEC", 0, 4, false},
+      {"IDXMAP_TR_WARPS", 0, 32, false},
+      {"IDXMAP_TR_WVEC", 0, 4, false}};
+  return Knobs;
+}
+
 const std::vector<std::string> &tuningKnobNames() {
-  static const std::vector<std::string> Names = {
-      "IDXMAP_RED_COL_LANES",    "IDXMAP_RED_COL_SPLIT",
-      "IDXMAP_RED_COL_UNROLL",   "IDXMAP_RED_COL_WARPS",
-      "IDXMAP_RED_EVICT_FIRST",  "IDXMAP_RED_FULL_BLOCKS_PER_SM",
-      "IDXMAP_RED_FULL_CHUNK",   "IDXMAP_RED_FULL_CHUNK_THREADS",
-      "IDXMAP_RED_FULL_THREADS", "IDXMAP_RED_FULL_UNROLL",
-      "IDXMAP_RED_LOADS_FIRST",  "IDXMAP_RED_MINBLOCKS",
-      "IDXMAP_RED_ROW_K",        "IDXMAP_RED_ROW_LANES",
-      "IDXMAP_RED_ROW_THREADS",  "IDXMAP_RED_ROW_UNROLL",
-      "IDXMAP_ROWNORM_ELEMENTS", "IDXMAP_ROWNORM_EXACT_DIVIDE",
-      "IDXMAP_TR_RVEC",          "IDXMAP_TR_WARPS",
-      "IDXMAP_TR_WVEC"};
+  static const std::vector<std::string> Names = [] {
+    std::vector<std::string> N;
+    for (const TuningKnob &K : tuningKnobs())
+      N.push_back(K.Name);
+    return N;
+  }();
   return Names;
 }
 
+std::optional<std::string>
+validateTuning(const std::map<std::string, int64_t> &Tuning) {
+  for (const auto &[Name, Value] : Tuning) {
+    auto It = std::find_if(tuningKnobs().begin(), tuningKnobs().end(),
+                           [&](const TuningKnob &K) { return Name == K.Name; });
+    if (It == tuningKnobs().end())
+      return "unknown tuning knob '" + Name + "'";
+    if (Value < It->Lo || Value > It->Hi)
+      return "tuning knob " + Name + "=" + std::to_string(Value) +
+             " is out of range: valid values are " + std::to_string(It->Lo) +
+             " to " + std::to_string(It->Hi) +
+             (It->Pow2 ? " (rounded down to a power of two)" : "");
+  }
+  return std::nullopt;
+}
+
+/// An error about the options, not the input: no location.
+static Diagnostic optionError(std::string Message) {
+  return Diagnostic{{"", 0, 0}, std::move(Message), ""};
+}
+
+/// Bytes of kernel parameters fusion \p F needs: a pointer per parameter
+/// and output, and one for a reduction's workspace (counted for every
+/// fusion: the check comes before the emitter is known).
+static int64_t kernelParamBytes(const HloInstruction &F) {
+  const HloComputation &C = *F.fusedComputation();
+  const HloInstruction *Root = C.root();
+  int64_t Outputs =
+      Root->opcode() == HloOpcode::Tuple ? Root->operandCount() : 1;
+  return 8 * (C.parameterCount() + Outputs + 1);
+}
+
 Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
-  for (const auto &[Name, Value] : O.Tuning)
-    if (!std::binary_search(tuningKnobNames().begin(), tuningKnobNames().end(),
-                            Name)) {
-      Diagnostic D;
-      D.Loc.File = "<tuning>";
-      D.Message = "unknown tuning knob '" + Name + "'";
-      return D;
-    }
+  if (auto Err = validateTuning(O.Tuning))
+    return optionError(*Err);
   if (auto Err = validateTargetOptions(O.Target))
     return *Err;
   auto TM = createNvptxTargetMachine(O.Target);
@@ -58,12 +106,34 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
   codegen::MathOptions Math;
   Math.Precise = O.Target.PreciseMath;
   Math.Tuning = O.Tuning;
+  Math.Device = O.Device ? *O.Device : defaultDeviceModel(O.Target.Gpu);
   EmitResult R;
   bool Found = false;
   for (const HloInstruction *F : M.fusions()) {
     if (!O.OnlyFusion.empty() && F->name() != O.OnlyFusion)
       continue;
     Found = true;
+    // Before any analysis: the analysis and the IR grow with the
+    // parameters, and a launch could not pass them anyway.
+    if (int64_t Bytes = kernelParamBytes(*F);
+        Bytes > Math.Device.MaxKernelParamBytes)
+      return M.diagnose(
+          F->sourceOffset(),
+          "fusion '" + F->name() + "' needs " + std::to_string(Bytes) +
+              " bytes of kernel parameters (8 per parameter, output and "
+              "workspace), over the " +
+              Math.Device.Name + " limit of " +
+              std::to_string(Math.Device.MaxKernelParamBytes) + " bytes (" +
+              std::to_string(Math.Device.MaxKernelParamBytes / 8 - 1) +
+              " parameters and outputs)");
+    if (int64_t N = F->fusedComputation()->instructionCount();
+        O.MaxFusionInstructions > 0 && N > O.MaxFusionInstructions)
+      return M.diagnose(F->sourceOffset(),
+                        "fusion '" + F->name() + "' has " + std::to_string(N) +
+                            " instructions, over the emission budget of " +
+                            std::to_string(O.MaxFusionInstructions) +
+                            " (EmitOptions::MaxFusionInstructions, "
+                            "--max-fusion-instructions)");
     FusionAnalysis A = analyzeFusion(*F);
     Expected<KernelInfo> K = Diagnostic{};
     switch (A.Kind) {
@@ -87,6 +157,16 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
     }
     if (!K)
       return K.error();
+    // Emitters check their grid as they size it; shared arrays added
+    // later are checked here.
+    if (auto Why = checkLaunch(
+            Math.Device, {K->Grid[0], K->Grid[1], K->Grid[2]},
+            {K->Block[0], K->Block[1], K->Block[2]}, K->SharedBytes))
+      return M.diagnose(F->sourceOffset(),
+                        "fusion '" + F->name() +
+                            "': the kernel's launch does not fit the "
+                            "device: " +
+                            *Why);
     R.Kernels.push_back(std::move(*K));
   }
   if (!Found) {

@@ -8,6 +8,7 @@
 #include "idxmap/KernelInfo.h"
 
 #include <cctype>
+#include <cstdint>
 #include <map>
 #include <memory>
 
@@ -40,9 +41,9 @@ std::string kernelsToJson(const std::vector<KernelInfo> &Kernels,
     const KernelInfo &I = Kernels[K];
     R += "  {\"name\": " + jsonString(I.Name) +
          ", \"fusion\": " + jsonString(I.Fusion) +
-         ", \"emitter\": " + jsonString(I.Emitter) + ", \"grid\": " +
-         jsonInts({I.Grid[0], I.Grid[1], I.Grid[2]}) + ", \"block\": " +
-         jsonInts({I.Block[0], I.Block[1], I.Block[2]}) +
+         ", \"emitter\": " + jsonString(I.Emitter) +
+         ", \"grid\": " + jsonInts({I.Grid[0], I.Grid[1], I.Grid[2]}) +
+         ", \"block\": " + jsonInts({I.Block[0], I.Block[1], I.Block[2]}) +
          ", \"shared_bytes\": " + std::to_string(I.SharedBytes) +
          ", \"params\": [";
     for (size_t P = 0; P < I.Params.size(); ++P) {
@@ -109,10 +110,19 @@ private:
     return fail(std::string("expected '") + C + "'");
   }
   bool value(JValue &V) {
+    // The sidecar nests 4 deep; the bound keeps the recursion shallow.
+    struct Nest {
+      unsigned &D;
+      explicit Nest(unsigned &D) : D(++D) {}
+      ~Nest() { --D; }
+    } N(Depth);
     skip();
     V.Offset = Pos;
     if (Pos >= Text.size())
       return fail("unexpected end of input");
+    if (Depth > MaxDepth)
+      return fail("JSON nested deeper than " + std::to_string(MaxDepth) +
+                  " levels");
     char C = Text[Pos];
     if (C == '{') {
       ++Pos;
@@ -186,9 +196,11 @@ private:
     return fail("expected a JSON value");
   }
 
+  static constexpr unsigned MaxDepth = 32;
   std::string_view Text;
   std::string File;
   size_t Pos = 0;
+  unsigned Depth = 0;
   Diagnostic Err;
 };
 
@@ -210,13 +222,13 @@ Expected<std::vector<KernelInfo>> kernelsFromJson(std::string_view Text,
     if (It == Obj.O.end())
       return Fail(Obj, std::string("missing field '") + Name + "'");
     if (It->second.K != K)
-      return Fail(It->second, std::string("field '") + Name +
-                                  "' has the wrong type");
+      return Fail(It->second,
+                  std::string("field '") + Name + "' has the wrong type");
     Out = &It->second;
     return std::nullopt;
   };
-  auto Ints = [&](const JValue &A, std::vector<int64_t> &Out)
-      -> std::optional<Diagnostic> {
+  auto Ints = [&](const JValue &A,
+                  std::vector<int64_t> &Out) -> std::optional<Diagnostic> {
     for (const JValue &E : A.A) {
       if (E.K != JValue::Int)
         return Fail(E, "expected an integer");
@@ -267,6 +279,8 @@ Expected<std::vector<KernelInfo>> kernelsFromJson(std::string_view Text,
     }
     if (auto E = Field(K, "shared_bytes", JValue::Int, V))
       return *E;
+    if (V->I < 0 || V->I > INT32_MAX)
+      return Fail(*V, "'shared_bytes' out of range");
     I.SharedBytes = unsigned(V->I);
     if (auto E = Field(K, "params", JValue::Arr, V))
       return *E;
@@ -299,9 +313,25 @@ Expected<std::vector<KernelInfo>> kernelsFromJson(std::string_view Text,
         return *E;
       if (Layout.size() != Dims.size())
         return Fail(*F, "layout and shape have different ranks");
+      // Checked before anything is sized from them: dims that multiply
+      // without overflow (bytes included), a layout that permutes them.
+      int64_t Elements = 1;
+      for (int64_t D : Dims)
+        if (D < 0 || (D > 0 && Elements > (INT64_MAX / 16) / D))
+          return Fail(*F, "dimension out of range in 'shape'");
+        else
+          Elements *= D;
+      std::vector<bool> Seen(Dims.size());
+      for (int64_t L : Layout) {
+        if (L < 0 || L >= int64_t(Dims.size()) || Seen[size_t(L)])
+          return Fail(*F, "'layout' is not a permutation of the dims");
+        Seen[size_t(L)] = true;
+      }
       Pa.Type = Shape(*T, Dims, Layout);
       if (auto E = Field(P, "align", JValue::Int, F))
         return *E;
+      if (F->I < 1 || F->I > 4096 || (F->I & (F->I - 1)) != 0)
+        return Fail(*F, "'align' must be a power of two from 1 to 4096");
       Pa.Align = unsigned(F->I);
       I.Params.push_back(std::move(Pa));
     }

@@ -52,31 +52,58 @@ llvm::Value *physicalOffset(llvm::IRBuilderBase &B, const Shape &S,
 }
 
 int64_t knob(const std::map<std::string, int64_t> &Tuning, const char *Name,
-             int64_t Default, int64_t Lo, int64_t Hi, bool Pow2) {
+             int64_t Default) {
   // Checked in every build (the tests run without assertions): a knob the
   // list lacks could be set by neither --tune nor EmitOptions::Tuning.
-  if (!std::binary_search(tuningKnobNames().begin(), tuningKnobNames().end(),
-                          std::string(Name)))
+  auto It = std::find_if(
+      tuningKnobs().begin(), tuningKnobs().end(),
+      [&](const TuningKnob &K) { return std::string_view(Name) == K.Name; });
+  if (It == tuningKnobs().end())
     llvm::report_fatal_error(llvm::Twine("tuning knob ") + Name +
-                             " is not in tuningKnobNames()");
+                             " is not in tuningKnobs()");
+  const int64_t Lo = It->Lo, Hi = It->Hi;
   int64_t V = Default;
-  if (auto It = Tuning.find(Name); It != Tuning.end()) {
-    if (It->second >= Lo)
-      V = It->second;
+  if (auto T = Tuning.find(Name); T != Tuning.end()) {
+    // emitModule rejected values out of range (validateTuning).
+    V = T->second;
   } else if (const char *E = std::getenv(Name); E && *E) {
+    // A debugging aid: values below the range are ignored, values above it
+    // clamped.
     char *End = nullptr;
     long long X = std::strtoll(E, &End, 10);
     if (End && *End == 0 && X >= Lo)
       V = X;
   }
   V = std::clamp(V, Lo, Hi);
-  if (Pow2) {
+  if (It->Pow2) {
     int64_t P = 1;
-    while (P * 2 <= V)
+    while (P <= V / 2)
       P *= 2;
     V = P;
   }
   return V;
+}
+
+Diagnostic diagnoseAt(const HloInstruction &I, std::string Message) {
+  const HloComputation *C = I.parent();
+  if (C && C->parent())
+    return C->parent()->diagnose(I.sourceOffset(), std::move(Message));
+  return Diagnostic{{"", 0, 0}, std::move(Message), ""};
+}
+
+std::optional<Diagnostic> setLaunchShape(KernelInfo &Info,
+                                         const HloInstruction &F,
+                                         const DeviceModel &D, int64_t Blocks,
+                                         int64_t Threads, int64_t SharedBytes) {
+  if (auto Why = checkLaunch(D, {Blocks, 1, 1}, {Threads, 1, 1}, SharedBytes))
+    return diagnoseAt(F, "fusion '" + F.name() +
+                             "': the kernel's launch does "
+                             "not fit the device: " +
+                             *Why);
+  Info.Grid[0] = unsigned(Blocks);
+  Info.Block[0] = unsigned(Threads);
+  Info.SharedBytes = unsigned(SharedBytes);
+  return std::nullopt;
 }
 
 llvm::Value *loadWithHint(llvm::IRBuilderBase &B, llvm::Type *Ty,
@@ -225,10 +252,8 @@ llvm::Constant *reducerIdentity(llvm::LLVMContext &LC, const HloComputation &R,
 
 Diagnostic emitterRefusal(const HloInstruction &F, const std::string &Emitter,
                           const std::string &Why) {
-  return Diagnostic{{"<emit>", 1, 1},
-                    "fusion '" + F.name() + "': " + Emitter + " emitter: " +
-                        Why,
-                    ""};
+  return diagnoseAt(F, "fusion '" + F.name() + "': " + Emitter +
+                           " emitter: " + Why);
 }
 
 } // namespace codegen

@@ -9,9 +9,11 @@
 #define IDXMAP_CODEGEN_EMITTERS_EMITTERSUPPORT_H
 
 #include "idxmap/Delinearize.h"
+#include "idxmap/DeviceModel.h"
 #include "idxmap/Diagnostics.h"
 #include "idxmap/Expr.h"
 #include "idxmap/Hlo.h"
+#include "idxmap/KernelInfo.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/IR/Constants.h"
@@ -25,8 +27,9 @@
 namespace idxmap {
 namespace codegen {
 
-/// ceil(A / B) for A >= 0, B > 0: ceilDiv(170, 64) == 3.
-inline int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
+/// ceil(A / B) for A >= 0, B > 0, without overflow for any such A:
+/// ceilDiv(170, 64) == 3.
+inline int64_t ceilDiv(int64_t A, int64_t B) { return A / B + (A % B != 0); }
 
 /// The smallest power of two >= V (1 for V <= 1): nextPow2(24) == 32.
 inline int64_t nextPow2(int64_t V) {
@@ -45,21 +48,34 @@ enum class OffsetTermOrder { MinorToMajor, Logical };
 /// The physical (layout-order) linear offset of logical index \p Index in
 /// \p S, in \p IndexTy with nuw/nsw flags: for f32[4,8]{0,1}, index (i, j)
 /// gives `i + j * 4`. Unit dims contribute nothing.
-llvm::Value *physicalOffset(
-    llvm::IRBuilderBase &B, const Shape &S, llvm::ArrayRef<llvm::Value *> Index,
-    llvm::Type *IndexTy,
-    OffsetTermOrder Order = OffsetTermOrder::MinorToMajor);
+llvm::Value *
+physicalOffset(llvm::IRBuilderBase &B, const Shape &S,
+               llvm::ArrayRef<llvm::Value *> Index, llvm::Type *IndexTy,
+               OffsetTermOrder Order = OffsetTermOrder::MinorToMajor);
 
 /// A tuning knob of an emitter: \p Tuning's entry \p Name (set through
-/// EmitOptions::Tuning or `--tune`), else the environment variable \p Name,
-/// when it is an integer >= \p Lo; else \p Default (unset, empty, not a
-/// number or below \p Lo). Clamped to [Lo, Hi] and, with \p Pow2, rounded
-/// down to a power of two. Every name must be in tuningKnobNames().
+/// EmitOptions::Tuning or `--tune`, checked by validateTuning), else the
+/// environment variable \p Name when it is an integer in the knob's range
+/// (tuningKnobs()); else \p Default. With the knob's Pow2, rounded down to
+/// a power of two. Every name must be in tuningKnobs().
 /// Example: with IDXMAP_RED_ROW_LANES=300 in the environment and no entry,
-/// `knob(T, "IDXMAP_RED_ROW_LANES", 256, 1, 1024)` is 256 (300 rounded
-/// down); with the entry 512, 512.
+/// `knob(T, "IDXMAP_RED_ROW_LANES", 256)` is 256 (300 rounded down); with
+/// the entry 512, 512.
 int64_t knob(const std::map<std::string, int64_t> &Tuning, const char *Name,
-             int64_t Default, int64_t Lo, int64_t Hi, bool Pow2 = true);
+             int64_t Default);
+
+/// The diagnostic at \p I's place in its module's source (no location for
+/// an instruction built without a module): every emission error is about
+/// an instruction of the input.
+Diagnostic diagnoseAt(const HloInstruction &I, std::string Message);
+
+/// Checks a one-dimensional launch of \p Blocks blocks of \p Threads
+/// threads and \p SharedBytes bytes of shared memory against \p D and
+/// records it in \p Info; when it does not fit, the diagnostic at fusion
+/// \p F ("fusion 'F' needs grid.x = 4294967296, over the H100 limit ...").
+std::optional<Diagnostic>
+setLaunchShape(KernelInfo &Info, const HloInstruction &F, const DeviceModel &D,
+               int64_t Blocks, int64_t Threads, int64_t SharedBytes = 0);
 
 /// How a parameter load may use the caches.
 enum class CacheHint {
@@ -113,7 +129,7 @@ llvm::Constant *reducerIdentity(llvm::LLVMContext &LC, const HloComputation &R,
                                 PrimitiveType PT);
 
 /// The diagnostic an emitter returns when it cannot do fusion \p F:
-/// "fusion 'F': <Emitter> emitter: <Why>" at `<emit>:1:1`.
+/// "fusion 'F': <Emitter> emitter: <Why>" at F in the module's source.
 Diagnostic emitterRefusal(const HloInstruction &F, const std::string &Emitter,
                           const std::string &Why);
 

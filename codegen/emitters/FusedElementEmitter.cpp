@@ -15,6 +15,7 @@
 #include "llvm/IR/Constants.h"
 
 #include <cassert>
+#include <functional>
 
 namespace idxmap {
 namespace codegen {
@@ -32,8 +33,7 @@ FusedElementEmitter::indexingOf(const HloInstruction &I, int64_t OutputId) {
   auto Key = std::make_pair(&I, OutputId);
   auto It = Indexing.find(Key);
   if (It == Indexing.end())
-    It = Indexing
-             .emplace(Key, computeOutputToInputIndexing(Ctx, I, OutputId))
+    It = Indexing.emplace(Key, computeOutputToInputIndexing(Ctx, I, OutputId))
              .first;
   return It->second;
 }
@@ -59,6 +59,12 @@ llvm::Value *FusedElementEmitter::inDomain(const IndexingMap &Map,
   return emitDomainCheck(B, Map, Index, Syms, IndexTy, O);
 }
 
+void FusedElementEmitter::forget(std::vector<CacheKey> &Keys) {
+  for (const CacheKey &K : Keys)
+    Cache.erase(K);
+  Keys.clear();
+}
+
 llvm::Value *
 FusedElementEmitter::emitIfElse(llvm::Value *Cond,
                                 const std::function<llvm::Value *()> &Then,
@@ -71,21 +77,56 @@ FusedElementEmitter::emitIfElse(llvm::Value *Cond,
   auto *ElseBB = llvm::BasicBlock::Create(LC, "else", F);
   auto *Merge = llvm::BasicBlock::Create(LC, "merge", F);
   B.CreateCondBr(Cond, ThenBB, ElseBB);
-  auto Saved = Cache;
+  // Values computed in a branch do not dominate the other branch or the
+  // merge: forgotten when the branch ends.
+  std::vector<CacheKey> Branch, *Outer = Added;
+  Added = &Branch;
   B.SetInsertPoint(ThenBB);
   llvm::Value *TV = Then();
   llvm::BasicBlock *ThenEnd = B.GetInsertBlock();
   B.CreateBr(Merge);
-  Cache = Saved;
+  forget(Branch);
   B.SetInsertPoint(ElseBB);
   llvm::Value *EV = Else();
   llvm::BasicBlock *ElseEnd = B.GetInsertBlock();
   B.CreateBr(Merge);
-  Cache = Saved;
+  forget(Branch);
+  Added = Outer;
   B.SetInsertPoint(Merge);
   llvm::PHINode *Phi = B.CreatePHI(TV->getType(), 2);
   Phi->addIncoming(TV, ThenEnd);
   Phi->addIncoming(EV, ElseEnd);
+  return Phi;
+}
+
+llvm::Value *FusedElementEmitter::emitSwitch(
+    llvm::Value *Sel, size_t N,
+    const std::function<llvm::Value *(size_t)> &Case) {
+  llvm::Function *F = B.GetInsertBlock()->getParent();
+  llvm::LLVMContext &LC = B.getContext();
+  std::vector<llvm::BasicBlock *> Cases;
+  for (size_t K = 0; K < N; ++K)
+    Cases.push_back(llvm::BasicBlock::Create(LC, "case", F));
+  auto *Merge = llvm::BasicBlock::Create(LC, "merge", F);
+  auto *SelTy = llvm::cast<llvm::IntegerType>(Sel->getType());
+  llvm::SwitchInst *SW = B.CreateSwitch(Sel, Cases.back(), unsigned(N - 1));
+  for (size_t K = 0; K + 1 < N; ++K)
+    SW->addCase(llvm::ConstantInt::get(SelTy, K), Cases[K]);
+  std::vector<CacheKey> Branch, *Outer = Added;
+  Added = &Branch;
+  std::vector<std::pair<llvm::Value *, llvm::BasicBlock *>> In;
+  for (size_t K = 0; K < N; ++K) {
+    B.SetInsertPoint(Cases[K]);
+    llvm::Value *V = Case(K);
+    In.push_back({V, B.GetInsertBlock()});
+    B.CreateBr(Merge);
+    forget(Branch);
+  }
+  Added = Outer;
+  B.SetInsertPoint(Merge);
+  llvm::PHINode *Phi = B.CreatePHI(In.front().first->getType(), unsigned(N));
+  for (auto &[V, From] : In)
+    Phi->addIncoming(V, From);
   return Phi;
 }
 
@@ -107,23 +148,164 @@ FusedElementEmitter::runtimeOffset(const RuntimeBinding &Bd,
   return B.CreateSelect(B.CreateICmpSGT(V, Hi), Hi, V);
 }
 
-llvm::Value *FusedElementEmitter::valueAt(const HloInstruction &I,
-                                          llvm::ArrayRef<llvm::Value *> Index,
-                                          int64_t OutputId) {
+llvm::Value *FusedElementEmitter::lookup(const HloInstruction &I,
+                                         llvm::ArrayRef<llvm::Value *> Index,
+                                         int64_t OutputId) {
   if (!Overrides.empty()) {
     auto O = Overrides.find(&I);
     if (O != Overrides.end())
       return O->second(Index);
   }
-  auto Key = std::make_tuple(&I, OutputId,
-                             std::vector<llvm::Value *>(Index.begin(),
-                                                        Index.end()));
-  auto It = Cache.find(Key);
-  if (It != Cache.end())
-    return It->second;
-  llvm::Value *V = compute(I, Index, OutputId);
-  Cache[Key] = V;
-  return V;
+  auto It = Cache.find(std::make_tuple(
+      &I, OutputId, std::vector<llvm::Value *>(Index.begin(), Index.end())));
+  return It != Cache.end() ? It->second : nullptr;
+}
+
+FusedElementEmitter::Step FusedElementEmitter::stepOf(const HloInstruction &I,
+                                                      int64_t OutputId) {
+  switch (I.opcode()) {
+  case HloOpcode::Parameter:
+  case HloOpcode::Constant:
+  case HloOpcode::Iota:
+  case HloOpcode::Reduce:
+  case HloOpcode::Pad:
+  case HloOpcode::Concatenate:
+  case HloOpcode::DynamicUpdateSlice:
+    return Step::Compute;
+  case HloOpcode::Tuple:
+  case HloOpcode::GetTupleElement:
+    return Step::Forward;
+  default:
+    break;
+  }
+  if (isElementwise(I.opcode()))
+    return Step::Elementwise;
+  const InstructionIndexing &Idx = indexingOf(I, OutputId);
+  if ((Idx.Operands.size() == 1 && Idx.Operands[0].size() == 1 &&
+       !Idx.Operands[0][0].Map.isUndefined() &&
+       Idx.Operands[0][0].Map.numRangeVars() == 0) ||
+      I.opcode() == HloOpcode::DynamicSlice)
+    return Step::Read;
+  return Step::Compute;
+}
+
+bool FusedElementEmitter::nextOperand(Frame &F, Request &R) {
+  const HloInstruction &I = *F.I;
+  switch (F.Kind) {
+  case Step::Forward:
+    if (F.Next++ > 0)
+      return false;
+    if (I.opcode() == HloOpcode::Tuple)
+      R = {I.operand(F.OutputId), F.Index, 0};
+    else
+      R = {I.operand(0), F.Index, I.tupleIndex()};
+    return true;
+  case Step::Elementwise: {
+    if (F.Next == I.operandCount())
+      return false;
+    const HloInstruction *O = I.operand(F.Next++);
+    R = {O, O->shape().isScalar() ? std::vector<llvm::Value *>{} : F.Index, 0};
+    return true;
+  }
+  case Step::Read: {
+    if (F.Next++ > 0)
+      return false;
+    const OperandMap &OM = indexingOf(I, F.OutputId).Operands[0].front();
+    std::vector<llvm::Value *> Syms;
+    for (unsigned V = 0; V < OM.Map.numRuntimeVars(); ++V)
+      Syms.push_back(runtimeOffset(OM.Bindings[V],
+                                   OM.Map.runtimeVars()[V].Bound, F.Index));
+    R = {I.operand(0), applyMap(OM.Map, F.Index, Syms), 0};
+    return true;
+  }
+  case Step::Compute:
+    return false;
+  }
+  return false;
+}
+
+llvm::Value *FusedElementEmitter::valueAt(const HloInstruction &I,
+                                          llvm::ArrayRef<llvm::Value *> Index,
+                                          int64_t OutputId) {
+  if (llvm::Value *V = lookup(I, Index, OutputId))
+    return V;
+  // Depth-first over the operands with an explicit stack, in the order a
+  // recursive walk would emit them: each operand's value before the next
+  // operand's index, the instruction's own IR last. Only ops that branch
+  // or loop (compute()) call back into valueAt, so the native stack grows
+  // with their nesting (checked by fusionNestingDepth), not with the
+  // length of a chain.
+  std::vector<Frame> Stack;
+  Stack.push_back({&I,
+                   std::vector<llvm::Value *>(Index.begin(), Index.end()),
+                   OutputId,
+                   stepOf(I, OutputId),
+                   0,
+                   {}});
+  while (true) {
+    Request R;
+    if (nextOperand(Stack.back(), R)) {
+      if (llvm::Value *V = lookup(*R.I, R.Index, R.OutputId)) {
+        Stack.back().Ops.push_back(V);
+        continue;
+      }
+      Step K = stepOf(*R.I, R.OutputId);
+      Stack.push_back({R.I, std::move(R.Index), R.OutputId, K, 0, {}});
+      continue;
+    }
+    Frame &F = Stack.back();
+    llvm::Value *V = nullptr;
+    switch (F.Kind) {
+    case Step::Forward:
+    case Step::Read:
+      V = F.Ops.front();
+      break;
+    case Step::Elementwise:
+      V = emitElementwise(B, *F.I, F.Ops, Math);
+      break;
+    case Step::Compute:
+      V = compute(*F.I, F.Index, F.OutputId);
+      break;
+    }
+    CacheKey Key(F.I, F.OutputId, std::move(F.Index));
+    if (Added)
+      Added->push_back(Key);
+    Cache[std::move(Key)] = V;
+    Stack.pop_back();
+    if (Stack.empty())
+      return V;
+    Stack.back().Ops.push_back(V);
+  }
+}
+
+llvm::Value *
+FusedElementEmitter::operandNumber(llvm::Value *V,
+                                   const std::vector<int64_t> &Offsets) {
+  // Table[j] = Offsets[j], padded to a power of two with the largest
+  // index value; J = the last j with Table[j] <= V, found by halving steps.
+  auto *Ty = llvm::cast<llvm::IntegerType>(IndexTy);
+  const int64_t Pad = Ty->getBitWidth() == 32 ? INT32_MAX : INT64_MAX;
+  size_t P = 1;
+  while (P < Offsets.size())
+    P *= 2;
+  std::vector<llvm::Constant *> Table;
+  for (size_t J = 0; J < P; ++J)
+    Table.push_back(llvm::ConstantInt::get(
+        Ty, J < Offsets.size() ? Offsets[J] : Pad, /*IsSigned=*/true));
+  auto *AT = llvm::ArrayType::get(Ty, P);
+  auto *G = new llvm::GlobalVariable(
+      *B.GetInsertBlock()->getModule(), AT, /*isConstant=*/true,
+      llvm::GlobalValue::PrivateLinkage, llvm::ConstantArray::get(AT, Table),
+      "concat.offsets");
+  llvm::Value *J = llvm::ConstantInt::get(Ty, 0);
+  for (size_t Step = P / 2; Step >= 1; Step /= 2) {
+    llvm::Value *Cand =
+        B.CreateAdd(J, llvm::ConstantInt::get(Ty, Step), "", true, true);
+    llvm::Value *At = B.CreateLoad(
+        Ty, B.CreateInBoundsGEP(AT, G, {llvm::ConstantInt::get(Ty, 0), Cand}));
+    J = B.CreateSelect(B.CreateICmpSGE(V, At), Cand, J);
+  }
+  return J;
 }
 
 llvm::Value *FusedElementEmitter::compute(const HloInstruction &I,
@@ -150,11 +332,11 @@ llvm::Value *FusedElementEmitter::compute(const HloInstruction &I,
         llvm::ConstantArray::get(AT, Elems), I.name() + ".const");
     llvm::Value *Lin = llvm::ConstantInt::get(IndexTy, 0);
     for (int64_t D = 0; D < I.shape().rank(); ++D)
-      Lin = B.CreateAdd(B.CreateMul(Lin, llvm::ConstantInt::get(
-                                             IndexTy, I.shape().Dims[D])),
-                        Index[D]);
-    llvm::Value *P = B.CreateInBoundsGEP(
-        AT, G, {llvm::ConstantInt::get(IndexTy, 0), Lin});
+      Lin = B.CreateAdd(
+          B.CreateMul(Lin, llvm::ConstantInt::get(IndexTy, I.shape().Dims[D])),
+          Index[D]);
+    llvm::Value *P =
+        B.CreateInBoundsGEP(AT, G, {llvm::ConstantInt::get(IndexTy, 0), Lin});
     return B.CreateLoad(T, P);
   }
   case HloOpcode::Iota: {
@@ -164,36 +346,21 @@ llvm::Value *FusedElementEmitter::compute(const HloInstruction &I,
       return fromCompute(B, B.CreateSIToFP(V, computeType(LC, PT)), PT);
     return B.CreateSExtOrTrunc(V, valueType(LC, PT));
   }
-  case HloOpcode::Tuple:
-    return valueAt(*I.operand(OutputId), Index);
-  case HloOpcode::GetTupleElement:
-    return valueAt(*I.operand(0), Index, I.tupleIndex());
   case HloOpcode::Reduce:
     return emitReduce(I, Index, OutputId);
   default:
     break;
   }
 
+  // A choice between operands by domain (stepOf sends elementwise ops and
+  // plain reads to valueAt's own walk).
   const InstructionIndexing &Idx = indexingOf(I, OutputId);
-  if (isElementwise(Op)) {
-    std::vector<llvm::Value *> Ops;
-    for (int64_t K = 0; K < I.operandCount(); ++K) {
-      const HloInstruction &O = *I.operand(K);
-      Ops.push_back(O.shape().isScalar()
-                        ? valueAt(O, {})
-                        : valueAt(O, Index));
-    }
-    return emitElementwise(B, I, Ops, Math);
-  }
-
-  // Data movement: one operand read through its map, or a choice between
-  // operands by domain.
   auto Read = [&](int64_t K) -> llvm::Value * {
     const OperandMap &OM = Idx.Operands[K].front();
     std::vector<llvm::Value *> Syms;
     for (unsigned R = 0; R < OM.Map.numRuntimeVars(); ++R)
-      Syms.push_back(runtimeOffset(OM.Bindings[R], OM.Map.runtimeVars()[R].Bound,
-                                   Index));
+      Syms.push_back(
+          runtimeOffset(OM.Bindings[R], OM.Map.runtimeVars()[R].Bound, Index));
     return valueAt(*I.operand(K), applyMap(OM.Map, Index, Syms));
   };
   switch (Op) {
@@ -206,22 +373,42 @@ llvm::Value *FusedElementEmitter::compute(const HloInstruction &I,
         [&] { return valueAt(*I.operand(1), {}); });
   }
   case HloOpcode::Concatenate: {
-    // Operand k covers [offset_k, offset_k + size_k) of the concat dim.
-    std::function<llvm::Value *(int64_t)> Pick = [&](int64_t K) {
-      if (K + 1 == I.operandCount())
-        return Read(K);
-      const IndexingMap &MK = Idx.Operands[K].front().Map;
-      return emitIfElse(inDomain(MK, Index, {}, I.shape()), [&] { return Read(K); },
-                        [&] { return Pick(K + 1); });
+    // Operand k covers [Offset_k, Offset_{k+1}) of the concat dim. Few
+    // operands: a binary tree of branches; more: the operand's number from
+    // a branch-free binary search over a table of the offsets, then one
+    // switch (linear IR; a chain of domain checks was quadratic).
+    const size_t D = size_t(I.dimensions().front());
+    std::vector<int64_t> Ks, Offsets;
+    int64_t Offset = 0;
+    for (int64_t K = 0; K < I.operandCount(); ++K) {
+      int64_t Size = I.operand(K)->shape().Dims[D];
+      if (Size == 0)
+        continue;
+      Ks.push_back(K);
+      Offsets.push_back(Offset);
+      Offset += Size;
+    }
+    if (Ks.size() > 4)
+      return emitSwitch(operandNumber(Index[D], Offsets), Ks.size(),
+                        [&](size_t J) { return Read(Ks[J]); });
+    std::function<llvm::Value *(size_t, size_t)> Pick = [&](size_t Lo,
+                                                            size_t Hi) {
+      if (Hi - Lo == 1)
+        return Read(Ks[Lo]);
+      size_t Mid = Lo + (Hi - Lo) / 2;
+      llvm::Value *Cond = B.CreateICmpSLT(
+          Index[D], llvm::ConstantInt::get(IndexTy, Offsets[Mid]));
+      return emitIfElse(
+          Cond, [&] { return Pick(Lo, Mid); }, [&] { return Pick(Mid, Hi); });
     };
-    return Pick(0);
+    return Pick(0, Ks.size());
   }
   case HloOpcode::DynamicUpdateSlice: {
     const OperandMap &OM = Idx.Operands[1].front();
     std::vector<llvm::Value *> Syms;
     for (unsigned R = 0; R < OM.Map.numRuntimeVars(); ++R)
-      Syms.push_back(runtimeOffset(OM.Bindings[R], OM.Map.runtimeVars()[R].Bound,
-                                   Index));
+      Syms.push_back(
+          runtimeOffset(OM.Bindings[R], OM.Map.runtimeVars()[R].Bound, Index));
     return emitIfElse(
         inDomain(OM.Map, Index, Syms, I.shape()),
         [&] { return valueAt(*I.operand(1), applyMap(OM.Map, Index, Syms)); },
@@ -230,19 +417,14 @@ llvm::Value *FusedElementEmitter::compute(const HloInstruction &I,
   default:
     break;
   }
-  if (Idx.Operands.size() == 1 && Idx.Operands[0].size() == 1 &&
-      !Idx.Operands[0][0].Map.isUndefined() &&
-      Idx.Operands[0][0].Map.numRangeVars() == 0)
-    return Read(0);
-  if (Op == HloOpcode::DynamicSlice)
-    return Read(0);
   assert(false && "op not supported by the fused element emitter");
   return llvm::UndefValue::get(valueType(LC, I.shape().Type));
 }
 
-llvm::Value *FusedElementEmitter::emitReduce(const HloInstruction &I,
-                                             llvm::ArrayRef<llvm::Value *> Index,
-                                             int64_t OutputId) {
+llvm::Value *
+FusedElementEmitter::emitReduce(const HloInstruction &I,
+                                llvm::ArrayRef<llvm::Value *> Index,
+                                int64_t OutputId) {
   // A reduce inside a loop body: a sequential loop over the reduced index
   // space, in row-major order like the interpreter. An f16/bf16 sum
   // accumulates in f32 and rounds once at the end, as the interpreter sums

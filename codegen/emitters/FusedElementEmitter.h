@@ -71,6 +71,33 @@ public:
   llvm::Type *indexType() const { return IndexTy; }
 
 private:
+  /// How valueAt gets an instruction's value: from its operands' values
+  /// (Forward: the one operand's, tuple and get-tuple-element; Elementwise;
+  /// Read: one operand read through the op's map), or by compute(), which
+  /// asks valueAt for what it needs (leaves, and ops that branch or loop).
+  enum class Step { Forward, Elementwise, Read, Compute };
+  /// A value valueAt needs.
+  struct Request {
+    const HloInstruction *I = nullptr;
+    std::vector<llvm::Value *> Index;
+    int64_t OutputId = 0;
+  };
+  /// A value valueAt is computing: its operands' values so far.
+  struct Frame {
+    const HloInstruction *I;
+    std::vector<llvm::Value *> Index;
+    int64_t OutputId;
+    Step Kind;
+    int64_t Next = 0;
+    std::vector<llvm::Value *> Ops;
+  };
+  /// The override's value or the cached one, else null.
+  llvm::Value *lookup(const HloInstruction &I,
+                      llvm::ArrayRef<llvm::Value *> Index, int64_t OutputId);
+  Step stepOf(const HloInstruction &I, int64_t OutputId);
+  /// The next operand value \p F needs in \p R (emitting the IR of its
+  /// index), or false when F has all it needs.
+  bool nextOperand(Frame &F, Request &R);
   llvm::Value *compute(const HloInstruction &I,
                        llvm::ArrayRef<llvm::Value *> Index, int64_t OutputId);
   /// The operand index of \p Map (an output-to-input map of an op) at
@@ -88,6 +115,15 @@ private:
   llvm::Value *emitIfElse(llvm::Value *Cond,
                           const std::function<llvm::Value *()> &Then,
                           const std::function<llvm::Value *()> &Else);
+  /// Emits Case(Sel) for \p Sel in [0, N) with a switch over real
+  /// branches (the last case is the default).
+  llvm::Value *emitSwitch(llvm::Value *Sel, size_t N,
+                          const std::function<llvm::Value *(size_t)> &Case);
+  /// The last j with \p Offsets[j] <= \p V (Offsets ascending from 0), by
+  /// a branch-free binary search over a constant table: a concatenate's
+  /// operand number.
+  llvm::Value *operandNumber(llvm::Value *V,
+                             const std::vector<int64_t> &Offsets);
   llvm::Value *emitReduce(const HloInstruction &I,
                           llvm::ArrayRef<llvm::Value *> Index,
                           int64_t OutputId);
@@ -102,10 +138,14 @@ private:
   ParameterLoader Loader;
   MathOptions Math;
   llvm::Type *IndexTy;
-  std::map<std::tuple<const HloInstruction *, int64_t,
-                      std::vector<llvm::Value *>>,
-           llvm::Value *>
-      Cache;
+  using CacheKey =
+      std::tuple<const HloInstruction *, int64_t, std::vector<llvm::Value *>>;
+  std::map<CacheKey, llvm::Value *> Cache;
+  /// Keys added to Cache since the innermost branch being emitted began
+  /// (emitIfElse, emitSwitch); null outside branches.
+  std::vector<CacheKey> *Added = nullptr;
+  /// Erases \p Keys from Cache and clears it.
+  void forget(std::vector<CacheKey> &Keys);
   std::map<std::pair<const HloInstruction *, int64_t>, InstructionIndexing>
       Indexing;
   std::map<const HloInstruction *, ValueOverride> Overrides;

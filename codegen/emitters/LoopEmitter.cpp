@@ -42,10 +42,8 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
   Context Ctx;
   for (const HloInstruction *R : A.Roots)
     if (!R->shape().isArray())
-      return Diagnostic{{"<emit>", 1, 1},
-                        "fusion '" + F.name() + "': output '" + R->name() +
-                            "' is not an array",
-                        ""};
+      return diagnoseAt(*R, "fusion '" + F.name() + "': output '" + R->name() +
+                                "' is not an array");
   // Outputs of one shape and layout share one thread mapping and vector
   // width; otherwise each output is walked by the thread ids on its own
   // (scalar accesses), over a grid sized by the largest output.
@@ -71,15 +69,20 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
           G[I].push_back(std::move(OM));
   const Shape &OutShape = Largest->shape();
   int64_t N = OutShape.numElements(), V = TM.Vector, T = TM.ThreadsPerBlock;
-  int64_t Threads = (N + V - 1) / V;
+  int64_t Threads = ceilDiv(N, V);
+  // More blocks than grid.x allows: each block walks blocks bl, bl + Grid,
+  // ... of the mapping (a grid-stride loop), Iters of them at most.
+  const int64_t Iters = ceilDiv(TM.Blocks, Math.Device.MaxGrid[0]);
+  const int64_t Grid = ceilDiv(TM.Blocks, Iters);
+  const bool Stride = Iters > 1;
 
   llvm::LLVMContext &LC = M.getContext();
   KernelInfo Info;
   Info.Name = kernelName(F.name());
   Info.Fusion = F.name();
   Info.Emitter = "loop";
-  Info.Grid[0] = unsigned(TM.Blocks);
-  Info.Block[0] = unsigned(T);
+  if (auto Err = setLaunchShape(Info, F, Math.Device, Grid, T))
+    return *Err;
   std::vector<KernelParamSpec> Specs;
   for (const HloInstruction *P : C.parameters()) {
     Specs.push_back({P->name(), KernelParamRole::Input, 16, nullptr});
@@ -97,23 +100,51 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
   int64_t MaxElements = N;
   for (const HloInstruction *P : C.parameters())
     MaxElements = std::max(MaxElements, P->shape().numElements());
-  llvm::Type *IndexTy = MaxElements * 16 < (int64_t(1) << 31)
-                            ? B.getInt32Ty()
-                            : B.getInt64Ty();
-  llvm::Value *Th = B.CreateZExtOrTrunc(
-      emitThreadId(B, GpuDim::X, unsigned(T)), IndexTy);
-  llvm::Value *Bl = B.CreateZExtOrTrunc(
-      emitBlockId(B, GpuDim::X, unsigned(TM.Blocks)), IndexTy);
+  llvm::Type *IndexTy =
+      MaxElements < (int64_t(1) << 31) / 16 ? B.getInt32Ty() : B.getInt64Ty();
+  llvm::Value *Th =
+      B.CreateZExtOrTrunc(emitThreadId(B, GpuDim::X, unsigned(T)), IndexTy);
+  llvm::Value *Bl =
+      B.CreateZExtOrTrunc(emitBlockId(B, GpuDim::X, unsigned(Grid)), IndexTy);
 
   // Threads past the last run do nothing (runs are whole: V divides N).
   llvm::BasicBlock *Exit = llvm::BasicBlock::Create(LC, "exit", K);
+  // Where a thread goes when its block is done: the exit, or with a grid
+  // stride the latch that moves on to the block Grid further.
+  llvm::BasicBlock *Done = Exit;
+  llvm::PHINode *StrideBl = nullptr;
+  if (Stride) {
+    llvm::BasicBlock *Entry = B.GetInsertBlock();
+    auto *Loop = llvm::BasicBlock::Create(LC, "stride", K);
+    Done = llvm::BasicBlock::Create(LC, "stride.next", K);
+    B.CreateBr(Loop);
+    B.SetInsertPoint(Loop);
+    StrideBl = B.CreatePHI(IndexTy, 2, "bl");
+    StrideBl->addIncoming(Bl, Entry);
+    Bl = StrideBl;
+  }
+  // Closes the kernel: the grid-stride latch (when there is one), the exit.
+  auto Finish = [&] {
+    B.CreateBr(Done);
+    if (Stride) {
+      B.SetInsertPoint(Done);
+      llvm::Value *Next = B.CreateAdd(
+          StrideBl, llvm::ConstantInt::get(IndexTy, Grid), "", true, true);
+      StrideBl->addIncoming(Next, Done);
+      B.CreateCondBr(
+          B.CreateICmpULT(Next, llvm::ConstantInt::get(IndexTy, TM.Blocks)),
+          StrideBl->getParent(), Exit);
+    }
+    B.SetInsertPoint(Exit);
+    B.CreateRetVoid();
+  };
   if (TM.Blocks * T != Threads) {
-    llvm::Value *Tid = B.CreateAdd(
-        B.CreateMul(Bl, llvm::ConstantInt::get(IndexTy, T)), Th);
+    llvm::Value *Tid =
+        B.CreateAdd(B.CreateMul(Bl, llvm::ConstantInt::get(IndexTy, T)), Th);
     auto *Body = llvm::BasicBlock::Create(LC, "body", K);
     B.CreateCondBr(
         B.CreateICmpULT(Tid, llvm::ConstantInt::get(IndexTy, Threads)), Body,
-        Exit);
+        Done);
     B.SetInsertPoint(Body);
   }
 
@@ -124,10 +155,10 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
     const HloInstruction *P = C.parameters()[K2];
     auto It = G.find(P);
     bool OneMap = It != G.end() && It->second.size() == 1;
-    Width[P] = Uniform && OneMap && K2 < Reports.size() &&
-                       Reports[K2].VectorWidth > 1
-                   ? Reports[K2].VectorWidth
-                   : 1;
+    Width[P] =
+        Uniform && OneMap && K2 < Reports.size() && Reports[K2].VectorWidth > 1
+            ? Reports[K2].VectorWidth
+            : 1;
   }
   int64_t Lane = 0;
   // A vector load is reused only in the block that loaded it (values from a
@@ -140,8 +171,8 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
     if (W > 1) {
       auto Key = std::make_pair(&P, Lane / W);
       llvm::Value *Vec = Vectors[Key];
-      if (Vec && llvm::cast<llvm::Instruction>(Vec)->getParent() !=
-                     B.GetInsertBlock())
+      if (Vec &&
+          llvm::cast<llvm::Instruction>(Vec)->getParent() != B.GetInsertBlock())
         Vec = nullptr;
       if (!Vec) {
         // The proof: this lane's element is the group's first plus
@@ -162,17 +193,16 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
     // Each output on its own: thread id t computes element t (physical
     // order) of every output that has one.
     llvm::Value *Tid = B.CreateAdd(
-        B.CreateMul(Bl, llvm::ConstantInt::get(IndexTy, T), "", true, true),
-        Th, "", true, true);
+        B.CreateMul(Bl, llvm::ConstantInt::get(IndexTy, T), "", true, true), Th,
+        "", true, true);
     for (size_t R = 0; R < A.Roots.size(); ++R) {
       const Shape &S = A.Roots[R]->shape();
       int64_t NR = S.numElements();
       ThreadMapping RM = loopThreadMapping(Ctx, S, 1, T);
       auto *Body = llvm::BasicBlock::Create(LC, "out" + std::to_string(R), K);
       auto *Next = llvm::BasicBlock::Create(LC, "next" + std::to_string(R), K);
-      B.CreateCondBr(
-          B.CreateICmpULT(Tid, llvm::ConstantInt::get(IndexTy, NR)), Body,
-          Next);
+      B.CreateCondBr(B.CreateICmpULT(Tid, llvm::ConstantInt::get(IndexTy, NR)),
+                     Body, Next);
       B.SetInsertPoint(Body);
       RangeEvaluator RRE(RM.Map);
       std::vector<llvm::Value *> Idx;
@@ -191,9 +221,7 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
       FE.clearCache();
       Vectors.clear();
     }
-    B.CreateBr(Exit);
-    B.SetInsertPoint(Exit);
-    B.CreateRetVoid();
+    Finish();
     return Info;
   }
   RangeEvaluator RE(TM.Map);
@@ -210,9 +238,9 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
   // Stores: the loop mapping walks the output in physical order, so the
   // thread's run starts at (bl * T + th) * V.
   llvm::Value *Start = B.CreateMul(
-      B.CreateAdd(B.CreateMul(Bl, llvm::ConstantInt::get(IndexTy, T), "",
-                              true, true),
-                  Th, "", true, true),
+      B.CreateAdd(
+          B.CreateMul(Bl, llvm::ConstantInt::get(IndexTy, T), "", true, true),
+          Th, "", true, true),
       llvm::ConstantInt::get(IndexTy, V), "", true, true);
   for (size_t R = 0; R < A.Roots.size(); ++R) {
     PrimitiveType PT = A.Roots[R]->shape().Type;
@@ -232,9 +260,7 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
                                   uint64_t(L));
     B.CreateAlignedStore(Vec, Ptr, llvm::Align(V * Bytes));
   }
-  B.CreateBr(Exit);
-  B.SetInsertPoint(Exit);
-  B.CreateRetVoid();
+  Finish();
   return Info;
 }
 

@@ -166,8 +166,9 @@ private:
   /// Creates the kernel; with \p Workspace its last parameter is the
   /// per-launch workspace (KernelInfo::WorkspaceBytes) that scratchArrays
   /// and arriveLast carve up.
-  void createFunction(unsigned Threads, unsigned Blocks, unsigned Shared,
-                      bool Workspace = false);
+  std::optional<Diagnostic> createFunction(int64_t Threads, int64_t Blocks,
+                                           int64_t Shared,
+                                           bool Workspace = false);
   /// Builds `(th_x, bl_x)[syms...] -> input index` from the linear offset
   /// and proves each parameter's vector width under it.
   void setInputMap(std::vector<Variable> Syms, Expr Lin,
@@ -335,8 +336,7 @@ private:
   std::map<const HloInstruction *, int64_t> Width;
   /// How each parameter is loaded: EvictFirst for those read exactly once.
   std::map<const HloInstruction *, CacheHint> Hint;
-  std::map<std::tuple<const HloInstruction *, int64_t, int64_t>,
-           llvm::Value *>
+  std::map<std::tuple<const HloInstruction *, int64_t, int64_t>, llvm::Value *>
       Vectors;
   int64_t CurSlot = 0, CurLane = 0;
   /// Guard of the side stores of the step valuesAt computes.
@@ -451,11 +451,10 @@ ReductionKernel::arriveLast(llvm::Value *Idx, int64_t N, int64_t Arrivals) {
   llvm::Value *CPtr = B.CreateInBoundsGEP(B.getInt32Ty(), Counter, Idx);
   emitBarrier(B);
   emitIf(B.CreateICmpEQ(Th, cst(0)), [&] {
-    llvm::Value *Old = B.CreateAtomicRMW(
-        llvm::AtomicRMWInst::Add, CPtr, B.getInt32(1), llvm::MaybeAlign(4),
-        llvm::AtomicOrdering::Monotonic);
-    llvm::Value *Last =
-        B.CreateICmpEQ(Old, B.getInt32(unsigned(Arrivals - 1)));
+    llvm::Value *Old =
+        B.CreateAtomicRMW(llvm::AtomicRMWInst::Add, CPtr, B.getInt32(1),
+                          llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
+    llvm::Value *Last = B.CreateICmpEQ(Old, B.getInt32(unsigned(Arrivals - 1)));
     B.CreateStore(B.CreateZExt(Last, B.getInt32Ty()), FlagPtr);
   });
   emitBarrier(B);
@@ -545,14 +544,15 @@ std::optional<Diagnostic> ReductionKernel::collect() {
   return std::nullopt;
 }
 
-void ReductionKernel::createFunction(unsigned Threads, unsigned Blocks,
-                                     unsigned Shared, bool Workspace) {
+std::optional<Diagnostic> ReductionKernel::createFunction(int64_t Threads,
+                                                          int64_t Blocks,
+                                                          int64_t Shared,
+                                                          bool Workspace) {
   Info.Name = kernelName(F.name());
   Info.Fusion = F.name();
   Info.Emitter = std::string(emitterKindName(A.Kind));
-  Info.Grid[0] = Blocks;
-  Info.Block[0] = Threads;
-  Info.SharedBytes = Shared;
+  if (auto Err = setLaunchShape(Info, F, Math.Device, Blocks, Threads, Shared))
+    return Err;
   std::vector<KernelParamSpec> Specs;
   for (const HloInstruction *P : C.parameters()) {
     Specs.push_back({P->name(), KernelParamRole::Input, 16, nullptr});
@@ -571,19 +571,19 @@ void ReductionKernel::createFunction(unsigned Threads, unsigned Blocks,
   // occupancy) and serializes loads beyond that; a minimum of N blocks per
   // SM lets it use up to 65536 / (N x threads) registers for loads in
   // flight.
-  int64_t MinBlocks =
-      knob(Math.Tuning, "IDXMAP_RED_MINBLOCKS", 0, 0, 32, false);
-  setLaunchBounds(*K, {Threads, /*Exact=*/true, unsigned(MinBlocks)});
+  int64_t MinBlocks = knob(Math.Tuning, "IDXMAP_RED_MINBLOCKS", 0);
+  setLaunchBounds(*K, {unsigned(Threads), /*Exact=*/true, unsigned(MinBlocks)});
   B.SetInsertPoint(&K->getEntryBlock());
   int64_t Largest = In->numElements();
   for (const HloInstruction *P : C.parameters())
     Largest = std::max(Largest, P->shape().numElements());
   for (const HloInstruction *R : A.Roots)
     Largest = std::max(Largest, R->shape().numElements());
-  IndexTy = Largest * 16 < (int64_t(1) << 31) ? B.getInt32Ty()
-                                                : B.getInt64Ty();
-  Th = B.CreateZExtOrTrunc(emitThreadId(B, GpuDim::X, Threads), IndexTy);
-  Bl = B.CreateZExtOrTrunc(emitBlockId(B, GpuDim::X, Blocks), IndexTy);
+  IndexTy = Largest < (int64_t(1) << 31) / 16 ? B.getInt32Ty() : B.getInt64Ty();
+  Th = B.CreateZExtOrTrunc(emitThreadId(B, GpuDim::X, unsigned(Threads)),
+                           IndexTy);
+  Bl =
+      B.CreateZExtOrTrunc(emitBlockId(B, GpuDim::X, unsigned(Blocks)), IndexTy);
   // Init values (computed once, in the entry block) and accumulators.
   FusedElementEmitter FE(B, Ctx, C, scalarLoader(), Math, IndexTy);
   for (const Slot &S : Slots) {
@@ -594,9 +594,11 @@ void ReductionKernel::createFunction(unsigned Threads, unsigned Blocks,
       // A scalar parameter: read element 0.
       PrimitiveType PT = Init.shape().Type;
       llvm::Type *ST = storageType(LC, PT);
-      IV = loadConvert(B, B.CreateAlignedLoad(ST, K->getArg(Init.parameterNumber()),
-                                              llvm::Align(byteWidth(PT))),
-                       PT);
+      IV =
+          loadConvert(B,
+                      B.CreateAlignedLoad(ST, K->getArg(Init.parameterNumber()),
+                                          llvm::Align(byteWidth(PT))),
+                      PT);
     } else {
       IV = FE.valueAt(Init, {});
     }
@@ -615,6 +617,7 @@ void ReductionKernel::createFunction(unsigned Threads, unsigned Blocks,
     Accs.push_back(Al);
     B.CreateStore(IV, Al);
   }
+  return std::nullopt;
 }
 
 void ReductionKernel::setInputMap(std::vector<Variable> Syms, Expr Lin,
@@ -622,15 +625,17 @@ void ReductionKernel::setInputMap(std::vector<Variable> Syms, Expr Lin,
   V = Syms.back().Bound.Hi + 1;
   std::vector<Variable> Dims = {{"th_x", {0, Info.Block[0] - 1}},
                                 {"bl_x", {0, Info.Grid[0] - 1}}};
-  InMap = IndexingMap(Ctx, Dims, Syms, {}, delinearizePhysical(Ctx, Lin, *In), Cs);
+  InMap =
+      IndexingMap(Ctx, Dims, Syms, {}, delinearizePhysical(Ctx, Lin, *In), Cs);
   simplify(InMap);
   Info.ThreadMap = printMap(InMap);
   Info.ThreadMapTarget = Heroes.front()->operand(0)->name();
   // Side outputs of another shape: their own physical order.
   for (SideRoot &S : Sides)
     if (!S.SameIndex) {
-      S.Map = IndexingMap(Ctx, Dims, Syms, {},
-                          delinearizePhysical(Ctx, Lin, A.Roots[S.Root]->shape()), Cs);
+      S.Map = IndexingMap(
+          Ctx, Dims, Syms, {},
+          delinearizePhysical(Ctx, Lin, A.Roots[S.Root]->shape()), Cs);
       simplify(S.Map);
     }
   // Maps from every hero input to every parameter; a parameter reached by
@@ -661,8 +666,7 @@ void ReductionKernel::setInputMap(std::vector<Variable> Syms, Expr Lin,
     while (S.Width * 2 <= R.VectorWidth && V % (S.Width * 2) == 0)
       S.Width *= 2;
   }
-  bool EvictFirst =
-      knob(Math.Tuning, "IDXMAP_RED_EVICT_FIRST", 1, 0, 1, false) != 0;
+  bool EvictFirst = knob(Math.Tuning, "IDXMAP_RED_EVICT_FIRST", 1) != 0;
   for (const HloInstruction *P : C.parameters()) {
     Width[P] = 1;
     Hint[P] = CacheHint::Normal;
@@ -691,11 +695,9 @@ std::vector<Expr> ReductionKernel::outputExprs(Expr Lin) {
   return Out;
 }
 
-std::vector<std::vector<llvm::Value *>>
-ReductionKernel::valuesAt(FusedElementEmitter &FE,
-                          llvm::ArrayRef<llvm::Value *> DimVals,
-                          llvm::ArrayRef<llvm::Value *> SymVals,
-                          int64_t UnrollSlot) {
+std::vector<std::vector<llvm::Value *>> ReductionKernel::valuesAt(
+    FusedElementEmitter &FE, llvm::ArrayRef<llvm::Value *> DimVals,
+    llvm::ArrayRef<llvm::Value *> SymVals, int64_t UnrollSlot) {
   std::vector<std::vector<llvm::Value *>> Out;
   CurSlot = UnrollSlot;
   size_t FirstPending = Pending.size();
@@ -748,7 +750,8 @@ void ReductionKernel::flushSideStores() {
     int64_t E = std::max<int64_t>(1, std::min<int64_t>(S.Width, 16 / Bytes));
     llvm::Value *Base = K->getArg(C.parameterCount() + S.Root);
     for (size_t L0 = 0; L0 < PS.Vals.size(); L0 += size_t(E)) {
-      llvm::Value *Off = physicalOffset(B, Root->shape(), PS.Index[L0], IndexTy);
+      llvm::Value *Off =
+          physicalOffset(B, Root->shape(), PS.Index[L0], IndexTy);
       llvm::Value *Ptr = B.CreateInBoundsGEP(ST, Base, Off);
       if (E == 1) {
         B.CreateAlignedStore(storeConvert(B, PS.Vals[L0], PT), Ptr,
@@ -831,8 +834,8 @@ ReductionKernel::blockReduce(std::vector<llvm::Value *> Vs, unsigned Threads) {
   llvm::Value *Warp = B.CreateUDiv(Th, cst(WarpSize));
   std::vector<llvm::GlobalVariable *> Sh;
   for (size_t I = 0; I < Vs.size(); ++I) {
-    llvm::Type *T = Vs[I]->getType()->isIntegerTy(1) ? B.getInt8Ty()
-                                                     : Vs[I]->getType();
+    llvm::Type *T =
+        Vs[I]->getType()->isIntegerTy(1) ? B.getInt8Ty() : Vs[I]->getType();
     Sh.push_back(createSharedArray(M, T, Warps, Info.Name + ".red", 16));
     Info.SharedBytes += Warps * 8;
   }
@@ -841,8 +844,8 @@ ReductionKernel::blockReduce(std::vector<llvm::Value *> Vs, unsigned Threads) {
       llvm::Value *X = Vs[I];
       if (X->getType()->isIntegerTy(1))
         X = B.CreateZExt(X, B.getInt8Ty());
-      llvm::Value *P = B.CreateInBoundsGEP(Sh[I]->getValueType(), Sh[I],
-                                           {cst(0), Warp});
+      llvm::Value *P =
+          B.CreateInBoundsGEP(Sh[I]->getValueType(), Sh[I], {cst(0), Warp});
       B.CreateStore(X, P);
     }
   });
@@ -882,8 +885,8 @@ void ReductionKernel::emitIf(llvm::Value *Cond,
   B.SetInsertPoint(Done);
 }
 
-void ReductionKernel::emitFor(
-    llvm::Value *N, const std::function<void(llvm::Value *)> &Body) {
+void ReductionKernel::emitFor(llvm::Value *N,
+                              const std::function<void(llvm::Value *)> &Body) {
   if (auto *CI = llvm::dyn_cast<llvm::ConstantInt>(N)) {
     if (CI->isZero())
       return;
@@ -913,8 +916,8 @@ void ReductionKernel::emitEpilogue(llvm::ArrayRef<llvm::Value *> Reduced,
   std::vector<llvm::Value *> Red(Reduced.begin(), Reduced.end());
   for (size_t I = 0; I < Slots.size(); ++I)
     if (CombineInit[I])
-      Red[I] = emitReduction(B, *Slots[I].Hero->toApply(), {Inits[I]},
-                             {Red[I]}, Math)[0];
+      Red[I] = emitReduction(B, *Slots[I].Hero->toApply(), {Inits[I]}, {Red[I]},
+                             Math)[0];
   FusedElementEmitter FE(B, Ctx, C, scalarLoader(), Math, IndexTy);
   size_t Pos = 0;
   for (const HloInstruction *H : Heroes) {
@@ -926,8 +929,7 @@ void ReductionKernel::emitEpilogue(llvm::ArrayRef<llvm::Value *> Reduced,
       for (const HloInstruction *U : C.instructions())
         if (U->opcode() == HloOpcode::GetTupleElement && U->operand(0) == H) {
           llvm::Value *X = Red[Pos + U->tupleIndex()];
-          FE.setOverride(*U,
-                         [X](llvm::ArrayRef<llvm::Value *>) { return X; });
+          FE.setOverride(*U, [X](llvm::ArrayRef<llvm::Value *>) { return X; });
         }
     }
     Pos += N;
@@ -981,13 +983,11 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
   // 64 KiB chunks: 239.3-239.7 (256 threads), 246 (512), 242 (1024);
   // 32 KiB: 264; 128 KiB with 256 threads 241.5, with 1024 260.5;
   // 256 KiB with 1024 threads 236.4-236.6, with 512 238.9.
-  int64_t ChunkBytes = Full ? knob(Math.Tuning, "IDXMAP_RED_FULL_CHUNK", 131072,
-                                   0, int64_t(1) << 30)
-                            : 0;
+  int64_t ChunkBytes =
+      Full ? knob(Math.Tuning, "IDXMAP_RED_FULL_CHUNK", 131072) : 0;
   int64_t Chunk = ChunkBytes / byteWidth(In->Type);
   int64_t ChunkThreads =
-      Full ? knob(Math.Tuning, "IDXMAP_RED_FULL_CHUNK_THREADS", 512, 32, 1024)
-           : 0;
+      Full ? knob(Math.Tuning, "IDXMAP_RED_FULL_CHUNK_THREADS", 512) : 0;
   if (Full && Chunk > 0 && D2 % Chunk == 0 && D2 / Chunk >= 2 * NumSms &&
       Chunk % (ChunkThreads * Vec) == 0) {
     Mode = BlockRow;
@@ -1003,11 +1003,10 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
     // threads (unroll 1 to 16) against 238.2-238.4 with 512; unroll 4
     // keeps the IR (and the compile time) of 512 x 4.
     bool Big = NVec >= NumSms * 2 * 1024 * 4;
-    T = knob(Math.Tuning, "IDXMAP_RED_FULL_THREADS", Big ? 1024 : 512, 32,
-             1024);
-    U = knob(Math.Tuning, "IDXMAP_RED_FULL_UNROLL", 4, 1, 32, /*Pow2=*/false);
+    T = knob(Math.Tuning, "IDXMAP_RED_FULL_THREADS", Big ? 1024 : 512);
+    U = knob(Math.Tuning, "IDXMAP_RED_FULL_UNROLL", 4);
     int64_t PerSm = knob(Math.Tuning, "IDXMAP_RED_FULL_BLOCKS_PER_SM",
-                         std::max<int64_t>(1, 2048 / T), 1, 32, false);
+                         std::max<int64_t>(1, 2048 / T));
     Blocks = std::max<int64_t>(
         1, std::min<int64_t>(NumSms * PerSm, ceilDiv(NVec, T * U)));
     G = T * Blocks;
@@ -1021,7 +1020,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
                    : NVec <= 256 ? 32
                    : NVec < 2048 ? 256
                                  : 512;
-    G = std::min(knob(Math.Tuning, "IDXMAP_RED_ROW_LANES", Auto, 1, 1024),
+    G = std::min(knob(Math.Tuning, "IDXMAP_RED_ROW_LANES", Auto),
                  std::max<int64_t>(32, nextPow2(NVec)));
     if (G > 32) {
       Mode = BlockRow;
@@ -1032,15 +1031,13 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
       // 256 threads: row max f32[1048576,32] 32.9 us against 33.0 with 128
       // and 33.6 with 512 (2 rows per thread); row sum f32[262144,8] 2.21
       // against 2.34 with 128.
-      T = std::max(knob(Math.Tuning, "IDXMAP_RED_ROW_THREADS", 256, 32, 1024),
-                   G);
+      T = std::max(knob(Math.Tuning, "IDXMAP_RED_ROW_THREADS", 256), G);
       RPB = T / G;
     }
   }
   Iters = ceilDiv(NVec, G);
   if (Mode != Whole)
-    U = knob(Math.Tuning, "IDXMAP_RED_ROW_UNROLL", std::min<int64_t>(8, Iters),
-             1, 64, false);
+    U = knob(Math.Tuning, "IDXMAP_RED_ROW_UNROLL", std::min<int64_t>(8, Iters));
   U = std::max<int64_t>(1, std::min(U, Iters));
   if (Mode == Group) {
     // Several rows per thread when each row gives a thread few loads (by
@@ -1048,11 +1045,12 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
     // Measured on the H200 (2026-11-30): row max f32[1048576,32] (138 MB,
     // from DRAM) 32.9 us with 2 rows per thread, 33.7 with 4; row sum
     // f32[262144,8] (9.4 MB, L2-resident) 2.21 us with 4, 2.34 with 2.
-    bool FromDram = In->numElements() * byteWidth(In->Type) > (int64_t(64) << 20);
+    bool FromDram =
+        In->numElements() * byteWidth(In->Type) > (int64_t(64) << 20);
     int64_t AutoK = std::max<int64_t>(1, (FromDram ? 2 : 4) / U);
     while (AutoK > 1 && ceilDiv(Rows, RPB * AutoK) < 2 * NumSms)
       AutoK /= 2;
-    K = knob(Math.Tuning, "IDXMAP_RED_ROW_K", AutoK, 1, 32);
+    K = knob(Math.Tuning, "IDXMAP_RED_ROW_K", AutoK);
     while (K > 1 && K * U > 64)
       K /= 2;
     // Few rows: fewer threads per block.
@@ -1075,7 +1073,8 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
   // counter in the workspace.
   const bool MultiBlock =
       Mode != Group && !(Mode == BlockRow && !Full) && Blocks > 1;
-  createFunction(unsigned(T), unsigned(Blocks), 0, MultiBlock);
+  if (auto Err = createFunction(T, Blocks, 0, MultiBlock))
+    return *Err;
 
   // Input map: (th, bl)[b, k, it, vec].
   Expr ThE = Ctx.dim(0), BlE = Ctx.dim(1), KE = Ctx.symbol(1);
@@ -1123,8 +1122,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
   for (int64_t Kk = 1; Kk < K; ++Kk)
     AccSets.push_back(newAccumulators());
 
-  bool LoadsFirst =
-      knob(Math.Tuning, "IDXMAP_RED_LOADS_FIRST", 1, 0, 1, false) != 0;
+  bool LoadsFirst = knob(Math.Tuning, "IDXMAP_RED_LOADS_FIRST", 1) != 0;
   ParameterLoader Loader = vectorLoader();
   FusedElementEmitter FE(B, Ctx, C, Loader, Math, IndexTy);
   // One step: iterations Its (value, and the constant when it is a tail
@@ -1182,8 +1180,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
         for (auto &LaneVals : V)
           for (size_t I = 0; I < LaneVals.size(); ++I)
             LaneVals[I] = B.CreateSelect(Pt.ColValid, LaneVals[I], Idents[I]);
-      Vals[size_t(Pt.Kk)].insert(Vals[size_t(Pt.Kk)].end(), V.begin(),
-                                 V.end());
+      Vals[size_t(Pt.Kk)].insert(Vals[size_t(Pt.Kk)].end(), V.begin(), V.end());
     }
     flushSideStores();
     for (int64_t Kk = 0; Kk < K; ++Kk) {
@@ -1295,16 +1292,15 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
   int64_t Vec = maxVectorElements();
   while (Vec > 1 && K2 % Vec != 0)
     Vec /= 2;
-  int64_t L = std::min(knob(Math.Tuning, "IDXMAP_RED_COL_LANES", 32, 1, 32),
+  int64_t L = std::min(knob(Math.Tuning, "IDXMAP_RED_COL_LANES", 32),
                        nextPow2(ceilDiv(K2, Vec)));
-  int64_t W = knob(Math.Tuning, "IDXMAP_RED_COL_WARPS", 8, 1, 32);
+  int64_t W = knob(Math.Tuning, "IDXMAP_RED_COL_WARPS", 8);
   int64_t T = 32 * W, Cols = L * Vec, RS = T / L;
   int64_t Tiles = ceilDiv(K2, Cols);
   int64_t AllSteps = ceilDiv(R, RS);
   // 4 steps in flight: f32[8192,8192] 62.96-63.02 us against 62.94-63.09
   // with 8 (H200, 2026-11-30), and a quarter less compile time.
-  int64_t U = std::min(
-      knob(Math.Tuning, "IDXMAP_RED_COL_UNROLL", 4, 1, 64, false), AllSteps);
+  int64_t U = std::min(knob(Math.Tuning, "IDXMAP_RED_COL_UNROLL", 4), AllSteps);
   // Split the rows when the tiles alone do not fill the GPU's resident
   // blocks, keeping at least 2 U steps per chunk.
   // Half the resident blocks measured best (f32[8192,8192] on the H200:
@@ -1314,18 +1310,18 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
   while (AutoSplit * 2 * K1 * Tiles <= Resident &&
          AutoSplit * 2 <= AllSteps / (2 * U))
     AutoSplit *= 2;
-  int64_t Split = std::min(
-      knob(Math.Tuning, "IDXMAP_RED_COL_SPLIT", AutoSplit, 1, 1 << 16, false),
-      AllSteps);
+  int64_t Split =
+      std::min(knob(Math.Tuning, "IDXMAP_RED_COL_SPLIT", AutoSplit), AllSteps);
   while (Split > 1 && K1 * Tiles * Split * Cols > (int64_t(1) << 24))
     Split = (Split + 1) / 2;
   int64_t Iters = ceilDiv(AllSteps, Split); // steps per chunk
   Split = ceilDiv(AllSteps, Iters);         // every chunk has rows
-  int64_t RC = Iters * RS;                   // rows per chunk
+  int64_t RC = Iters * RS;                  // rows per chunk
   U = std::min(U, Iters);
   int64_t Blocks = K1 * Tiles * Split;
   bool ColMask = Tiles * Cols != K2, RowMask = Split * RC != R;
-  createFunction(unsigned(T), unsigned(Blocks), 0, /*Workspace=*/Split > 1);
+  if (auto Err = createFunction(T, Blocks, 0, /*Workspace=*/Split > 1))
+    return *Err;
 
   Expr ThE = Ctx.dim(0), BlE = Ctx.dim(1);
   Expr TileE = BlE % Tiles, Rest = BlE.floorDiv(Tiles);
@@ -1348,13 +1344,12 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
                  {});
   std::vector<llvm::Value *> LV = emitExprs(LM, {cst(0)});
   llvm::Value *LaneV = LV[0], *WarpV = LV[1], *ColBaseV = LV[2],
-              *ChunkV = LV[3], *TileIdV = LV[4], *Lane32V = LV[6],
-              *SpV = LV[7];
+              *ChunkV = LV[3], *TileIdV = LV[4], *Lane32V = LV[6], *SpV = LV[7];
   llvm::Value *ColValid =
-      ColMask ? B.CreateICmpULT(
-                    B.CreateAdd(ColBaseV, B.CreateMul(LaneV, cst(Vec))),
-                    cst(K2))
-              : B.getTrue();
+      ColMask
+          ? B.CreateICmpULT(B.CreateAdd(ColBaseV, B.CreateMul(LaneV, cst(Vec))),
+                            cst(K2))
+          : B.getTrue();
   // Vec accumulator sets (one per column of the thread).
   std::vector<std::vector<llvm::AllocaInst *>> ColAccs = {Accs};
   for (int64_t J = 1; J < Vec; ++J)
@@ -1362,8 +1357,7 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
   FusedElementEmitter FE(B, Ctx, C, vectorLoader(), Math, IndexTy);
   // Steps at iterations Its; with Masked, rows past R read at row `chunk
   // start` (thread lane % L, it = 0) and count as the init value.
-  bool LoadsFirst =
-      knob(Math.Tuning, "IDXMAP_RED_LOADS_FIRST", 1, 0, 1, false) != 0;
+  bool LoadsFirst = knob(Math.Tuning, "IDXMAP_RED_LOADS_FIRST", 1) != 0;
   auto Steps = [&](const std::vector<llvm::Value *> &Its, bool Masked) {
     Vectors.clear();
     FE.clearCache();
@@ -1433,9 +1427,8 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
     } else {
       // The rest of the chunk one step at a time, masked.
       llvm::Value *First = B.CreateMul(Main, cst(U));
-      emitFor(B.CreateSub(cst(Iters), First), [&](llvm::Value *Iv) {
-        Steps({B.CreateAdd(First, Iv)}, true);
-      });
+      emitFor(B.CreateSub(cst(Iters), First),
+              [&](llvm::Value *Iv) { Steps({B.CreateAdd(First, Iv)}, true); });
     }
   });
   // Row slots of a warp: shuffles; warps: padded shared memory.
@@ -1450,27 +1443,26 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
   std::vector<llvm::GlobalVariable *> Sh;
   for (size_t I = 0; I < Inits.size(); ++I) {
     llvm::Type *Ty = storedType(Inits[I]->getType());
-    Sh.push_back(createSharedArray(M, Ty, uint64_t(W * Pitch),
-                                   Info.Name + ".cols", 16));
-    Info.SharedBytes += unsigned(
-        W * Pitch *
-        std::max<uint64_t>(1, M.getDataLayout().getTypeAllocSize(Ty)));
+    Sh.push_back(
+        createSharedArray(M, Ty, uint64_t(W * Pitch), Info.Name + ".cols", 16));
+    Info.SharedBytes +=
+        unsigned(W * Pitch *
+                 std::max<uint64_t>(1, M.getDataLayout().getTypeAllocSize(Ty)));
   }
   emitIf(B.CreateICmpULT(Lane32V, cst(L)), [&] {
     for (int64_t J = 0; J < Vec; ++J) {
-      llvm::Value *Idx = B.CreateAdd(
-          B.CreateMul(WarpV, cst(Pitch)),
-          B.CreateAdd(B.CreateMul(LaneV, cst(Vec)), cst(J)));
+      llvm::Value *Idx =
+          B.CreateAdd(B.CreateMul(WarpV, cst(Pitch)),
+                      B.CreateAdd(B.CreateMul(LaneV, cst(Vec)), cst(J)));
       for (size_t I = 0; I < Inits.size(); ++I)
-        B.CreateStore(toStored(Part[size_t(J)][I]),
-                      B.CreateInBoundsGEP(Sh[I]->getValueType(), Sh[I],
-                                          {cst(0), Idx}));
+        B.CreateStore(
+            toStored(Part[size_t(J)][I]),
+            B.CreateInBoundsGEP(Sh[I]->getValueType(), Sh[I], {cst(0), Idx}));
     }
   });
   emitBarrier(B);
   // Output index of (k1, column c of the tile).
-  IndexingMap OM(Ctx,
-                 {Dims[0], Dims[1], {"c", {0, Cols - 1}}}, {}, {},
+  IndexingMap OM(Ctx, {Dims[0], Dims[1], {"c", {0, Cols - 1}}}, {}, {},
                  outputExprs(K1E * (R * K2) + ColBase + Ctx.dim(2)), {});
   auto Store = [&](llvm::Value *Col, llvm::ArrayRef<llvm::Value *> Red) {
     emitEpilogue(Red, emitExprs(OM, {Th, Bl, Col}, {}));
@@ -1480,8 +1472,8 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
       llvm::Value *Col = B.CreateAdd(Th, cst(J * T));
       llvm::Value *Ok = B.CreateICmpULT(Col, cst(Cols));
       if (ColMask)
-        Ok = B.CreateAnd(Ok, B.CreateICmpULT(B.CreateAdd(ColBaseV, Col),
-                                             cst(K2)));
+        Ok = B.CreateAnd(Ok,
+                         B.CreateICmpULT(B.CreateAdd(ColBaseV, Col), cst(K2)));
       emitIf(Ok, [&] { Body(Col); });
     }
   };
@@ -1529,9 +1521,8 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
         });
         Store(Col, loadAccs());
       });
-      emitIf(B.CreateICmpEQ(Th, cst(0)), [&] {
-        B.CreateStore(B.getInt32(0), CPtr, /*isVolatile=*/true);
-      });
+      emitIf(B.CreateICmpEQ(Th, cst(0)),
+             [&] { B.CreateStore(B.getInt32(0), CPtr, /*isVolatile=*/true); });
     });
   }
   B.CreateRetVoid();

@@ -491,8 +491,7 @@ Expected<KernelInfo> RowNormKernel::run() {
   // Threads per row G (a power of two), chunks per thread J.
   // 8: softmax f32[4096,4096] 33.14-33.22 us against 33.17-33.26 with 16
   // (H200, 2026-11-30), and 30 % less compile time.
-  int64_t Target = knob(Math.Tuning, "IDXMAP_ROWNORM_ELEMENTS", 8, 1,
-                        MaxElementsPerThread, /*Pow2=*/false);
+  int64_t Target = knob(Math.Tuning, "IDXMAP_ROWNORM_ELEMENTS", 8);
   int64_t PerThread = std::max<int64_t>(1, Target / Vec);
   int64_t G =
       std::min<int64_t>(MaxThreadsPerRow, nextPow2(ceilDiv(NVec, PerThread)));
@@ -518,8 +517,8 @@ Expected<KernelInfo> RowNormKernel::run() {
   Info.Name = kernelName(F.name());
   Info.Fusion = F.name();
   Info.Emitter = "row normalization";
-  Info.Grid[0] = unsigned(Blocks);
-  Info.Block[0] = unsigned(T);
+  if (auto Err = setLaunchShape(Info, F, Math.Device, Blocks, T))
+    return *Err;
   std::vector<KernelParamSpec> Specs;
   for (const HloInstruction *Pm : C.parameters()) {
     Specs.push_back({Pm->name(), KernelParamRole::Input, 16, nullptr});
@@ -537,7 +536,7 @@ Expected<KernelInfo> RowNormKernel::run() {
     Largest = std::max(Largest, Pm->shape().numElements());
   for (const HloInstruction *R : A.Roots)
     Largest = std::max(Largest, R->shape().numElements());
-  IndexTy = Largest * 16 < (int64_t(1) << 31) ? B.getInt32Ty() : B.getInt64Ty();
+  IndexTy = Largest < (int64_t(1) << 31) / 16 ? B.getInt32Ty() : B.getInt64Ty();
   Th = B.CreateZExtOrTrunc(emitThreadId(B, GpuDim::X, unsigned(T)), IndexTy);
   llvm::Value *Bl =
       B.CreateZExtOrTrunc(emitBlockId(B, GpuDim::X, unsigned(Blocks)), IndexTy);
@@ -554,10 +553,11 @@ Expected<KernelInfo> RowNormKernel::run() {
       Cs.push_back({VE, {0, NVec - 1}});
     if (RowTail)
       Cs.push_back({RowE, {0, Rows - 1}});
-    IndexingMap TM(Ctx, {{"th_x", {0, T - 1}}, {"bl_x", {0, Blocks - 1}}},
-                   {{"j", {0, J - 1}}, {"vec", {0, Vec - 1}}}, {},
-                   delinearizePhysical(Ctx, (RowE * N + VE * Vec) + Ctx.symbol(1), In),
-                   Cs);
+    IndexingMap TM(
+        Ctx, {{"th_x", {0, T - 1}}, {"bl_x", {0, Blocks - 1}}},
+        {{"j", {0, J - 1}}, {"vec", {0, Vec - 1}}}, {},
+        delinearizePhysical(Ctx, (RowE * N + VE * Vec) + Ctx.symbol(1), In),
+        Cs);
     simplify(TM);
     Info.ThreadMap = printMap(TM);
     Info.ThreadMapTarget = P.Reduces.front()->operand(0)->name();
@@ -596,7 +596,8 @@ Expected<KernelInfo> RowNormKernel::run() {
   IndexingMap EM(
       Ctx, {{"row", {0, Rows - 1}}, {"chunk", {0, NVec - 1}}},
       {{"vec", {0, Vec - 1}}}, {},
-      delinearizePhysical(Ctx, Ctx.dim(0) * N + Ctx.dim(1) * Vec + Ctx.symbol(0), In));
+      delinearizePhysical(
+          Ctx, Ctx.dim(0) * N + Ctx.dim(1) * Vec + Ctx.symbol(0), In));
   simplify(EM);
   RangeEvaluator ERE(EM);
   std::vector<std::vector<std::vector<llvm::Value *>>> Idx(J);
@@ -779,8 +780,7 @@ Expected<KernelInfo> RowNormKernel::run() {
   // divisors of magnitude 2^-126 .. 2^126 (as Triton's `div.full.f32`), the
   // same infinities and NaNs; --precise-math (or
   // IDXMAP_ROWNORM_EXACT_DIVIDE=1) keeps `div.rn` per element.
-  if (!Math.Precise &&
-      !knob(Math.Tuning, "IDXMAP_ROWNORM_EXACT_DIVIDE", 0, 0, 1, false)) {
+  if (!Math.Precise && !knob(Math.Tuning, "IDXMAP_ROWNORM_EXACT_DIVIDE", 0)) {
     for (const HloInstruction *I : C.instructions()) {
       if (I->opcode() != HloOpcode::Divide ||
           I->shape().Type != PrimitiveType::F32 || !I->shape().sameDims(In))

@@ -148,8 +148,8 @@ IndexingMap tileMap(Context &Ctx, int64_t Threads, int64_t Iters,
 
 /// Emits the results of \p Map at (Th, Bl)[Syms].
 std::vector<llvm::Value *> emitResults(llvm::IRBuilder<> &B,
-                                       const IndexingMap &Map,
-                                       llvm::Value *Th, llvm::Value *Bl,
+                                       const IndexingMap &Map, llvm::Value *Th,
+                                       llvm::Value *Bl,
                                        llvm::ArrayRef<llvm::Value *> Syms,
                                        llvm::Type *IndexTy) {
   return emitIndexExprs(B, Map, {Th, Bl}, Syms, IndexTy);
@@ -246,14 +246,11 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   // Warps per block (tile rows per iteration): transposeTiling's choice,
   // or IDXMAP_TR_WARPS (rounded down to a power of two, at most 32).
   Context Ctx;
-  const int64_t WarpsKnob =
-      knob(Math.Tuning, "IDXMAP_TR_WARPS", 0, 0, 32, /*Pow2=*/false);
+  const int64_t WarpsKnob = knob(Math.Tuning, "IDXMAP_TR_WARPS", 0);
   // Vector widths of 32 x 32 tiles (transposeTiling): IDXMAP_TR_RVEC /
   // IDXMAP_TR_WVEC = 1 forces scalar reads / writes (0: the default).
-  const int64_t RVecKnob =
-      knob(Math.Tuning, "IDXMAP_TR_RVEC", 0, 0, 4, /*Pow2=*/false);
-  const int64_t WVecKnob =
-      knob(Math.Tuning, "IDXMAP_TR_WVEC", 0, 0, 4, /*Pow2=*/false);
+  const int64_t RVecKnob = knob(Math.Tuning, "IDXMAP_TR_RVEC", 0);
+  const int64_t WVecKnob = knob(Math.Tuning, "IDXMAP_TR_WVEC", 0);
   const TransposeTiling Tiling = transposeTiling(
       Ctx, A, WarpsKnob > 0 ? int64_t(llvm::bit_floor(uint64_t(WarpsKnob))) : 0,
       RVecKnob, WVecKnob);
@@ -266,10 +263,12 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   const int64_t RV = Tiling.ReadVec, WV = Tiling.WriteVec;
   const int64_t RG = Tiling.readGroup(), WIters = Tiling.WriteIters;
   const bool VecTile = RV > 1 || WV > 1;
-  if (Blocks > (int64_t(1) << 31) - 1)
-    return Diagnostic{{"<emit>", 1, 1},
-                      "fusion '" + F.name() + "': too many transpose tiles",
-                      ""};
+  if (Blocks > Math.Device.MaxGrid[0])
+    return emitterRefusal(F, "transpose",
+                          std::to_string(Blocks) +
+                              " tiles need more blocks than grid.x allows (" +
+                              std::to_string(Math.Device.MaxGrid[0]) + " on " +
+                              Math.Device.Name + ")");
   // Normalized input index read (lane = vector group along M, row along
   // the output-contiguous dims P) and written (lane along P, row = vector
   // group along M), with the ragged edges as constraints. D[M] is a
@@ -282,8 +281,7 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   for (int64_t D = 0; D < R; ++D)
     LinIn = LinIn * TI.Dims[D] + ReadIdx[D];
   for (int64_t O = 0; O < R; ++O)
-    LinOut = LinOut * TI.Dims[TI.Permutation[O]] +
-             WriteIdx[TI.Permutation[O]];
+    LinOut = LinOut * TI.Dims[TI.Permutation[O]] + WriteIdx[TI.Permutation[O]];
 
   auto Map = [&](std::vector<Expr> Results, const std::vector<Constraint> &Cs) {
     return tileMap(Ctx, Threads, Iters, Blocks, RG, std::move(Results), Cs);
@@ -316,9 +314,9 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
     Largest = std::max(Largest, Root->shape().numElements());
   llvm::LLVMContext &LC = M.getContext();
   llvm::Type *I32 = llvm::Type::getInt32Ty(LC);
-  bool Narrow = Largest * 16 < (int64_t(1) << 31);
-  for (const IndexingMap *Mp : {&ReadPred, &WritePred, &ReadOp, &OutLin,
-                                &InLin}) {
+  bool Narrow = Largest < (int64_t(1) << 31) / 16;
+  for (const IndexingMap *Mp :
+       {&ReadPred, &WritePred, &ReadOp, &OutLin, &InLin}) {
     RangeEvaluator RE(*Mp);
     Narrow = Narrow && mapFitsInI32(*Mp, RE);
   }
@@ -330,8 +328,8 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   std::vector<const HloInstruction *> VecParams;
   bool VectorLoads = RG > 1 && identityPrologue(HeroOp, VecParams);
   for (size_t K2 : ReadRoots)
-    VectorLoads = VectorLoads && A.Roots[K2]->shape().Dims ==
-                                     HeroOp->shape().Dims &&
+    VectorLoads = VectorLoads &&
+                  A.Roots[K2]->shape().Dims == HeroOp->shape().Dims &&
                   identityPrologue(A.Roots[K2], VecParams);
 
   // Output offset step between the elements of a group (rows of M in the
@@ -367,9 +365,9 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   Info.Name = kernelName(F.name());
   Info.Fusion = F.name();
   Info.Emitter = "transpose";
-  Info.Grid[0] = unsigned(Blocks);
-  Info.Block[0] = unsigned(Threads);
-  Info.SharedBytes = unsigned(Tile * Tm * TileBytes);
+  if (auto Err = setLaunchShape(Info, F, Math.Device, Blocks, Threads,
+                                Tile * Tm * TileBytes))
+    return *Err;
   std::vector<KernelParamSpec> Specs;
   for (const HloInstruction *P : C.parameters()) {
     Specs.push_back({P->name(), KernelParamRole::Input, 16, nullptr});
@@ -395,8 +393,8 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   llvm::IRBuilder<> B(&K->getEntryBlock());
   llvm::Value *ThV = B.CreateZExtOrTrunc(
       emitThreadId(B, GpuDim::X, unsigned(Threads)), IndexTy);
-  llvm::Value *BlV = B.CreateZExtOrTrunc(
-      emitBlockId(B, GpuDim::X, unsigned(Blocks)), IndexTy);
+  llvm::Value *BlV =
+      B.CreateZExtOrTrunc(emitBlockId(B, GpuDim::X, unsigned(Blocks)), IndexTy);
   // Tile coordinates of this thread (32-bit: the tile is small).
   llvm::Value *Th32 = B.CreateZExtOrTrunc(ThV, I32);
   llvm::Value *LaneV = B.CreateAnd(Th32, B.getInt32(Tile - 1));
@@ -443,9 +441,9 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   std::map<const HloInstruction *, llvm::Value *> Groups;
   int64_t CurJ = 0;
   bool FromGroups = false;
-  ParameterLoader Loader = [&](const HloInstruction &P,
-                               llvm::ArrayRef<llvm::Value *> Index)
-      -> llvm::Value * {
+  ParameterLoader Loader =
+      [&](const HloInstruction &P,
+          llvm::ArrayRef<llvm::Value *> Index) -> llvm::Value * {
     const Shape &S = P.shape();
     if (FromGroups) {
       auto Found = Groups.find(&P);
@@ -465,19 +463,18 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
     const Shape &S = A.Roots[RootNo]->shape();
     llvm::Type *ST = storageType(LC, S.Type);
     if (!S.hasDefaultLayout())
-      Ptr = B.CreateInBoundsGEP(ST, K->getArg(C.parameterCount() + RootNo),
-                                physicalOffset(B, S, Idx, IndexTy,
-                                               OffsetTermOrder::Logical));
+      Ptr = B.CreateInBoundsGEP(
+          ST, K->getArg(C.parameterCount() + RootNo),
+          physicalOffset(B, S, Idx, IndexTy, OffsetTermOrder::Logical));
     B.CreateAlignedStore(storeConvert(B, Val, S.Type), Ptr,
                          llvm::Align(byteWidth(S.Type)));
   };
   // Pointer to element Lin (+ Step) of root RootNo in the default layout.
   auto RootPtr = [&](size_t RootNo, llvm::Value *Lin, int64_t Step = 0) {
     llvm::Type *ST = storageType(LC, A.Roots[RootNo]->shape().Type);
-    llvm::Value *P = B.CreateInBoundsGEP(
-        ST, K->getArg(C.parameterCount() + RootNo), Lin);
-    return Step == 0 ? P
-                     : B.CreateConstInBoundsGEP1_64(ST, P, uint64_t(Step));
+    llvm::Value *P =
+        B.CreateInBoundsGEP(ST, K->getArg(C.parameterCount() + RootNo), Lin);
+    return Step == 0 ? P : B.CreateConstInBoundsGEP1_64(ST, P, uint64_t(Step));
   };
 
   // Runs Body for iteration It under the map's domain predicate (which does
@@ -517,8 +514,8 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
                      const std::function<void(llvm::Value *)> &Body) {
     if (Unroll) {
       for (int64_t ItNo = 0; ItNo < Count; ++ItNo)
-        Predicated(Pred, llvm::ConstantInt::get(IndexTy, ItNo),
-                   {ItNo, ItNo}, Body);
+        Predicated(Pred, llvm::ConstantInt::get(IndexTy, ItNo), {ItNo, ItNo},
+                   Body);
       return;
     }
     llvm::BasicBlock *Pre = B.GetInsertBlock();
@@ -530,8 +527,8 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
     ItV->addIncoming(llvm::ConstantInt::get(IndexTy, 0), Pre);
     FE.clearCache();
     Predicated(Pred, ItV, {0, Count - 1}, Body);
-    llvm::Value *NextIt = B.CreateAdd(
-        ItV, llvm::ConstantInt::get(IndexTy, 1), "it.next", true, true);
+    llvm::Value *NextIt = B.CreateAdd(ItV, llvm::ConstantInt::get(IndexTy, 1),
+                                      "it.next", true, true);
     ItV->addIncoming(NextIt, B.GetInsertBlock());
     B.CreateCondBr(
         B.CreateICmpULT(NextIt, llvm::ConstantInt::get(IndexTy, Count)), Loop,
@@ -539,9 +536,7 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
     B.SetInsertPoint(Exit);
     FE.clearCache();
   };
-  auto JValue = [&](int64_t Jn) {
-    return llvm::ConstantInt::get(IndexTy, Jn);
-  };
+  auto JValue = [&](int64_t Jn) { return llvm::ConstantInt::get(IndexTy, Jn); };
 
   // The linear input offset of iteration it: when it moves the offset by a
   // constant (the tile rows are one dim, or dims the simplifier folds), it

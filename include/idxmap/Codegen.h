@@ -71,7 +71,8 @@ struct TargetOptions {
 unsigned minPtxVersion(std::string_view Gpu);
 
 /// Checks the GPU name and the PTX version. Returns nothing when valid, else
-/// a diagnostic naming the accepted values (location `<target>`).
+/// a diagnostic naming the accepted values (no location: file "", line 0;
+/// the options are not the input).
 std::optional<Diagnostic> validateTargetOptions(const TargetOptions &Opts);
 
 /// Makes the NVPTX target machine for \p Opts (registers the NVPTX target on

@@ -9,12 +9,14 @@
 #define IDXMAP_EMIT_H
 
 #include "idxmap/Codegen.h"
+#include "idxmap/DeviceModel.h"
 #include "idxmap/Fusion.h"
 #include "idxmap/Hlo.h"
 #include "idxmap/HloInterpreter.h"
 #include "idxmap/KernelInfo.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,16 +33,48 @@ struct EmitOptions {
   bool KernelsOnly = false;
   /// The emitters' tuning knobs, by the names of the environment variables
   /// that also set them (tuningKnobNames(); an entry here wins over the
-  /// environment). Values are clamped to each knob's range. Example:
-  /// `O.Tuning["IDXMAP_RED_ROW_LANES"] = 256;` gives row reductions 256
-  /// threads per row. A name that is not a knob is an error of emitModule.
+  /// environment). Example: `O.Tuning["IDXMAP_RED_ROW_LANES"] = 256;` gives
+  /// row reductions 256 threads per row. A name that is not a knob, or a
+  /// value outside the knob's range, is an error of emitModule
+  /// (validateTuning).
   std::map<std::string, int64_t> Tuning;
+  /// The GPU whose limits kernels must fit (grid, block, shared memory,
+  /// parameter bytes); defaultDeviceModel(Target.Gpu) when empty.
+  std::optional<DeviceModel> Device;
+  /// The emission budget: a fusion of more instructions is rejected before
+  /// any analysis. Emission time is linear in the instructions, but LLVM's
+  /// passes are slow on long kernels: an elementwise chain of 20,000
+  /// instructions (4 elements per thread) takes 0.8 s CPU, 50,000 take
+  /// 2.8 s (RelWithDebInfo, 2-core CI VM). 0: no limit.
+  int64_t MaxFusionInstructions = 25000;
 };
 
-/// The names of the emitters' tuning knobs (sorted), documented at the top
-/// of codegen/emitters/ReductionEmitter.cpp and RowNormalizationEmitter.cpp:
-/// `IDXMAP_RED_COL_LANES`, ..., `IDXMAP_ROWNORM_EXACT_DIVIDE`.
+/// One tuning knob: its name and the values it accepts, [Lo, Hi]; with
+/// Pow2, a value is rounded down to a power of two.
+struct TuningKnob {
+  const char *Name;
+  int64_t Lo, Hi;
+  bool Pow2;
+};
+
+/// The emitters' tuning knobs sorted by name, documented at the top of
+/// codegen/emitters/ReductionEmitter.cpp, RowNormalizationEmitter.cpp and
+/// TransposeEmitter.cpp: {"IDXMAP_RED_COL_LANES", 1, 32, true}, ...
+const std::vector<TuningKnob> &tuningKnobs();
+
+/// The names of tuningKnobs(), sorted: `IDXMAP_RED_COL_LANES`, ...,
+/// `IDXMAP_TR_WVEC`.
 const std::vector<std::string> &tuningKnobNames();
+
+/// Checks every entry of \p Tuning: a knob's name, a value in its range.
+/// Returns nothing when valid, else the message (a usage error; it names
+/// the valid range).
+///
+/// Example: `validateTuning({{"IDXMAP_RED_ROW_LANES", 4096}})` is
+/// "tuning knob IDXMAP_RED_ROW_LANES=4096 is out of range: valid values are
+/// 1 to 1024 (rounded down to a power of two)".
+std::optional<std::string>
+validateTuning(const std::map<std::string, int64_t> &Tuning);
 
 struct EmitResult {
   std::string Ptx;
@@ -52,10 +86,15 @@ struct EmitResult {
   std::vector<std::pair<std::string, double>> PhaseMs;
 };
 
-/// Emits every fusion of \p M (a module without fusions is emitted as if its
-/// ENTRY computation were one fusion named after it... not supported: an
-/// error). Errors name the fusion and the reason (e.g. an emitter that does
-/// not exist yet).
+/// Emits every fusion of \p M (a module without fusions is an error).
+/// Errors about the input point at the instruction they are about and name
+/// the fusion and the reason (an emitter that does not exist yet, a launch
+/// over the device's limits, more kernel parameter bytes than
+/// DeviceModel::MaxKernelParamBytes); errors about the options (a bad
+/// tuning knob or target) have no location (file "", line 0). A fusion
+/// whose loop needs more blocks than grid.x allows gets a grid-stride loop;
+/// other emitters reject it. Emission is iterative: a chain of 100,000
+/// instructions does not deepen the stack.
 ///
 /// Example:
 /// \code

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 using namespace idxmap;
 
 namespace {
@@ -53,6 +55,42 @@ TEST(KernelInfoJson, BadWorkspaceIsAnError) {
     ASSERT_FALSE(bool(Ks)) << T;
     EXPECT_NE(Ks.error().str().find("workspace_bytes"), std::string::npos)
         << Ks.error().str();
+  }
+}
+
+// A sidecar nested 200,000 deep overflowed the reader's stack; the reader
+// stops at 32 levels (the sidecar has 4).
+TEST(KernelInfoJson, DeepNestingIsAnError) {
+  std::string T = "{\"kernels\": " + std::string(200000, '[');
+  auto Ks = kernelsFromJson(T, "deep.json");
+  ASSERT_FALSE(bool(Ks));
+  EXPECT_NE(Ks.error().Message.find("JSON nested deeper than 32 levels"),
+            std::string::npos)
+      << Ks.error().Message;
+  EXPECT_EQ(Ks.error().Loc.Col, 44u);
+  EXPECT_TRUE(bool(kernelsFromJson(kernelsToJson({kernel(0)}), "m.json")));
+}
+
+// Values the runner would size memory or index from are checked.
+TEST(KernelInfoJson, OutOfRangeParametersAreErrors) {
+  std::string J = kernelsToJson({kernel(0)});
+  auto Replaced = [&](const std::string &From, const std::string &To) {
+    std::string T = J;
+    T.replace(T.find(From), From.size(), To);
+    return T;
+  };
+  for (auto [From, To, Why] :
+       {std::tuple<std::string, std::string, std::string>{
+            "[1048576]", "[-1]", "dimension out of range"},
+        {"[1048576]", "[4611686018427387904]", "dimension out of range"},
+        {"\"layout\": [0]", "\"layout\": [3]", "not a permutation"},
+        {"\"align\": 16}, {", "\"align\": 12}, {", "power of two"},
+        {"\"shared_bytes\": 0", "\"shared_bytes\": 4294967296",
+         "'shared_bytes' out of range"}}) {
+    auto Ks = kernelsFromJson(Replaced(From, To), "m.json");
+    ASSERT_FALSE(bool(Ks)) << To;
+    EXPECT_NE(Ks.error().Message.find(Why), std::string::npos)
+        << Ks.error().Message;
   }
 }
 

@@ -41,7 +41,7 @@ static int runEmit(int Argc, char **Argv) {
   std::string File = "-", EmitKind = "ptx", Gpu = "sm_90", Fusion, PtxVer,
               Opt = "fast";
   bool Precise = false, Time = false;
-  std::string Repeat = "0", Tune;
+  std::string Repeat = "0", Tune, MaxInstructions;
   OutputOptions Out;
   ArgParser P(EmitCommand);
   P.positional("FILE", &File, "HLO module, or - for stdin", true);
@@ -59,6 +59,9 @@ static int runEmit(int Argc, char **Argv) {
   P.option("--tune", "NAME=VALUE[,...]", &Tune,
            "set emitter tuning knobs (the IDXMAP_RED_*/IDXMAP_ROWNORM_* "
            "names; wins over the environment)");
+  P.option("--max-fusion-instructions", "N", &MaxInstructions,
+           "reject fusions of more than N instructions (default 25000; 0: "
+           "no limit)");
   Out.addTo(P, /*AllowFormat=*/false);
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
@@ -83,7 +86,17 @@ static int runEmit(int Argc, char **Argv) {
   if (!Tune.empty())
     if (auto Err = parseTuning(Tune, O.Tuning))
       return P.usageError(*Err);
-  // Bad option values are usage errors (exit 2), not errors in the input.
+  if (!MaxInstructions.empty()) {
+    auto N = parseUnsigned(MaxInstructions, 0, INT64_MAX);
+    if (!N)
+      return P.usageError("--max-fusion-instructions needs a whole number, "
+                          "got '" +
+                          MaxInstructions + "'");
+    O.MaxFusionInstructions = int64_t(*N);
+  }
+  // Option errors are usage errors (exit 2), not errors in the input.
+  if (auto Err = validateTuning(O.Tuning))
+    return P.usageError("--tune: " + *Err);
   if (auto Err = validateTargetOptions(O.Target))
     return P.usageError(Err->Message);
   std::string Text;

@@ -76,6 +76,8 @@ static int runRun(int Argc, char **Argv) {
   if (!Tune.empty())
     if (auto Err = parseTuning(Tune, Tuning))
       return P.usageError(*Err);
+  if (auto Err = validateTuning(Tuning))
+    return P.usageError("--tune: " + *Err);
   RunOptions RO;
   try {
     RO.Seed = std::stoull(SeedText);
@@ -84,7 +86,8 @@ static int runRun(int Argc, char **Argv) {
       size_t Comma = TolText.find(',');
       Tolerance T;
       T.Abs = std::stod(TolText.substr(0, Comma));
-      T.Rel = Comma == std::string::npos ? 0 : std::stod(TolText.substr(Comma + 1));
+      T.Rel =
+          Comma == std::string::npos ? 0 : std::stod(TolText.substr(Comma + 1));
       RO.Tol = T;
     }
   } catch (...) {
