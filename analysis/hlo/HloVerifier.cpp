@@ -332,7 +332,7 @@ Problem Verifier::run() {
                     ":" + std::to_string(St) + "] is invalid for dimension " +
                     std::to_string(D) + " of size " +
                     std::to_string(In.Dims[D]));
-      Dims.push_back((E - S + St - 1) / St);
+      Dims.push_back(E == S ? 0 : (E - S - 1) / St + 1); // no overflow
     }
     return resultIs(Shape(In.Type, Dims));
   }
@@ -405,8 +405,14 @@ Problem Verifier::run() {
       if (P.Interior < 0)
         return fail("negative interior padding in dimension " +
                     std::to_string(D));
-      int64_t N = In.Dims[D];
-      int64_t Size = P.Lo + P.Hi + N + std::max<int64_t>(N - 1, 0) * P.Interior;
+      int64_t N = In.Dims[D], Size;
+      if (__builtin_mul_overflow(std::max<int64_t>(N - 1, 0), P.Interior,
+                                 &Size) ||
+          __builtin_add_overflow(Size, N, &Size) ||
+          __builtin_add_overflow(Size, P.Lo, &Size) ||
+          __builtin_add_overflow(Size, P.Hi, &Size))
+        return fail("padding of dimension " + std::to_string(D) +
+                    " overflows int64");
       if (Size < 0)
         return fail("padding makes dimension " + std::to_string(D) +
                     " negative");
@@ -451,7 +457,10 @@ Problem Verifier::run() {
         return fail("operand " + std::to_string(K) + " " + S.str() +
                     " does not fit operand 0 " + First.str() +
                     " outside dimension " + std::to_string(Dim));
-      Dims[size_t(Dim)] += S.Dims[size_t(Dim)];
+      if (__builtin_add_overflow(Dims[size_t(Dim)], S.Dims[size_t(Dim)],
+                                 &Dims[size_t(Dim)]))
+        return fail("the result's dimension " + std::to_string(Dim) +
+                    " overflows int64");
     }
     return resultIs(Shape(First.Type, Dims));
   }
