@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <unordered_map>
 
 namespace idxmap {
 
@@ -71,6 +72,10 @@ validateTuning(const std::map<std::string, int64_t> &Tuning) {
   return std::nullopt;
 }
 
+/// The deepest nesting of branching ops the emitters take (deepestNesting):
+/// 1.5 to 2 KB of native stack each (RelWithDebInfo), so 2 MB at the limit.
+constexpr int64_t MaxBranchNesting = 1000;
+
 /// An error about the options, not the input: no location.
 static Diagnostic optionError(std::string Message) {
   return Diagnostic{{"", 0, 0}, std::move(Message), ""};
@@ -85,6 +90,29 @@ static int64_t kernelParamBytes(const HloInstruction &F) {
   int64_t Outputs =
       Root->opcode() == HloOpcode::Tuple ? Root->operandCount() : 1;
   return 8 * (C.parameterCount() + Outputs + 1);
+}
+
+/// The instruction of \p C whose value FusedElementEmitter computes at
+/// the deepest recursion, and that depth: its walk is iterative except
+/// through ops that branch or loop (pad, concatenate, dynamic slices,
+/// reduce: the non-elementwise ops of two or more operands), each a few
+/// native frames deeper.
+static std::pair<const HloInstruction *, int64_t>
+deepestNesting(const HloComputation &C) {
+  std::unordered_map<const HloInstruction *, int64_t> Depth;
+  std::pair<const HloInstruction *, int64_t> Deepest{nullptr, 0};
+  for (const HloInstruction *I : C.instructions()) {
+    int64_t D = 0;
+    for (const HloInstruction *Op : I->operands())
+      D = std::max(D, Depth[Op]);
+    if (!isElementwise(I->opcode()) && I->operandCount() > 1 &&
+        I->opcode() != HloOpcode::Tuple)
+      ++D;
+    Depth[I] = D;
+    if (D > Deepest.second)
+      Deepest = {I, D};
+  }
+  return Deepest;
 }
 
 Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
@@ -134,6 +162,15 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
                             std::to_string(O.MaxFusionInstructions) +
                             " (EmitOptions::MaxFusionInstructions, "
                             "--max-fusion-instructions)");
+    if (auto [I, Depth] = deepestNesting(*F->fusedComputation());
+        Depth > MaxBranchNesting)
+      return M.diagnose(
+          I->sourceOffset(),
+          "fusion '" + F->name() + "': '" + I->name() + "' is nested " +
+              std::to_string(Depth) +
+              " pads, concatenates, dynamic slices or reduces deep, over "
+              "the emitter's limit of " +
+              std::to_string(MaxBranchNesting));
     FusionAnalysis A = analyzeFusion(*F);
     Expected<KernelInfo> K = Diagnostic{};
     switch (A.Kind) {

@@ -233,7 +233,7 @@ llvm::Value *FusedElementEmitter::valueAt(const HloInstruction &I,
   // recursive walk would emit them: each operand's value before the next
   // operand's index, the instruction's own IR last. Only ops that branch
   // or loop (compute()) call back into valueAt, so the native stack grows
-  // with their nesting (checked by fusionNestingDepth), not with the
+  // with their nesting (bounded by emitModule), not with the
   // length of a chain.
   std::vector<Frame> Stack;
   Stack.push_back({&I,

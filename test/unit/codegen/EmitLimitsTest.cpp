@@ -298,6 +298,43 @@ TEST(EmitLimits, ThousandOperandConcatenateEmits) {
   EXPECT_TRUE(ptxasAccepts(Small->Ptx));
 }
 
+namespace {
+
+/// \p N pads in a chain, each adding one element: f32[16] to f32[16 + N].
+std::string padChainModule(int64_t N) {
+  std::string Body = "  z = f32[] constant(0)\n";
+  for (int64_t I = 0; I < N; ++I)
+    Body += std::string(I + 1 == N ? "  ROOT q" : "  q") + std::to_string(I) +
+            " = f32[" + std::to_string(17 + I) + "] pad(" +
+            (I ? "q" + std::to_string(I - 1) : "p0") + ", z), padding=0_1\n";
+  return fusionModule("  p0 = f32[16] parameter(0)\n", Body,
+                      "f32[" + std::to_string(16 + N) + "]", 1);
+}
+
+} // namespace
+
+// Pads, concatenates, dynamic slices and reduces are emitted by recursion:
+// 1,000 nested ones emit (they need 2 MB of stack; 2,000 crashed on a 2 MB
+// stack and needed 4 MB); deeper ones are
+// rejected at the deepest instruction.
+TEST(EmitLimits, NestedBranchesHaveALimit) {
+  EmitOptions O;
+  O.KernelsOnly = true;
+  std::clock_t Start = std::clock();
+  auto R = emitText(padChainModule(1000), O);
+  ASSERT_TRUE(R) << R.error().str();
+  EXPECT_LT(cpuSince(Start), 2.0);
+  auto Deep = emitText(padChainModule(1001), O);
+  ASSERT_FALSE(Deep);
+  EXPECT_EQ(Deep.error().Loc.Line, 1006u);
+  EXPECT_NE(Deep.error().Message.find("'q1000' is nested 1001 pads, "
+                                      "concatenates, dynamic slices or "
+                                      "reduces deep, over the emitter's "
+                                      "limit of 1000"),
+            std::string::npos)
+      << Deep.error().Message;
+}
+
 TEST(EmitLimits, TuningValuesOutsideTheirRangeAreRejected) {
   EXPECT_FALSE(validateTuning({{"IDXMAP_RED_ROW_LANES", 1024}}));
   EXPECT_EQ(*validateTuning({{"IDXMAP_RED_ROW_LANES", 4096}}),
