@@ -115,7 +115,12 @@ static int runEmit(int Argc, char **Argv) {
   O.KeepLlvmIr = EmitKind == "llvm";
   auto R = emitModule(**M, O);
   if (!R) {
-    printDiagnostic(R.error());
+    // Errors without a location are not about a place in the input (the
+    // back end, libdevice): no made-up line and column.
+    if (R.error().Loc.File.empty())
+      printError(displayName(File), R.error().Message);
+    else
+      printDiagnostic(R.error());
     return ExitRejected;
   }
   auto T1 = std::chrono::steady_clock::now();

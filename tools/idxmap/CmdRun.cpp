@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 
+#include "idxmap/DeviceModel.h"
 #include "idxmap/Emit.h"
 #include "idxmap/Runner.h"
 
@@ -132,6 +133,16 @@ static int runRun(int Argc, char **Argv) {
       return ExitRejected;
     }
     Kernels = std::move(*K);
+    // A sidecar written by hand or by another tool: launches the device
+    // model of --gpu cannot take are refused before the driver sees them.
+    DeviceModel D = defaultDeviceModel(Gpu);
+    for (const KernelInfo &KI : Kernels)
+      if (auto Why = checkLaunch(D, {KI.Grid[0], KI.Grid[1], KI.Grid[2]},
+                                 {KI.Block[0], KI.Block[1], KI.Block[2]},
+                                 KI.SharedBytes)) {
+        printError(JsonPath, "kernel '" + KI.Name + "': " + *Why);
+        return ExitRejected;
+      }
     if (HloFile.empty())
       HloFile = Recorded;
     if (HloFile.empty()) {
@@ -158,7 +169,12 @@ static int runRun(int Argc, char **Argv) {
     O.Tuning = Tuning;
     auto R = emitModule(**M, O);
     if (!R) {
-      printDiagnostic(R.error());
+      // Errors without a location are not about a place in the input (the
+      // back end, libdevice): no made-up line and column.
+      if (R.error().Loc.File.empty())
+        printError(displayName(HloFile), R.error().Message);
+      else
+        printDiagnostic(R.error());
       return ExitRejected;
     }
     Ptx = std::move(R->Ptx);
