@@ -591,6 +591,13 @@ bool OutputFile::open(const std::string &P) {
       Slash == std::string::npos ? Target : Target.substr(Slash + 1);
   std::string Temp = directoryOf(Target) + "/." + Base + ".tmp-XXXXXX";
   int Fd = ::mkstemp(Temp.data());
+  if (Fd < 0 && Exists && ::access(Target.c_str(), W_OK) == 0) {
+    // A writable file in a directory where no file can be created: replace
+    // its content in place, as there is no other way.
+    File = std::make_unique<std::ofstream>(Target,
+                                           std::ios::binary | std::ios::trunc);
+    return *File ? true : fail(errno);
+  }
   if (Fd < 0)
     return fail(errno);
   TempPath = Temp;

@@ -375,8 +375,9 @@ void printError(const std::string &File, const std::string &Msg);
 /// concurrent `idxmap` writing the same path) sees the old file or a whole
 /// new one, never a torn one, and a command that fails before close() leaves
 /// the old file untouched (the destructor removes the temporary). Targets
-/// that are not regular files (/dev/null, a FIFO) are written in place; a
-/// symbolic link is followed and its target replaced.
+/// that are not regular files (/dev/null, a FIFO) are written in place, as is
+/// a writable file in a directory where no file can be created; a symbolic
+/// link is followed and its target replaced.
 /// \code
 ///   OutputFile O;
 ///   if (!O.open("out.ptx")) return ExitRejected; // writes .out.ptx.tmp-XXXXXX
