@@ -106,11 +106,20 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
       return fail("kernel '" + K.Name + "' has " + std::to_string(In.size()) +
                   " inputs, fusion '" + K.Fusion + "' has " +
                   std::to_string(C.parameterCount()) + " parameters");
+    // Nothing is allocated for a kernel whose buffers the device cannot
+    // hold (f32[2^40] asked the host for 4 TiB first).
+    uint64_t Need = 0;
+    for (const KernelParam &P : K.Params)
+      Need += uint64_t(P.Type.numElements()) * uint64_t(byteWidth(P.Type.Type));
+    if (uint64_t Total = Driver.device().TotalMemoryBytes;
+        Total && Need > Total)
+      return fail("kernel '" + K.Name + "' needs " + std::to_string(Need) +
+                  " bytes of buffers; the device has " + std::to_string(Total));
     for (size_t I = 0; I < In.size(); ++I) {
       Literal L(Shape(In[I]->Type.Type, In[I]->Type.Dims));
-      auto FileIt = std::find_if(
-          Options.InputFiles.begin(), Options.InputFiles.end(),
-          [&](const auto &P) { return P.first == In[I]->Name; });
+      auto FileIt =
+          std::find_if(Options.InputFiles.begin(), Options.InputFiles.end(),
+                       [&](const auto &P) { return P.first == In[I]->Name; });
       if (FileIt != Options.InputFiles.end()) {
         std::ifstream FS(FileIt->second, std::ios::binary);
         std::vector<uint8_t> Bytes((std::istreambuf_iterator<char>(FS)),
@@ -119,9 +128,8 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
           return fail("cannot read '" + FileIt->second + "'");
         if (Bytes.size() != L.data().size())
           return fail("'" + FileIt->second + "' has " +
-                      std::to_string(Bytes.size()) + " bytes, " +
-                      In[I]->Name + " needs " +
-                      std::to_string(L.data().size()));
+                      std::to_string(Bytes.size()) + " bytes, " + In[I]->Name +
+                      " needs " + std::to_string(L.data().size()));
         L.data() = std::move(Bytes);
       } else {
         L.fillRandom(Options.Seed * 1000003 + I, Options.Lo, Options.Hi);
@@ -139,7 +147,8 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
     uint64_t L2 = std::max(Driver.device().L2CacheBytes, 1);
     unsigned Copies = 1;
     if (Options.Bench && Options.RotateInputs && R.Bytes < 4 * L2)
-      Copies = unsigned(std::min<uint64_t>(64, 4 * L2 / std::max<uint64_t>(R.Bytes, 1) + 1));
+      Copies = unsigned(
+          std::min<uint64_t>(64, 4 * L2 / std::max<uint64_t>(R.Bytes, 1) + 1));
     R.Copies = Copies;
     std::vector<std::vector<DeviceBuffer>> InBufs(Copies), OutBufs(Copies);
     for (unsigned Cp = 0; Cp < Copies; ++Cp) {
@@ -149,8 +158,7 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
         if (!B)
           return B.error();
         if (!Bytes.empty())
-          if (auto S = Driver.copyToDevice(*B, Bytes.data(), Bytes.size());
-              !S)
+          if (auto S = Driver.copyToDevice(*B, Bytes.data(), Bytes.size()); !S)
             return S.error();
         InBufs[Cp].push_back(std::move(*B));
       }
@@ -225,15 +233,16 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
       };
       for (size_t O = 0; O < Out.size(); ++O) {
         std::vector<uint8_t> Bytes(OutBufs[0][O].size());
-        if (auto S = Driver.copyToHost(Bytes.data(), OutBufs[0][O],
-                                       Bytes.size());
+        if (auto S =
+                Driver.copyToHost(Bytes.data(), OutBufs[0][O], Bytes.size());
             !S)
           return S.error();
         Bytes.resize(Out[O]->Type.numElements() * byteWidth(Out[O]->Type.Type));
         Literal Got = fromPhysical(Bytes, Out[O]->Type);
-        Tolerance Tol = Options.Tol      ? *Options.Tol
-                        : Options.TolFor ? Options.TolFor(*F)
-                                         : Tolerance::forType(Out[O]->Type.Type);
+        Tolerance Tol = Options.Tol ? *Options.Tol
+                        : Options.TolFor
+                            ? Options.TolFor(*F)
+                            : Tolerance::forType(Out[O]->Type.Type);
         LiteralComparison Cmp = compareLiterals((*Expected)[O], Got, Tol);
         if (!Cmp.Match)
           if (const Literal *S = SlackFor(O))
@@ -249,8 +258,8 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
           R.OutputReports.push_back(Out[O]->Name + ": " + Buf);
         } else {
           R.Ok = false;
-          R.OutputReports.push_back(Out[O]->Name + ": MISMATCH: " +
-                                    Cmp.Message);
+          R.OutputReports.push_back(Out[O]->Name +
+                                    ": MISMATCH: " + Cmp.Message);
         }
       }
     }
@@ -269,8 +278,8 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
           Times = std::move(T->Micros);
           R.Timer = "cupti";
         } else if (Options.RequireCupti) {
-          return fail("kernel '" + K.Name + "': CUPTI timing failed: " +
-                      T->Failure);
+          return fail("kernel '" + K.Name +
+                      "': CUPTI timing failed: " + T->Failure);
         } else {
           Log << "note: kernel " << K.Name << ": CUPTI timing failed ("
               << T->Failure << "); timing with CUDA events\n";
