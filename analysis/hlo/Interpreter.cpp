@@ -14,6 +14,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -340,6 +341,8 @@ private:
   /// Bytes of the values alive in every run() frame (EvaluateOptions::
   /// MaxBytes).
   int64_t LiveBytes = 0;
+  /// Element results computed so far (EvaluateOptions::MaxWork).
+  int64_t Work = 0;
 };
 
 Expected<Literal> Evaluator::run(const HloComputation &C,
@@ -362,6 +365,20 @@ Expected<Literal> Evaluator::run(const HloComputation &C,
     ~Release() { Live -= Frame; }
   } ReleaseFrame{LiveBytes, FrameBytes};
   auto Hold = [&](const HloInstruction &I) -> std::optional<Diagnostic> {
+    // A call's work is its computation's (counted as it runs).
+    int64_t Cost = 0;
+    if (I.opcode() == HloOpcode::Reduce) {
+      if (__builtin_mul_overflow(I.operand(0)->shape().numElements(),
+                                 I.operandCount() / 2, &Cost) ||
+          __builtin_mul_overflow(Cost, I.toApply()->instructionCount(), &Cost))
+        Cost = std::numeric_limits<int64_t>::max();
+    } else if (I.opcode() != HloOpcode::Call && I.opcode() != HloOpcode::Fusion)
+      Cost = std::max<int64_t>(I.shape().numElements(), 1);
+    if (Cost > Opts.MaxWork - Work)
+      return diag(I, "evaluating '" + I.name() + "' would exceed " +
+                         std::to_string(Opts.MaxWork) +
+                         " element results (EvaluateOptions::MaxWork)");
+    Work += Cost;
     int64_t Need = out(I.shape()).byteSize();
     if (Need > Opts.MaxBytes - LiveBytes)
       return diag(I, "evaluating '" + I.name() + "' needs " +

@@ -53,6 +53,7 @@
 #include "idxmap/Hlo.h"
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -84,12 +85,23 @@ struct EvaluateOptions {
   /// Budget: bytes of the values alive at once (results of instructions in
   /// every computation being run, widened values at their widened size; the
   /// arguments are the caller's). Evaluation stops with a diagnostic at the
-  /// instruction whose result would exceed it, before allocating it.
+  /// instruction whose result would exceed it, before allocating it. No
+  /// limit by default (test oracles run large workloads); `idxmap hlo
+  /// --evaluate` sets 1 GiB (--max-bytes).
   ///
-  /// Example: `b = f32[65536,8192] broadcast(p)` needs 2 GiB and is
-  /// rejected with the default: `m.hlo:4:7: error: evaluating 'b' needs
-  /// 2147483648 bytes, ... (limit 1073741824)`.
-  int64_t MaxBytes = int64_t(1) << 30;
+  /// Example: with MaxBytes = 2^30, `b = f32[65536,8192] broadcast(p)`
+  /// (2 GiB) gives `m.hlo:4:3: error: evaluating 'b' needs 2147483648 bytes,
+  /// 0 are in use (limit 1073741824)`.
+  int64_t MaxBytes = std::numeric_limits<int64_t>::max();
+  /// Budget: element results computed, over every computation run (a
+  /// reduce counts each input element once per instruction of its
+  /// to_apply); checked before each instruction runs. No limit by default;
+  /// `idxmap hlo --evaluate` sets 2^28 (--max-work, about a second).
+  ///
+  /// Example: with MaxWork = 2^28, 100,000 negations of an f32[1048576]
+  /// stop at the 257th: `error: evaluating 'n257' would exceed 268435456
+  /// element results (EvaluateOptions::MaxWork)`.
+  int64_t MaxWork = std::numeric_limits<int64_t>::max();
 };
 
 /// True if \p C is XLA's "scalar add", `add(p0, p1)` of its two distinct

@@ -260,6 +260,16 @@ TEST(HloLimits, InterpreterMemoryBudget) {
   EXPECT_EQ(R.error().str().substr(0, R.error().str().find('\n')),
             "gen.hlo:5:8: error: evaluating 'n' needs 4194304 bytes, 4194304 "
             "are in use (limit 8388607)");
+  // The work budget: b and n compute 2^20 elements each.
+  EvaluateOptions W;
+  W.MaxWork = 2 << 20;
+  EXPECT_TRUE(bool(evaluate(E, iotaArgs(E), W)));
+  W.MaxWork = (2 << 20) - 1;
+  R = evaluate(E, iotaArgs(E), W);
+  ASSERT_FALSE(bool(R));
+  EXPECT_EQ(R.error().str().substr(0, R.error().str().find('\n')),
+            "gen.hlo:5:8: error: evaluating 'n' would exceed 2097151 element "
+            "results (EvaluateOptions::MaxWork)");
   // Shape::byteSize saturates instead of wrapping.
   EXPECT_EQ(Shape(PrimitiveType::F64, {int64_t(1) << 40, int64_t(1) << 40})
                 .byteSize(),

@@ -24,7 +24,8 @@ static const Command HloCommand = {
     "seed SEED + K) and prints each argument and each result leaf as\n"
     "`arg K: TYPE[DIMS] {v, ...}` / `result K: ...` (at most\n"
     "--max-elements values each). --max-bytes bounds the memory of the\n"
-    "arguments and, separately, of the values alive at once (default 1 GiB).",
+    "arguments and, separately, of the values alive at once (default 1 GiB);\n"
+    "--max-work bounds the element results computed (default 2^28).",
     runHlo};
 static CommandRegistration RegisterHlo(HloCommand);
 
@@ -40,7 +41,8 @@ static bool parseInt(const std::string &S, int64_t &V) {
 
 static int runHlo(int Argc, char **Argv) {
   std::string File = "-", CompName, SeedText = "0", RangeText = "-1,1",
-              MaxText = "16", MaxBytesText = "1073741824";
+              MaxText = "16", MaxBytesText = "1073741824",
+              MaxWorkText = "268435456";
   bool Evaluate = false, NoFastReduce = false;
   OutputOptions Out;
   ArgParser P(HloCommand);
@@ -53,6 +55,8 @@ static int runHlo(int Argc, char **Argv) {
   P.option("--max-elements", "N", &MaxText, "values printed per literal");
   P.option("--max-bytes", "N", &MaxBytesText,
            "memory budget of the evaluation (default 1073741824)");
+  P.option("--max-work", "N", &MaxWorkText,
+           "element results the evaluation may compute (default 268435456)");
   P.flag("--no-fast-reduce", &NoFastReduce,
          "apply to_apply element by element even for float sums");
   Out.addTo(P, /*AllowFormat=*/false);
@@ -67,6 +71,9 @@ static int runHlo(int Argc, char **Argv) {
   int64_t MaxBytes;
   if (!parseInt(MaxBytesText, MaxBytes) || MaxBytes < 0)
     return P.usageError("--max-bytes needs a non-negative integer");
+  int64_t MaxWork;
+  if (!parseInt(MaxWorkText, MaxWork) || MaxWork < 0)
+    return P.usageError("--max-work needs a non-negative integer");
   double Lo, Hi;
   {
     size_t Comma = RangeText.find(',');
@@ -136,6 +143,7 @@ static int runHlo(int Argc, char **Argv) {
   EvaluateOptions Opts;
   Opts.FastReduceAdd = !NoFastReduce;
   Opts.MaxBytes = MaxBytes;
+  Opts.MaxWork = MaxWork;
   auto R = evaluate(*C, Args, Opts);
   if (!R) {
     printDiagnostic(R.error());
