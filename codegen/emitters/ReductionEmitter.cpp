@@ -40,10 +40,12 @@
 //     the same index and stored there, with vector stores of the width the
 //     maps prove.
 //
-// Tuning knobs (EmitOptions::Tuning / `idxmap emit --tune NAME=VALUE`, else
-// the environment variable of that name, read at emission; unset, empty or
-// a value below the range means the default; values above are clamped;
-// powers of two are rounded down; every name is listed in tuningKnobNames()):
+// Tuning knobs (EmitOptions::Tuning / `idxmap emit --tune NAME=VALUE`,
+// where a value outside the range is an error (validateTuning); else the
+// environment variable of that name, read at emission, where unset, empty
+// or a value below the range means the default and values above are
+// clamped; powers of two are rounded down; the names and ranges are
+// tuningKnobs() in codegen/Emit.cpp):
 //
 //   IDXMAP_RED_ROW_LANES    threads per row (power of two, 1..1024); <= 32:
 //                           rows share a warp, > 32: a block of that many
