@@ -306,23 +306,27 @@ IndexingMap transposeOutputMap(Context &Ctx, const FusionAnalysis &A,
 }
 
 /// Linear coefficients of an affine expression without div/mod; false if
-/// the expression is not of that form.
+/// the expression is not of that form or a coefficient overflows int64.
 bool affineCoefficients(Expr E, std::map<std::pair<bool, unsigned>, int64_t> &C,
                         int64_t Scale = 1) {
   switch (E.kind()) {
   case ExprKind::Constant:
     return true;
   case ExprKind::Dim:
-  case ExprKind::Symbol:
-    C[{E.isDim(), E.position()}] += Scale;
-    return true;
+  case ExprKind::Symbol: {
+    int64_t &K = C[{E.isDim(), E.position()}];
+    return !__builtin_add_overflow(K, Scale, &K);
+  }
   case ExprKind::Add:
     return affineCoefficients(E.lhs(), C, Scale) &&
            affineCoefficients(E.rhs(), C, Scale);
-  case ExprKind::Mul:
-    if (!E.rhs().isConstant())
+  case ExprKind::Mul: {
+    int64_t Inner;
+    if (!E.rhs().isConstant() ||
+        __builtin_mul_overflow(Scale, E.rhs().value(), &Inner))
       return false;
-    return affineCoefficients(E.lhs(), C, Scale * E.rhs().value());
+    return affineCoefficients(E.lhs(), C, Inner);
+  }
   default:
     return false;
   }
@@ -532,8 +536,9 @@ AccessReport analyzeAccess(const IndexingMap &ThreadToElement,
   std::vector<std::pair<int64_t, int64_t>> Warps; // (block, warp)
   std::map<std::pair<bool, unsigned>, int64_t> Coef;
   bool Affine = affineCoefficients(Addr.result(0), Coef);
-  bool ProvenSame = Affine && (Coef[{true, 1}] * Bytes) % 128 == 0 &&
-                    (Coef[{true, 0}] * 32 * Bytes) % 128 == 0 &&
+  // In 128 bits: coefficients reach 2^62.
+  bool ProvenSame = Affine && (__int128(Coef[{true, 1}]) * Bytes) % 128 == 0 &&
+                    (__int128(Coef[{true, 0}]) * 32 * Bytes) % 128 == 0 &&
                     Addr.constraints().empty();
   if (TotalWarps <= 2048) {
     for (int64_t B = 0; B < Blocks; ++B)
