@@ -56,6 +56,11 @@
 //       values whose residue satisfies `v mod c in [a, b]` (exact for
 //       negative bounds; XLA truncates toward zero).
 //
+// While a constraint's expression may overflow somewhere on the bounds box,
+// it is not simplified and only the exact moves (constant, mul, floordiv,
+// ceildiv) apply [constraint.keep-overflowing]: its overflowing points are
+// outside the domain, which a rewritten expression may not respect.
+//
 // Overflow guard: the rules that build a new sum (factor-gcd, negate,
 // sum-split) apply only if ExprSimplifier::fitsEverywhere() accepts it, so a
 // rewritten constraint evaluates at every point of the bounds box where the
@@ -139,7 +144,8 @@ private:
   }
   /// Moves operations from E into I until none applies.
   void peel(Expr &E, Interval &I);
-  bool peelOnce(Expr &E, Interval &I);
+  /// One move; \p Fits says whether E evaluates on the whole bounds box.
+  bool peelOnce(Expr &E, Interval &I, bool Fits);
   bool splitSum(Expr &E, Interval &I, const LinearSum &S);
   void propagate(const Constraint &C);
   void addBoundUpdate(Expr Var, Interval I) {
@@ -204,7 +210,7 @@ bool ConstraintSimplifier::splitSum(Expr &E, Interval &I,
   return false;
 }
 
-bool ConstraintSimplifier::peelOnce(Expr &E, Interval &I) {
+bool ConstraintSimplifier::peelOnce(Expr &E, Interval &I, bool Fits) {
   if (I.isEmpty() || E.isConstant() || E.isVariable())
     return false;
   switch (E.kind()) {
@@ -214,6 +220,13 @@ bool ConstraintSimplifier::peelOnce(Expr &E, Interval &I) {
       I = shiftInterval(I, E.rhs().value());
       E = E.lhs();
       return true;
+    }
+    // `X + c in [l, u]`, `X * k in [l, u]` and the divisions move exactly
+    // even where E overflows (the new interval lies in int64 and says that
+    // E's value does); the rules below rewrite the expression itself.
+    if (!Fits) {
+      hit("constraint.keep-overflowing");
+      return false;
     }
     LinearSum Sum;
     Sum.add(E);
@@ -283,6 +296,10 @@ bool ConstraintSimplifier::peelOnce(Expr &E, Interval &I) {
     if (!E.rhs().isConstant() || E.rhs().value() <= 0 ||
         E.lhs().kind() != ExprKind::Add || !E.lhs().rhs().isConstant())
       return false;
+    if (!Fits) { // dropping the + c would drop its overflow
+      hit("constraint.keep-overflowing");
+      return false;
+    }
     int64_t M = E.rhs().value();
     int64_t C = *checkedMod(E.lhs().rhs().value(), M);
     Interval J = I.intersect({0, M - 1});
@@ -307,8 +324,14 @@ bool ConstraintSimplifier::peelOnce(Expr &E, Interval &I) {
 
 void ConstraintSimplifier::peel(Expr &E, Interval &I) {
   for (unsigned Iter = 0; Iter < 256; ++Iter) {
-    E = S->simplify(E);
-    if (!peelOnce(E, I))
+    // A point where E overflows is outside the domain, and a rewrite of E
+    // could make it evaluate there (`d0 * (2^62 + 1) - d0 * 2^61` becomes
+    // `d0 * (2^61 + 1)`). While E may overflow on the bounds box, only the
+    // moves that keep E's exact condition apply (see peelOnce).
+    bool Fits = S->evaluatesEverywhere(E);
+    if (Fits)
+      E = S->simplify(E);
+    if (!peelOnce(E, I, Fits))
       return;
   }
 }

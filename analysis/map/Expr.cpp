@@ -12,6 +12,9 @@
 #include "ExprStorage.h"
 
 #include <cassert>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace idxmap {
 
@@ -108,78 +111,131 @@ bool Expr::usesSymbol(unsigned Pos) const {
   return usesVar(S, ExprKind::Symbol, Pos);
 }
 
+// The walks below use worklists, not recursion: a sum of N terms is a tree
+// N deep, and the parser accepts sums of any length.
+
 void Expr::walkVariables(const std::function<void(Expr)> &Fn) const {
-  if (isVariable()) {
-    Fn(*this);
-    return;
-  }
-  if (isBinary()) {
-    lhs().walkVariables(Fn);
-    rhs().walkVariables(Fn);
+  std::vector<Expr> Work{*this};
+  while (!Work.empty()) {
+    Expr E = Work.back();
+    Work.pop_back();
+    if (E.isVariable()) {
+      Fn(E);
+    } else if (E.isBinary()) {
+      Work.push_back(E.rhs());
+      Work.push_back(E.lhs());
+    }
   }
 }
 
 Expr Expr::replace(const std::vector<Expr> &DimRepl,
                    const std::vector<Expr> &SymRepl) const {
-  switch (kind()) {
-  case ExprKind::Constant:
-    return *this;
-  case ExprKind::Dim:
-    if (position() < DimRepl.size() && DimRepl[position()])
-      return DimRepl[position()];
-    return *this;
-  case ExprKind::Symbol:
-    if (position() < SymRepl.size() && SymRepl[position()])
-      return SymRepl[position()];
-    return *this;
-  default: {
-    if (!(S->DimMask || S->SymMask))
-      return *this;
-    Expr L = lhs().replace(DimRepl, SymRepl);
-    Expr R = rhs().replace(DimRepl, SymRepl);
-    if (L == lhs() && R == rhs())
-      return *this;
-    return makeBinary(kind(), L, R);
+  auto Leaf = [&](Expr E) {
+    if (E.isDim() && E.position() < DimRepl.size() && DimRepl[E.position()])
+      return DimRepl[E.position()];
+    if (E.isSymbol() && E.position() < SymRepl.size() && SymRepl[E.position()])
+      return SymRepl[E.position()];
+    return E;
+  };
+  auto Unchanged = [](Expr E) {
+    return !E.isBinary() ? false : !(E.S->DimMask || E.S->SymMask);
+  };
+  if (!isBinary())
+    return Leaf(*this);
+  // Post-order over the DAG: Done holds each rebuilt node.
+  std::unordered_map<const ExprStorage *, Expr> Done;
+  auto Get = [&](Expr E) {
+    if (!E.isBinary())
+      return Leaf(E);
+    if (Unchanged(E))
+      return E;
+    return Done.at(E.S);
+  };
+  std::vector<std::pair<Expr, bool>> Work{{*this, false}};
+  while (!Work.empty()) {
+    auto [E, Expanded] = Work.back();
+    Work.pop_back();
+    if (!E.isBinary() || Unchanged(E) || Done.count(E.S))
+      continue;
+    if (!Expanded) {
+      Work.push_back({E, true});
+      Work.push_back({E.rhs(), false});
+      Work.push_back({E.lhs(), false});
+      continue;
+    }
+    Expr L = Get(E.lhs()), R = Get(E.rhs());
+    Done.emplace(E.S,
+                 L == E.lhs() && R == E.rhs() ? E : makeBinary(E.kind(), L, R));
   }
+  return Get(*this);
+}
+
+/// One node's value from its operands' values.
+static std::optional<int64_t> applyOp(ExprKind K, int64_t L, int64_t R) {
+  switch (K) {
+  case ExprKind::Add:
+    return checkedAdd(L, R);
+  case ExprKind::Mul:
+    return checkedMul(L, R);
+  case ExprKind::Mod:
+    return checkedMod(L, R);
+  case ExprKind::FloorDiv:
+    return checkedFloorDiv(L, R);
+  case ExprKind::CeilDiv:
+    return checkedCeilDiv(L, R);
+  default:
+    return std::nullopt;
   }
 }
 
 std::optional<int64_t> Expr::evaluate(const std::vector<int64_t> &Dims,
                                       const std::vector<int64_t> &Syms) const {
-  switch (kind()) {
-  case ExprKind::Constant:
-    return value();
-  case ExprKind::Dim:
-    if (position() >= Dims.size())
+  auto Leaf = [&](Expr E) -> std::optional<int64_t> {
+    switch (E.kind()) {
+    case ExprKind::Constant:
+      return E.value();
+    case ExprKind::Dim:
+      if (E.position() >= Dims.size())
+        return std::nullopt;
+      return Dims[E.position()];
+    default:
+      if (E.position() >= Syms.size())
+        return std::nullopt;
+      return Syms[E.position()];
+    }
+  };
+  if (!isBinary())
+    return Leaf(*this);
+  // Post-order with a stack of operand values; the left operand first, so
+  // that the first failure is the one recursion would have met.
+  std::vector<std::pair<Expr, bool>> Work{{*this, false}};
+  std::vector<int64_t> Values;
+  while (!Work.empty()) {
+    auto [E, Expanded] = Work.back();
+    Work.pop_back();
+    if (!E.isBinary()) {
+      std::optional<int64_t> V = Leaf(E);
+      if (!V)
+        return std::nullopt;
+      Values.push_back(*V);
+      continue;
+    }
+    if (!Expanded) {
+      Work.push_back({E, true});
+      Work.push_back({E.rhs(), false});
+      Work.push_back({E.lhs(), false});
+      continue;
+    }
+    int64_t R = Values.back();
+    Values.pop_back();
+    int64_t L = Values.back();
+    Values.pop_back();
+    std::optional<int64_t> V = applyOp(E.kind(), L, R);
+    if (!V)
       return std::nullopt;
-    return Dims[position()];
-  case ExprKind::Symbol:
-    if (position() >= Syms.size())
-      return std::nullopt;
-    return Syms[position()];
-  default:
-    break;
+    Values.push_back(*V);
   }
-  auto L = lhs().evaluate(Dims, Syms);
-  if (!L)
-    return std::nullopt;
-  auto R = rhs().evaluate(Dims, Syms);
-  if (!R)
-    return std::nullopt;
-  switch (kind()) {
-  case ExprKind::Add:
-    return checkedAdd(*L, *R);
-  case ExprKind::Mul:
-    return checkedMul(*L, *R);
-  case ExprKind::Mod:
-    return checkedMod(*L, *R);
-  case ExprKind::FloorDiv:
-    return checkedFloorDiv(*L, *R);
-  case ExprKind::CeilDiv:
-    return checkedCeilDiv(*L, *R);
-  default:
-    return std::nullopt;
-  }
+  return Values.back();
 }
 
 //===----------------------------------------------------------------------===//
@@ -294,48 +350,56 @@ Expr makeBinary(ExprKind K, Expr L, Expr R) {
   }
 }
 
-Expr Expr::operator+(Expr O) const { return makeBinary(ExprKind::Add, *this, O); }
-Expr Expr::operator+(int64_t C) const {
-  return *this + context().constant(C);
+Expr Expr::operator+(Expr O) const {
+  return makeBinary(ExprKind::Add, *this, O);
 }
+Expr Expr::operator+(int64_t C) const { return *this + context().constant(C); }
 Expr Expr::operator-() const { return *this * context().constant(-1); }
 Expr Expr::operator-(Expr O) const { return *this + (-O); }
 Expr Expr::operator-(int64_t C) const {
   if (C == INT64_MIN) // -C overflows: keep it as an explicit product.
-    return *this + context().getBinaryUnfolded(
-                       ExprKind::Mul, context().constant(C),
-                       context().constant(-1));
+    return *this + context().getBinaryUnfolded(ExprKind::Mul,
+                                               context().constant(C),
+                                               context().constant(-1));
   return *this + context().constant(-C);
 }
-Expr Expr::operator*(Expr O) const { return makeBinary(ExprKind::Mul, *this, O); }
-Expr Expr::operator*(int64_t C) const {
-  return *this * context().constant(C);
+Expr Expr::operator*(Expr O) const {
+  return makeBinary(ExprKind::Mul, *this, O);
 }
-Expr Expr::operator%(Expr O) const { return makeBinary(ExprKind::Mod, *this, O); }
+Expr Expr::operator*(int64_t C) const { return *this * context().constant(C); }
+Expr Expr::operator%(Expr O) const {
+  return makeBinary(ExprKind::Mod, *this, O);
+}
 Expr Expr::operator%(int64_t C) const { return *this % context().constant(C); }
 Expr Expr::floorDiv(Expr O) const {
   return makeBinary(ExprKind::FloorDiv, *this, O);
 }
-Expr Expr::floorDiv(int64_t C) const {
-  return floorDiv(context().constant(C));
-}
+Expr Expr::floorDiv(int64_t C) const { return floorDiv(context().constant(C)); }
 Expr Expr::ceilDiv(Expr O) const {
   return makeBinary(ExprKind::CeilDiv, *this, O);
 }
 Expr Expr::ceilDiv(int64_t C) const { return ceilDiv(context().constant(C)); }
 
 int compareStructurally(Expr A, Expr B) {
-  if (A == B)
-    return 0;
-  if (A.kind() != B.kind())
-    return A.kind() < B.kind() ? -1 : 1;
-  if (!A.isBinary()) {
-    int64_t VA = A.storage()->Value, VB = B.storage()->Value;
-    return VA < VB ? -1 : (VA > VB ? 1 : 0);
+  // Pre-order, left operands first, with a worklist of pairs.
+  std::vector<std::pair<Expr, Expr>> Work{{A, B}};
+  while (!Work.empty()) {
+    auto [X, Y] = Work.back();
+    Work.pop_back();
+    if (X == Y)
+      continue;
+    if (X.kind() != Y.kind())
+      return X.kind() < Y.kind() ? -1 : 1;
+    if (!X.isBinary()) {
+      int64_t VX = X.storage()->Value, VY = Y.storage()->Value;
+      if (VX != VY)
+        return VX < VY ? -1 : 1;
+      continue;
+    }
+    Work.push_back({X.rhs(), Y.rhs()});
+    Work.push_back({X.lhs(), Y.lhs()});
   }
-  if (int C = compareStructurally(A.lhs(), B.lhs()))
-    return C;
-  return compareStructurally(A.rhs(), B.rhs());
+  return 0;
 }
 
 } // namespace idxmap

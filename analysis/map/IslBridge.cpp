@@ -482,11 +482,22 @@ private:
       }
       return var(M.numDims() + E.position());
     case ExprKind::Add: {
-      IslAff L = build(E.lhs());
-      IslAff R = L ? build(E.rhs()) : IslAff();
-      if (!L || !R)
-        return IslAff();
-      return IslAff(isl_aff_add(L.release(), R.release()));
+      // The summands left to right, with a worklist: a sum of N terms is a
+      // tree N deep.
+      IslAff Acc = constant(0);
+      std::vector<Expr> Work{E.rhs(), E.lhs()};
+      while (!Work.empty() && Acc) {
+        Expr N = Work.back();
+        Work.pop_back();
+        if (N.kind() == ExprKind::Add) {
+          Work.push_back(N.rhs());
+          Work.push_back(N.lhs());
+          continue;
+        }
+        IslAff T = build(N);
+        Acc = T ? IslAff(isl_aff_add(Acc.release(), T.release())) : IslAff();
+      }
+      return Acc;
     }
     case ExprKind::Mul: {
       IslAff L = build(E.lhs());
@@ -711,16 +722,18 @@ public:
   }
 
   /// `F in I` as rows with \p Tag (an empty I gives an infeasible row).
-  void require(const Form &F, Interval I, int Tag) {
+  /// False (Error set) if a row cannot be built: the caller must not answer
+  /// from a system that lacks it.
+  bool require(const Form &F, Interval I, int Tag) {
     if (!S.charge(2 * F.C.size() + 2))
-      return; // over budget: every later build() fails
-    Row Lo;   // F - I.Lo >= 0
+      return true; // over budget: every later build() fails
+    Row Lo;        // F - I.Lo >= 0
     Lo.Coeffs = F.C;
     Lo.K = F.K;
     Lo.Sub = I.Lo;
     Lo.Tag = Tag;
     Rows.push_back(std::move(Lo));
-    addUpper(F, I.Hi, 0, Tag, Rows);
+    return addUpper(F, I.Hi, 0, Tag, Rows);
   }
 
   /// `F == 0` as a row with \p Tag.
@@ -738,11 +751,17 @@ public:
   /// Appends to \p Out the row `F <= V + Adj`, i.e. `V + Adj - F >= 0`.
   bool addUpper(const Form &F, int64_t V, int Adj, int Tag,
                 std::vector<Row> &Out) {
-    std::optional<Form> Neg = scale(F, -1);
-    if (!Neg)
-      return false;
+    // Only the coefficients are negated: F's constant goes to Sub, exact in
+    // isl (negating F.K = INT64_MIN overflowed, and the row was dropped).
     Row R;
-    R.Coeffs = Neg->C;
+    R.Coeffs.resize(F.C.size());
+    for (size_t I = 0; I < F.C.size(); ++I) {
+      if (F.C[I] == INT64_MIN) {
+        overflow();
+        return false;
+      }
+      R.Coeffs[I] = -F.C[I];
+    }
     R.K = V;
     R.Sub = F.K;
     R.Adj = Adj;
@@ -978,10 +997,7 @@ public:
     }
     const Constraint &C = M.constraints()[I];
     std::optional<Form> F = form(C.E);
-    if (!F)
-      return false;
-    Sys.require(*F, C.I, Tag);
-    return true;
+    return F && Sys.require(*F, C.I, Tag);
   }
 
   /// The whole domain with \p Tag; false if a constraint does not translate.
@@ -1018,9 +1034,22 @@ private:
         return fail(E, "a symbol the map does not have");
       return var(M.numDims() + E.position());
     case ExprKind::Add: {
-      std::optional<Form> L = form(E.lhs());
-      std::optional<Form> R = L ? form(E.rhs()) : std::nullopt;
-      return L && R ? Sys.add(*L, *R) : std::nullopt;
+      // The summands left to right into one accumulator, with a worklist:
+      // a sum of N terms is a tree N deep.
+      std::optional<Form> Acc = FlatSystem::constant(0);
+      std::vector<Expr> Work{E.rhs(), E.lhs()};
+      while (!Work.empty() && Acc) {
+        Expr N = Work.back();
+        Work.pop_back();
+        if (N.kind() == ExprKind::Add && !Memo.count(N)) {
+          Work.push_back(N.rhs());
+          Work.push_back(N.lhs());
+          continue;
+        }
+        std::optional<Form> F = form(N);
+        Acc = F ? Sys.add(*Acc, *F) : std::nullopt;
+      }
+      return Acc;
     }
     case ExprKind::Mul: {
       std::optional<Form> L = form(E.lhs());
@@ -1386,8 +1415,12 @@ Answer pointwiseEqual(const Session &S, const IndexingMap &A,
 /// column projected out (isl recognizes the quotients' defining rows as
 /// integer divisions; other variables become existentially quantified).
 IslSet projectTo(FlatSystem &Sys, const std::vector<Form> &Outs) {
-  for (const Form &F : Outs)
-    Sys.requireZero(*Sys.sub(Sys.column(Sys.newColumn()), F), 1);
+  for (const Form &F : Outs) {
+    std::optional<Form> D = Sys.sub(Sys.column(Sys.newColumn()), F);
+    if (!D)
+      return IslSet(); // a coefficient overflows: Error says so
+    Sys.requireZero(*D, 1);
+  }
   // The output columns are the last ones, and every one is used.
   FlatSystem::Built B = Sys.build(anyTag);
   unsigned Before = B.Dims - unsigned(Outs.size());
@@ -1688,8 +1721,8 @@ void dropImpliedConstraints(const Session &S, IndexingMap &Map, bool &Changed) {
     // A constraint that does not translate stays, and is never used to
     // prove another one implied (its tag is left out of every test).
     Forms.push_back(FM.form(Cs[I].E));
-    if (Forms.back())
-      Sys.require(*Forms.back(), Cs[I].I, int(2 + I));
+    if (Forms.back() && !Sys.require(*Forms.back(), Cs[I].I, int(2 + I)))
+      Forms.back().reset(); // a missing row: never used, never removed
   }
   for (size_t Idx : constraintOrder(Cs)) {
     if (!Forms[Idx])

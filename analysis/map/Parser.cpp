@@ -23,9 +23,11 @@ namespace idxmap {
 namespace {
 
 /// The deepest nesting of parentheses and unary minus, and the deepest
-/// expression tree the parser builds. Deeper input is rejected with a
-/// diagnostic, so that recursive consumers (builders, printers, simplify)
-/// never run out of stack.
+/// chain of products, divisions and mods the parser builds (sums do not
+/// count: consumers walk them iteratively, so a sum may have any number of
+/// terms). Deeper input is rejected with a located diagnostic, so that the
+/// consumers that recurse on the other operators (builders, printers,
+/// simplify) never run out of stack.
 constexpr unsigned MaxDepth = 1000;
 
 /// Words that can never name a variable.
@@ -277,15 +279,14 @@ bool MapParser::parseSum(ParsedExpr &Out, unsigned Nest) {
     return false;
   while (Tok.is(MapTokenKind::Plus) || Tok.is(MapTokenKind::Minus)) {
     bool Subtract = Tok.is(MapTokenKind::Minus);
-    size_t OpOffset = Tok.Offset;
     consume();
     ParsedExpr R;
     if (!parseProduct(R, Nest))
       return false;
     Out.E = Subtract ? Out.E - R.E : Out.E + R.E;
-    Out.Depth = std::max(Out.Depth, R.Depth) + 1;
-    if (!checkDepth(Out, OpOffset))
-      return false;
+    // A sum does not count as nesting: `a + b + c ...` is a left-deep tree
+    // as deep as it has terms, and every consumer walks sums iteratively.
+    Out.Depth = std::max(Out.Depth, R.Depth);
   }
   return true;
 }

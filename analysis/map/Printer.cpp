@@ -63,6 +63,8 @@ private:
   void printVariable(std::string &Out, Expr E) const;
   /// Prints the summands of a sum; \p First says whether \p E starts it.
   void printAdd(std::string &Out, Expr E, bool First) const;
+  /// Prints one summand (not a sum) with its sign.
+  void printSummand(std::string &Out, Expr E, bool First) const;
 
   std::vector<std::string> Names;
   unsigned NumDims = 0;
@@ -93,12 +95,23 @@ int64_t negatedIfNegative(Expr E) {
 
 void ExprPrinter::printAdd(std::string &Out, Expr E, bool First) const {
   // Summands print left to right in tree order. A right-nested sum prints
-  // without parentheses, as in MLIR (it reparses left-nested).
-  if (E.kind() == ExprKind::Add) {
-    printAdd(Out, E.lhs(), First);
-    printAdd(Out, E.rhs(), /*First=*/false);
-    return;
+  // without parentheses, as in MLIR (it reparses left-nested). A worklist,
+  // not recursion: a sum of N terms is a tree N deep.
+  std::vector<Expr> Work{E};
+  while (!Work.empty()) {
+    Expr N = Work.back();
+    Work.pop_back();
+    if (N.kind() == ExprKind::Add) {
+      Work.push_back(N.rhs());
+      Work.push_back(N.lhs());
+      continue;
+    }
+    printSummand(Out, N, First);
+    First = false;
   }
+}
+
+void ExprPrinter::printSummand(std::string &Out, Expr E, bool First) const {
   if (First) {
     print(Out, E, Binding::Weak);
     return;

@@ -179,40 +179,75 @@ struct RangeFlattener {
   int64_t Constant = 0;
   bool Overflow = false;
 
-  void run(Expr E, int64_t K, bool Top) {
-    if (Overflow)
-      return;
-    bool Opaque = !Top && UseConstraints && RE.isConstrained(E);
-    if (!Opaque && E.kind() == ExprKind::Add) {
-      run(E.lhs(), K, false);
-      run(E.rhs(), K, false);
-      return;
-    }
-    if (!Opaque && E.kind() == ExprKind::Mul && E.rhs().isConstant()) {
-      auto K2 = checkedMul(K, E.rhs().value());
-      if (!K2) {
-        Overflow = true;
-        return;
+  void run(Expr Root, int64_t RootK) {
+    // A worklist in tree order (left operand first), not recursion: a sum
+    // of N terms is a tree N deep.
+    struct Item {
+      Expr E;
+      int64_t K;
+      bool Top;
+    };
+    std::vector<Item> Work{{Root, RootK, true}};
+    while (!Work.empty() && !Overflow) {
+      Item I = Work.back();
+      Work.pop_back();
+      Expr E = I.E;
+      bool Opaque = !I.Top && UseConstraints && RE.isConstrained(E);
+      if (!Opaque && E.kind() == ExprKind::Add) {
+        Work.push_back({E.rhs(), I.K, false});
+        Work.push_back({E.lhs(), I.K, false});
+        continue;
       }
-      run(E.lhs(), *K2, false);
-      return;
-    }
-    if (E.isConstant()) {
-      auto P = checkedMul(K, E.value());
-      auto S = P ? checkedAdd(Constant, *P) : std::nullopt;
-      if (!S) {
-        Overflow = true;
-        return;
+      if (!Opaque && E.kind() == ExprKind::Mul && E.rhs().isConstant()) {
+        auto K2 = checkedMul(I.K, E.rhs().value());
+        if (!K2) {
+          Overflow = true;
+          return;
+        }
+        Work.push_back({E.lhs(), *K2, false});
+        continue;
       }
-      Constant = *S;
-      return;
+      if (E.isConstant()) {
+        auto P = checkedMul(I.K, E.value());
+        auto S = P ? checkedAdd(Constant, *P) : std::nullopt;
+        if (!S) {
+          Overflow = true;
+          return;
+        }
+        Constant = *S;
+        continue;
+      }
+      if (Terms.capacity() == 0)
+        Terms.reserve(8); // One allocation for the usual few summands.
+      Terms.push_back({E, I.K});
     }
-    if (Terms.capacity() == 0)
-      Terms.reserve(8); // One allocation for the usual few summands.
-    Terms.push_back({E, K});
   }
 };
 } // namespace
+
+/// The plain interval sum of \p E's summands (the operands of its chain of
+/// `+` nodes, walked without recursion) and the gcd of their divisors: the
+/// fallback when flattening the sum overflows.
+static ExprInfo addSummands(RangeEvaluator &RE, Expr E) {
+  std::vector<Expr> Work{E};
+  ExprInfo Out;
+  Out.Range = Interval::point(0);
+  int64_t G = 0;
+  while (!Work.empty()) {
+    Expr N = Work.back();
+    Work.pop_back();
+    if (N.kind() == ExprKind::Add) {
+      Work.push_back(N.rhs());
+      Work.push_back(N.lhs());
+      continue;
+    }
+    ExprInfo I = RE.info(N);
+    Out.Range = Out.Range + I.Range;
+    G = gcd64(G, gcdDivisor(I));
+  }
+  Out.Divisor = std::max<int64_t>(1, G);
+  return Out;
+}
 
 /// Merges summands with the same base (X = s0 + s0 lists s0 twice; each
 /// base must be looked up once) and drops zero coefficients. False on
@@ -244,14 +279,9 @@ static bool mergeEqualBases(std::vector<std::pair<Expr, int64_t>> &Terms) {
 static ExprInfo evaluateSum(RangeEvaluator &RE, const IndexingMap &Map,
                             bool UseConstraints, Expr E) {
   RangeFlattener F{RE, Map, UseConstraints, {}, 0, false};
-  F.run(E, 1, true);
-  if (F.Overflow) {
-    ExprInfo L = RE.info(E.lhs()), R = RE.info(E.rhs());
-    ExprInfo Out;
-    Out.Range = L.Range + R.Range;
-    Out.Divisor = std::max<int64_t>(1, gcd64(gcdDivisor(L), gcdDivisor(R)));
-    return Out;
-  }
+  F.run(E, 1);
+  if (F.Overflow)
+    return addSummands(RE, E);
   // Merge equal bases (order by pointer; the order is irrelevant here).
   std::sort(F.Terms.begin(), F.Terms.end(), [](const auto &A, const auto &B) {
     return A.first.storage() < B.first.storage();
@@ -273,9 +303,8 @@ static ExprInfo evaluateSum(RangeEvaluator &RE, const IndexingMap &Map,
     Terms.push_back({Base, K, ExprInfo(), false});
   }
   if (Overflow) {
-    ExprInfo L = RE.info(E.lhs()), R = RE.info(E.rhs());
     ExprInfo Out;
-    Out.Range = L.Range + R.Range;
+    Out.Range = addSummands(RE, E).Range;
     return Out;
   }
   for (RangeTerm &T : Terms)
@@ -340,7 +369,7 @@ static ExprInfo evaluateSum(RangeEvaluator &RE, const IndexingMap &Map,
       // (X fd c)*(c*K) == X*K - (X mod c)*K: cancel X's summands if all
       // of them are present with the opposite sign.
       RangeFlattener FX{RE, Map, false, {}, 0, false};
-      FX.run(X, 1, true);
+      FX.run(X, 1);
       if (FX.Overflow || !mergeEqualBases(FX.Terms) || FX.Terms.empty())
         continue;
       bool AllPresent = true;
@@ -372,7 +401,7 @@ static ExprInfo evaluateSum(RangeEvaluator &RE, const IndexingMap &Map,
       auto NC = CK ? checkedAdd(Constant, *CK) : std::nullopt;
       if (Ovf || !NC) {
         ExprInfo Out;
-        Out.Range = RE.info(E.lhs()).Range + RE.info(E.rhs()).Range;
+        Out.Range = addSummands(RE, E).Range;
         return Out;
       }
       Constant = *NC;

@@ -71,38 +71,44 @@ void LinearSum::addTerm(Expr Base, int64_t K) {
   Terms.push_back({Base, K});
 }
 
-void LinearSum::add(Expr E, int64_t K) {
-  if (Overflow || K == 0)
-    return;
-  switch (E.kind()) {
-  case ExprKind::Constant: {
-    auto P = checkedMul(E.value(), K);
-    if (!P) {
-      Overflow = true;
-      return;
-    }
-    addConstant(*P);
-    return;
-  }
-  case ExprKind::Add:
-    add(E.lhs(), K);
-    add(E.rhs(), K);
-    return;
-  case ExprKind::Mul:
-    if (E.rhs().isConstant()) {
-      auto P = checkedMul(E.rhs().value(), K);
+void LinearSum::add(Expr Root, int64_t RootK) {
+  // A worklist in tree order, not recursion: a sum of N terms is N deep.
+  std::vector<std::pair<Expr, int64_t>> Work{{Root, RootK}};
+  while (!Work.empty() && !Overflow) {
+    auto [E, K] = Work.back();
+    Work.pop_back();
+    if (K == 0)
+      continue;
+    switch (E.kind()) {
+    case ExprKind::Constant: {
+      auto P = checkedMul(E.value(), K);
       if (!P) {
         Overflow = true;
         return;
       }
-      add(E.lhs(), *P);
-      return;
+      addConstant(*P);
+      continue;
     }
-    break;
-  default:
-    break;
+    case ExprKind::Add:
+      Work.push_back({E.rhs(), K});
+      Work.push_back({E.lhs(), K});
+      continue;
+    case ExprKind::Mul:
+      if (E.rhs().isConstant()) {
+        auto P = checkedMul(E.rhs().value(), K);
+        if (!P) {
+          Overflow = true;
+          return;
+        }
+        Work.push_back({E.lhs(), *P});
+        continue;
+      }
+      break;
+    default:
+      break;
+    }
+    addTerm(E, K);
   }
-  addTerm(E, K);
 }
 
 void LinearSum::scale(int64_t K) {
@@ -124,10 +130,9 @@ void LinearSum::scale(int64_t K) {
 
 void canonicalize(LinearSum &S) {
   if (S.Terms.size() > 1)
-    std::sort(S.Terms.begin(), S.Terms.end(),
-              [](const Term &A, const Term &B) {
-                return compareStructurally(A.Base, B.Base) < 0;
-              });
+    std::sort(S.Terms.begin(), S.Terms.end(), [](const Term &A, const Term &B) {
+      return compareStructurally(A.Base, B.Base) < 0;
+    });
   size_t Out = 0;
   for (size_t I = 0; I < S.Terms.size(); ++I) {
     if (Out > 0 && S.Terms[Out - 1].Base == S.Terms[I].Base) {
@@ -218,73 +223,83 @@ std::optional<GSplit> findGSplit(RangeEvaluator &RE, const LinearSum &S,
 // Sum rewriting
 //===----------------------------------------------------------------------===//
 
-void ExprSimplifier::flattenSimplified(Expr E, int64_t K, LinearSum &S,
+void ExprSimplifier::flattenSimplified(Expr Root, int64_t RootK, LinearSum &S,
                                        std::vector<Expr> *Leaves) {
-  if (S.Overflow || K == 0)
-    return;
-  switch (E.kind()) {
-  case ExprKind::Constant: {
-    auto P = checkedMul(E.value(), K);
-    if (!P) {
-      S.Overflow = true;
-      return;
-    }
-    S.addConstant(*P);
-    return;
-  }
-  case ExprKind::Add:
-    flattenSimplified(E.lhs(), K, S, Leaves);
-    flattenSimplified(E.rhs(), K, S, Leaves);
-    return;
-  case ExprKind::Mul:
-    if (E.rhs().isConstant()) {
-      auto P = checkedMul(E.rhs().value(), K);
+  // A worklist in tree order (left operand first), not recursion.
+  std::vector<std::pair<Expr, int64_t>> Work{{Root, RootK}};
+  while (!Work.empty() && !S.Overflow) {
+    auto [E, K] = Work.back();
+    Work.pop_back();
+    if (K == 0)
+      continue;
+    switch (E.kind()) {
+    case ExprKind::Constant: {
+      auto P = checkedMul(E.value(), K);
       if (!P) {
         S.Overflow = true;
         return;
       }
-      if (E.lhs().kind() == ExprKind::Add)
-        hit("mul.distribute");
-      flattenSimplified(E.lhs(), *P, S, Leaves);
-      return;
+      S.addConstant(*P);
+      continue;
     }
-    break;
-  default:
-    break;
+    case ExprKind::Add:
+      Work.push_back({E.rhs(), K});
+      Work.push_back({E.lhs(), K});
+      continue;
+    case ExprKind::Mul:
+      if (E.rhs().isConstant()) {
+        auto P = checkedMul(E.rhs().value(), K);
+        if (!P) {
+          S.Overflow = true;
+          return;
+        }
+        if (E.lhs().kind() == ExprKind::Add)
+          hit("mul.distribute");
+        Work.push_back({E.lhs(), *P});
+        continue;
+      }
+      break;
+    default:
+      break;
+    }
+    // A leaf of the sum: simplify it; the result may itself be a sum.
+    Expr Leaf = simplify(E);
+    if (Leaves)
+      Leaves->push_back(Leaf);
+    S.add(Leaf, K);
   }
-  // A leaf of the sum: simplify it; the result may itself be a sum.
-  Expr Leaf = simplify(E);
-  if (Leaves)
-    Leaves->push_back(Leaf);
-  S.add(Leaf, K);
 }
 
 namespace {
 /// Collects the summands of \p E's chain of `+` nodes, left to right.
 void collectSummands(Expr E, std::vector<Expr> &Out) {
-  if (E.kind() == ExprKind::Add) {
-    collectSummands(E.lhs(), Out);
-    collectSummands(E.rhs(), Out);
-    return;
+  std::vector<Expr> Work{E};
+  while (!Work.empty()) {
+    Expr N = Work.back();
+    Work.pop_back();
+    if (N.kind() == ExprKind::Add) {
+      Work.push_back(N.rhs());
+      Work.push_back(N.lhs());
+      continue;
+    }
+    Out.push_back(N);
   }
-  Out.push_back(E);
 }
 
 /// Adds \p E to \p S like LinearSum::add, except that a sum multiplied by a
 /// constant stays one term `(sum) * k`: the overflow guard refused to
 /// distribute it.
-void addKeepingProducts(LinearSum &S, Expr E) {
-  if (E.kind() == ExprKind::Add) {
-    addKeepingProducts(S, E.lhs());
-    addKeepingProducts(S, E.rhs());
-    return;
+void addKeepingProducts(LinearSum &S, Expr Root) {
+  std::vector<Expr> Summands;
+  collectSummands(Root, Summands);
+  for (Expr E : Summands) {
+    if (E.kind() == ExprKind::Mul && E.rhs().isConstant() &&
+        E.lhs().kind() == ExprKind::Add) {
+      S.addTerm(E.lhs(), E.rhs().value());
+      continue;
+    }
+    S.add(E);
   }
-  if (E.kind() == ExprKind::Mul && E.rhs().isConstant() &&
-      E.lhs().kind() == ExprKind::Add) {
-    S.addTerm(E.lhs(), E.rhs().value());
-    return;
-  }
-  S.add(E);
 }
 } // namespace
 

@@ -230,13 +230,35 @@ ExprSimplifier::FitInfo ExprSimplifier::fitInfo(Expr E) {
   auto It = Fit.find(E);
   if (It != Fit.end())
     return It->second;
-  FitInfo L = fitInfo(Expr(S->L)), R = fitInfo(Expr(S->R));
-  FitInfo Out{false, Interval::full()};
-  if (L.Fits && R.Fits)
-    if (auto NR = nodeRange(E, L.Range, R.Range))
-      Out = {true, *NR};
-  Fit.emplace(E, Out);
-  return Out;
+  auto Known = [&](Expr N) {
+    return N.storage()->Kind < ExprKind::Add || Fit.count(N);
+  };
+  auto Get = [&](Expr N) -> FitInfo {
+    if (N.storage()->Kind < ExprKind::Add)
+      return {true, leafRange(N.storage())};
+    return Fit.at(N);
+  };
+  // Bottom-up with a worklist, not recursion: a sum of N terms is N deep.
+  std::vector<std::pair<Expr, bool>> Work{{E, false}};
+  while (!Work.empty()) {
+    auto [N, Expanded] = Work.back();
+    Work.pop_back();
+    if (Known(N))
+      continue;
+    if (!Expanded) {
+      Work.push_back({N, true});
+      Work.push_back({N.rhs(), false});
+      Work.push_back({N.lhs(), false});
+      continue;
+    }
+    FitInfo L = Get(N.lhs()), R = Get(N.rhs());
+    FitInfo Out{false, Interval::full()};
+    if (L.Fits && R.Fits)
+      if (auto NR = nodeRange(N, L.Range, R.Range))
+        Out = {true, *NR};
+    Fit.emplace(N, Out);
+  }
+  return Fit.at(E);
 }
 
 bool ExprSimplifier::isRefNode(Expr E, const ExprRefs &Refs,
@@ -279,25 +301,43 @@ bool ExprSimplifier::isRefNode(Expr E, const ExprRefs &Refs,
 
 std::optional<Interval>
 ExprSimplifier::rangeRelative(Expr E, const ExprRefs &Refs, RelativeState &St) {
-  FitInfo F = fitInfo(E);
-  if (F.Fits)
-    return F.Range;
-  auto It = St.Memo.find(E.storage());
-  if (It != St.Memo.end())
-    return It->second;
-  std::optional<Interval> Out;
-  if (isRefNode(E, Refs, St)) {
-    // It evaluates; the RangeEvaluator's range is then sound (full when it
-    // knows nothing, which still contains the value).
-    Out = RE.range(E);
-  } else {
-    auto L = rangeRelative(E.lhs(), Refs, St);
-    auto R = L ? rangeRelative(E.rhs(), Refs, St) : std::nullopt;
+  // Bottom-up with a worklist over the nodes that neither fit by ranges
+  // alone nor are nodes of Refs; nullopt propagates upward.
+  auto Direct = [&](Expr N) -> std::optional<std::optional<Interval>> {
+    FitInfo F = fitInfo(N);
+    if (F.Fits)
+      return std::optional<Interval>(F.Range);
+    auto It = St.Memo.find(N.storage());
+    if (It != St.Memo.end())
+      return It->second;
+    if (isRefNode(N, Refs, St)) {
+      // It evaluates; the RangeEvaluator's range is then sound (full when
+      // it knows nothing, which still contains the value).
+      std::optional<Interval> R = RE.range(N);
+      St.Memo.emplace(N.storage(), R);
+      return R;
+    }
+    return std::nullopt; // to be computed from its operands
+  };
+  std::vector<std::pair<Expr, bool>> Work{{E, false}};
+  while (!Work.empty()) {
+    auto [N, Expanded] = Work.back();
+    Work.pop_back();
+    if (Direct(N))
+      continue;
+    if (!Expanded) {
+      Work.push_back({N, true});
+      Work.push_back({N.rhs(), false});
+      Work.push_back({N.lhs(), false});
+      continue;
+    }
+    std::optional<Interval> L = *Direct(N.lhs()), R = *Direct(N.rhs());
+    std::optional<Interval> Out;
     if (L && R)
-      Out = nodeRange(E, *L, *R);
+      Out = nodeRange(N, *L, *R);
+    St.Memo.emplace(N.storage(), Out);
   }
-  St.Memo.emplace(E.storage(), Out);
-  return Out;
+  return *Direct(E);
 }
 
 bool ExprSimplifier::fitsBelowRoot(Expr Candidate, const ExprRefs &Refs) {

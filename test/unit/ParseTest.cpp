@@ -663,7 +663,17 @@ TEST(ParseDiagnosticsTest, TooDeepInputIsADiagnostic) {
   for (int I = 0; I < 3000; ++I)
     LongSum += I % 2 ? " + d0" : " * d1";
   LongSum += "), domain: d0 in [0, 1], d1 in [0, 1]";
+  // A flat sum is not nesting: any number of terms parses (the consumers
+  // walk sums without recursion).
   M = parseIndexingMap(Ctx, LongSum);
+  ASSERT_TRUE(M) << M.error().str();
+
+  // A chain of products is (the consumers recurse on it).
+  std::string LongProduct = "(d0, d1) -> (d0";
+  for (int I = 0; I < 3000; ++I)
+    LongProduct += " * d1";
+  LongProduct += "), domain: d0 in [0, 1], d1 in [0, 1]";
+  M = parseIndexingMap(Ctx, LongProduct);
   ASSERT_FALSE(M);
   EXPECT_EQ(M.error().Message, "expression is nested too deeply");
 
