@@ -6,6 +6,7 @@
 #include "idxmap/Diagnostics.h"
 
 #include <algorithm>
+#include <string_view>
 
 namespace idxmap {
 
@@ -21,13 +22,30 @@ std::string Diagnostic::str() const {
   Out += Message;
   if (SourceLine.empty())
     return Out;
+  // A long line (a generated map can be megabytes on one line) shows a
+  // window around the column, marked with "..." on the cut sides.
+  constexpr size_t MaxShown = 240, Before = 100;
+  size_t Col0 = Loc.Col ? Loc.Col - 1 : 0;
+  size_t Start = 0, End = SourceLine.size();
+  if (SourceLine.size() > MaxShown) {
+    Start = Col0 > Before ? Col0 - Before : 0;
+    Start = std::min(Start,
+                     SourceLine.size() - std::min(SourceLine.size(), MaxShown));
+    End = std::min(SourceLine.size(), Start + MaxShown);
+  }
+  std::string_view Shown(SourceLine);
+  Shown = Shown.substr(Start, End - Start);
+  std::string Lead = Start > 0 ? "..." : "";
   Out += '\n';
-  Out += SourceLine;
+  Out += Lead;
+  Out += Shown;
+  if (End < SourceLine.size())
+    Out += "...";
   Out += '\n';
   // Keep tabs so that the caret lines up under the offending byte.
-  for (unsigned I = 1; I < Loc.Col; ++I)
-    Out +=
-        (I - 1 < SourceLine.size() && SourceLine[I - 1] == '\t') ? '\t' : ' ';
+  Out.append(Lead.size(), ' ');
+  for (size_t I = Start; I < Col0; ++I)
+    Out += (I < SourceLine.size() && SourceLine[I] == '\t') ? '\t' : ' ';
   Out += '^';
   return Out;
 }

@@ -38,7 +38,9 @@ struct Diagnostic {
   /// The full text of the source line (no newline); may be empty.
   std::string SourceLine;
 
-  /// `file:line:col: error: message`, then the source line and a caret.
+  /// `file:line:col: error: message`, then the source line and a caret. A
+  /// source line longer than 240 bytes shows 240 of them around the column,
+  /// with `...` where it is cut (the column in the first line stays exact).
   std::string str() const;
 };
 

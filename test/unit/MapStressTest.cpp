@@ -176,6 +176,27 @@ TEST(MapStress, NestingIsLimitedWithALocation) {
             std::string::npos);
 }
 
+TEST(MapStress, DiagnosticsOnHugeLinesShowAWindow) {
+  Context Ctx;
+  std::string Text = deepSumMap(100000);
+  size_t Bad = Text.find(" + d0 floordiv 50000 ");
+  ASSERT_NE(Bad, std::string::npos);
+  Text.replace(Bad, 3, " + )"); // `... + ) d0 floordiv 50000 ...`
+  auto M = parseIndexingMap(Ctx, Text);
+  ASSERT_FALSE(static_cast<bool>(M));
+  std::string S = M.error().str();
+  EXPECT_LT(S.size(), 1000u); // not the 2 MB line
+  // The caret is under the offending byte of the shown window.
+  size_t L1 = S.find('\n'), L2 = S.find('\n', L1 + 1);
+  ASSERT_NE(L2, std::string::npos);
+  std::string Shown = S.substr(L1 + 1, L2 - L1 - 1);
+  size_t Caret = S.size() - L2 - 2;
+  ASSERT_EQ(S.back(), '^');
+  ASSERT_LT(Caret, Shown.size());
+  EXPECT_EQ(Shown[Caret], ')');
+  EXPECT_EQ(Shown.substr(0, 3), "...");
+}
+
 TEST(MapStress, Int64ExtremesInEveryOperator) {
   Context Ctx;
   const int64_t Values[] = {Int64Min, Int64Min + 1, -2,      -1, 0, 1,
