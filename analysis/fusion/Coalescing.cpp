@@ -495,7 +495,10 @@ AccessReport analyzeAccess(const IndexingMap &ThreadToElement,
                            const Shape &S, bool CountWarps) {
   AccessReport R;
   R.ElementBytes = byteWidth(S.Type);
-  if (ThreadToElement.isUndefined()) {
+  // A tuple (a tuple-shaped parameter read through get-tuple-element) has
+  // no linear layout; its maps index one element of it.
+  if (ThreadToElement.isUndefined() || !S.isArray() ||
+      ThreadToElement.numResults() != unsigned(S.rank())) {
     R.Undefined = true;
     R.VectorReason = "unknown indexing";
     return R;
@@ -608,8 +611,11 @@ std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
     }
     bool First = true;
     for (const OperandMap &OM : It->second) {
-      IndexingMap M = compose(TM.Map, OM.Map);
-      simplify(M);
+      IndexingMap M;
+      if (!OM.Map.isUndefined() && TM.Map.numResults() == OM.Map.numDims()) {
+        M = compose(TM.Map, OM.Map);
+        simplify(M);
+      }
       mergeReport(R, analyzeAccess(M, P->shape(), CountWarps), First);
       First = false;
     }

@@ -252,6 +252,10 @@ FusionAnalysis analyzeComputation(const HloComputation &C) {
     A.Roots.assign(Root->operands().begin(), Root->operands().end());
   else
     A.Roots.push_back(Root);
+  if (A.Roots.empty()) {
+    A.Reason = "no outputs (the root is an empty tuple)";
+    return A;
+  }
 
   std::vector<const HloInstruction *> Reduces, Transposes;
   std::set<const HloInstruction *> Found;

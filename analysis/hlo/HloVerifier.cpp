@@ -553,6 +553,8 @@ Problem Verifier::run() {
       // A fusion's outputs are arrays, one per element of a tuple root
       // (the emitters and the indexing of multi-output fusions count
       // outputs by one index).
+      if (Out.isTuple() && Out.TupleShapes.empty())
+        return fail("a fusion needs at least one output, not ()");
       for (size_t K = 0; Out.isTuple() && K < Out.TupleShapes.size(); ++K)
         if (!Out.TupleShapes[K].isArray())
           return fail("output " + std::to_string(K) + " is the tuple " +

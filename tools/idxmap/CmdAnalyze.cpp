@@ -88,7 +88,10 @@ static void report(OutputFile &O, const std::string &Title,
                    A.Kind == EmitterKind::MultiRowReduction ||
                    A.Kind == EmitterKind::ColumnReduction ||
                    A.Kind == EmitterKind::FullReduction;
-  if (Module && Fusion && Reduction)
+  // A reduction of nothing has no kernel to take a mapping from.
+  bool Empty = Reduction && A.Heroes.front()->opcode() == HloOpcode::Reduce &&
+               A.Heroes.front()->operand(0)->shape().numElements() == 0;
+  if (Module && Fusion && Reduction && !Empty)
     Kernel = kernelThreadMapping(Ctx, *Module, *Fusion, A);
   ThreadMapping TM = Kernel ? *Kernel : heroThreadMapping(Ctx, A);
   O << "  threads: " << TM.ThreadsPerBlock << " x " << TM.Blocks
@@ -188,6 +191,12 @@ static int runAnalyze(int Argc, char **Argv) {
   }
   if (Fusions.empty()) {
     FusionAnalysis A = analyzeComputation(*(*M)->entry());
+    if (A.Roots.empty()) {
+      const HloInstruction *R = (*M)->entry()->root();
+      printDiagnostic((*M)->diagnose(R->sourceOffset(),
+                                     "the ENTRY computation has no outputs"));
+      return ExitRejected;
+    }
     if (const HloInstruction *R = unsupportedRoot(A)) {
       printDiagnostic((*M)->diagnose(R->sourceOffset(),
                                      "output '" + R->name() +
