@@ -12,7 +12,6 @@
 #include "idxmap/Simplify.h"
 
 #include <algorithm>
-#include <map>
 
 namespace idxmap {
 
@@ -73,14 +72,18 @@ GroupedIndexing computeGroupedIndexing(Context &Ctx,
   // Maps per (instruction, output id): the outputs of a tuple-shaped value
   // (a variadic reduce or a call read through get-tuple-element) read
   // different operands. Output ids other than 0 only come from
-  // get-tuple-element users, so an instruction has few.
-  using Key = std::pair<const HloInstruction *, int64_t>;
-  std::unordered_map<const HloInstruction *, std::vector<Key>> KeysOf;
-  std::map<Key, std::vector<OperandMap>> PerOutput;
-  auto Add = [&](Key K, OperandMap M) {
-    auto [It, New] = PerOutput.try_emplace(K);
-    if (New)
-      KeysOf[K.first].push_back(K);
+  // get-tuple-element users, so an instruction has few: a short list per
+  // instruction, by instruction index.
+  using PerOutput = std::vector<std::pair<int64_t, std::vector<OperandMap>>>;
+  std::vector<PerOutput> Maps(Computation.instructions().size());
+  auto Add = [&](const HloInstruction *I, int64_t OutId, OperandMap M) {
+    PerOutput &P = Maps[size_t(I->index())];
+    auto It = std::find_if(P.begin(), P.end(),
+                           [&](const auto &E) { return E.first == OutId; });
+    if (It == P.end()) {
+      P.emplace_back(OutId, std::vector<OperandMap>{});
+      It = P.end() - 1;
+    }
     addUnique(It->second, std::move(M));
   };
   const Shape &S = Start->shape();
@@ -90,20 +93,17 @@ GroupedIndexing computeGroupedIndexing(Context &Ctx,
     if (Out.isArray())
       StartMap.Map = IndexingMap::identity(Ctx, Out.Dims);
   }
-  Add({Start, OutputId}, std::move(StartMap));
+  Add(Start, OutputId, std::move(StartMap));
 
   const std::vector<HloInstruction *> &Instrs = Computation.instructions();
   for (auto It = Instrs.rbegin(); It != Instrs.rend(); ++It) {
     const HloInstruction *I = *It;
-    auto Keys = KeysOf.find(I);
-    if (Keys == KeysOf.end())
+    PerOutput &Outs = Maps[size_t(I->index())];
+    if (Outs.empty())
       continue;
     std::vector<OperandMap> &All = Result[I];
-    for (const Key &K : Keys->second) {
-      const std::vector<OperandMap> &Maps = PerOutput[K];
-      for (const OperandMap &M : Maps)
-        addUnique(All, M);
-      InstructionIndexing Ops = computeOutputToInputIndexing(Ctx, *I, K.second);
+    for (auto &[OutId, OutMaps] : Outs) {
+      InstructionIndexing Ops = computeOutputToInputIndexing(Ctx, *I, OutId);
       for (size_t Op = 0; Op < Ops.Operands.size(); ++Op) {
         const HloInstruction *Operand = I->operand(int64_t(Op));
         if (I->opcode() == HloOpcode::Tuple && Operand->shape().isTuple()) {
@@ -111,16 +111,22 @@ GroupedIndexing computeGroupedIndexing(Context &Ctx,
           // are read, so every one is, with an unknown map.
           if (!Ops.Operands[Op].empty())
             for (int64_t J = 0; J < numOutputs(*Operand); ++J)
-              Add({Operand, J}, OperandMap{});
+              Add(Operand, J, OperandMap{});
           continue;
         }
         int64_t OperandOut =
             I->opcode() == HloOpcode::GetTupleElement ? I->tupleIndex() : 0;
-        for (const OperandMap &M : Maps)
+        for (const OperandMap &M : OutMaps)
           for (const OperandMap &OM : Ops.Operands[Op])
-            Add({Operand, OperandOut}, composeOperandMaps(M, OM));
+            Add(Operand, OperandOut, composeOperandMaps(M, OM));
       }
+      if (All.empty())
+        All = std::move(OutMaps);
+      else
+        for (OperandMap &M : OutMaps)
+          addUnique(All, std::move(M));
     }
+    PerOutput().swap(Outs);
   }
   return Result;
 }
