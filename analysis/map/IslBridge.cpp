@@ -55,6 +55,7 @@
 #include <thread>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace idxmap {
 namespace {
@@ -971,7 +972,14 @@ public:
     auto It = Memo.find(E);
     if (It != Memo.end())
       return It->second;
+    // Past a few hundred nested calls (expressions built by composition
+    // can be deeper than anything parsed), the operands are translated
+    // bottom-up first, so that the recursion stays one level deep.
+    if (Depth > 200 && E.isBinary() && !formOperandsFirst(E))
+      return std::nullopt;
+    ++Depth;
     std::optional<Form> F = build(E);
+    --Depth;
     if (F)
       Memo.emplace(E, *F);
     return F;
@@ -1014,6 +1022,30 @@ public:
   }
 
 private:
+  /// Translates the operands of \p E bottom-up without recursion (sums are
+  /// passed through: build() flattens them). False if one fails.
+  bool formOperandsFirst(Expr E) {
+    std::vector<std::pair<Expr, bool>> Work{{E.lhs(), false}, {E.rhs(), false}};
+    std::unordered_set<const void *> Seen;
+    while (!Work.empty()) {
+      auto [N, Expanded] = Work.back();
+      Work.pop_back();
+      if (!N.isBinary() || Memo.count(N))
+        continue;
+      if (Expanded) {
+        if (N.kind() != ExprKind::Add && !form(N))
+          return false;
+        continue;
+      }
+      if (!Seen.insert(N.storage()).second)
+        continue;
+      Work.push_back({N, true});
+      Work.push_back({N.rhs(), false});
+      Work.push_back({N.lhs(), false});
+    }
+    return true;
+  }
+
   std::optional<Form> fail(Expr E, const std::string &What) {
     if (Sys.Error.empty())
       Sys.Error = "cannot represent exactly: " + What + " in '" +
@@ -1095,6 +1127,8 @@ private:
   const IndexingMap &M;
   unsigned Offset;
   std::unordered_map<Expr, Form> Memo;
+  /// Nesting of form() calls.
+  unsigned Depth = 0;
 };
 
 //===----------------------------------------------------------------------===//

@@ -32,6 +32,7 @@
 #include "SimplifyInternal.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace idxmap {
 
@@ -430,10 +431,44 @@ static ExprInfo evaluateSum(RangeEvaluator &RE, const IndexingMap &Map,
   return Out;
 }
 
+void RangeEvaluator::computeOperandsFirst(Expr E) {
+  // Post-order without recursion over the uncached nodes below E; sums are
+  // passed through (evaluating every partial sum of a long sum would be
+  // quadratic: the sum itself flattens them without recursion).
+  std::vector<std::pair<Expr, bool>> Work{{E.lhs(), false}, {E.rhs(), false}};
+  std::unordered_set<const void *> Seen;
+  while (!Work.empty()) {
+    auto [N, Expanded] = Work.back();
+    Work.pop_back();
+    if (!N.isBinary() || Cache.count(N))
+      continue;
+    if (Expanded) {
+      if (N.kind() != ExprKind::Add)
+        info(N); // its operands are known: one level deep
+      continue;
+    }
+    if (!Seen.insert(N.storage()).second)
+      continue;
+    Work.push_back({N, true});
+    Work.push_back({N.rhs(), false});
+    Work.push_back({N.lhs(), false});
+  }
+}
+
 ExprInfo RangeEvaluator::info(Expr E) {
   auto It = Cache.find(E);
   if (It != Cache.end())
     return It->second;
+  // Expressions built by composition can be deeper than anything parsed:
+  // past a few hundred nested calls, the operands are evaluated bottom-up
+  // first, so that the recursion below stays one level deep.
+  if (Depth > 200 && E.isBinary())
+    computeOperandsFirst(E);
+  struct DepthGuard {
+    unsigned &D;
+    explicit DepthGuard(unsigned &D) : D(D) { ++D; }
+    ~DepthGuard() { --D; }
+  } Guard(Depth);
 
   ExprInfo Out;
   switch (E.kind()) {

@@ -52,10 +52,15 @@ private:
   /// Intersects \p Info with the facts the constraints state about \p E
   /// itself (its own constraints, and `E mod c in [0, 0]`).
   void applyConstraintFacts(Expr E, ExprInfo &Info) const;
+  /// Evaluates the operands of \p E bottom-up without recursion (for deep
+  /// expressions).
+  void computeOperandsFirst(Expr E);
 
   const IndexingMap &Map;
   bool UseConstraints;
   std::unordered_map<Expr, ExprInfo> Cache;
+  /// Nesting of info() calls.
+  unsigned Depth = 0;
   /// The constraints by expression, and the divisors c of the constraints
   /// `E mod c in [0, 0]` by E: built once, so that looking up the facts of
   /// one expression does not scan every constraint (quadratic on maps with

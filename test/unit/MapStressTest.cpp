@@ -156,6 +156,37 @@ TEST(MapStress, HundredThousandTermSums) {
   EXPECT_LT(T.seconds(), 2.0);
 }
 
+TEST(MapStress, DeepCompositionChains) {
+  // An expression 100,000 levels deep in mods, products and sums, as a
+  // long chain of compositions can build (the parser limits such nesting).
+  Context Ctx;
+  Expr E = Ctx.dim(0);
+  for (int I = 0; I < 100000; ++I)
+    E = (E * 3 + 1) % 1000003;
+  IndexingMap M(Ctx, {{"", {0, 7}}}, {}, {}, {E});
+  CpuTimer T;
+  RangeEvaluator RE(M);
+  EXPECT_EQ(RE.range(E), Interval(0, 1000002));
+  auto V = M.evaluate({5});
+  ASSERT_TRUE(V);
+  IndexingMap C = M;
+  C.addConstraint(E, {0, 1000002});
+  std::string Why;
+  ExactOptions O;
+  O.Explanation = &Why;
+  // Unknown (budget) or non-empty; never a crash, never empty.
+  EXPECT_NE(isEmptyExact(C, O), Emptiness::Empty);
+  std::optional<Interval> B = boundsExact(Ctx.dim(0), C, O);
+  if (B)
+    EXPECT_EQ(*B, Interval(0, 7));
+  IndexingMap S = M;
+  simplify(S);
+  IndexingMap SC = C;
+  simplify(SC);
+  EXPECT_NE(checkEmptyFast(C), Emptiness::Empty);
+  EXPECT_LT(T.seconds(), 2.0);
+}
+
 TEST(MapStress, NestingIsLimitedWithALocation) {
   Context Ctx;
   auto Nested = [](unsigned Depth) {
