@@ -115,6 +115,29 @@ deepestNesting(const HloComputation &C) {
   return Deepest;
 }
 
+/// What no emitter takes, at the instruction: a tuple-shaped parameter
+/// (kernels take array buffers; its loads had no element type), a reduce
+/// over zero elements (the column reduction divided by zero rows; loops
+/// over the reduced elements run at least once).
+static std::optional<Diagnostic>
+unsupportedInstruction(const HloModule &M, const HloInstruction &F) {
+  const HloComputation &C = *F.fusedComputation();
+  for (const HloInstruction *P : C.parameters())
+    if (!P->shape().isArray())
+      return M.diagnose(P->sourceOffset(),
+                        "fusion '" + F.name() + "': parameter '" + P->name() +
+                            "' is not an array; kernels take array "
+                            "parameters only");
+  for (const HloInstruction *I : C.instructions())
+    if (I->opcode() == HloOpcode::Reduce &&
+        I->operand(0)->shape().numElements() == 0)
+      return M.diagnose(I->sourceOffset(),
+                        "fusion '" + F.name() + "': reduce '" + I->name() +
+                            "' has no elements to reduce; the emitters do "
+                            "not take empty reductions");
+  return std::nullopt;
+}
+
 Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
   if (auto Err = validateTuning(O.Tuning))
     return optionError(*Err);
@@ -162,6 +185,8 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
                             std::to_string(O.MaxFusionInstructions) +
                             " (EmitOptions::MaxFusionInstructions, "
                             "--max-fusion-instructions)");
+    if (auto Why = unsupportedInstruction(M, *F))
+      return *Why;
     if (auto [I, Depth] = deepestNesting(*F->fusedComputation());
         Depth > MaxBranchNesting)
       return M.diagnose(
