@@ -61,10 +61,6 @@ public:
 
 private:
   void printVariable(std::string &Out, Expr E) const;
-  /// Prints the summands of a sum; \p First says whether \p E starts it.
-  void printAdd(std::string &Out, Expr E, bool First) const;
-  /// Prints one summand (not a sum) with its sign.
-  void printSummand(std::string &Out, Expr E, bool First) const;
 
   std::vector<std::string> Names;
   unsigned NumDims = 0;
@@ -93,96 +89,123 @@ int64_t negatedIfNegative(Expr E) {
   return -V;
 }
 
-void ExprPrinter::printAdd(std::string &Out, Expr E, bool First) const {
-  // Summands print left to right in tree order. A right-nested sum prints
-  // without parentheses, as in MLIR (it reparses left-nested). A worklist,
-  // not recursion: a sum of N terms is a tree N deep.
-  std::vector<Expr> Work{E};
+/// One step of the printer's worklist: text, an integer, a node to print
+/// with a binding, or (a part of) a sum to print summand by summand.
+struct PrintStep {
+  enum Kind { Text, Int, Node, Sum } K;
+  Expr E;
+  Binding B = Binding::Weak;
+  bool First = false;
+  const char *S = nullptr;
+  int64_t V = 0;
+};
+
+void ExprPrinter::print(std::string &Out, Expr Root, Binding RootB) const {
+  // A worklist, not recursion: expressions can be as deep as they have
+  // terms (sums) or compositions. Steps are pushed in reverse order.
+  std::vector<PrintStep> Work;
+  auto Text = [&](const char *S) {
+    Work.push_back({PrintStep::Text, Expr(), Binding::Weak, false, S, 0});
+  };
+  auto Int = [&](int64_t V) {
+    Work.push_back({PrintStep::Int, Expr(), Binding::Weak, false, nullptr, V});
+  };
+  auto Node = [&](Expr E, Binding B) {
+    Work.push_back({PrintStep::Node, E, B, false, nullptr, 0});
+  };
+  auto Sum = [&](Expr E, bool First) {
+    Work.push_back({PrintStep::Sum, E, Binding::Weak, First, nullptr, 0});
+  };
+  Node(Root, RootB);
   while (!Work.empty()) {
-    Expr N = Work.back();
+    PrintStep St = Work.back();
     Work.pop_back();
-    if (N.kind() == ExprKind::Add) {
-      Work.push_back(N.rhs());
-      Work.push_back(N.lhs());
+    Expr E = St.E;
+    switch (St.K) {
+    case PrintStep::Text:
+      Out += St.S;
       continue;
-    }
-    printSummand(Out, N, First);
-    First = false;
-  }
-}
-
-void ExprPrinter::printSummand(std::string &Out, Expr E, bool First) const {
-  if (First) {
-    print(Out, E, Binding::Weak);
-    return;
-  }
-  // a + b * -k  ->  a - b * k  (and a - b for k = 1).
-  if (E.kind() == ExprKind::Mul) {
-    if (int64_t K = negatedIfNegative(E.rhs())) {
-      Out += " - ";
-      if (K == 1) {
-        print(Out, E.lhs(),
-              E.lhs().kind() == ExprKind::Add ? Binding::Strong
-                                              : Binding::Weak);
-        return;
+    case PrintStep::Int:
+      appendInt(Out, St.V);
+      continue;
+    case PrintStep::Sum:
+      // Summands print left to right in tree order. A right-nested sum
+      // prints without parentheses, as in MLIR (it reparses left-nested).
+      if (E.kind() == ExprKind::Add) {
+        Sum(E.rhs(), false);
+        Sum(E.lhs(), St.First);
+        continue;
       }
-      print(Out, E.lhs(), Binding::Strong);
-      Out += " * ";
-      appendInt(Out, K);
-      return;
-    }
-  }
-  // a + -c  ->  a - c.
-  if (int64_t C = negatedIfNegative(E)) {
-    Out += " - ";
-    appendInt(Out, C);
-    return;
-  }
-  Out += " + ";
-  print(Out, E, Binding::Weak);
-}
-
-void ExprPrinter::print(std::string &Out, Expr E, Binding B) const {
-  switch (E.kind()) {
-  case ExprKind::Constant:
-    appendInt(Out, E.value());
-    return;
-  case ExprKind::Dim:
-  case ExprKind::Symbol:
-    printVariable(Out, E);
-    return;
-  default:
-    break;
-  }
-
-  if (B == Binding::Strong)
-    Out += '(';
-  switch (E.kind()) {
-  case ExprKind::Add:
-    printAdd(Out, E, /*First=*/true);
-    break;
-  case ExprKind::Mul:
-    if (E.rhs().isConstant(-1)) {
-      Out += '-';
-      print(Out, E.lhs(), Binding::Strong);
+      if (St.First) {
+        Node(E, Binding::Weak);
+        continue;
+      }
+      // a + b * -k  ->  a - b * k  (and a - b for k = 1).
+      if (E.kind() == ExprKind::Mul) {
+        if (int64_t K = negatedIfNegative(E.rhs())) {
+          if (K == 1) {
+            Node(E.lhs(), E.lhs().kind() == ExprKind::Add ? Binding::Strong
+                                                          : Binding::Weak);
+          } else {
+            Int(K);
+            Text(" * ");
+            Node(E.lhs(), Binding::Strong);
+          }
+          Text(" - ");
+          continue;
+        }
+      }
+      // a + -c  ->  a - c.
+      if (int64_t C = negatedIfNegative(E)) {
+        Int(C);
+        Text(" - ");
+        continue;
+      }
+      Node(E, Binding::Weak);
+      Text(" + ");
+      continue;
+    case PrintStep::Node:
       break;
     }
-    print(Out, E.lhs(), Binding::Strong);
-    Out += " * ";
-    print(Out, E.rhs(), Binding::Strong);
-    break;
-  default: {
-    const char *Op = E.kind() == ExprKind::Mod        ? " mod "
-                     : E.kind() == ExprKind::FloorDiv ? " floordiv "
-                                                      : " ceildiv ";
-    print(Out, E.lhs(), Binding::Strong);
-    Out += Op;
-    print(Out, E.rhs(), Binding::Strong);
-    break;
+    switch (E.kind()) {
+    case ExprKind::Constant:
+      appendInt(Out, E.value());
+      continue;
+    case ExprKind::Dim:
+    case ExprKind::Symbol:
+      printVariable(Out, E);
+      continue;
+    default:
+      break;
+    }
+    bool Strong = St.B == Binding::Strong;
+    if (Strong)
+      Text(")");
+    switch (E.kind()) {
+    case ExprKind::Add:
+      Sum(E, /*First=*/true);
+      break;
+    case ExprKind::Mul:
+      if (E.rhs().isConstant(-1)) {
+        Node(E.lhs(), Binding::Strong);
+        Text("-");
+        break;
+      }
+      Node(E.rhs(), Binding::Strong);
+      Text(" * ");
+      Node(E.lhs(), Binding::Strong);
+      break;
+    default:
+      Node(E.rhs(), Binding::Strong);
+      Text(E.kind() == ExprKind::Mod        ? " mod "
+           : E.kind() == ExprKind::FloorDiv ? " floordiv "
+                                            : " ceildiv ");
+      Node(E.lhs(), Binding::Strong);
+      break;
+    }
+    if (Strong)
+      Text("(");
   }
-  }
-  if (B == Binding::Strong)
-    Out += ')';
 }
 
 void appendNameList(std::string &Out, const ExprPrinter &P, unsigned Begin,

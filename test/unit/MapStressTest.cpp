@@ -179,6 +179,8 @@ TEST(MapStress, DeepCompositionChains) {
   std::optional<Interval> B = boundsExact(Ctx.dim(0), C, O);
   if (B)
     EXPECT_EQ(*B, Interval(0, 7));
+  std::string Printed = printExpr(E);
+  EXPECT_EQ(Printed.substr(Printed.size() - 12), " mod 1000003");
   IndexingMap S = M;
   simplify(S);
   IndexingMap SC = C;
