@@ -20,7 +20,9 @@ namespace idxmap {
 
 namespace {
 
-int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
+/// ceil(A / B) for B > 0 without forming A + B - 1 (which wraps near
+/// INT64_MAX).
+int64_t ceilDiv(int64_t A, int64_t B) { return A / B + (A % B > 0); }
 
 Variable named(const char *Name, int64_t Hi) { return {Name, {0, Hi}}; }
 
@@ -35,9 +37,9 @@ ThreadMapping makeMapping(Context &Ctx, int64_t T, int64_t B,
   TM.Blocks = B;
   TM.Vector = Range.empty() ? 1 : Range.back().Bound.Hi + 1;
   TM.Target = Target;
-  TM.Map = IndexingMap(Ctx, {named("th_x", T - 1), named("bl_x", B - 1)},
-                       std::move(Range), {}, delinearizePhysical(Ctx, Lin, S),
-                       Cs);
+  TM.Map =
+      IndexingMap(Ctx, {named("th_x", T - 1), named("bl_x", B - 1)},
+                  std::move(Range), {}, delinearizePhysical(Ctx, Lin, S), Cs);
   simplify(TM.Map);
   return TM;
 }
@@ -73,7 +75,8 @@ ThreadMapping reductionMapping(Context &Ctx, const FusionAnalysis &A) {
   Expr Th = Ctx.dim(0), Bl = Ctx.dim(1);
   if (A.Kind == EmitterKind::FullReduction) {
     int64_t T = 256;
-    int64_t B = std::max<int64_t>(1, std::min<int64_t>(132 * 8, ceilDiv(D2, T * V)));
+    int64_t B =
+        std::max<int64_t>(1, std::min<int64_t>(132 * 8, ceilDiv(D2, T * V)));
     int64_t Iters = ceilDiv(D2, B * T * V);
     Expr Lin = ((Ctx.symbol(0) * (B * T) + Bl * T + Th) * V) + Ctx.symbol(1);
     std::vector<Constraint> Cs;
@@ -84,11 +87,15 @@ ThreadMapping reductionMapping(Context &Ctx, const FusionAnalysis &A) {
   }
   if (R.IsRow) {
     // Lanes per row: a whole warp for long rows, fewer for short ones.
-    int64_t G = std::min<int64_t>(Pow2AtMost(std::max<int64_t>(1, ceilDiv(D2, V))), 32);
+    int64_t G =
+        std::min<int64_t>(Pow2AtMost(std::max<int64_t>(1, ceilDiv(D2, V))), 32);
     if (ceilDiv(D2, V) > G && G < 32)
       G *= 2;
-    int64_t T = G == 32 ? std::min<int64_t>(256, std::max<int64_t>(32, ceilDiv(ceilDiv(D2, V), 32) * 32))
-                        : 128;
+    int64_t T =
+        G == 32
+            ? std::min<int64_t>(
+                  256, std::max<int64_t>(32, ceilDiv(ceilDiv(D2, V), 32) * 32))
+            : 128;
     int64_t LanesPerRow = G == 32 ? T : G;
     int64_t RowsPerBlock = G == 32 ? 1 : (T / G);
     int64_t Rows = D0 * D1;
@@ -463,10 +470,59 @@ ThreadMapping loopThreadMapping(Context &Ctx, const Shape &Output,
   int64_t B = ceilDiv(Threads, T);
   Expr Lin = (Ctx.dim(1) * T + Ctx.dim(0)) * Vector + Ctx.symbol(0);
   std::vector<Constraint> Cs;
-  if (B * T * Vector != N)
+  // The grid covers B * T * Vector elements, at most T * Vector - 1 past
+  // N; a product that overflows certainly overshoots.
+  int64_t Covered;
+  if (__builtin_mul_overflow(B, T, &Covered) ||
+      __builtin_mul_overflow(Covered, Vector, &Covered) || Covered != N)
     Cs.push_back({Lin, {0, N - 1}});
   return makeMapping(Ctx, T, B, {named("vec", Vector - 1)}, Lin, Cs, Output,
                      nullptr);
+}
+
+GridStride gridStride(int64_t Blocks, int64_t MaxGridX) {
+  GridStride G;
+  if (Blocks <= 0 || MaxGridX <= 0)
+    return G;
+  G.Iterations = ceilDiv(Blocks, MaxGridX);
+  G.Grid = ceilDiv(Blocks, G.Iterations);
+  return G;
+}
+
+ThreadMapping launchedThreadMapping(const ThreadMapping &TM, int64_t MaxGridX) {
+  GridStride G = gridStride(TM.Blocks, MaxGridX);
+  if (G.Iterations <= 1 || TM.Map.isUndefined() || TM.Map.numDims() != 2)
+    return TM;
+  Context &Ctx = TM.Map.context();
+  const IndexingMap &M = TM.Map;
+  // The new range variable `it` goes first so that the vector variable
+  // stays the last one; the mapping's symbols move up by one.
+  std::vector<Expr> SymRepl;
+  for (unsigned S = 0; S < M.numSymbols(); ++S)
+    SymRepl.push_back(Ctx.symbol(S + 1));
+  Expr Virtual = Ctx.dim(1) + Ctx.symbol(0) * G.Grid;
+  std::vector<Expr> DimRepl = {Ctx.dim(0), Virtual};
+  std::vector<Expr> Results;
+  for (const Expr &E : M.results())
+    Results.push_back(E.replace(DimRepl, SymRepl));
+  std::vector<Constraint> Cs;
+  for (const Constraint &C : M.constraints())
+    Cs.push_back({C.E.replace(DimRepl, SymRepl), C.I});
+  // The last launched block's later iterations run past the mapping's
+  // blocks when Grid * Iterations overshoots (Grid * Iterations <
+  // Blocks + Iterations: no overflow).
+  if (G.Grid * G.Iterations != TM.Blocks)
+    Cs.push_back({Virtual, {0, TM.Blocks - 1}});
+  std::vector<Variable> Range = {named("it", G.Iterations - 1)};
+  Range.insert(Range.end(), M.rangeVars().begin(), M.rangeVars().end());
+  ThreadMapping Out = TM;
+  Out.Blocks = G.Grid;
+  Out.Iterations = G.Iterations;
+  Out.Map = IndexingMap(Ctx, {M.dims()[0], named("bl_x", G.Grid - 1)},
+                        std::move(Range), M.runtimeVars(), std::move(Results),
+                        std::move(Cs));
+  simplify(Out.Map);
+  return Out;
 }
 
 ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A) {
@@ -491,8 +547,8 @@ ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A) {
   return TM;
 }
 
-AccessReport analyzeAccess(const IndexingMap &ThreadToElement,
-                           const Shape &S, bool CountWarps) {
+AccessReport analyzeAccess(const IndexingMap &ThreadToElement, const Shape &S,
+                           bool CountWarps) {
   AccessReport R;
   R.ElementBytes = byteWidth(S.Type);
   // A tuple (a tuple-shaped parameter read through get-tuple-element) has
@@ -554,10 +610,10 @@ AccessReport analyzeAccess(const IndexingMap &ThreadToElement,
       int64_t G = K == 63 ? TotalWarps - 1 : K * (TotalWarps / 63);
       Warps.push_back({G / WarpsPerBlock, G % WarpsPerBlock});
     }
-    R.Coverage = ProvenSame ? "proven for all " + std::to_string(TotalWarps) +
-                                  " warps (affine, 128-byte-aligned steps)"
-                            : "sampled 64 of " + std::to_string(TotalWarps) +
-                                  " warps";
+    R.Coverage = ProvenSame
+                     ? "proven for all " + std::to_string(TotalWarps) +
+                           " warps (affine, 128-byte-aligned steps)"
+                     : "sampled 64 of " + std::to_string(TotalWarps) + " warps";
   }
   R.Uniform = true;
   bool Any = false;
@@ -585,9 +641,8 @@ AccessReport analyzeAccess(const IndexingMap &ThreadToElement,
   return R;
 }
 
-std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
-                                            const FusionAnalysis &A,
-                                            bool CountWarps) {
+std::vector<AccessReport>
+analyzeCoalescing(Context &Ctx, const FusionAnalysis &A, bool CountWarps) {
   return analyzeCoalescing(Ctx, A, heroThreadMapping(Ctx, A), CountWarps);
 }
 
@@ -650,8 +705,9 @@ std::string formatCoalescing(const std::vector<AccessReport> &Rs) {
       continue;
     }
     if (R.VectorWidth == 0) {
-      snprintf(Buf, sizeof Buf, "  %-22s %5lld  -       -            -   "
-                                "       -          %s\n",
+      snprintf(Buf, sizeof Buf,
+               "  %-22s %5lld  -       -            -   "
+               "       -          %s\n",
                R.Name.c_str(), (long long)R.ElementBytes, R.Coverage.c_str());
       S += Buf;
       continue;
@@ -660,8 +716,7 @@ std::string formatCoalescing(const std::vector<AccessReport> &Rs) {
              "  %-22s %5lld  %-6lld  %5lld/%-5lld  %4lld/%-4lld  %-9s  %s\n",
              R.Name.c_str(), (long long)R.ElementBytes,
              (long long)R.VectorWidth, (long long)R.Sectors,
-             (long long)R.MinSectors, (long long)R.Lines,
-             (long long)R.MinLines,
+             (long long)R.MinSectors, (long long)R.Lines, (long long)R.MinLines,
              R.Uniform ? "broadcast" : (R.Coalesced ? "yes" : "no"),
              R.Coverage.c_str());
     S += Buf;

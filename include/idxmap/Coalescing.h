@@ -1,4 +1,5 @@
-//===- idxmap/Coalescing.h - Thread maps, coalescing, vector width -*- C++ -*-===//
+//===- idxmap/Coalescing.h - Thread maps, coalescing, vector width -*- C++
+//-*-===//
 //
 // Part of idxmap. Emitters assign elements to threads with an indexing map
 // `(th_x, bl_x)[iterations..., vec] -> (element index)`; composing it with an
@@ -26,7 +27,12 @@ namespace idxmap {
 /// vector variable: each thread's `Vector` elements for one access.
 struct ThreadMapping {
   int64_t ThreadsPerBlock = 128;
+  /// Blocks launched (grid.x).
   int64_t Blocks = 1;
+  /// Blocks of the mapping each launched block walks, Blocks apart (a
+  /// grid-stride loop; see launchedThreadMapping). 1 unless the mapping
+  /// needs more blocks than grid.x allows.
+  int64_t Iterations = 1;
   int64_t Vector = 1;
   IndexingMap Map;
   /// The instruction whose index Map yields (the root for loop fusions, the
@@ -47,6 +53,36 @@ struct ThreadMapping {
 /// \endcode
 ThreadMapping loopThreadMapping(Context &Ctx, const Shape &Output,
                                 int64_t Vector, int64_t ThreadsPerBlock = 128);
+
+/// How a mapping of \p Blocks blocks launches on a GPU whose grid.x allows
+/// at most \p MaxGridX: `Iterations = ceil(Blocks / MaxGridX)` blocks of
+/// the mapping per launched block, `Grid = ceil(Blocks / Iterations)`
+/// launched blocks (the loop emitter's grid-stride loop). {1, 1} for a
+/// non-positive argument.
+///
+/// Example: `gridStride(4294967297, 2147483647)` is {1431655766, 3};
+/// `gridStride(512, 2147483647)` is {512, 1}.
+struct GridStride {
+  int64_t Grid = 1;
+  int64_t Iterations = 1;
+};
+GridStride gridStride(int64_t Blocks, int64_t MaxGridX);
+
+/// \p TM as a grid of at most \p MaxGridX blocks runs it: when TM.Blocks
+/// exceeds the limit, block `bl_x` takes the mapping's blocks
+/// `bl_x + it * Grid` for `it` in [0, Iterations - 1] (a new first range
+/// variable), with that sum bounded by TM.Blocks - 1 where the last
+/// iteration overshoots; Blocks becomes Grid and Iterations is set. \p TM
+/// itself when it fits.
+///
+/// Example (f32[2^40], V = 4, T = 128: 2^31 blocks; MaxGridX = 2^31 - 1):
+/// \code
+///   (th_x, bl_x)[it, vec] -> (th_x * 4 + bl_x * 512 + it * 549755813888
+///                             + vec)
+///   domain: th_x in [0, 127], bl_x in [0, 1073741823], it in [0, 1],
+///           vec in [0, 3]
+/// \endcode
+ThreadMapping launchedThreadMapping(const ThreadMapping &TM, int64_t MaxGridX);
 
 /// Elements of the input's minor dim that one lane of a tiled transpose
 /// moves as a group (the transpose emitter's tiles are 32 rows by 32 such
@@ -178,8 +214,8 @@ std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
 
 /// The access of one thread→element map composed with \p S's physical
 /// layout: sector and line counts per warp, coverage and vector width.
-AccessReport analyzeAccess(const IndexingMap &ThreadToElement,
-                           const Shape &S, bool CountWarps = true);
+AccessReport analyzeAccess(const IndexingMap &ThreadToElement, const Shape &S,
+                           bool CountWarps = true);
 
 /// A table with one line per access (the `idxmap analyze` format).
 std::string formatCoalescing(const std::vector<AccessReport> &R);

@@ -8,6 +8,7 @@
 #include "Commands.h"
 
 #include "idxmap/Coalescing.h"
+#include "idxmap/DeviceModel.h"
 #include "idxmap/Emit.h"
 #include "idxmap/Fusion.h"
 #include "idxmap/Hlo.h"
@@ -73,9 +74,8 @@ static void report(OutputFile &O, const std::string &Title,
       << " (" << opcodeName(A.Heroes[K]->opcode()) << ")\n";
   O << "  emitter: " << emitterKindName(A.Kind) << "\n";
   O << "  reason: " << A.Reason << "\n";
-  std::string Codegen =
-      Fusion ? codegenEmitterName(*Fusion, A)
-             : std::string(emitterKindName(A.Kind));
+  std::string Codegen = Fusion ? codegenEmitterName(*Fusion, A)
+                               : std::string(emitterKindName(A.Kind));
   if (Codegen != emitterKindName(A.Kind))
     O << "  codegen: the " << Codegen
       << " emitter (every reduction and the epilogue in one kernel, each "
@@ -94,16 +94,29 @@ static void report(OutputFile &O, const std::string &Title,
   if (Module && Fusion && Reduction && !Empty)
     Kernel = kernelThreadMapping(Ctx, *Module, *Fusion, A);
   ThreadMapping TM = Kernel ? *Kernel : heroThreadMapping(Ctx, A);
-  O << "  threads: " << TM.ThreadsPerBlock << " x " << TM.Blocks
-    << " blocks, vector " << TM.Vector
+  // The loop emitter launches more blocks than grid.x allows as a
+  // grid-stride loop; show what it launches. Every device preset has the
+  // same grid.x limit, the DeviceModel default. The coalescing table counts
+  // the mapping's warps (one per block iteration) from TM itself.
+  ThreadMapping Shown =
+      !Kernel && !Reduction && A.Kind != EmitterKind::Transpose
+          ? launchedThreadMapping(TM, DeviceModel().MaxGrid[0])
+          : TM;
+  O << "  threads: " << Shown.ThreadsPerBlock << " x " << Shown.Blocks
+    << " blocks";
+  if (Shown.Iterations > 1)
+    O << " x " << Shown.Iterations
+      << " iterations (a grid-stride loop: grid.x is at most "
+      << DeviceModel().MaxGrid[0] << ")";
+  O << ", vector " << Shown.Vector
     << (Kernel ? " (the kernel's, from codegen)"
         : Codegen != emitterKindName(A.Kind)
             ? " (the analysis' model of a reduction kernel, not the " +
                   Codegen + " kernel's)"
             : std::string())
     << "\n";
-  O << "  thread map (to " << (TM.Target ? TM.Target->name() : "?")
-    << "): " << printMap(TM.Map) << "\n";
+  O << "  thread map (to " << (Shown.Target ? Shown.Target->name() : "?")
+    << "): " << printMap(Shown.Map) << "\n";
   GroupedIndexing G = computeGroupedIndexing(Ctx, *A.Computation);
   O << "  output-to-parameter maps:\n";
   for (const HloInstruction *P : A.Computation->parameters()) {
@@ -129,8 +142,7 @@ static void report(OutputFile &O, const std::string &Title,
         if (Op->opcode() != HloOpcode::Parameter)
           PO.ForcedRoots.push_back(Op);
     }
-  PartitionedComputation PC =
-      partitionComputation(Ctx, *A.Computation, PO);
+  PartitionedComputation PC = partitionComputation(Ctx, *A.Computation, PO);
   O << "  subgraphs:\n";
   std::string Listing = PC.str();
   for (size_t Pos = 0; Pos < Listing.size();) {

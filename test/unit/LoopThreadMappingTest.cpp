@@ -1,0 +1,106 @@
+//===- LoopThreadMappingTest.cpp - The loop mapping as launched -----------===//
+//
+// Part of idxmap. The loop emitter's thread mapping on sizes near INT64_MAX
+// (checked block counts) and as a grid of limited grid.x launches it: every
+// output element is written exactly once by the launched grid-stride loop.
+//
+//===----------------------------------------------------------------------===//
+#include "support/BruteForce.h"
+
+#include "idxmap/Coalescing.h"
+#include "idxmap/Context.h"
+#include "idxmap/Hlo.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+using namespace idxmap;
+using namespace idxmap::testing;
+
+namespace {
+
+TEST(LoopThreadMappingTest, BlockCountsNearInt64MaxDoNotWrap) {
+  Context Ctx;
+  const int64_t Max = std::numeric_limits<int64_t>::max();
+  // ceil(Max / 128) blocks; A + B - 1 wrapped to a negative block count.
+  ThreadMapping TM = loopThreadMapping(Ctx, Shape(PrimitiveType::U8, {Max}), 1);
+  EXPECT_EQ(TM.ThreadsPerBlock, 128);
+  EXPECT_EQ(TM.Blocks, Max / 128 + 1);
+  EXPECT_EQ(TM.Iterations, 1);
+  ASSERT_EQ(TM.Map.dims().size(), 2u);
+  EXPECT_EQ(TM.Map.dims()[1].Bound.Hi, Max / 128);
+  // The grid overshoots by one element: bounded by a constraint.
+  EXPECT_FALSE(TM.Map.constraints().empty());
+
+  // Launched on grid.x <= 2^31 - 1: ceil(2^56 / (2^31 - 1)) iterations.
+  ThreadMapping L = launchedThreadMapping(TM, 2147483647);
+  GridStride G = gridStride(Max / 128 + 1, 2147483647);
+  EXPECT_EQ(L.Blocks, G.Grid);
+  EXPECT_EQ(L.Iterations, G.Iterations);
+  EXPECT_LE(G.Grid, 2147483647);
+  EXPECT_GE(static_cast<__int128>(G.Grid) * G.Iterations, Max / 128 + 1);
+}
+
+TEST(LoopThreadMappingTest, GridStrideMatchesTheEmitter) {
+  // The loop emitter's Iters = ceil(Blocks / MaxGrid), Grid = ceil(Blocks /
+  // Iters): f32[2^40] and f32[2^41 + 512] with 4-element runs.
+  GridStride A = gridStride(int64_t(1) << 31, 2147483647);
+  EXPECT_EQ(A.Grid, int64_t(1) << 30);
+  EXPECT_EQ(A.Iterations, 2);
+  GridStride B = gridStride((int64_t(1) << 32) + 1, 2147483647);
+  EXPECT_EQ(B.Grid, 1431655766);
+  EXPECT_EQ(B.Iterations, 3);
+  GridStride C = gridStride(512, 2147483647);
+  EXPECT_EQ(C.Grid, 512);
+  EXPECT_EQ(C.Iterations, 1);
+}
+
+/// Every element of [0, N) is produced by exactly one point of \p Map's
+/// domain, and nothing else is.
+void expectEachElementOnce(const IndexingMap &Map, int64_t N) {
+  CheckStatus Status = CheckStatus::Ok;
+  std::vector<Point> Points = enumerateDomain(Map, &Status);
+  ASSERT_EQ(Status, CheckStatus::Ok) << checkStatusName(Status);
+  std::vector<int> Hits(N, 0);
+  for (const Point &P : Points) {
+    std::vector<int64_t> Dims(P.begin(), P.begin() + Map.numDims());
+    std::vector<int64_t> Syms(P.begin() + Map.numDims(), P.end());
+    auto V = evaluateChecked(Map.result(0), Dims, Syms);
+    ASSERT_TRUE(V.has_value());
+    ASSERT_GE(*V, 0);
+    ASSERT_LT(*V, N);
+    ++Hits[*V];
+  }
+  for (int64_t I = 0; I < N; ++I)
+    EXPECT_EQ(Hits[I], 1) << "element " << I;
+}
+
+TEST(LoopThreadMappingTest, LaunchedMappingCoversEveryElementOnce) {
+  Context Ctx;
+  // 33 blocks of 8 threads x 2 elements, the last one ragged (522 elements
+  // need 261 threads), on grids of at most 7, 11, 33 and 40 blocks.
+  const int64_t N = 522;
+  ThreadMapping TM = loopThreadMapping(Ctx, Shape(PrimitiveType::F32, {N}),
+                                       /*Vector=*/2, /*ThreadsPerBlock=*/8);
+  ASSERT_EQ(TM.Blocks, 33);
+  for (int64_t MaxGrid : {7, 11, 33, 40}) {
+    SCOPED_TRACE(MaxGrid);
+    ThreadMapping L = launchedThreadMapping(TM, MaxGrid);
+    GridStride G = gridStride(33, MaxGrid);
+    EXPECT_EQ(L.Blocks, G.Grid);
+    EXPECT_EQ(L.Iterations, G.Iterations);
+    EXPECT_LE(L.Blocks, MaxGrid);
+    EXPECT_EQ(L.Map.dims()[1].Bound.Hi, G.Grid - 1);
+    // The vector variable stays last.
+    EXPECT_EQ(L.Map.rangeVars().back().Name, "vec");
+    EXPECT_EQ(L.Vector, 2);
+    expectEachElementOnce(L.Map, N);
+  }
+  // 7 blocks x 5 iterations = 35 > 33: the overshoot is cut off.
+  EXPECT_EQ(gridStride(33, 7).Iterations, 5);
+}
+
+} // namespace
