@@ -54,9 +54,9 @@ static int runHlo(int Argc, char **Argv) {
   P.option("--range", "LO,HI", &RangeText, "range of the random arguments");
   P.option("--max-elements", "N", &MaxText, "values printed per literal");
   P.option("--max-bytes", "N", &MaxBytesText,
-           "memory budget of the evaluation (default 1073741824)");
+           "memory budget of the evaluation");
   P.option("--max-work", "N", &MaxWorkText,
-           "element results the evaluation may compute (default 268435456)");
+           "element results the evaluation may compute");
   P.flag("--no-fast-reduce", &NoFastReduce,
          "apply to_apply element by element even for float sums");
   Out.addTo(P, /*AllowFormat=*/false);
