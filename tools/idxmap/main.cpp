@@ -16,6 +16,7 @@
 #include <iostream>
 #include <new>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 using namespace idxmap::cli;
@@ -111,14 +112,17 @@ void *AltStacks[2];
 int NumAltStacks = 0;
 
 /// Gives the calling thread an alternate signal stack; each thread needs its
-/// own. The memory is never freed: the threads live until the process exits
-/// (kept in a static array so that it is not a leak).
+/// own. The memory is never unmapped by idxmap: the threads live until the
+/// process exits.
 void installAltStack() {
   if (NumAltStacks == 2)
     return;
   stack_t SS = {};
-  SS.ss_sp = ::operator new(AltStackSize, std::nothrow);
-  if (!SS.ss_sp)
+  // mmap, not the heap: AddressSanitizer unmaps a thread's alternate stack
+  // when the thread exits.
+  SS.ss_sp = ::mmap(nullptr, AltStackSize, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (SS.ss_sp == MAP_FAILED)
     return;
   AltStacks[NumAltStacks++] = SS.ss_sp;
   SS.ss_size = AltStackSize;
