@@ -3,6 +3,9 @@
 // Part of idxmap. For random fused computations (support/RandomHlo.h), checks
 // the indexing against the reference interpreter:
 //   - each module parses (a parse failure is a generator bug);
+//   - 30% of the fusions (--structured-percent) read some values through a
+//     tuple and get-tuple-element or compute them in a nested fusion or a
+//     call, which must not change any map's soundness or exactness;
 //   - for every output (each tuple element) and every fused parameter, the
 //     maps computeGroupedIndexing gives from the root are *sound*: perturbing
 //     one parameter element changes only output elements whose maps name it;
@@ -19,7 +22,7 @@
 // Usage: fuzz_fusion_indexing [--seed N] [--count N] [--max-failures N]
 //                             [--verbose] [--no-inverse]
 //                             [--max-instructions N] [--max-elements N]
-//                             [--max-dynamic N]
+//                             [--max-dynamic N] [--structured-percent N]
 // (the generator knobs default to RandomHloOptions'; a replay must repeat
 // them).
 // Exit status: 0 if every check passed, 1 on a failure, 2 on a usage error.
@@ -59,10 +62,13 @@ struct FuzzOptions {
   unsigned MaxInstructions = 15;
   int64_t MaxElements = 96;
   unsigned MaxDynamic = 2;
+  /// Percent of fusions with tuples, nested fusions and calls inside.
+  unsigned StructuredPercent = 30;
 };
 
 struct Stats {
   uint64_t Fusions = 0, ExactFusions = 0, TupleFusions = 0, ReuseFusions = 0;
+  uint64_t StructuredFusions = 0;
   uint64_t Instructions = 0;
   /// checkDependencies calls, and those that also checked exactness.
   uint64_t SoundChecks = 0, ExactChecks = 0;
@@ -127,6 +133,8 @@ bool parseArgs(int Argc, char **Argv, FuzzOptions &O) {
       O.MaxElements = int64_t(V);
     else if (A == "--max-dynamic" && Next(V))
       O.MaxDynamic = unsigned(V);
+    else if (A == "--structured-percent" && Next(V) && V <= 100)
+      O.StructuredPercent = unsigned(V);
     else
       return false;
   }
@@ -141,6 +149,7 @@ bool checkOne(uint64_t Seed, Stats &S, const FuzzOptions &FO) {
   O.MaxInstructions = FO.MaxInstructions;
   O.MaxElements = FO.MaxElements;
   O.MaxDynamic = FO.MaxDynamic;
+  O.StructuredPercent = FO.StructuredPercent;
   RandomFusion F = generateRandomFusion(Seed, O);
   std::snprintf(CrashText, sizeof(CrashText), "%s", F.Text.c_str());
   CrashSeed = Seed;
@@ -152,8 +161,7 @@ bool checkOne(uint64_t Seed, Stats &S, const FuzzOptions &FO) {
     return false;
   };
   if (FO.Verbose)
-    std::printf("--- seed %llu\n%s", (unsigned long long)Seed,
-                F.Text.c_str());
+    std::printf("--- seed %llu\n%s", (unsigned long long)Seed, F.Text.c_str());
 
   auto M = parseHloModule(F.Text, "seed" + std::to_string(Seed) + ".hlo");
   if (!M)
@@ -167,6 +175,7 @@ bool checkOne(uint64_t Seed, Stats &S, const FuzzOptions &FO) {
   S.ExactFusions += O.ExactOpsOnly;
   S.TupleFusions += F.NumOutputs > 1;
   S.ReuseFusions += F.HasReuse;
+  S.StructuredFusions += F.Structured;
   S.Instructions += F.Ops.size();
   for (HloOpcode X : F.Ops)
     ++S.OpCounts[std::string(opcodeName(X))];
@@ -236,8 +245,8 @@ bool checkOne(uint64_t Seed, Stats &S, const FuzzOptions &FO) {
       ++S.InverseChecks;
       S.InversePairs += uint64_t(R.Pairs);
       if (!R.Ok)
-        return Fail("input-to-output indexing of " + I->name() +
-                    ", operand " + std::to_string(K) + ": " + R.Message);
+        return Fail("input-to-output indexing of " + I->name() + ", operand " +
+                    std::to_string(K) + ": " + R.Message);
     }
   }
   return true;
@@ -248,10 +257,11 @@ bool checkOne(uint64_t Seed, Stats &S, const FuzzOptions &FO) {
 int main(int Argc, char **Argv) {
   FuzzOptions FO;
   if (!parseArgs(Argc, Argv, FO)) {
-    std::fprintf(stderr, "usage: %s [--seed N] [--count N] [--max-failures N] "
-                         "[--verbose] [--no-inverse]\n"
+    std::fprintf(stderr,
+                 "usage: %s [--seed N] [--count N] [--max-failures N] "
+                 "[--verbose] [--no-inverse]\n"
                  "       [--max-instructions N] [--max-elements N] "
-                 "[--max-dynamic N]\n",
+                 "[--max-dynamic N] [--structured-percent N]\n",
                  Argv[0]);
     return 2;
   }
@@ -264,24 +274,25 @@ int main(int Argc, char **Argv) {
     if (!checkOne(FO.Seed + I, S, FO) && S.Failures >= FO.MaxFailures)
       break;
   }
-  double Secs = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                              T0)
-                    .count();
+  double Secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - T0)
+          .count();
   std::printf("fuzz_fusion_indexing: seed %llu, %llu fusions (%llu exact-op, "
-              "%llu tuple roots, %llu with reuse), %llu instructions\n",
+              "%llu tuple roots, %llu with reuse, %llu structured), %llu "
+              "instructions\n",
               (unsigned long long)FO.Seed, (unsigned long long)S.Fusions,
               (unsigned long long)S.ExactFusions,
               (unsigned long long)S.TupleFusions,
               (unsigned long long)S.ReuseFusions,
+              (unsigned long long)S.StructuredFusions,
               (unsigned long long)S.Instructions);
-  std::printf("  soundness checks: %llu (%llu with dependencies), exactness "
-              "checks: %llu (%llu with dependencies), %llu dependency pairs; "
-              "unreached parameters checked for no dependency: %llu\n",
-              (unsigned long long)S.SoundChecks,
-              (unsigned long long)S.SoundWithDeps,
-              (unsigned long long)S.ExactChecks,
-              (unsigned long long)S.ExactWithDeps,
-              (unsigned long long)S.Pairs, (unsigned long long)S.Unreached);
+  std::printf(
+      "  soundness checks: %llu (%llu with dependencies), exactness "
+      "checks: %llu (%llu with dependencies), %llu dependency pairs; "
+      "unreached parameters checked for no dependency: %llu\n",
+      (unsigned long long)S.SoundChecks, (unsigned long long)S.SoundWithDeps,
+      (unsigned long long)S.ExactChecks, (unsigned long long)S.ExactWithDeps,
+      (unsigned long long)S.Pairs, (unsigned long long)S.Unreached);
   std::printf("  input-to-output inverse checks: %llu (%llu pairs); skipped "
               "(domain too large): %llu\n",
               (unsigned long long)S.InverseChecks,

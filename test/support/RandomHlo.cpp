@@ -35,22 +35,44 @@ constexpr double Inf = std::numeric_limits<double>::infinity();
 // Which op works on which element type
 //===----------------------------------------------------------------------===//
 
-const std::vector<Op> FloatUnary = {
-    Op::Abs,   Op::Negate, Op::Exp,   Op::Expm1,
-    Op::Log,   Op::Log1p,  Op::Tanh,  Op::Logistic,
-    Op::Sqrt,  Op::Rsqrt,  Op::Cbrt,  Op::Sin,
-    Op::Cos,   Op::Tan,    Op::Floor, Op::Ceil,
-    Op::RoundNearestEven,  Op::RoundNearestAfz, Op::Sign};
+const std::vector<Op> FloatUnary = {Op::Abs,
+                                    Op::Negate,
+                                    Op::Exp,
+                                    Op::Expm1,
+                                    Op::Log,
+                                    Op::Log1p,
+                                    Op::Tanh,
+                                    Op::Logistic,
+                                    Op::Sqrt,
+                                    Op::Rsqrt,
+                                    Op::Cbrt,
+                                    Op::Sin,
+                                    Op::Cos,
+                                    Op::Tan,
+                                    Op::Floor,
+                                    Op::Ceil,
+                                    Op::RoundNearestEven,
+                                    Op::RoundNearestAfz,
+                                    Op::Sign};
 const std::vector<Op> IntUnary = {Op::Abs, Op::Negate,   Op::Sign,
                                   Op::Not, Op::PopCount, Op::Clz};
-const std::vector<Op> FloatBinary = {
-    Op::Add,     Op::Subtract, Op::Multiply,  Op::Divide, Op::Maximum,
-    Op::Minimum, Op::Power,    Op::Remainder, Op::Atan2};
-const std::vector<Op> IntBinary = {
-    Op::Add,       Op::Subtract, Op::Multiply,  Op::Divide,
-    Op::Maximum,   Op::Minimum,  Op::Power,     Op::Remainder,
-    Op::And,       Op::Or,       Op::Xor,       Op::ShiftLeft,
-    Op::ShiftRightLogical,       Op::ShiftRightArithmetic};
+const std::vector<Op> FloatBinary = {Op::Add,    Op::Subtract,  Op::Multiply,
+                                     Op::Divide, Op::Maximum,   Op::Minimum,
+                                     Op::Power,  Op::Remainder, Op::Atan2};
+const std::vector<Op> IntBinary = {Op::Add,
+                                   Op::Subtract,
+                                   Op::Multiply,
+                                   Op::Divide,
+                                   Op::Maximum,
+                                   Op::Minimum,
+                                   Op::Power,
+                                   Op::Remainder,
+                                   Op::And,
+                                   Op::Or,
+                                   Op::Xor,
+                                   Op::ShiftLeft,
+                                   Op::ShiftRightLogical,
+                                   Op::ShiftRightArithmetic};
 const std::vector<Op> PredBinary = {Op::And, Op::Or, Op::Xor, Op::Maximum,
                                     Op::Minimum};
 
@@ -114,6 +136,12 @@ struct Node {
   std::vector<int> Operands;
   /// Attributes after the operand list (`, dimensions={1}`).
   std::string Attrs;
+  /// Structure around the instruction (RandomHloOptions::StructuredPercent):
+  /// read through a tuple and get-tuple-element, or computed by a nested
+  /// fusion or a call of its own computation. WrapOther is the tuple's
+  /// other element.
+  enum class Wrap { None, Tuple, Fusion, Call } W = Wrap::None;
+  int WrapOther = -1;
   /// Constant: the values (row-major) and their text.
   std::vector<double> Values;
   std::string ValueText;
@@ -139,7 +167,7 @@ struct Node {
 class Generator {
 public:
   Generator(uint64_t Seed, const RandomHloOptions &Options)
-      : R(Seed), O(Options) {}
+      : R(Seed), O(Options), Seed(Seed) {}
 
   RandomFusion run();
 
@@ -197,10 +225,12 @@ private:
   std::string reductionComputation(PT T, bool Add);
 
   void analyze(Node &N);
+  void addStructure(int RootId, RandomFusion &Out);
   std::string text(int RootId) const;
 
   Rng R;
   const RandomHloOptions &O;
+  uint64_t Seed;
   std::vector<Node> Nodes;
   std::vector<int> Params;
   int Remaining = 0;
@@ -268,8 +298,8 @@ Shape Generator::randomShape(PT T, int Rank) {
 }
 
 std::string Generator::reductionComputation(PT T, bool Add) {
-  std::string Name = std::string(Add ? "add_" : "max_") +
-                     std::string(primitiveTypeName(T));
+  std::string Name =
+      std::string(Add ? "add_" : "max_") + std::string(primitiveTypeName(T));
   Computations.insert(Name);
   return Name;
 }
@@ -459,10 +489,10 @@ Generator::Family Generator::pickFamily(PT T) {
       {Family::Concatenate, 5},  {Family::Reduce, 7},
       {Family::Iota, 1}};
   static const std::vector<W> Exact = {
-      {Family::Unary, 6},      {Family::Binary, 12},   {Family::Broadcast, 8},
-      {Family::Reshape, 6},    {Family::Bitcast, 5},   {Family::Transpose, 6},
-      {Family::Copy, 3},       {Family::Slice, 6},     {Family::Pad, 5},
-      {Family::Reverse, 4},    {Family::Concatenate, 5}, {Family::Reduce, 7},
+      {Family::Unary, 6},   {Family::Binary, 12},     {Family::Broadcast, 8},
+      {Family::Reshape, 6}, {Family::Bitcast, 5},     {Family::Transpose, 6},
+      {Family::Copy, 3},    {Family::Slice, 6},       {Family::Pad, 5},
+      {Family::Reverse, 4}, {Family::Concatenate, 5}, {Family::Reduce, 7},
       {Family::Iota, 1}};
   const std::vector<W> &Ws = O.ExactOpsOnly ? Exact : General;
   int Total = 0;
@@ -525,8 +555,7 @@ int Generator::buildReduce(const Shape &Res, bool Variadic, bool WithGte) {
     C.Opc = Op::Constant;
     C.Sh = Shape(IT, {});
     if (Add || R.chance(1, 4)) {
-      double V = Add ? 0.0
-                 : double(R.range(-4, 4)) / (IT == PT::S32 ? 1 : 4);
+      double V = Add ? 0.0 : double(R.range(-4, 4)) / (IT == PT::S32 ? 1 : 4);
       C.Values = {V};
       std::ostringstream OS;
       OS << V;
@@ -631,7 +660,7 @@ int Generator::build(Family F, const Shape &Want, bool LayoutMatters,
         return -1;
       X = R.chance(1, 2) ? Op::Add : Op::Subtract;
     } else {
-      X = R.pick(isFloat(T) ? FloatBinary
+      X = R.pick(isFloat(T)     ? FloatBinary
                  : T == PT::S32 ? IntBinary
                                 : PredBinary);
     }
@@ -641,8 +670,7 @@ int Generator::build(Family F, const Shape &Want, bool LayoutMatters,
     return add(std::move(N));
   }
   case Family::Convert: {
-    static const std::vector<PT> Types = {PT::F32, PT::BF16, PT::S32,
-                                          PT::Pred};
+    static const std::vector<PT> Types = {PT::F32, PT::BF16, PT::S32, PT::Pred};
     PT In = R.pick(Types);
     if (In == T && !Forced)
       return -1;
@@ -671,8 +699,7 @@ int Generator::build(Family F, const Shape &Want, bool LayoutMatters,
   case Family::Compare: {
     if (T != PT::Pred)
       return -1;
-    static const std::vector<PT> Types = {PT::F32, PT::F32, PT::BF16,
-                                          PT::S32};
+    static const std::vector<PT> Types = {PT::F32, PT::F32, PT::BF16, PT::S32};
     static const char *Dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
     PT In = R.pick(Types);
     N.Opc = Op::Compare;
@@ -893,8 +920,8 @@ int Generator::build(Family F, const Shape &Want, bool LayoutMatters,
     return add(std::move(N));
   }
   case Family::Reduce: {
-    bool Variadic = !O.ExactOpsOnly &&
-                    (Forced == Op::GetTupleElement || R.chance(1, 10));
+    bool Variadic =
+        !O.ExactOpsOnly && (Forced == Op::GetTupleElement || R.chance(1, 10));
     return buildReduce(Want, Variadic, /*WithGte=*/true);
   }
   case Family::Iota: {
@@ -912,7 +939,9 @@ int Generator::build(Family F, const Shape &Want, bool LayoutMatters,
 //===----------------------------------------------------------------------===//
 
 void Generator::analyze(Node &N) {
-  auto Of = [&](size_t K) -> const Node & { return Nodes[size_t(N.Operands[K])]; };
+  auto Of = [&](size_t K) -> const Node & {
+    return Nodes[size_t(N.Operands[K])];
+  };
   // Every parameter reaching operand K becomes inexact.
   auto Spoil = [&](size_t K) {
     const Node &X = Of(K);
@@ -1023,8 +1052,8 @@ std::vector<int> Generator::buildSingle(Op X) {
     std::vector<int> Roots;
     int64_t N = R.range(2, 3);
     for (int64_t K = 0; K < N; ++K)
-      Roots.push_back(leaf(randomShape(R.pick(Any), int(R.range(0, 3))),
-                           false));
+      Roots.push_back(
+          leaf(randomShape(R.pick(Any), int(R.range(0, 3))), false));
     return Roots;
   }
   Family F;
@@ -1034,23 +1063,57 @@ std::vector<int> Generator::buildSingle(Op X) {
     F = Family::Binary;
   else
     switch (X) {
-    case Op::Convert: F = Family::Convert; break;
-    case Op::Select: F = Family::Select; break;
-    case Op::Clamp: F = Family::Clamp; break;
-    case Op::Compare: F = Family::Compare; break;
-    case Op::Broadcast: F = Family::Broadcast; break;
-    case Op::Reshape: F = Family::Reshape; break;
-    case Op::Bitcast: F = Family::Bitcast; break;
-    case Op::Transpose: F = Family::Transpose; break;
-    case Op::Copy: F = Family::Copy; break;
-    case Op::Slice: F = Family::Slice; break;
-    case Op::DynamicSlice: F = Family::DynamicSlice; break;
-    case Op::DynamicUpdateSlice: F = Family::DynamicUpdateSlice; break;
-    case Op::Pad: F = Family::Pad; break;
-    case Op::Reverse: F = Family::Reverse; break;
-    case Op::Concatenate: F = Family::Concatenate; break;
-    case Op::Reduce: F = Family::Reduce; break;
-    case Op::GetTupleElement: F = Family::Reduce; break;
+    case Op::Convert:
+      F = Family::Convert;
+      break;
+    case Op::Select:
+      F = Family::Select;
+      break;
+    case Op::Clamp:
+      F = Family::Clamp;
+      break;
+    case Op::Compare:
+      F = Family::Compare;
+      break;
+    case Op::Broadcast:
+      F = Family::Broadcast;
+      break;
+    case Op::Reshape:
+      F = Family::Reshape;
+      break;
+    case Op::Bitcast:
+      F = Family::Bitcast;
+      break;
+    case Op::Transpose:
+      F = Family::Transpose;
+      break;
+    case Op::Copy:
+      F = Family::Copy;
+      break;
+    case Op::Slice:
+      F = Family::Slice;
+      break;
+    case Op::DynamicSlice:
+      F = Family::DynamicSlice;
+      break;
+    case Op::DynamicUpdateSlice:
+      F = Family::DynamicUpdateSlice;
+      break;
+    case Op::Pad:
+      F = Family::Pad;
+      break;
+    case Op::Reverse:
+      F = Family::Reverse;
+      break;
+    case Op::Concatenate:
+      F = Family::Concatenate;
+      break;
+    case Op::Reduce:
+      F = Family::Reduce;
+      break;
+    case Op::GetTupleElement:
+      F = Family::Reduce;
+      break;
     default:
       return {};
     }
@@ -1084,8 +1147,7 @@ std::string Generator::text(int RootId) const {
     std::string T = C.substr(4);
     OS << C << " {\n  a = " << T << "[] parameter(0)\n  b = " << T
        << "[] parameter(1)\n  ROOT r = " << T << "[] "
-       << (C.compare(0, 3, "add") == 0 ? "add" : "maximum")
-       << "(a, b)\n}\n\n";
+       << (C.compare(0, 3, "add") == 0 ? "add" : "maximum") << "(a, b)\n}\n\n";
   }
   auto Name = [&](int Id) {
     const Node &N = Nodes[size_t(Id)];
@@ -1093,6 +1155,33 @@ std::string Generator::text(int RootId) const {
       return "param_" + std::to_string(N.ParamNumber);
     return std::string(opcodeName(N.Opc)) + "." + std::to_string(Id);
   };
+  // The name users read: a value wrapped in a tuple is read through its
+  // get-tuple-element.
+  auto Use = [&](int Id) {
+    return Nodes[size_t(Id)].W == Node::Wrap::Tuple ? Name(Id) + "_gte"
+                                                    : Name(Id);
+  };
+  // Nested fusions and called computations, one per wrapped instruction:
+  // its distinct operands become parameters.
+  for (size_t I = 0; I < Nodes.size(); ++I) {
+    const Node &N = Nodes[I];
+    if (N.W != Node::Wrap::Fusion && N.W != Node::Wrap::Call)
+      continue;
+    std::vector<int> Distinct;
+    for (int Id : N.Operands)
+      if (std::find(Distinct.begin(), Distinct.end(), Id) == Distinct.end())
+        Distinct.push_back(Id);
+    OS << "nested_" << I << " {\n";
+    for (size_t K = 0; K < Distinct.size(); ++K)
+      OS << "  n" << K << " = " << Nodes[size_t(Distinct[K])].Sh.str(true)
+         << " parameter(" << K << ")\n";
+    OS << "  ROOT r = " << N.Sh.str(true) << " " << opcodeName(N.Opc) << "(";
+    for (size_t K = 0; K < N.Operands.size(); ++K)
+      OS << (K ? ", " : "") << "n"
+         << std::find(Distinct.begin(), Distinct.end(), N.Operands[K]) -
+                Distinct.begin();
+    OS << ")" << N.Attrs << "\n}\n\n";
+  }
   bool HasReduce = false;
   OS << "fused_computation {\n";
   for (int P : Params)
@@ -1104,20 +1193,45 @@ std::string Generator::text(int RootId) const {
       continue;
     HasReduce |= N.Opc == Op::Reduce;
     OS << "  " << (int(I) == RootId ? "ROOT " : "") << Name(int(I)) << " = "
-       << N.Sh.str(true) << " " << opcodeName(N.Opc) << "(";
+       << N.Sh.str(true) << " ";
+    if (N.W == Node::Wrap::Fusion || N.W == Node::Wrap::Call) {
+      OS << (N.W == Node::Wrap::Fusion ? "fusion(" : "call(");
+      std::vector<int> Distinct;
+      for (int Id : N.Operands)
+        if (std::find(Distinct.begin(), Distinct.end(), Id) == Distinct.end())
+          Distinct.push_back(Id);
+      for (size_t K = 0; K < Distinct.size(); ++K)
+        OS << (K ? ", " : "") << Use(Distinct[K]);
+      OS << (N.W == Node::Wrap::Fusion ? "), kind=kLoop, calls=nested_"
+                                       : "), to_apply=nested_")
+         << I << "\n";
+      continue;
+    }
+    OS << opcodeName(N.Opc) << "(";
     if (N.Opc == Op::Constant)
       OS << N.ValueText;
     for (size_t K = 0; K < N.Operands.size(); ++K)
-      OS << (K ? ", " : "") << Name(N.Operands[K]);
+      OS << (K ? ", " : "") << Use(N.Operands[K]);
     OS << ")" << N.Attrs << "\n";
+    if (N.W == Node::Wrap::Tuple) {
+      // (value, other) or (other, value), read back by index.
+      const Node &Other = Nodes[size_t(N.WrapOther)];
+      bool First = (I + size_t(N.WrapOther)) % 2 == 0;
+      std::string A = Name(int(I)), B = Use(N.WrapOther);
+      std::string SA = N.Sh.str(true), SB = Other.Sh.str(true);
+      OS << "  " << A << "_tuple = (" << (First ? SA : SB) << ", "
+         << (First ? SB : SA) << ") tuple(" << (First ? A : B) << ", "
+         << (First ? B : A) << ")\n";
+      OS << "  " << A << "_gte = " << SA << " get-tuple-element(" << A
+         << "_tuple), index=" << (First ? 0 : 1) << "\n";
+    }
   }
   OS << "}\n\nENTRY main {\n";
   for (int P : Params)
     OS << "  a" << Nodes[size_t(P)].ParamNumber << " = "
        << Nodes[size_t(P)].Sh.str(true) << " parameter("
        << Nodes[size_t(P)].ParamNumber << ")\n";
-  OS << "  ROOT fusion = " << Nodes[size_t(RootId)].Sh.str(true)
-     << " fusion(";
+  OS << "  ROOT fusion = " << Nodes[size_t(RootId)].Sh.str(true) << " fusion(";
   for (size_t K = 0; K < Params.size(); ++K)
     OS << (K ? ", " : "") << "a" << K;
   OS << "), kind=" << (HasReduce ? "kInput" : "kLoop")
@@ -1176,6 +1290,9 @@ RandomFusion Generator::run() {
   }
 
   RandomFusion Out;
+  if (O.StructuredPercent &&
+      Rng(Seed ^ 0x2545f4914f6cdd1dULL).chance(O.StructuredPercent, 100))
+    addStructure(RootId, Out);
   Out.Text = text(RootId);
   Out.NumParams = unsigned(Params.size());
   const Node &Root = Nodes[size_t(RootId)];
@@ -1216,6 +1333,52 @@ RandomFusion Generator::run() {
   for (int U : Uses)
     Out.HasReuse |= U > 1;
   return Out;
+}
+
+void Generator::addStructure(int RootId, RandomFusion &Out) {
+  // Its own random stream: the fusion itself is the one the seed gives
+  // without structure.
+  Rng S(Seed * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL);
+  // Candidates: array-shaped instructions with array operands (tuple
+  // values, variadic reduces and their elements, stay as they are).
+  std::vector<int> Candidates;
+  for (size_t I = 0; I < Nodes.size(); ++I) {
+    const Node &N = Nodes[I];
+    if (N.Opc == Op::Parameter || N.Operands.empty() || !N.Sh.isArray() ||
+        N.Opc == Op::GetTupleElement || N.Opc == Op::Tuple)
+      continue;
+    bool ArrayOperands = true;
+    for (int Id : N.Operands)
+      ArrayOperands &= Nodes[size_t(Id)].Sh.isArray();
+    if (ArrayOperands)
+      Candidates.push_back(int(I));
+  }
+  unsigned Wraps = unsigned(S.range(1, 3));
+  for (unsigned K = 0; K < Wraps && !Candidates.empty(); ++K) {
+    size_t Pick = size_t(S.range(0, int64_t(Candidates.size()) - 1));
+    int Id = Candidates[Pick];
+    Candidates.erase(Candidates.begin() + std::ptrdiff_t(Pick));
+    Node &N = Nodes[size_t(Id)];
+    int Kind = int(S.range(0, 2));
+    // The root's value is the fusion's output: not read through a tuple.
+    if (Kind == 0 && Id == RootId)
+      Kind = 1;
+    if (Kind == 0) {
+      N.W = Node::Wrap::Tuple;
+      std::vector<int> Others;
+      for (int J = 0; J < int(Nodes.size()); ++J)
+        if (Nodes[size_t(J)].Sh.isArray() &&
+            (J < Id || Nodes[size_t(J)].Opc == Op::Parameter))
+          Others.push_back(J);
+      N.WrapOther = Others.empty() ? Id : S.pick(Others);
+      Out.Ops.push_back(Op::Tuple);
+      Out.Ops.push_back(Op::GetTupleElement);
+    } else {
+      N.W = Kind == 1 ? Node::Wrap::Fusion : Node::Wrap::Call;
+      Out.Ops.push_back(Kind == 1 ? Op::Fusion : Op::Call);
+    }
+  }
+  Out.Structured = true;
 }
 
 std::string formatIndex(const Shape &S, int64_t Linear) {
@@ -1278,8 +1441,7 @@ std::vector<HloOpcode> singleOpOpcodes() {
 
 InverseCheckResult checkInverseConsistency(Context &Ctx,
                                            const HloInstruction &I,
-                                           int64_t InputId,
-                                           int64_t OutputId) {
+                                           int64_t InputId, int64_t OutputId) {
   InverseCheckResult Res;
   auto Fail = [&](std::string M) {
     Res.Ok = false;
@@ -1299,9 +1461,8 @@ InverseCheckResult checkInverseConsistency(Context &Ctx,
     return Fail("output-to-input indexing has no operand " +
                 std::to_string(InputId));
   const Shape &In = I.operand(InputId)->shape();
-  const Shape &Out = I.shape().isTuple()
-                         ? I.shape().TupleShapes[size_t(OutputId)]
-                         : I.shape();
+  const Shape &Out =
+      I.shape().isTuple() ? I.shape().TupleShapes[size_t(OutputId)] : I.shape();
   BruteForceOptions BO;
   BO.MaxPoints = 1 << 20;
   // (input element, output element) pairs each direction names.

@@ -51,6 +51,12 @@ struct RandomHloOptions {
   /// parameters (single-op mode, for per-op tests). Tuple gives a tuple of
   /// parameters; GetTupleElement a get-tuple-element of a variadic reduce.
   std::optional<HloOpcode> RootOp;
+  /// Percent of fusions given structure: 1-3 of their instructions are read
+  /// through a tuple and get-tuple-element, or computed by a nested fusion
+  /// or a call of a computation of their own. The values (so the
+  /// dependencies and RandomFusion::Exact) stay those of the fusion the
+  /// seed gives without structure, which is unchanged by this option.
+  unsigned StructuredPercent = 0;
 };
 
 /// A generated module: `HloModule`, the reduction computations it uses, the
@@ -83,6 +89,9 @@ struct RandomFusion {
   /// True if the fused computation has a diamond (an instruction with
   /// several users or used twice by one user).
   bool HasReuse = false;
+  /// True if StructuredPercent gave this fusion tuples, nested fusions or
+  /// calls (their opcodes are in Ops).
+  bool Structured = false;
 };
 
 /// Generates one random fusion; the same seed and options give the same

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "idxmap/Hlo.h"
 #include "idxmap/HloIndexing.h"
+#include "idxmap/HloInterpreter.h"
 #include "idxmap/Print.h"
 
 #include "support/HloDeps.h"
@@ -106,8 +107,7 @@ TEST_P(OpSoundnessTest, MapsNameTheDependencies) {
       GteIndex = I->tupleIndex();
       I = I->operand(0);
     }
-    HloOpcode Want =
-        Op == HloOpcode::GetTupleElement ? HloOpcode::Reduce : Op;
+    HloOpcode Want = Op == HloOpcode::GetTupleElement ? HloOpcode::Reduce : Op;
     ASSERT_EQ(opcodeName(I->opcode()), opcodeName(Want));
     for (const HloInstruction *Operand : I->operands())
       ASSERT_EQ(Operand->opcode(), HloOpcode::Parameter);
@@ -128,8 +128,8 @@ TEST_P(OpSoundnessTest, MapsNameTheDependencies) {
         bool Exact = F.Exact[Out][size_t(P)];
         DepCheckResult R = checkDependencies(*C, P, Maps, Exact, Seed, Out);
         EXPECT_TRUE(R.Ok) << "output " << Out << ", parameter " << P
-                          << (Exact ? " (exact): " : " (sound): ")
-                          << R.Message << "\n"
+                          << (Exact ? " (exact): " : " (sound): ") << R.Message
+                          << "\n"
                           << Idx.str();
         EXPECT_FALSE(R.Undefined) << Idx.str();
         ++Checks;
@@ -143,8 +143,8 @@ TEST_P(OpSoundnessTest, MapsNameTheDependencies) {
         EXPECT_TRUE(R.Skipped) << "operand " << K;
         continue;
       }
-      EXPECT_FALSE(R.Skipped) << "operand " << K
-                              << ": input-to-output indexing is UNDEFINED";
+      EXPECT_FALSE(R.Skipped)
+          << "operand " << K << ": input-to-output indexing is UNDEFINED";
       EXPECT_TRUE(R.Ok) << "operand " << K << ": " << R.Message;
       InversePairs += R.Pairs;
     }
@@ -156,9 +156,8 @@ TEST_P(OpSoundnessTest, MapsNameTheDependencies) {
     EXPECT_GT(Pairs, 0);
   if (expectsExactCases(Op))
     EXPECT_GT(ExactChecks, 0) << "no instance was checked for exactness";
-  if (hasInputToOutput(Op == HloOpcode::GetTupleElement ? HloOpcode::Reduce
-                                                        : Op,
-                       0))
+  if (hasInputToOutput(
+          Op == HloOpcode::GetTupleElement ? HloOpcode::Reduce : Op, 0))
     EXPECT_GT(InversePairs, 0);
 }
 
@@ -180,6 +179,51 @@ TEST(RandomHloTest, DeterministicAndParses) {
     ASSERT_EQ(A.Exact.size(), A.NumOutputs);
   }
   EXPECT_NE(generateRandomFusion(1).Text, generateRandomFusion(2).Text);
+}
+
+/// StructuredPercent leaves the fusion the seed gives as it is (the GPU
+/// tests' modules depend on it) and only adds structure: the structured
+/// module has tuples, nested fusions or calls, the same parameters, outputs
+/// and exactness, and computes bit-identical outputs in the interpreter.
+TEST(RandomHloTest, StructuredFusionsComputeTheSameValues) {
+  RandomHloOptions On;
+  On.StructuredPercent = 100;
+  int Structured = 0;
+  for (uint64_t Seed = 1; Seed <= 60; ++Seed) {
+    SCOPED_TRACE(Seed);
+    RandomFusion Plain = generateRandomFusion(Seed);
+    RandomFusion S = generateRandomFusion(Seed, On);
+    EXPECT_FALSE(Plain.Structured);
+    EXPECT_EQ(Plain.Text.find("nested_"), std::string::npos);
+    EXPECT_EQ(Plain.Text.find("_gte"), std::string::npos);
+    if (!S.Structured)
+      continue;
+    ++Structured;
+    EXPECT_NE(S.Text, Plain.Text);
+    EXPECT_EQ(S.NumParams, Plain.NumParams);
+    EXPECT_EQ(S.NumOutputs, Plain.NumOutputs);
+    EXPECT_EQ(S.Exact, Plain.Exact);
+    auto MP = parseHloModule(Plain.Text, "plain.hlo");
+    auto MS = parseHloModule(S.Text, "structured.hlo");
+    ASSERT_TRUE(bool(MP)) << MP.error().str();
+    ASSERT_TRUE(bool(MS)) << MS.error().str() << "\n" << S.Text;
+    const HloComputation *CP = (*MP)->findComputation(Plain.FusedName);
+    const HloComputation *CS = (*MS)->findComputation(S.FusedName);
+    ASSERT_TRUE(CP && CS);
+    std::vector<Literal> Args;
+    for (int64_t P = 0; P < CP->parameterCount(); ++P) {
+      Args.emplace_back(CP->parameter(P)->shape());
+      Args.back().fillRandom(Seed * 100 + uint64_t(P));
+    }
+    auto RP = evaluate(*CP, Args);
+    auto RS = evaluate(*CS, Args);
+    ASSERT_TRUE(bool(RP)) << RP.error().str();
+    ASSERT_TRUE(bool(RS)) << RS.error().str() << "\n" << S.Text;
+    ASSERT_EQ(RP->size(), RS->size());
+    for (size_t K = 0; K < RP->size(); ++K)
+      EXPECT_TRUE((*RP)[K].bitwiseEqual((*RS)[K])) << "output " << K;
+  }
+  EXPECT_GT(Structured, 50);
 }
 
 /// The exactness rules of RandomFusion::Exact are not vacuous: exact-op
