@@ -153,14 +153,15 @@ void installCrashHandler(int Argc, char **Argv) {
 }
 
 /// Recurses until the stack runs out (for --crash-for-testing): 4 KiB a
-/// frame, so 2^20 frames are more than the tool's stack.
+/// frame, so 2^20 frames are more than the tool's stack. Each frame hands its
+/// array to the next, so that no compiler turns the recursion into a loop.
 volatile int OverflowDepth = 1 << 20;
-int overflowStack(int Depth) {
+int overflowStack(int Depth, volatile char *Caller) {
   volatile char Pad[4096];
   Pad[0] = char(Depth);
   if (Depth >= OverflowDepth)
-    return Pad[0];
-  return overflowStack(Depth + 1) + Pad[0];
+    return Pad[0] + Caller[0];
+  return overflowStack(Depth + 1, Pad) + Caller[0];
 }
 
 /// `idxmap --crash-for-testing=KIND`: crashes on purpose so that tests can
@@ -172,8 +173,10 @@ int crashForTesting(const std::string &Kind) {
   }
   if (Kind == "abort")
     std::abort();
-  if (Kind == "stack-overflow")
-    return overflowStack(0);
+  if (Kind == "stack-overflow") {
+    volatile char Start = 0;
+    return overflowStack(0, &Start);
+  }
   return usageError("--crash-for-testing needs segv, abort or stack-overflow");
 }
 
