@@ -6,7 +6,12 @@
 // random inputs, outputs poisoned). Exit 0 when every kernel matches, 1 on a
 // mismatch or an emission failure, 77 without a CUDA driver (ctest skips).
 //
-//   random_loop_fusions [--seed N] [--count N] [--max-elements N] [-v]
+//   random_loop_fusions [--seed N] [--count N] [--max-elements N]
+//                       [--max-grid N] [-v]
+//
+// --max-grid N lowers the device model's grid.x limit to N, so that the
+// loop emitter's grid-stride loop (a fusion needing more blocks than the
+// limit) runs on small fusions.
 //
 //===----------------------------------------------------------------------===//
 #include "support/GpuTestDriver.h"
@@ -28,13 +33,14 @@ int main(int Argc, char **Argv) {
   testing::GpuTestFlags Flags;
   Flags.MaxElements = 4096;
   Flags.TakesDryRun = Flags.TakesPtxas = Flags.TakesPrint = false;
+  Flags.TakesMaxGrid = true;
   if (auto Exit =
           testing::parseGpuTestArgs(Argc, Argv, "random_loop_fusions", Flags))
     return *Exit;
   auto Drv = runtime::CudaDriver::open();
   if (auto Exit = testing::skipWithoutDriver(Drv, false))
     return *Exit;
-  unsigned Run = 0, Failed = 0, Skipped = 0;
+  unsigned Run = 0, Failed = 0, Skipped = 0, Strided = 0;
   uint64_t Elements = 0;
   for (uint64_t S = Flags.Seed;
        Run < Flags.Count && S < Flags.Seed + 100 * uint64_t(Flags.Count); ++S) {
@@ -68,12 +74,25 @@ int main(int Argc, char **Argv) {
     // (codegen/tests/LowerGpu.cpp).
     EmitOptions EO;
     EO.Target.PreciseMath = true;
+    if (Flags.MaxGridX) {
+      EO.Device = defaultDeviceModel(EO.Target.Gpu);
+      EO.Device->MaxGrid[0] = Flags.MaxGridX;
+    }
     auto R = emitModule(**M, EO);
     if (!R) {
       std::printf("FAIL seed %llu: emit: %s\n%s\n", (unsigned long long)S,
                   R.error().str().c_str(), F.Text.c_str());
       ++Failed;
       continue;
+    }
+    // With the lowered limit, a kernel whose own grid is wider walks its
+    // blocks with the grid-stride loop.
+    if (Flags.MaxGridX) {
+      EmitOptions Wide = EO;
+      Wide.Device.reset();
+      if (auto W = emitModule(**M, Wide))
+        for (const KernelInfo &K : W->Kernels)
+          Strided += K.Grid[0] > uint64_t(Flags.MaxGridX);
     }
     RunOptions RO;
     RO.Seed = S;
@@ -105,6 +124,14 @@ int main(int Argc, char **Argv) {
               "%llu input elements), %u failed\n",
               Run, (*Drv)->device().Name.c_str(), Skipped,
               (unsigned long long)Elements, Failed);
+  if (Flags.MaxGridX) {
+    std::printf("%u kernels past the grid.x limit %lld (grid-stride loop)\n",
+                Strided, (long long)Flags.MaxGridX);
+    if (!Strided) {
+      std::printf("FAIL: no kernel needed the grid-stride loop\n");
+      return 1;
+    }
+  }
   if (Run < Flags.Count) {
     std::printf("FAIL: only %u loop fusions generated\n", Run);
     return 1;

@@ -16,8 +16,9 @@ std::optional<int> parseGpuTestArgs(int Argc, char **Argv, const char *Program,
   auto Usage = [&] {
     std::fprintf(
         stderr,
-        "usage: %s [--seed N] [--count N] [--max-elements N]%s%s%s [-v]\n",
-        Program, F.TakesDryRun ? " [--dry-run]" : "",
+        "usage: %s [--seed N] [--count N] [--max-elements N]%s%s%s%s [-v]\n",
+        Program, F.TakesMaxGrid ? " [--max-grid N]" : "",
+        F.TakesDryRun ? " [--dry-run]" : "",
         F.TakesPtxas ? " [--ptxas PATH]" : "",
         F.TakesPrint ? " [--print]" : "");
     return std::optional<int>(2);
@@ -38,6 +39,11 @@ std::optional<int> parseGpuTestArgs(int Argc, char **Argv, const char *Program,
         F.Count = unsigned(N);
       } else
         F.MaxElements = std::max<int64_t>(F.MinMaxElements, int64_t(N));
+    } else if (A == "--max-grid" && F.TakesMaxGrid) {
+      if (!parseFuzzNumber(Value, N) || N == 0 || N > INT32_MAX)
+        return Usage();
+      ++I;
+      F.MaxGridX = int64_t(N);
     } else if (A == "--ptxas" && F.TakesPtxas && Value) {
       F.Ptxas = Value;
       ++I;

@@ -26,9 +26,14 @@ struct GpuTestFlags {
   int64_t MinMaxElements = 1;
   bool DryRun = false, Print = false, Verbose = false;
   std::string Ptxas;
+  /// --max-grid N: emit against a device model whose grid.x limit is N
+  /// (0: the target's own), so that small fusions take the grid-stride
+  /// path that only fusions of over 2^31 blocks take on a real limit.
+  int64_t MaxGridX = 0;
   /// The optional flags the program accepts; with PrintMeansDryRun,
   /// --print also sets DryRun.
   bool TakesDryRun = true, TakesPtxas = true, TakesPrint = true;
+  bool TakesMaxGrid = false;
   bool PrintMeansDryRun = false;
 };
 

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine: the correctness half of `ctest -L gpu` with
+# prebuilt binaries (a portable build: -DIDXMAP_PORTABLE=ON), for a machine
+# where the project cannot be built. Every golden and bench input through
+# `idxmap run` (kernels against the interpreter), then the random-fusion
+# programs, each step bounded in time. Prints one line per step and a
+# closing `N passed, N failed` line.
+#   bench/gpu_check.sh BIN_DIR [COUNT]
+# BIN_DIR holds idxmap and the random_* programs; COUNT random fusions per
+# program (default 100).
+set -uo pipefail
+bin=$1; count=${2:-100}
+here=$(cd "$(dirname "$0")/.." && pwd)
+pass=0; fail=0
+step() { # NAME SECONDS CMD...
+  local name=$1 secs=$2; shift 2
+  local t0=$SECONDS out rc
+  out=$(timeout "$secs" "$@" 2>&1); rc=$?
+  if [ $rc -eq 0 ]; then pass=$((pass + 1)); echo "ok   $name ($((SECONDS - t0)) s)"
+  else fail=$((fail + 1)); echo "FAIL $name (exit $rc, $((SECONDS - t0)) s)"; echo "$out" | tail -n 15 | sed 's/^/     /'; fi
+  echo "$out" | grep -E "random .* run on|grid-stride" | sed 's/^/     /'
+}
+in=$here/test/golden/Inputs
+for f in $here/bench/hlo/*.hlo "$in"/reduce-init-*.hlo "$in"/reduce-side-*.hlo \
+  "$in"/reduce-argmax-*.hlo "$in"/reduce-full-chunked.hlo "$in"/reduce-full-small-chunks.hlo \
+  "$in"/reduce-row-max-neg-s32.hlo "$in"/reduce-hint-broadcast.hlo "$in"/reduce-row-long.hlo \
+  "$in"/reduce-loop-bf16-long-sum.hlo "$in"/rownorm-softmax-*.hlo "$in"/transpose-*.hlo \
+  $here/test/examples/gelu.hlo; do
+  step "run $(basename "$f")" 120 "$bin/idxmap" run "$f"
+done
+step random_loop_fusions 300 "$bin/random_loop_fusions" --count "$count"
+step random_loop_fusions_grid_stride_1 300 "$bin/random_loop_fusions" --count "$count" --seed 7300 --max-elements 65536 --max-grid 1
+step random_loop_fusions_grid_stride_5 300 "$bin/random_loop_fusions" --count "$count" --seed 7200 --max-elements 200000 --max-grid 5
+step random_transposes 300 "$bin/random_transposes" --count "$count"
+step random_reductions 300 "$bin/random_reductions" --count "$count"
+step random_row_normalizations 300 "$bin/random_row_normalizations" --count "$count"
+echo "gpu_check: $pass passed, $fail failed"
+[ $fail -eq 0 ]
