@@ -118,7 +118,9 @@ deepestNesting(const HloComputation &C) {
 /// What no emitter takes, at the instruction: a tuple-shaped parameter
 /// (kernels take array buffers; its loads had no element type), a reduce
 /// over zero elements (the column reduction divided by zero rows; loops
-/// over the reduced elements run at least once).
+/// over the reduced elements run at least once), a call or nested fusion
+/// (the fused element emitter has no case for them: it built a value of
+/// no type).
 static std::optional<Diagnostic>
 unsupportedInstruction(const HloModule &M, const HloInstruction &F) {
   const HloComputation &C = *F.fusedComputation();
@@ -128,13 +130,21 @@ unsupportedInstruction(const HloModule &M, const HloInstruction &F) {
                         "fusion '" + F.name() + "': parameter '" + P->name() +
                             "' is not an array; kernels take array "
                             "parameters only");
-  for (const HloInstruction *I : C.instructions())
+  for (const HloInstruction *I : C.instructions()) {
+    if (I->opcode() == HloOpcode::Call || I->opcode() == HloOpcode::Fusion)
+      return M.diagnose(I->sourceOffset(),
+                        "fusion '" + F.name() +
+                            "': " + std::string(opcodeName(I->opcode())) +
+                            " '" + I->name() +
+                            "' calls a computation; the emitters do not take "
+                            "nested computations");
     if (I->opcode() == HloOpcode::Reduce &&
         I->operand(0)->shape().numElements() == 0)
       return M.diagnose(I->sourceOffset(),
                         "fusion '" + F.name() + "': reduce '" + I->name() +
                             "' has no elements to reduce; the emitters do "
                             "not take empty reductions");
+  }
   return std::nullopt;
 }
 

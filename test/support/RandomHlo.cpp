@@ -142,6 +142,10 @@ struct Node {
   /// other element.
   enum class Wrap { None, Tuple, Fusion, Call } W = Wrap::None;
   int WrapOther = -1;
+  /// Fusion and Call: -1 for one output; else the nested computation's
+  /// root is a tuple of the value and its first parameter, the value at
+  /// this index, read with get-tuple-element.
+  int WrapIndex = -1;
   /// Constant: the values (row-major) and their text.
   std::vector<double> Values;
   std::string ValueText;
@@ -1175,12 +1179,21 @@ std::string Generator::text(int RootId) const {
     for (size_t K = 0; K < Distinct.size(); ++K)
       OS << "  n" << K << " = " << Nodes[size_t(Distinct[K])].Sh.str(true)
          << " parameter(" << K << ")\n";
-    OS << "  ROOT r = " << N.Sh.str(true) << " " << opcodeName(N.Opc) << "(";
+    OS << "  " << (N.WrapIndex < 0 ? "ROOT " : "") << "r = " << N.Sh.str(true)
+       << " " << opcodeName(N.Opc) << "(";
     for (size_t K = 0; K < N.Operands.size(); ++K)
       OS << (K ? ", " : "") << "n"
          << std::find(Distinct.begin(), Distinct.end(), N.Operands[K]) -
                 Distinct.begin();
-    OS << ")" << N.Attrs << "\n}\n\n";
+    OS << ")" << N.Attrs << "\n";
+    if (N.WrapIndex >= 0) {
+      std::string SR = N.Sh.str(true),
+                  S0 = Nodes[size_t(Distinct[0])].Sh.str(true);
+      bool First = N.WrapIndex == 0;
+      OS << "  ROOT t = (" << (First ? SR : S0) << ", " << (First ? S0 : SR)
+         << ") tuple(" << (First ? "r, n0" : "n0, r") << ")\n";
+    }
+    OS << "}\n\n";
   }
   bool HasReduce = false;
   OS << "fused_computation {\n";
@@ -1192,21 +1205,35 @@ std::string Generator::text(int RootId) const {
     if (N.Opc == Op::Parameter)
       continue;
     HasReduce |= N.Opc == Op::Reduce;
-    OS << "  " << (int(I) == RootId ? "ROOT " : "") << Name(int(I)) << " = "
-       << N.Sh.str(true) << " ";
     if (N.W == Node::Wrap::Fusion || N.W == Node::Wrap::Call) {
-      OS << (N.W == Node::Wrap::Fusion ? "fusion(" : "call(");
       std::vector<int> Distinct;
       for (int Id : N.Operands)
         if (std::find(Distinct.begin(), Distinct.end(), Id) == Distinct.end())
           Distinct.push_back(Id);
+      std::string SR = N.Sh.str(true);
+      OS << "  ";
+      if (N.WrapIndex < 0) {
+        OS << (int(I) == RootId ? "ROOT " : "") << Name(int(I)) << " = " << SR;
+      } else {
+        std::string S0 = Nodes[size_t(Distinct[0])].Sh.str(true);
+        bool First = N.WrapIndex == 0;
+        OS << Name(int(I)) << "_multi = (" << (First ? SR : S0) << ", "
+           << (First ? S0 : SR) << ")";
+      }
+      OS << (N.W == Node::Wrap::Fusion ? " fusion(" : " call(");
       for (size_t K = 0; K < Distinct.size(); ++K)
         OS << (K ? ", " : "") << Use(Distinct[K]);
       OS << (N.W == Node::Wrap::Fusion ? "), kind=kLoop, calls=nested_"
                                        : "), to_apply=nested_")
          << I << "\n";
+      if (N.WrapIndex >= 0)
+        OS << "  " << (int(I) == RootId ? "ROOT " : "") << Name(int(I)) << " = "
+           << SR << " get-tuple-element(" << Name(int(I))
+           << "_multi), index=" << N.WrapIndex << "\n";
       continue;
     }
+    OS << "  " << (int(I) == RootId ? "ROOT " : "") << Name(int(I)) << " = "
+       << N.Sh.str(true) << " ";
     OS << opcodeName(N.Opc) << "(";
     if (N.Opc == Op::Constant)
       OS << N.ValueText;
@@ -1376,6 +1403,11 @@ void Generator::addStructure(int RootId, RandomFusion &Out) {
     } else {
       N.W = Kind == 1 ? Node::Wrap::Fusion : Node::Wrap::Call;
       Out.Ops.push_back(Kind == 1 ? Op::Fusion : Op::Call);
+      // Now and then two outputs, the value's read back by index.
+      if (S.chance(1, 3)) {
+        N.WrapIndex = int(S.range(0, 1));
+        Out.Ops.push_back(Op::GetTupleElement);
+      }
     }
   }
   Out.Structured = true;

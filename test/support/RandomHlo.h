@@ -53,7 +53,8 @@ struct RandomHloOptions {
   std::optional<HloOpcode> RootOp;
   /// Percent of fusions given structure: 1-3 of their instructions are read
   /// through a tuple and get-tuple-element, or computed by a nested fusion
-  /// or a call of a computation of their own. The values (so the
+  /// or a call of a computation of their own (one in three of them with a
+  /// second output, read back with get-tuple-element). The values (so the
   /// dependencies and RandomFusion::Exact) stay those of the fusion the
   /// seed gives without structure, which is unchanged by this option.
   unsigned StructuredPercent = 0;
