@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <set>
 
@@ -419,8 +420,13 @@ DriverResult<CuptiTimer *> CuptiTimer::load(const LoadOptions &Opts) {
         Info.dli_fname && *Info.dli_fname)
       Loaded = Info.dli_fname;
 
-    CuptiTimer *T = new CuptiTimer();
-    T->Fns = new Api(A);
+    // The timer lives for the process once it works; on a failure below
+    // it and its function table are freed.
+    auto Free = [](CuptiTimer *P) { delete P; };
+    std::unique_ptr<CuptiTimer, decltype(Free)> Owned(new CuptiTimer(), Free);
+    auto Fns = std::make_unique<Api>(A);
+    CuptiTimer *T = Owned.get();
+    T->Fns = Fns.get();
     T->Path = Loaded;
     T->Log = std::move(Log);
     std::uint32_t Version = 0;
@@ -437,7 +443,8 @@ DriverResult<CuptiTimer *> CuptiTimer::load(const LoadOptions &Opts) {
                              describe(A, R)};
     if (std::string Why = T->enable(); !Why.empty())
       return DriverError{DriverErrorKind::CudaError, 0, Loaded + ": " + Why};
-    return T;
+    Fns.release();
+    return Owned.release();
   };
   DriverResult<CuptiTimer *> Got = Load();
   if (Called)

@@ -193,10 +193,12 @@ void buildApprox(Module &M) {
   auto *V4 = FixedVectorType::get(B.getFloatTy(), 4);
   Value *In = B.CreateAlignedLoad(V4, B.CreateInBoundsGEP(V4, X, T.Global),
                                   Align(16), "x4");
-  B.CreateAlignedStore(emitTanhApprox(B, In),
-                       B.CreateInBoundsGEP(V4, Tn, T.Global), Align(16));
-  B.CreateAlignedStore(emitExpApprox(B, In),
-                       B.CreateInBoundsGEP(V4, E, T.Global), Align(16));
+  // One statement per instruction: the order of a call's arguments is the
+  // host compiler's choice, and the IR (so the PTX) must not depend on it.
+  Value *Tanh = emitTanhApprox(B, In);
+  B.CreateAlignedStore(Tanh, B.CreateInBoundsGEP(V4, Tn, T.Global), Align(16));
+  Value *Exp = emitExpApprox(B, In);
+  B.CreateAlignedStore(Exp, B.CreateInBoundsGEP(V4, E, T.Global), Align(16));
   B.CreateBr(Exit);
   B.SetInsertPoint(Exit);
   B.CreateRetVoid();

@@ -80,9 +80,16 @@ static int runRun(int Argc, char **Argv) {
   if (auto Err = validateTuning(Tuning))
     return P.usageError("--tune: " + *Err);
   RunOptions RO;
+  auto Seed = parseUnsigned(SeedText, 0, UINT64_MAX);
+  if (!Seed)
+    return P.usageError("--seed needs an integer from 0 to " +
+                        std::to_string(UINT64_MAX));
+  auto Reps = parseUnsigned(RepsText, 20, 1000000);
+  if (!Reps)
+    return P.usageError("--reps needs an integer from 20 to 1000000");
+  RO.Seed = *Seed;
+  RO.Reps = unsigned(*Reps);
   try {
-    RO.Seed = std::stoull(SeedText);
-    RO.Reps = unsigned(std::stoul(RepsText));
     if (!TolText.empty()) {
       size_t Comma = TolText.find(',');
       Tolerance T;
@@ -92,10 +99,8 @@ static int runRun(int Argc, char **Argv) {
       RO.Tol = T;
     }
   } catch (...) {
-    return P.usageError("--seed, --reps and --tolerance need numbers");
+    return P.usageError("--tolerance needs numbers");
   }
-  if (RO.Reps < 20)
-    return P.usageError("--reps must be at least 20");
   for (size_t Pos = 0; !Inputs.empty() && Pos < Inputs.size();) {
     size_t End = Inputs.find(',', Pos);
     std::string Item = Inputs.substr(Pos, End - Pos);
