@@ -671,9 +671,12 @@ public:
         std::optional<int64_t> V = checkedFloorDiv(N->K, Div);
         return V ? std::optional<Form>(constant(*V)) : overflow();
       }
-      int64_t G = Div;
+      // In uint64: a coefficient may be INT64_MIN, whose magnitude has no
+      // int64; the gcd divides Div, so it fits back.
+      uint64_t UG = uint64_t(Div);
       for (int64_t V : N->C)
-        G = std::gcd(G, V < 0 ? -V : V);
+        UG = std::gcd(UG, V < 0 ? 0 - uint64_t(V) : uint64_t(V));
+      int64_t G = int64_t(UG);
       if (G > 1) {
         for (int64_t &V : N->C)
           V /= G;

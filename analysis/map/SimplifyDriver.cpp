@@ -448,11 +448,21 @@ Expr ExprSimplifier::simplifyOnce(Expr E) {
   case ExprKind::Mul:
     return rewriteMul(simplify(E.lhs()), simplify(E.rhs()));
   case ExprKind::FloorDiv:
-    return rewriteFloorDiv(simplify(E.lhs()), simplify(E.rhs()));
   case ExprKind::CeilDiv:
-    return rewriteCeilDiv(simplify(E.lhs()), simplify(E.rhs()));
-  case ExprKind::Mod:
-    return rewriteMod(simplify(E.lhs()), simplify(E.rhs()));
+  case ExprKind::Mod: {
+    // A divisor that is zero on the whole box leaves E undefined wherever
+    // it is evaluated; a literal zero divisor would not even parse back
+    // (`s0 mod (s0 floordiv 4)` with s0 in [0, 1]). Keep E as written.
+    Expr Rhs = simplify(E.rhs());
+    if (Rhs.isConstant(0))
+      return E;
+    Expr Lhs = simplify(E.lhs());
+    if (E.kind() == ExprKind::FloorDiv)
+      return rewriteFloorDiv(Lhs, Rhs);
+    if (E.kind() == ExprKind::CeilDiv)
+      return rewriteCeilDiv(Lhs, Rhs);
+    return rewriteMod(Lhs, Rhs);
+  }
   }
   return E;
 }
