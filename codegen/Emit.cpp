@@ -131,6 +131,17 @@ unsupportedInstruction(const HloModule &M, const HloInstruction &F) {
                             "' is not an array; kernels take array "
                             "parameters only");
   for (const HloInstruction *I : C.instructions()) {
+    if (!hasOnlyComputeTypes(I->shape()))
+      return M.diagnose(I->sourceOffset(),
+                        "fusion '" + F.name() + "': '" + I->name() +
+                            "' has type " + I->shape().str() +
+                            "; the emitters take pred, integer and "
+                            "f16/bf16/f32/f64 values only");
+    if (I->opcode() > HloOpcode::Call)
+      return M.diagnose(I->sourceOffset(),
+                        "fusion '" + F.name() + "': no emitter computes " +
+                            std::string(opcodeName(I->opcode())) + " '" +
+                            I->name() + "'");
     if (I->opcode() == HloOpcode::Call || I->opcode() == HloOpcode::Fusion)
       return M.diagnose(I->sourceOffset(),
                         "fusion '" + F.name() +

@@ -85,6 +85,45 @@ Diagnostic HloModule::diagnose(size_t Offset, std::string Message) const {
 // Printing
 //===----------------------------------------------------------------------===//
 
+/// `{size=3x3 stride=2x2 pad=1_1x1_1 ...}`: size always, the other fields
+/// where some dimension differs from the default (XLA's printing).
+static std::string windowString(const std::vector<WindowDim> &W) {
+  std::string Out;
+  auto List = [&](const char *Key, int64_t Default, auto Get) {
+    bool Any = std::string(Key) == "size";
+    for (const WindowDim &D : W)
+      Any |= Get(D) != Default;
+    if (!Any || W.empty())
+      return;
+    Out += Out.empty() ? "" : " ";
+    Out += Key;
+    Out += '=';
+    for (size_t K = 0; K < W.size(); ++K) {
+      if (K)
+        Out += 'x';
+      Out += std::to_string(Get(W[K]));
+    }
+  };
+  List("size", 1, [](const WindowDim &D) { return D.Size; });
+  List("stride", 1, [](const WindowDim &D) { return D.Stride; });
+  bool Pad = false;
+  for (const WindowDim &D : W)
+    Pad |= D.PadLo != 0 || D.PadHi != 0;
+  if (Pad) {
+    Out += " pad=";
+    for (size_t K = 0; K < W.size(); ++K) {
+      if (K)
+        Out += 'x';
+      Out += std::to_string(W[K].PadLo) + '_' + std::to_string(W[K].PadHi);
+    }
+  }
+  List("lhs_dilate", 1, [](const WindowDim &D) { return D.BaseDilation; });
+  List("rhs_dilate", 1, [](const WindowDim &D) { return D.WindowDilation; });
+  List("rhs_reversal", 0,
+       [](const WindowDim &D) { return int64_t(D.Reversal); });
+  return "{" + Out + "}";
+}
+
 std::string HloInstruction::toString() const {
   std::string Out;
   if (isRoot())
@@ -99,7 +138,7 @@ std::string HloInstruction::toString() const {
     Out += std::to_string(ParameterNumber);
   } else if (Op == HloOpcode::Constant) {
     if (Elided) {
-      Out += "{...}";
+      Out += ValueText.empty() ? std::string("{...}") : ValueText;
     } else {
       int64_t Next = 0;
       printLiteralValue(Value, 0, Next, Out);
@@ -119,7 +158,69 @@ std::string HloInstruction::toString() const {
   case HloOpcode::Reverse:
   case HloOpcode::Concatenate:
   case HloOpcode::Reduce:
-    Out += ", dimensions=" + intList(Dimensions);
+  case HloOpcode::Map:
+  case HloOpcode::Sort:
+  case HloOpcode::AllGather:
+  case HloOpcode::AllGatherStart:
+  case HloOpcode::AllToAll:
+  case HloOpcode::ReduceScatter:
+    // all-to-all and map may leave it out.
+    if (!Dimensions.empty() ||
+        (Op != HloOpcode::AllToAll && Op != HloOpcode::Map))
+      Out += ", dimensions=" + intList(Dimensions);
+    break;
+  case HloOpcode::Convolution:
+    Out += ", window=" + windowString(Window);
+    Out += ", dim_labels=" + ConvDims.str();
+    if (FeatureGroupCount != 1)
+      Out += ", feature_group_count=" + std::to_string(FeatureGroupCount);
+    if (BatchGroupCount != 1)
+      Out += ", batch_group_count=" + std::to_string(BatchGroupCount);
+    break;
+  case HloOpcode::ReduceWindow:
+  case HloOpcode::SelectAndScatter:
+    Out += ", window=" + windowString(Window);
+    break;
+  case HloOpcode::Dot:
+  case HloOpcode::RaggedDot:
+  case HloOpcode::ScaledDot:
+    if (!DotDims.LhsBatch.empty())
+      Out += ", lhs_batch_dims=" + intList(DotDims.LhsBatch);
+    Out += ", lhs_contracting_dims=" + intList(DotDims.LhsContracting);
+    if (!DotDims.RhsBatch.empty())
+      Out += ", rhs_batch_dims=" + intList(DotDims.RhsBatch);
+    Out += ", rhs_contracting_dims=" + intList(DotDims.RhsContracting);
+    break;
+  case HloOpcode::Gather: {
+    const GatherDimensions &G = GatherDims;
+    Out += ", offset_dims=" + intList(G.OffsetDims);
+    Out += ", collapsed_slice_dims=" + intList(G.CollapsedSliceDims);
+    Out += ", start_index_map=" + intList(G.StartIndexMap);
+    if (!G.OperandBatchingDims.empty())
+      Out += ", operand_batching_dims=" + intList(G.OperandBatchingDims);
+    if (!G.StartIndicesBatchingDims.empty())
+      Out += ", start_indices_batching_dims=" +
+             intList(G.StartIndicesBatchingDims);
+    Out += ", index_vector_dim=" + std::to_string(G.IndexVectorDim);
+    Out += ", slice_sizes=" + intList(GatherSliceSizes);
+    break;
+  }
+  case HloOpcode::Scatter: {
+    const ScatterDimensions &S = ScatterDims;
+    Out += ", update_window_dims=" + intList(S.UpdateWindowDims);
+    Out += ", inserted_window_dims=" + intList(S.InsertedWindowDims);
+    Out += ", scatter_dims_to_operand_dims=" +
+           intList(S.ScatterDimsToOperandDims);
+    if (!S.InputBatchingDims.empty())
+      Out += ", input_batching_dims=" + intList(S.InputBatchingDims);
+    if (!S.ScatterIndicesBatchingDims.empty())
+      Out += ", scatter_indices_batching_dims=" +
+             intList(S.ScatterIndicesBatchingDims);
+    Out += ", index_vector_dim=" + std::to_string(S.IndexVectorDim);
+    break;
+  }
+  case HloOpcode::CustomCall:
+    Out += ", custom_call_target=\"" + CustomCallTarget + "\"";
     break;
   case HloOpcode::Slice: {
     Out += ", slice={";
@@ -174,21 +275,69 @@ std::string HloInstruction::toString() const {
   default:
     break;
   }
-  if (!Called.empty()) {
-    Out += Op == HloOpcode::Fusion ? ", calls=" : ", to_apply=";
-    if (Called.size() == 1) {
-      Out += Called.front()->name();
-    } else {
+  size_t Next = 0;
+  for (const CalledGroup &G : CalledKeys) {
+    Out += ", " + G.Key + "=";
+    if (G.Braced)
       Out += '{';
-      for (size_t K = 0; K < Called.size(); ++K) {
-        if (K)
-          Out += ", ";
-        Out += Called[K]->name();
-      }
-      Out += '}';
+    for (int64_t K = 0; K < G.Count; ++K) {
+      if (K)
+        Out += ", ";
+      Out += Called[Next++]->name();
     }
+    if (G.Braced)
+      Out += '}';
+  }
+  for (const HloAttribute &A : Attrs)
+    Out += ", " + A.Key + "=" + A.Value;
+  return Out;
+}
+
+std::optional<std::string_view>
+HloInstruction::attribute(std::string_view Key) const {
+  for (const HloAttribute &A : Attrs)
+    if (A.Key == Key)
+      return std::string_view(A.Value);
+  return std::nullopt;
+}
+
+std::vector<const HloComputation *>
+HloInstruction::calledComputations(std::string_view Key) const {
+  std::vector<const HloComputation *> Out;
+  size_t Next = 0;
+  for (const CalledGroup &G : CalledKeys) {
+    for (int64_t K = 0; K < G.Count; ++K, ++Next)
+      if (G.Key == Key)
+        Out.push_back(Called[Next]);
   }
   return Out;
+}
+
+const HloComputation *
+HloInstruction::calledComputation(std::string_view Key) const {
+  std::vector<const HloComputation *> C = calledComputations(Key);
+  return C.empty() ? nullptr : C.front();
+}
+
+std::string ConvolutionDimensions::str() const {
+  auto Part = [](size_t Rank, int64_t A, char AC, int64_t B, char BC,
+                 const std::vector<int64_t> &Spatial) {
+    std::string P(Rank, '?');
+    if (A >= 0 && size_t(A) < Rank)
+      P[size_t(A)] = AC;
+    if (B >= 0 && size_t(B) < Rank)
+      P[size_t(B)] = BC;
+    for (size_t K = 0; K < Spatial.size(); ++K)
+      if (Spatial[K] >= 0 && size_t(Spatial[K]) < Rank)
+        P[size_t(Spatial[K])] = char('0' + K);
+    return P;
+  };
+  size_t Rank = InputSpatial.size() + 2;
+  return Part(Rank, InputBatch, 'b', InputFeature, 'f', InputSpatial) + "_" +
+         Part(Rank, KernelInputFeature, 'i', KernelOutputFeature, 'o',
+              KernelSpatial) +
+         "->" +
+         Part(Rank, OutputBatch, 'b', OutputFeature, 'f', OutputSpatial);
 }
 
 std::string HloComputation::toString() const {

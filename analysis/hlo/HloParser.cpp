@@ -9,7 +9,9 @@
 #include "HloVerifier.h"
 #include "idxmap/Hlo.h"
 
+#include <algorithm>
 #include <cassert>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -62,7 +64,14 @@ private:
   bool parseInt(int64_t &Out, const char *What);
   bool parseSliceList(HloInstruction &I);
   bool parsePadding(std::vector<PaddingDim> &Out);
-  bool parseComputationRefs(HloInstruction &I);
+  bool parseComputationRefs(HloInstruction &I, std::string_view Key);
+  bool parseTypedAttribute(HloInstruction &I, std::string_view Key,
+                           bool &Handled);
+  bool parseWindow(std::vector<WindowDim> &Out);
+  bool parseDimLabels(ConvolutionDimensions &Out);
+  bool parseXList(std::vector<int64_t> &Out, const char *What);
+  bool keepValueText(HloInstruction &I, std::string_view Key);
+  bool parseConstantText(HloInstruction &I);
   bool parseConstantValue(HloInstruction &I);
   bool parseLiteralNested(const Shape &S, Literal &Lit, size_t Dim,
                           int64_t &Next);
@@ -143,9 +152,16 @@ Expected<std::unique_ptr<HloModule>> HloParserImpl::run() {
 }
 
 bool HloParserImpl::parseHeader() {
+  // XLA also takes a module without its header: computations only.
+  size_t Start = (L.skipSpace(), L.pos());
   std::string_view Kw = L.lexName();
-  if (Kw != "HloModule")
-    return errorHere("expected 'HloModule'");
+  if (Kw != "HloModule") {
+    L.setPos(Start);
+    if (Kw.empty())
+      return errorHere("expected 'HloModule' or a computation");
+    M->Name = "module";
+    return true;
+  }
   std::string_view Name = L.lexName();
   if (Name.empty())
     return errorHere("expected a module name");
@@ -317,7 +333,7 @@ bool HloParserImpl::parseInstruction(HloComputation &C, bool &SawRoot) {
     return errorHere("expected an opcode");
   std::optional<HloOpcode> Op = parseOpcode(OpName);
   if (!Op)
-    return error(OpOffset, "unsupported or unknown opcode " + quote(OpName));
+    return error(OpOffset, "unknown opcode " + quote(OpName));
   I.Op = *Op;
   Info[&I].OpcodeOffset = OpOffset;
 
@@ -485,57 +501,294 @@ bool HloParserImpl::parsePadding(std::vector<PaddingDim> &Out) {
   }
 }
 
-bool HloParserImpl::parseComputationRefs(HloInstruction &I) {
+bool HloParserImpl::parseComputationRefs(HloInstruction &I,
+                                         std::string_view Key) {
+  CalledGroup G;
+  G.Key = std::string(Key);
   auto One = [&]() {
     size_t Offset = (L.skipSpace(), L.pos());
     std::string_view Name = L.lexName();
     if (Name.empty())
       return errorHere("expected a computation name");
     PendingCalls.push_back({&I, std::string(Name), Offset});
+    ++G.Count;
     return true;
   };
-  if (!L.consumeIf('{'))
-    return One();
-  while (true) {
+  if (!L.consumeIf('{')) {
     if (!One())
       return false;
-    if (L.consumeIf('}'))
-      return true;
-    if (!expect(','))
+    I.CalledKeys.push_back(std::move(G));
+    return true;
+  }
+  G.Braced = true;
+  if (!L.consumeIf('}')) {
+    while (true) {
+      if (!One())
+        return false;
+      if (L.consumeIf('}'))
+        break;
+      if (!expect(','))
+        return false;
+    }
+  }
+  I.CalledKeys.push_back(std::move(G));
+  return true;
+}
+
+bool HloParserImpl::keepValueText(HloInstruction &I, std::string_view Key) {
+  size_t ValueStart = (L.skipSpace(), L.pos());
+  if (!L.skipValue())
+    return error(ValueStart, "unterminated value of attribute " + quote(Key));
+  std::string_view Value = Text.substr(ValueStart, L.pos() - ValueStart);
+  if (Value.empty())
+    return error(ValueStart, "expected a value for attribute " + quote(Key));
+  I.Attrs.push_back({std::string(Key), std::string(Value)});
+  return true;
+}
+
+bool HloParserImpl::parseXList(std::vector<int64_t> &Out, const char *What) {
+  // `3x3x1`: one integer per dimension, joined by 'x'.
+  Out.clear();
+  while (true) {
+    int64_t V;
+    if (!parseInt(V, What))
       return false;
+    Out.push_back(V);
+    if (L.peekRaw() != 'x')
+      return true;
+    L.setPos(L.pos() + 1);
   }
 }
 
-bool HloParserImpl::parseAttribute(HloInstruction &I, std::string_view Key,
-                                   size_t KeyOffset) {
-  HloOpcode Op = I.Op;
-  auto Once = [&]() {
-    if (!Info[&I].Attrs.insert(std::string(Key)).second)
-      return error(KeyOffset, "duplicate attribute " + quote(Key));
+bool HloParserImpl::parseWindow(std::vector<WindowDim> &Out) {
+  // {size=3x3 stride=1x1 pad=0_1x1_1 lhs_dilate=1x1 rhs_dilate=1x1
+  //  rhs_reversal=0x1}: each field a list over the window's dimensions.
+  Out.clear();
+  if (!expect('{'))
+    return false;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> Fields;
+  std::vector<PaddingDim> Pads;
+  bool HavePad = false;
+  while (!L.consumeIf('}')) {
+    size_t KeyOffset = (L.skipSpace(), L.pos());
+    std::string_view Key = L.lexWord();
+    if (Key.empty() || !L.consumeIf('='))
+      return error(KeyOffset, "expected a window field (size=, stride=, "
+                              "pad=, lhs_dilate=, rhs_dilate=, "
+                              "rhs_reversal=)");
+    for (const auto &F : Fields)
+      if (F.first == Key)
+        return error(KeyOffset, "duplicate window field " + quote(Key));
+    if (Key == "pad") {
+      if (HavePad)
+        return error(KeyOffset, "duplicate window field 'pad'");
+      HavePad = true;
+      L.skipSpace();
+      if (!parsePadding(Pads))
+        return false;
+      for (const PaddingDim &P : Pads)
+        if (P.Interior != 0)
+          return error(KeyOffset, "window padding is 'low_high' per "
+                                  "dimension");
+      continue;
+    }
+    if (Key != "size" && Key != "stride" && Key != "lhs_dilate" &&
+        Key != "rhs_dilate" && Key != "rhs_reversal")
+      return error(KeyOffset, "unknown window field " + quote(Key));
+    std::vector<int64_t> V;
+    L.skipSpace();
+    if (!parseXList(V, "a window value"))
+      return false;
+    Fields.push_back({std::string(Key), std::move(V)});
+  }
+  size_t Rank = HavePad ? Pads.size() : 0;
+  for (const auto &F : Fields)
+    Rank = std::max(Rank, F.second.size());
+  Out.assign(Rank, WindowDim());
+  if (HavePad && Pads.size() != Rank)
+    return errorHere("window fields have different numbers of dimensions");
+  for (size_t D = 0; HavePad && D < Rank; ++D) {
+    Out[D].PadLo = Pads[D].Lo;
+    Out[D].PadHi = Pads[D].Hi;
+  }
+  for (const auto &[Key, V] : Fields) {
+    if (V.size() != Rank)
+      return errorHere("window fields have different numbers of dimensions");
+    for (size_t D = 0; D < Rank; ++D) {
+      int64_t X = V[D];
+      if (Key == "rhs_reversal") {
+        if (X != 0 && X != 1)
+          return errorHere("rhs_reversal values are 0 or 1");
+        Out[D].Reversal = X == 1;
+        continue;
+      }
+      if (X < 1)
+        return errorHere("window " + Key + " must be positive, got " +
+                         std::to_string(X));
+      if (Key == "size")
+        Out[D].Size = X;
+      else if (Key == "stride")
+        Out[D].Stride = X;
+      else if (Key == "lhs_dilate")
+        Out[D].BaseDilation = X;
+      else
+        Out[D].WindowDilation = X;
+    }
+  }
+  return true;
+}
+
+bool HloParserImpl::parseDimLabels(ConvolutionDimensions &Out) {
+  // b01f_01io->b01f: one character per dimension of the input, the kernel
+  // and the output: batch/feature (b, f), input/output feature (i, o),
+  // spatial dimensions numbered 0, 1, ...
+  size_t Start = (L.skipSpace(), L.pos());
+  size_t End = Start;
+  while (End < Text.size() &&
+         (std::isalnum(static_cast<unsigned char>(Text[End])) ||
+          Text[End] == '_' || Text[End] == '-' || Text[End] == '>'))
+    ++End;
+  std::string_view Labels = Text.substr(Start, End - Start);
+  L.setPos(End);
+  size_t Us = Labels.find('_'), Arrow = Labels.find("->");
+  if (Us == std::string_view::npos || Arrow == std::string_view::npos ||
+      Us > Arrow)
+    return error(Start, "expected dim_labels like 'b01f_01io->b01f'");
+  auto Part = [&](std::string_view P, char A, char B, int64_t &DimA,
+                  int64_t &DimB, std::vector<int64_t> &Spatial) {
+    DimA = DimB = -1;
+    Spatial.assign(P.size(), -1);
+    size_t NumSpatial = 0;
+    for (size_t K = 0; K < P.size(); ++K) {
+      char C = P[K];
+      if (C == A && DimA < 0)
+        DimA = int64_t(K);
+      else if (C == B && DimB < 0)
+        DimB = int64_t(K);
+      else if (C >= '0' && C <= '9' && size_t(C - '0') < P.size() &&
+               Spatial[size_t(C - '0')] < 0)
+        Spatial[size_t(C - '0')] = int64_t(K), ++NumSpatial;
+      else
+        return false;
+    }
+    if (DimA < 0 || DimB < 0)
+      return false;
+    Spatial.resize(NumSpatial);
+    for (int64_t S : Spatial)
+      if (S < 0)
+        return false;
     return true;
   };
-  bool HasDims = Op == HloOpcode::Broadcast || Op == HloOpcode::Transpose ||
-                 Op == HloOpcode::Reduce || Op == HloOpcode::Reverse ||
-                 Op == HloOpcode::Concatenate;
-  if (Key == "dimensions" && HasDims)
-    return Once() && parseIntList(I.Dimensions);
-  if (Key == "slice" && Op == HloOpcode::Slice)
-    return Once() && parseSliceList(I);
-  if (Key == "padding" && Op == HloOpcode::Pad)
-    return Once() && parsePadding(I.Padding);
-  if (Key == "dynamic_slice_sizes" && Op == HloOpcode::DynamicSlice)
-    return Once() && parseIntList(I.DynamicSliceSizes);
-  if (Key == "index" && Op == HloOpcode::GetTupleElement)
-    return Once() && parseInt(I.TupleIndex, "a tuple index");
-  if (Key == "iota_dimension" && Op == HloOpcode::Iota)
-    return Once() && parseInt(I.IotaDimension, "an iota dimension");
-  if ((Key == "to_apply" &&
-       (Op == HloOpcode::Reduce || Op == HloOpcode::Call)) ||
-      (Key == "calls" && Op == HloOpcode::Fusion))
-    return Once() && parseComputationRefs(I);
-  if (Key == "kind" && Op == HloOpcode::Fusion) {
-    if (!Once())
-      return false;
+  ConvolutionDimensions D;
+  if (!Part(Labels.substr(0, Us), 'b', 'f', D.InputBatch, D.InputFeature,
+            D.InputSpatial) ||
+      !Part(Labels.substr(Us + 1, Arrow - Us - 1), 'i', 'o',
+            D.KernelInputFeature, D.KernelOutputFeature, D.KernelSpatial) ||
+      !Part(Labels.substr(Arrow + 2), 'b', 'f', D.OutputBatch,
+            D.OutputFeature, D.OutputSpatial) ||
+      D.InputSpatial.size() != D.KernelSpatial.size() ||
+      D.InputSpatial.size() != D.OutputSpatial.size())
+    return error(Start, "invalid dim_labels " + quote(Labels) +
+                            ": each part names b and f (i and o for the "
+                            "kernel) once and the same spatial dimensions "
+                            "0, 1, ... once");
+  Out = std::move(D);
+  return true;
+}
+
+bool HloParserImpl::parseTypedAttribute(HloInstruction &I,
+                                        std::string_view Key, bool &Handled) {
+  Handled = true;
+  HloOpcode Op = I.Op;
+  auto Is = [&](std::initializer_list<HloOpcode> Ops) {
+    return std::find(Ops.begin(), Ops.end(), Op) != Ops.end();
+  };
+  using O = HloOpcode;
+  if (Key == "dimensions" &&
+      Is({O::Broadcast, O::Transpose, O::Reduce, O::Reverse, O::Concatenate,
+          O::Map, O::Sort, O::AllGather, O::AllGatherStart, O::AllToAll,
+          O::ReduceScatter}))
+    return parseIntList(I.Dimensions);
+  if (Key == "slice" && Op == O::Slice)
+    return parseSliceList(I);
+  if (Key == "padding" && Op == O::Pad)
+    return parsePadding(I.Padding);
+  if (Key == "dynamic_slice_sizes" && Op == O::DynamicSlice)
+    return parseIntList(I.DynamicSliceSizes);
+  if (Key == "index" && Op == O::GetTupleElement)
+    return parseInt(I.TupleIndex, "a tuple index");
+  if (Key == "iota_dimension" && Op == O::Iota)
+    return parseInt(I.IotaDimension, "an iota dimension");
+  if (Key == "to_apply" || Key == "calls" || Key == "condition" ||
+      Key == "body" || Key == "true_computation" ||
+      Key == "false_computation" || Key == "branch_computations" ||
+      Key == "called_computations" ||
+      ((Key == "select" || Key == "scatter") && Op == O::SelectAndScatter))
+    return parseComputationRefs(I, Key);
+  if (Key == "window" && Is({O::Convolution, O::ReduceWindow,
+                             O::SelectAndScatter}))
+    return parseWindow(I.Window);
+  if (Op == O::Convolution) {
+    if (Key == "dim_labels")
+      return parseDimLabels(I.ConvDims);
+    if (Key == "feature_group_count")
+      return parseInt(I.FeatureGroupCount, "a feature group count");
+    if (Key == "batch_group_count")
+      return parseInt(I.BatchGroupCount, "a batch group count");
+  }
+  if (Is({O::Dot, O::RaggedDot, O::ScaledDot})) {
+    if (Key == "lhs_batch_dims")
+      return parseIntList(I.DotDims.LhsBatch);
+    if (Key == "lhs_contracting_dims")
+      return parseIntList(I.DotDims.LhsContracting);
+    if (Key == "rhs_batch_dims")
+      return parseIntList(I.DotDims.RhsBatch);
+    if (Key == "rhs_contracting_dims")
+      return parseIntList(I.DotDims.RhsContracting);
+  }
+  if (Op == O::Gather) {
+    GatherDimensions &G = I.GatherDims;
+    if (Key == "offset_dims")
+      return parseIntList(G.OffsetDims);
+    if (Key == "collapsed_slice_dims")
+      return parseIntList(G.CollapsedSliceDims);
+    if (Key == "start_index_map")
+      return parseIntList(G.StartIndexMap);
+    if (Key == "operand_batching_dims")
+      return parseIntList(G.OperandBatchingDims);
+    if (Key == "start_indices_batching_dims")
+      return parseIntList(G.StartIndicesBatchingDims);
+    if (Key == "index_vector_dim")
+      return parseInt(G.IndexVectorDim, "an index vector dimension");
+    if (Key == "slice_sizes")
+      return parseIntList(I.GatherSliceSizes);
+  }
+  if (Op == O::Scatter) {
+    ScatterDimensions &S = I.ScatterDims;
+    if (Key == "update_window_dims")
+      return parseIntList(S.UpdateWindowDims);
+    if (Key == "inserted_window_dims")
+      return parseIntList(S.InsertedWindowDims);
+    if (Key == "scatter_dims_to_operand_dims")
+      return parseIntList(S.ScatterDimsToOperandDims);
+    if (Key == "input_batching_dims")
+      return parseIntList(S.InputBatchingDims);
+    if (Key == "scatter_indices_batching_dims")
+      return parseIntList(S.ScatterIndicesBatchingDims);
+    if (Key == "index_vector_dim")
+      return parseInt(S.IndexVectorDim, "an index vector dimension");
+  }
+  if (Key == "custom_call_target" && Op == O::CustomCall) {
+    size_t Start = (L.skipSpace(), L.pos());
+    if (L.peekRaw() != '"' || !L.skipValue())
+      return error(Start, "expected a quoted custom_call_target");
+    std::string_view Q = Text.substr(Start + 1, L.pos() - Start - 2);
+    if (Q.find('\\') != std::string_view::npos)
+      return error(Start, "escapes in custom_call_target are not supported");
+    I.CustomCallTarget = std::string(Q);
+    return true;
+  }
+  if (Key == "kind" && Op == O::Fusion) {
     size_t Offset = (L.skipSpace(), L.pos());
     std::string_view K = L.lexWord();
     if (K == "kLoop")
@@ -551,9 +804,7 @@ bool HloParserImpl::parseAttribute(HloInstruction &I, std::string_view Key,
                                " (expected kLoop, kInput, kOutput or kCustom)");
     return true;
   }
-  if (Key == "direction" && Op == HloOpcode::Compare) {
-    if (!Once())
-      return false;
+  if (Key == "direction" && Op == O::Compare) {
     size_t Offset = (L.skipSpace(), L.pos());
     std::string_view D = L.lexWord();
     static const std::pair<const char *, ComparisonDirection> Dirs[] = {
@@ -567,9 +818,7 @@ bool HloParserImpl::parseAttribute(HloInstruction &I, std::string_view Key,
       }
     return error(Offset, "unknown comparison direction " + quote(D));
   }
-  if (Key == "type" && Op == HloOpcode::Compare) {
-    if (!Once())
-      return false;
+  if (Key == "type" && Op == O::Compare) {
     size_t Offset = (L.skipSpace(), L.pos());
     std::string_view T = L.lexWord();
     if (T == "FLOAT" || T == "PARTIALORDER")
@@ -584,11 +833,20 @@ bool HloParserImpl::parseAttribute(HloInstruction &I, std::string_view Key,
       return error(Offset, "unknown comparison type " + quote(T));
     return true;
   }
-  // metadata, backend_config, frontend_attributes, sharding, ...: skipped.
-  size_t ValueStart = (L.skipSpace(), L.pos());
-  if (!L.skipValue())
-    return error(ValueStart, "unterminated value of attribute " + quote(Key));
+  Handled = false;
   return true;
+}
+
+bool HloParserImpl::parseAttribute(HloInstruction &I, std::string_view Key,
+                                   size_t KeyOffset) {
+  if (!Info[&I].Attrs.insert(std::string(Key)).second)
+    return error(KeyOffset, "duplicate attribute " + quote(Key));
+  bool Handled = false;
+  if (!parseTypedAttribute(I, Key, Handled))
+    return false;
+  // metadata, backend_config, frontend_attributes, sharding, ...: kept as
+  // written.
+  return Handled || keepValueText(I, Key);
 }
 
 //===----------------------------------------------------------------------===//
@@ -630,6 +888,13 @@ bool HloParserImpl::parseShape(Shape &Out, int TupleDepth) {
   Out = Shape(*T, {});
   if (!expect('['))
     return false;
+  if (*T == PrimitiveType::Token) {
+    if (!expect(']'))
+      return false;
+    if (L.peekRaw() == '{' && L.text().substr(L.pos(), 2) == "{}")
+      L.setPos(L.pos() + 2); // token[]{}: an empty layout
+    return true;
+  }
   if (!L.consumeIf(']')) {
     while (true) {
       L.skipSpace();
@@ -659,9 +924,22 @@ bool HloParserImpl::parseShape(Shape &Out, int TupleDepth) {
       return error(Start, "shape " + Out.str() + " has too many elements");
     Count *= D;
   }
-  // A layout must follow `]` directly (`f32[4]{0}`); `f32[] {` is not one.
-  if (L.peekRaw() == '{')
-    return parseLayout(Out);
+  // A layout may follow after spaces (`f32[3,4] {1,0}`), but `-> f32[] {`
+  // opens a computation's body: a layout's brace is followed by a
+  // dimension number, `:` or `}` on the same line.
+  size_t After = L.pos();
+  while (After < Text.size() && (Text[After] == ' ' || Text[After] == '\t'))
+    ++After;
+  if (After < Text.size() && Text[After] == '{') {
+    size_t Inner = After + 1;
+    while (Inner < Text.size() && (Text[Inner] == ' ' || Text[Inner] == '\t'))
+      ++Inner;
+    char C = Inner < Text.size() ? Text[Inner] : 0;
+    if ((C >= '0' && C <= '9') || C == ':' || (C == '}' && After == L.pos())) {
+      L.setPos(After);
+      return parseLayout(Out);
+    }
+  }
   return true;
 }
 
@@ -718,11 +996,55 @@ bool HloParserImpl::parseLayout(Shape &S) {
 // Constants
 //===----------------------------------------------------------------------===//
 
+bool HloParserImpl::parseConstantText(HloInstruction &I) {
+  // The value of a constant the interpreter does not model (a tuple, c64,
+  // f8...): kept as written, up to the `)` that closes `constant(`.
+  size_t Start = (L.skipSpace(), L.pos());
+  int Depth = 0;
+  size_t P = Start;
+  for (; P < Text.size(); ++P) {
+    char C = Text[P];
+    if (C == '"') {
+      L.setPos(P);
+      if (!L.skipValue())
+        return error(P, "unterminated string in a constant");
+      P = L.pos() - 1;
+      continue;
+    }
+    if (C == '(' || C == '{' || C == '[')
+      ++Depth;
+    else if (C == ')' || C == '}' || C == ']') {
+      if (Depth == 0)
+        break;
+      --Depth;
+    }
+  }
+  if (P >= Text.size() || Text[P] != ')')
+    return error(Start, "unterminated constant value");
+  std::string_view V = Text.substr(Start, P - Start);
+  while (!V.empty() && std::isspace(static_cast<unsigned char>(V.back())))
+    V.remove_suffix(1);
+  if (V.empty())
+    return error(Start, "expected a constant value");
+  I.ValueText = std::string(V);
+  I.Elided = true;
+  L.setPos(P);
+  return true;
+}
+
 bool HloParserImpl::parseConstantValue(HloInstruction &I) {
-  if (!I.Sh.isArray())
-    return errorHere("tuple constants are not supported");
+  int64_t Bytes = I.Sh.byteSize();
+  if (Bytes > HloLimits::MaxConstantBytes - ConstantBytes)
+    return error(Info[&I].OpcodeOffset,
+                 "constants too large: " + std::to_string(ConstantBytes) +
+                     " + " + std::to_string(Bytes) + " bytes (limit " +
+                     std::to_string(HloLimits::MaxConstantBytes) + ")");
+  if (!I.Sh.isArray() || !isComputeType(I.Sh.Type)) {
+    ConstantBytes += Bytes;
+    return parseConstantText(I);
+  }
   // parseShape keeps element counts below INT64_MAX / 8: no overflow here.
-  int64_t Bytes = I.Sh.numElements() * byteWidth(I.Sh.Type);
+  Bytes = I.Sh.numElements() * byteWidth(I.Sh.Type);
   if (Bytes > HloLimits::MaxConstantBytes - ConstantBytes)
     return error(Info[&I].OpcodeOffset,
                  "constants too large: " + std::to_string(ConstantBytes) +
@@ -743,6 +1065,15 @@ bool HloParserImpl::parseConstantValue(HloInstruction &I) {
     if (!parseLiteralElement(I.Value, 0))
       return false;
     return !Braced || expect('}');
+  }
+  if (L.peekRaw() != '{') {
+    // XLA's shorthand for an array of one value: `f32[3,4] constant(1)`.
+    if (!parseLiteralElement(I.Value, 0))
+      return false;
+    uint64_t Bits = I.Value.getBits(0);
+    for (int64_t K = 1, N = I.Value.elementCount(); K < N; ++K)
+      I.Value.setBits(K, Bits);
+    return true;
   }
   int64_t Next = 0;
   return parseLiteralNested(I.Sh, I.Value, 0, Next);

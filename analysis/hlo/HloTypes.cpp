@@ -31,6 +31,19 @@ constexpr TypeInfo TypeTable[] = {
     {PrimitiveType::U64, "u64", 8, 64},   {PrimitiveType::F16, "f16", 2, 16},
     {PrimitiveType::BF16, "bf16", 2, 16}, {PrimitiveType::F32, "f32", 4, 32},
     {PrimitiveType::F64, "f64", 8, 64},
+    // Not compute types (isComputeType): parsed and indexed only.
+    {PrimitiveType::S2, "s2", 1, 2},      {PrimitiveType::S4, "s4", 1, 4},
+    {PrimitiveType::U2, "u2", 1, 2},      {PrimitiveType::U4, "u4", 1, 4},
+    {PrimitiveType::C64, "c64", 8, 64},   {PrimitiveType::C128, "c128", 16, 128},
+    {PrimitiveType::F4E2M1FN, "f4e2m1fn", 1, 4},
+    {PrimitiveType::F8E3M4, "f8e3m4", 1, 8},
+    {PrimitiveType::F8E4M3, "f8e4m3", 1, 8},
+    {PrimitiveType::F8E4M3FN, "f8e4m3fn", 1, 8},
+    {PrimitiveType::F8E4M3B11FNUZ, "f8e4m3b11fnuz", 1, 8},
+    {PrimitiveType::F8E4M3FNUZ, "f8e4m3fnuz", 1, 8},
+    {PrimitiveType::F8E5M2, "f8e5m2", 1, 8},
+    {PrimitiveType::F8E5M2FNUZ, "f8e5m2fnuz", 1, 8},
+    {PrimitiveType::F8E8M0FNU, "f8e8m0fnu", 1, 8},
 };
 const TypeInfo *typeInfo(PrimitiveType T) {
   for (const TypeInfo &I : TypeTable)
@@ -43,6 +56,8 @@ const TypeInfo *typeInfo(PrimitiveType T) {
 std::string_view primitiveTypeName(PrimitiveType T) {
   if (const TypeInfo *I = typeInfo(T))
     return I->Name;
+  if (T == PrimitiveType::Token)
+    return "token";
   return T == PrimitiveType::Tuple ? "tuple" : "invalid";
 }
 
@@ -50,7 +65,22 @@ std::optional<PrimitiveType> parsePrimitiveType(std::string_view Name) {
   for (const TypeInfo &I : TypeTable)
     if (Name == I.Name)
       return I.Type;
+  if (Name == "token")
+    return PrimitiveType::Token;
   return std::nullopt;
+}
+
+bool isComputeType(PrimitiveType T) {
+  return T != PrimitiveType::Invalid && T <= PrimitiveType::F64;
+}
+
+bool hasOnlyComputeTypes(const Shape &S) {
+  if (!S.isTuple())
+    return isComputeType(S.Type);
+  for (const Shape &E : S.TupleShapes)
+    if (!hasOnlyComputeTypes(E))
+      return false;
+  return true;
 }
 
 int64_t byteWidth(PrimitiveType T) {
@@ -279,6 +309,81 @@ constexpr OpInfo OpTable[] = {
     {HloOpcode::GetTupleElement, "get-tuple-element"},
     {HloOpcode::Fusion, "fusion"},
     {HloOpcode::Call, "call"},
+    {HloOpcode::Acos, "acos"},
+    {HloOpcode::Acosh, "acosh"},
+    {HloOpcode::AddDependency, "add-dependency"},
+    {HloOpcode::AfterAll, "after-all"},
+    {HloOpcode::AllGather, "all-gather"},
+    {HloOpcode::AllGatherDone, "all-gather-done"},
+    {HloOpcode::AllGatherStart, "all-gather-start"},
+    {HloOpcode::AllReduce, "all-reduce"},
+    {HloOpcode::AllReduceDone, "all-reduce-done"},
+    {HloOpcode::AllReduceStart, "all-reduce-start"},
+    {HloOpcode::AllToAll, "all-to-all"},
+    {HloOpcode::Asin, "asin"},
+    {HloOpcode::Asinh, "asinh"},
+    {HloOpcode::AsyncDone, "async-done"},
+    {HloOpcode::AsyncStart, "async-start"},
+    {HloOpcode::AsyncUpdate, "async-update"},
+    {HloOpcode::Atan, "atan"},
+    {HloOpcode::Atanh, "atanh"},
+    {HloOpcode::BatchNormGrad, "batch-norm-grad"},
+    {HloOpcode::BatchNormInference, "batch-norm-inference"},
+    {HloOpcode::BatchNormTraining, "batch-norm-training"},
+    {HloOpcode::BitcastConvert, "bitcast-convert"},
+    {HloOpcode::Cholesky, "cholesky"},
+    {HloOpcode::CollectiveBroadcast, "collective-broadcast"},
+    {HloOpcode::CollectivePermute, "collective-permute"},
+    {HloOpcode::CollectivePermuteDone, "collective-permute-done"},
+    {HloOpcode::CollectivePermuteStart, "collective-permute-start"},
+    {HloOpcode::CollectiveReduce, "collective-reduce"},
+    {HloOpcode::Complex, "complex"},
+    {HloOpcode::Conditional, "conditional"},
+    {HloOpcode::Convolution, "convolution"},
+    {HloOpcode::CopyDone, "copy-done"},
+    {HloOpcode::CopyStart, "copy-start"},
+    {HloOpcode::Cosh, "cosh"},
+    {HloOpcode::CustomCall, "custom-call"},
+    {HloOpcode::Domain, "domain"},
+    {HloOpcode::Dot, "dot"},
+    {HloOpcode::DynamicReshape, "dynamic-reshape"},
+    {HloOpcode::Erf, "erf"},
+    {HloOpcode::Fft, "fft"},
+    {HloOpcode::Gather, "gather"},
+    {HloOpcode::GetDimensionSize, "get-dimension-size"},
+    {HloOpcode::Imag, "imag"},
+    {HloOpcode::Infeed, "infeed"},
+    {HloOpcode::Map, "map"},
+    {HloOpcode::Mulhi, "mulhi"},
+    {HloOpcode::OptimizationBarrier, "opt-barrier"},
+    {HloOpcode::Outfeed, "outfeed"},
+    {HloOpcode::PartitionId, "partition-id"},
+    {HloOpcode::RaggedAllToAll, "ragged-all-to-all"},
+    {HloOpcode::RaggedDot, "ragged-dot"},
+    {HloOpcode::Real, "real"},
+    {HloOpcode::Recv, "recv"},
+    {HloOpcode::RecvDone, "recv-done"},
+    {HloOpcode::ReducePrecision, "reduce-precision"},
+    {HloOpcode::ReduceScatter, "reduce-scatter"},
+    {HloOpcode::ReduceWindow, "reduce-window"},
+    {HloOpcode::ReplicaId, "replica-id"},
+    {HloOpcode::Rng, "rng"},
+    {HloOpcode::RngBitGenerator, "rng-bit-generator"},
+    {HloOpcode::RngGetAndUpdateState, "rng-get-and-update-state"},
+    {HloOpcode::ScaledDot, "scaled-dot"},
+    {HloOpcode::Scan, "scan"},
+    {HloOpcode::Scatter, "scatter"},
+    {HloOpcode::SelectAndScatter, "select-and-scatter"},
+    {HloOpcode::Send, "send"},
+    {HloOpcode::SendDone, "send-done"},
+    {HloOpcode::SetDimensionSize, "set-dimension-size"},
+    {HloOpcode::Shuffle, "shuffle"},
+    {HloOpcode::Sinh, "sinh"},
+    {HloOpcode::Sort, "sort"},
+    {HloOpcode::StochasticConvert, "stochastic-convert"},
+    {HloOpcode::TopK, "topk"},
+    {HloOpcode::TriangularSolve, "triangular-solve"},
+    {HloOpcode::While, "while"},
 };
 } // namespace
 
@@ -307,6 +412,31 @@ bool isElementwise(HloOpcode Op) {
   return isUnaryElementwise(Op) || isBinaryElementwise(Op) ||
          Op == HloOpcode::Convert || Op == HloOpcode::Select ||
          Op == HloOpcode::Clamp || Op == HloOpcode::Compare;
+}
+bool hasElementwiseIndexing(HloOpcode Op) {
+  if (isElementwise(Op))
+    return true;
+  switch (Op) {
+  case HloOpcode::Acos:
+  case HloOpcode::Acosh:
+  case HloOpcode::Asin:
+  case HloOpcode::Asinh:
+  case HloOpcode::Atan:
+  case HloOpcode::Atanh:
+  case HloOpcode::Cosh:
+  case HloOpcode::Sinh:
+  case HloOpcode::Erf:
+  case HloOpcode::Mulhi:
+  case HloOpcode::Complex:
+  case HloOpcode::Real:
+  case HloOpcode::Imag:
+  case HloOpcode::ReducePrecision:
+  case HloOpcode::StochasticConvert:
+  case HloOpcode::BitcastConvert:
+    return true;
+  default:
+    return false;
+  }
 }
 
 std::string_view comparisonDirectionName(ComparisonDirection D) {

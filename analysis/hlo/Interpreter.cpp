@@ -300,6 +300,21 @@ struct ScalarProgram {
 // The evaluator
 //===----------------------------------------------------------------------===//
 
+/// The first leaf type of \p S that is not a compute type.
+PrimitiveType firstNonComputeType(const Shape &S) {
+  if (!S.isTuple())
+    return S.Type;
+  for (const Shape &E : S.TupleShapes)
+    if (!hasOnlyComputeTypes(E))
+      return firstNonComputeType(E);
+  return PrimitiveType::Invalid;
+}
+
+/// The opcodes eval() has a case for.
+bool canEvaluate(HloOpcode Op) {
+  return Op <= HloOpcode::Call;
+}
+
 class Evaluator {
 public:
   explicit Evaluator(const EvaluateOptions &O) : Opts(O) {}
@@ -314,6 +329,9 @@ public:
 private:
   using Ops = std::vector<const Literal *>;
 
+  /// Why \p I cannot be evaluated (an opcode or element type the
+  /// interpreter has no semantics for), or nullopt.
+  std::optional<Diagnostic> unsupported(const HloInstruction &I);
   static Diagnostic diag(const HloInstruction &I, std::string Message) {
     return I.parent()->parent()->diagnose(I.sourceOffset(),
                                           std::move(Message));
@@ -344,6 +362,18 @@ private:
   /// Element results computed so far (EvaluateOptions::MaxWork).
   int64_t Work = 0;
 };
+
+std::optional<Diagnostic> Evaluator::unsupported(const HloInstruction &I) {
+  if (!hasOnlyComputeTypes(I.shape())) {
+    PrimitiveType T = firstNonComputeType(I.shape());
+    return diag(I, "cannot evaluate '" + I.name() + "': the interpreter has "
+                   "no " + std::string(primitiveTypeName(T)) + " values");
+  }
+  if (!canEvaluate(I.opcode()))
+    return diag(I, "cannot evaluate '" + I.name() + "': the interpreter "
+                   "does not evaluate " + std::string(opcodeName(I.opcode())));
+  return std::nullopt;
+}
 
 Expected<Literal> Evaluator::run(const HloComputation &C,
                                  const std::vector<const Literal *> &Args) {
@@ -399,6 +429,8 @@ Expected<Literal> Evaluator::run(const HloComputation &C,
   Ops In;
   for (const HloInstruction *I : Instrs) {
     size_t K = size_t(I->index());
+    if (std::optional<Diagnostic> D = unsupported(*I))
+      return *D;
     if (I->opcode() == HloOpcode::Parameter) {
       Ptr[K] = Args[size_t(I->parameterNumber())];
       continue;

@@ -111,14 +111,14 @@ uint64_t Literal::getBits(int64_t Linear) const {
   assert(S.isArray() && Linear >= 0 && Linear < elementCount());
   int64_t W = byteWidth(S.Type);
   uint64_t U = 0;
-  std::memcpy(&U, Data.data() + Linear * W, size_t(W));
+  std::memcpy(&U, Data.data() + Linear * W, size_t(std::min<int64_t>(W, 8)));
   return U;
 }
 
 void Literal::setBits(int64_t Linear, uint64_t Bits) {
   assert(S.isArray() && Linear >= 0 && Linear < elementCount());
   int64_t W = byteWidth(S.Type);
-  std::memcpy(Data.data() + Linear * W, &Bits, size_t(W));
+  std::memcpy(Data.data() + Linear * W, &Bits, size_t(std::min<int64_t>(W, 8)));
 }
 
 namespace {
@@ -152,6 +152,12 @@ void Literal::fillRandom(uint64_t Seed, double Lo, double Hi) {
   }
   SplitMix64 Rng{Seed};
   int64_t N = elementCount();
+  if (!isComputeType(S.Type)) {
+    // No value model (c64, f8, ...): random bytes.
+    for (uint8_t &B : Data)
+      B = uint8_t(Rng.next());
+    return;
+  }
   if (S.Type == PrimitiveType::Pred) {
     for (int64_t I = 0; I < N; ++I)
       Data[size_t(I)] = uint8_t(Rng.next() & 1);

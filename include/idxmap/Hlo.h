@@ -46,7 +46,12 @@ namespace idxmap {
 // Element types and shapes
 //===----------------------------------------------------------------------===//
 
-/// XLA's element types that idxmap supports. `Tuple` marks a tuple shape.
+/// XLA's element types. `Tuple` marks a tuple shape, `Token` XLA's
+/// `token[]` (ordering values of side-effecting ops; neither array nor
+/// tuple). The types after `Tuple` parse, print and have indexing maps (which
+/// do not depend on the element type), but the interpreter and the code
+/// generator work on the *compute types* only (isComputeType: pred, s8..s64,
+/// u8..u64, f16, bf16, f32, f64) and name any other type they meet.
 enum class PrimitiveType : uint8_t {
   Invalid,
   Pred,
@@ -63,13 +68,37 @@ enum class PrimitiveType : uint8_t {
   F32,
   F64,
   Tuple,
+  // Parsed and indexed, not evaluated or compiled.
+  Token,
+  S2,
+  S4,
+  U2,
+  U4,
+  C64,
+  C128,
+  F4E2M1FN,
+  F8E3M4,
+  F8E4M3,
+  F8E4M3FN,
+  F8E4M3B11FNUZ,
+  F8E4M3FNUZ,
+  F8E5M2,
+  F8E5M2FNUZ,
+  F8E8M0FNU,
 };
 
-/// `pred`, `s8`, ..., `bf16`, `f32`, `f64`, `tuple`.
+/// `pred`, `s8`, ..., `bf16`, `f32`, `f64`, `tuple`, `token`, `c64`,
+/// `f8e4m3fn`, ...
 std::string_view primitiveTypeName(PrimitiveType T);
-/// Inverse of primitiveTypeName for array types; nullopt for anything else.
+/// Inverse of primitiveTypeName for array types and `token`; nullopt for
+/// anything else.
 std::optional<PrimitiveType> parsePrimitiveType(std::string_view Name);
-/// Bytes per element (pred is one byte); 0 for Invalid and Tuple.
+/// The types the interpreter and the code generator handle: pred, s8..s64,
+/// u8..u64, f16, bf16, f32, f64. Example: `isComputeType(C64) == false`.
+bool isComputeType(PrimitiveType T);
+/// Bytes per element as the interpreter stores it (pred, s4, u4, f8 and the
+/// other sub-byte types take one byte, c64 eight); 0 for Invalid, Tuple and
+/// Token.
 int64_t byteWidth(PrimitiveType T);
 /// Bits per element (pred: 1).
 int bitWidth(PrimitiveType T);
@@ -108,6 +137,7 @@ struct Shape {
   static Shape tuple(std::vector<Shape> Elements);
 
   bool isTuple() const { return Type == PrimitiveType::Tuple; }
+  bool isToken() const { return Type == PrimitiveType::Token; }
   bool isArray() const { return isArrayType(Type); }
   bool isScalar() const { return isArray() && Dims.empty(); }
   int64_t rank() const { return int64_t(Dims.size()); }
@@ -133,6 +163,10 @@ struct Shape {
   bool operator==(const Shape &Other) const;
   bool operator!=(const Shape &Other) const { return !(*this == Other); }
 };
+
+/// True if every leaf of \p S (an array, or a tuple nested to any depth)
+/// has a compute type; false if a leaf is a token or, e.g., c64.
+bool hasOnlyComputeTypes(const Shape &S);
 
 //===----------------------------------------------------------------------===//
 // Literal: a host buffer
@@ -310,18 +344,104 @@ enum class HloOpcode : uint8_t {
   GetTupleElement,
   Fusion,
   Call,
+  // Parsed, printed and (where noted in docs/CLI.md) indexed or evaluated;
+  // the rest are opaque to the analyses. XLA's spelling in opcodeName.
+  Acos,
+  Acosh,
+  AddDependency,
+  AfterAll,
+  AllGather,
+  AllGatherDone,
+  AllGatherStart,
+  AllReduce,
+  AllReduceDone,
+  AllReduceStart,
+  AllToAll,
+  Asin,
+  Asinh,
+  AsyncDone,
+  AsyncStart,
+  AsyncUpdate,
+  Atan,
+  Atanh,
+  BatchNormGrad,
+  BatchNormInference,
+  BatchNormTraining,
+  BitcastConvert,
+  Cholesky,
+  CollectiveBroadcast,
+  CollectivePermute,
+  CollectivePermuteDone,
+  CollectivePermuteStart,
+  CollectiveReduce,
+  Complex,
+  Conditional,
+  Convolution,
+  CopyDone,
+  CopyStart,
+  Cosh,
+  CustomCall,
+  Domain,
+  Dot,
+  DynamicReshape,
+  Erf,
+  Fft,
+  Gather,
+  GetDimensionSize,
+  Imag,
+  Infeed,
+  Map,
+  Mulhi,
+  OptimizationBarrier,
+  Outfeed,
+  PartitionId,
+  RaggedAllToAll,
+  RaggedDot,
+  Real,
+  Recv,
+  RecvDone,
+  ReducePrecision,
+  ReduceScatter,
+  ReduceWindow,
+  ReplicaId,
+  Rng,
+  RngBitGenerator,
+  RngGetAndUpdateState,
+  ScaledDot,
+  Scan,
+  Scatter,
+  SelectAndScatter,
+  Send,
+  SendDone,
+  SetDimensionSize,
+  Shuffle,
+  Sinh,
+  Sort,
+  StochasticConvert,
+  TopK,
+  TriangularSolve,
+  While,
 };
 
-/// XLA's spelling: `dynamic-update-slice`, `exponential`, `round-nearest-even`.
+/// XLA's spelling: `dynamic-update-slice`, `exponential`, `opt-barrier`.
 std::string_view opcodeName(HloOpcode Op);
-/// Inverse of opcodeName; nullopt for an unknown or unsupported name.
+/// Inverse of opcodeName over XLA's whole opcode list; nullopt for a name
+/// XLA does not have.
 std::optional<HloOpcode> parseOpcode(std::string_view Name);
-/// One-operand elementwise ops (abs ... count-leading-zeros; not convert).
+/// One-operand elementwise ops that the interpreter and the code generator
+/// compute (abs ... count-leading-zeros; not convert).
 bool isUnaryElementwise(HloOpcode Op);
-/// Two-operand elementwise ops (add ... shift-right-arithmetic; not compare).
+/// Two-operand elementwise ops that the interpreter and the code generator
+/// compute (add ... shift-right-arithmetic; not compare).
 bool isBinaryElementwise(HloOpcode Op);
-/// Every elementwise op: unary, binary, convert, select, clamp, compare.
+/// Every computed elementwise op: unary, binary, convert, select, clamp,
+/// compare.
 bool isElementwise(HloOpcode Op);
+/// Ops whose output element i reads element i of each operand, computed or
+/// not: isElementwise plus erf, acos ... sinh, mulhi, complex, real, imag,
+/// reduce-precision, stochastic-convert (and bitcast-convert between types
+/// of one width, which the caller checks). Their indexing is the identity.
+bool hasElementwiseIndexing(HloOpcode Op);
 
 /// `compare`'s `direction=`.
 enum class ComparisonDirection : uint8_t { EQ, NE, LT, LE, GT, GE };
@@ -350,6 +470,89 @@ struct PaddingDim {
   bool operator==(const PaddingDim &O) const {
     return Lo == O.Lo && Hi == O.Hi && Interior == O.Interior;
   }
+};
+
+
+/// One spatial dimension of a `window={...}` (convolution, reduce-window,
+/// select-and-scatter): `size=3x3 stride=2x1 pad=1_1x0_2 lhs_dilate=1x2
+/// rhs_dilate=2x1 rhs_reversal=0x1`. Window position w of output index o
+/// reads the (base-dilated, padded) input at `o * Stride + w *
+/// WindowDilation - PadLo`, which is a real input element when it is a
+/// multiple of BaseDilation (XLA's lhs_dilate) and in range.
+struct WindowDim {
+  int64_t Size = 1;
+  int64_t Stride = 1;
+  int64_t PadLo = 0;
+  int64_t PadHi = 0;
+  int64_t WindowDilation = 1; ///< rhs_dilate
+  int64_t BaseDilation = 1;   ///< lhs_dilate
+  bool Reversal = false;      ///< rhs_reversal
+  bool operator==(const WindowDim &O) const {
+    return Size == O.Size && Stride == O.Stride && PadLo == O.PadLo &&
+           PadHi == O.PadHi && WindowDilation == O.WindowDilation &&
+           BaseDilation == O.BaseDilation && Reversal == O.Reversal;
+  }
+};
+
+/// `dim_labels=b01f_01io->b01f` of convolution: which dimension of the
+/// input (lhs), kernel (rhs) and output plays which role. Spatial lists are
+/// in spatial order (label digit 0, 1, ...).
+///
+/// Example: `bf01_oi01->bf01` has InputBatch 0, InputFeature 1,
+/// InputSpatial {2, 3}, KernelOutputFeature 0, KernelInputFeature 1,
+/// KernelSpatial {2, 3}, OutputBatch 0, OutputFeature 1, OutputSpatial {2, 3}.
+struct ConvolutionDimensions {
+  int64_t InputBatch = 0, InputFeature = 1;
+  std::vector<int64_t> InputSpatial;
+  int64_t KernelInputFeature = 0, KernelOutputFeature = 1;
+  std::vector<int64_t> KernelSpatial;
+  int64_t OutputBatch = 0, OutputFeature = 1;
+  std::vector<int64_t> OutputSpatial;
+  /// `b01f_01io->b01f` (the inverse of the parser).
+  std::string str() const;
+};
+
+/// `lhs_batch_dims`, `lhs_contracting_dims`, `rhs_batch_dims`,
+/// `rhs_contracting_dims` of dot (and ragged-dot, scaled-dot). The output is
+/// batch dims, then lhs free dims, then rhs free dims, each in order.
+struct DotDimensions {
+  std::vector<int64_t> LhsBatch, LhsContracting, RhsBatch, RhsContracting;
+};
+
+/// Gather's dimension numbers (`offset_dims`, `collapsed_slice_dims`,
+/// `start_index_map`, `index_vector_dim`, `operand_batching_dims`,
+/// `start_indices_batching_dims`); `slice_sizes` is gatherSliceSizes().
+struct GatherDimensions {
+  std::vector<int64_t> OffsetDims, CollapsedSliceDims, StartIndexMap,
+      OperandBatchingDims, StartIndicesBatchingDims;
+  int64_t IndexVectorDim = -1;
+};
+
+/// Scatter's dimension numbers (`update_window_dims`,
+/// `inserted_window_dims`, `scatter_dims_to_operand_dims`,
+/// `index_vector_dim`, `input_batching_dims`,
+/// `scatter_indices_batching_dims`).
+struct ScatterDimensions {
+  std::vector<int64_t> UpdateWindowDims, InsertedWindowDims,
+      ScatterDimsToOperandDims, InputBatchingDims, ScatterIndicesBatchingDims;
+  int64_t IndexVectorDim = -1;
+};
+
+/// An attribute the data model does not type, kept as written so that the
+/// module prints back with it: `Key` = `backend_config`, `Value` = the
+/// value's text exactly as in the source (`{"x":1}`, `"abc"`, `true`).
+struct HloAttribute {
+  std::string Key;
+  std::string Value;
+};
+
+/// A group of called computations under one attribute key, in source
+/// order: `to_apply=add`, `condition=c, body=b`,
+/// `branch_computations={b0, b1}` (Braced: printed with braces).
+struct CalledGroup {
+  std::string Key;
+  int64_t Count = 0;
+  bool Braced = false;
 };
 
 class HloComputation;
@@ -382,8 +585,9 @@ public:
 
   /// `parameter(N)`: N.
   int64_t parameterNumber() const { return ParameterNumber; }
-  /// `dimensions={...}` of broadcast, transpose, reduce, reverse,
-  /// concatenate (one entry).
+  /// `dimensions={...}` of broadcast, transpose, reduce, reverse, map,
+  /// sort, concatenate (one entry), all-gather, all-to-all, reduce-scatter
+  /// (one entry).
   const std::vector<int64_t> &dimensions() const { return Dimensions; }
   /// `slice={[start:limit:stride], ...}`.
   const std::vector<int64_t> &sliceStarts() const { return SliceStarts; }
@@ -403,10 +607,54 @@ public:
   }
   /// `kind=` of fusion.
   FusionKind fusionKind() const { return Kind; }
-  /// `to_apply=` (reduce, call) or `calls=` (fusion).
+  /// `window={...}` of convolution, reduce-window, select-and-scatter: one
+  /// entry per spatial (or, for reduce-window, every) dimension.
+  const std::vector<WindowDim> &window() const { return Window; }
+  /// `dim_labels=` of convolution.
+  const ConvolutionDimensions &convolutionDimensions() const {
+    return ConvDims;
+  }
+  /// `feature_group_count=` / `batch_group_count=` of convolution (1 when
+  /// not given).
+  int64_t featureGroupCount() const { return FeatureGroupCount; }
+  int64_t batchGroupCount() const { return BatchGroupCount; }
+  /// Dimension numbers of dot, ragged-dot and scaled-dot.
+  const DotDimensions &dotDimensions() const { return DotDims; }
+  /// Dimension numbers and `slice_sizes={...}` of gather.
+  const GatherDimensions &gatherDimensions() const { return GatherDims; }
+  const std::vector<int64_t> &gatherSliceSizes() const {
+    return GatherSliceSizes;
+  }
+  /// Dimension numbers of scatter.
+  const ScatterDimensions &scatterDimensions() const { return ScatterDims; }
+  /// `custom_call_target="..."` of custom-call, without the quotes.
+  const std::string &customCallTarget() const { return CustomCallTarget; }
+  /// The attributes kept as text (everything not typed above), in source
+  /// order: `metadata`, `backend_config`, `sharding`, `replica_groups`,
+  /// `is_stable`, `indices_are_sorted`, `operand_precision`, ...
+  const std::vector<HloAttribute> &attributes() const { return Attrs; }
+  /// The text of kept attribute \p Key, or nullopt.
+  /// Example: for `s = f32[8] sort(p), dimensions={0}, is_stable=true,
+  /// to_apply=lt`, `attribute("is_stable") == "true"`.
+  std::optional<std::string_view> attribute(std::string_view Key) const;
+  /// Every called computation, in source order: `to_apply=` (reduce, call,
+  /// map, sort, scatter, reduce-window, all-reduce, ...), `calls=` (fusion,
+  /// async-start), `condition=` then `body=` (while), the branches of a
+  /// conditional, `select=` then `scatter=` (select-and-scatter),
+  /// `called_computations=` (custom-call).
   const std::vector<HloComputation *> &calledComputations() const {
     return Called;
   }
+  /// The attribute keys of calledComputations(), grouped.
+  const std::vector<CalledGroup> &calledGroups() const { return CalledKeys; }
+  /// The computations named by attribute \p Key (`body`, `condition`,
+  /// `true_computation`, `branch_computations`, ...), in order.
+  /// Example: for `w = (s32[], f32[4]) while(t), condition=c, body=b`,
+  /// `calledComputations("body")` is {b}.
+  std::vector<const HloComputation *>
+  calledComputations(std::string_view Key) const;
+  /// The first computation under \p Key, or nullptr.
+  const HloComputation *calledComputation(std::string_view Key) const;
   /// The single `to_apply=`/`calls=` computation, or nullptr.
   const HloComputation *toApply() const {
     return Called.empty() ? nullptr : Called.front();
@@ -414,9 +662,12 @@ public:
   const HloComputation *fusedComputation() const { return toApply(); }
   /// The value of a constant.
   const Literal &literal() const { return Value; }
-  /// True for a constant printed with its value elided (`constant({...})`):
-  /// it parses (zero-filled) but cannot be evaluated.
+  /// True for a constant printed with its value elided (`constant({...})`)
+  /// or whose element type is not a compute type (its value text is kept
+  /// and printed back): it parses (zero-filled) but cannot be evaluated.
   bool literalElided() const { return Elided; }
+  /// The value text of a constant kept as written (non-compute types).
+  const std::string &literalText() const { return ValueText; }
 
   /// Byte offset of the instruction's name in the module source (for
   /// diagnostics: `parent()->parent()->diagnose(sourceOffset(), ...)`).
@@ -450,8 +701,20 @@ private:
   std::vector<int64_t> DynamicSliceSizes;
   FusionKind Kind = FusionKind::Loop;
   std::vector<HloComputation *> Called;
+  std::vector<CalledGroup> CalledKeys;
   Literal Value;
   bool Elided = false;
+  std::string ValueText;
+  std::vector<WindowDim> Window;
+  ConvolutionDimensions ConvDims;
+  int64_t FeatureGroupCount = 1;
+  int64_t BatchGroupCount = 1;
+  DotDimensions DotDims;
+  GatherDimensions GatherDims;
+  std::vector<int64_t> GatherSliceSizes;
+  ScatterDimensions ScatterDims;
+  std::string CustomCallTarget;
+  std::vector<HloAttribute> Attrs;
 };
 
 //===----------------------------------------------------------------------===//

@@ -253,7 +253,7 @@ ENTRY %main (p: f32[2,3]) -> (f32[2], s32[2,2]) {
 add {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
+  ROOT s = f32[] add(a, b), metadata={op_name="x"}
 }
 
 ENTRY main {
@@ -319,16 +319,12 @@ TEST(HloParser, EntryDefaultsToLastComputation) {
 //===----------------------------------------------------------------------===//
 
 TEST(HloParserErrors, UnknownOpcode) {
+  // Every opcode of XLA's list parses (dot, custom-call, ...); only names
+  // XLA does not have are errors.
   EXPECT_EQ(parseError("HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n"
-                       "  ROOT d = f32[4] dot(p, p)\n}\n"),
-            "m.hlo:4:19: error: unsupported or unknown opcode 'dot'\n"
-            "  ROOT d = f32[4] dot(p, p)\n"
-            "                  ^");
-  EXPECT_EQ(parseError("HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n"
-                       "  ROOT d = f32[4] custom-call(p), "
-                       "custom_call_target=\"x\"\n}\n"),
-            "m.hlo:4:19: error: unsupported or unknown opcode 'custom-call'\n"
-            "  ROOT d = f32[4] custom-call(p), custom_call_target=\"x\"\n"
+                       "  ROOT d = f32[4] dott(p, p)\n}\n"),
+            "m.hlo:4:19: error: unknown opcode 'dott'\n"
+            "  ROOT d = f32[4] dott(p, p)\n"
             "                  ^");
 }
 
@@ -409,10 +405,10 @@ TEST(HloParserErrors, CallsAndAttributes) {
 }
 
 TEST(HloParserErrors, ShapesAndConstants) {
-  EXPECT_EQ(parseError("HloModule m\nENTRY e {\n  ROOT p = c64[4] "
+  EXPECT_EQ(parseError("HloModule m\nENTRY e {\n  ROOT p = c65[4] "
                        "parameter(0)\n}\n"),
-            "m.hlo:3:12: error: unsupported element type 'c64'\n"
-            "  ROOT p = c64[4] parameter(0)\n"
+            "m.hlo:3:12: error: unsupported element type 'c65'\n"
+            "  ROOT p = c65[4] parameter(0)\n"
             "           ^");
   EXPECT_EQ(parseError("HloModule m\nENTRY e {\n  ROOT c = s32[3] "
                        "constant({1, 2})\n}\n"),
@@ -434,7 +430,8 @@ TEST(HloParserErrors, ShapesAndConstants) {
 }
 
 TEST(HloParserErrors, Structure) {
-  EXPECT_EQ(parseError(""), "m.hlo:1:1: error: expected 'HloModule'");
+  EXPECT_EQ(parseError(""),
+            "m.hlo:1:1: error: expected 'HloModule' or a computation");
   EXPECT_EQ(parseError("HloModule m\n"),
             "m.hlo:2:1: error: expected at least one computation");
   EXPECT_EQ(parseError("HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n"),
