@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "HloVerifier.h"
+#include "ContractionOps.h"
 #include "ElementKernels.h"
 
 #include <algorithm>
@@ -576,6 +577,17 @@ Problem Verifier::run() {
                   "' returns " + C->root()->shape().str());
     return std::nullopt;
   }
+
+  case HloOpcode::Dot:
+    return verifyDot(I, Attrs);
+  case HloOpcode::Convolution:
+    return verifyConvolution(I, Attrs);
+  case HloOpcode::ReduceWindow:
+    return verifyReduceWindow(I, Attrs);
+  case HloOpcode::SelectAndScatter:
+    return verifySelectAndScatter(I, Attrs);
+  case HloOpcode::Map:
+    return verifyMap(I, Attrs);
 
   default:
     // The ops after Call in HloOpcode are opaque to the checks (and to the

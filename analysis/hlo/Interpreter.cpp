@@ -7,6 +7,7 @@
 // compiled scalar program when the computation is scalar (the common case).
 //
 //===----------------------------------------------------------------------===//
+#include "ContractionOps.h"
 #include "ElementKernels.h"
 #include "idxmap/HloInterpreter.h"
 
@@ -312,7 +313,7 @@ PrimitiveType firstNonComputeType(const Shape &S) {
 
 /// The opcodes eval() has a case for.
 bool canEvaluate(HloOpcode Op) {
-  return Op <= HloOpcode::Call;
+  return Op <= HloOpcode::Call || isContractionEvaluated(Op);
 }
 
 class Evaluator {
@@ -402,6 +403,8 @@ Expected<Literal> Evaluator::run(const HloComputation &C,
                                  I.operandCount() / 2, &Cost) ||
           __builtin_mul_overflow(Cost, I.toApply()->instructionCount(), &Cost))
         Cost = std::numeric_limits<int64_t>::max();
+    } else if (isContractionEvaluated(I.opcode())) {
+      Cost = contractionWork(I);
     } else if (I.opcode() != HloOpcode::Call && I.opcode() != HloOpcode::Fusion)
       Cost = std::max<int64_t>(I.shape().numElements(), 1);
     if (Cost > Opts.MaxWork - Work)
@@ -514,6 +517,16 @@ Expected<Literal> Evaluator::eval(const HloInstruction &I, const Ops &In) {
   case HloOpcode::Fusion:
   case HloOpcode::Call:
     return run(*I.toApply(), In);
+  case HloOpcode::Dot:
+  case HloOpcode::Convolution:
+  case HloOpcode::ReduceWindow:
+  case HloOpcode::SelectAndScatter:
+  case HloOpcode::Map:
+    return evalContraction(
+        I, In,
+        {Opts, out(I.shape()),
+         [this](const HloComputation &C, const Ops &A) { return run(C, A); },
+         1 + perturbation(I.opcode(), I.shape().Type, Opts)});
   case HloOpcode::Parameter:
   case HloOpcode::Constant:
     assert(false && "handled by run()");

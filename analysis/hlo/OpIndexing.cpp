@@ -6,6 +6,8 @@
 // replacement) so that their maps stay readable.
 //
 //===----------------------------------------------------------------------===//
+#include "ContractionOps.h"
+
 #include "idxmap/Compose.h"
 #include "idxmap/Delinearize.h"
 #include "idxmap/HloIndexing.h"
@@ -438,6 +440,9 @@ InstructionIndexing computeOutputToInputIndexing(Context &Ctx,
   case HloOpcode::Call:
     return fusion(Ctx, I, OutputId);
   default:
+    // dot, convolution, reduce-window, map, erf, acos, complex, ...
+    if (hlo::isContractionIndexed(Op))
+      return hlo::contractionOutputToInput(Ctx, I, OutputId);
     return undefinedFor(I);
   }
 }
@@ -579,6 +584,10 @@ InstructionIndexing computeInputToOutputIndexing(Context &Ctx,
     return One(finish(IndexingMap(Ctx, dimVars(In), {}, {}, Res, Cs)));
   }
   default:
+    // map, erf, acos, complex, ...: the identity (none for dot,
+    // convolution and reduce-window, as in XLA).
+    if (hlo::isContractionIndexed(Op))
+      return hlo::contractionInputToOutput(Ctx, I, InputId);
     return One(undefinedMap());
   }
 }
