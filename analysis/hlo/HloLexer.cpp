@@ -164,16 +164,16 @@ bool HloLexer::skipBalanced(char Open, char Close) {
 bool HloLexer::skipValue() {
   skipSpace();
   char C = peekRaw();
-  if (C == '{')
-    return skipBalanced('{', '}');
-  if (C == '(')
-    return skipBalanced('(', ')');
-  if (C == '[')
-    return skipBalanced('[', ']');
   if (C == '"')
     return skipString();
-  // A bare token, possibly with bracket groups inside
-  // (`replica_groups=[2,4]<=[8]`, `dim_labels=b01f_01io->b01f`).
+  // Bracket groups and bare characters up to a `,`, a space or an
+  // unbalanced closing bracket at depth 0: `{...}`, `[2,4]<=[8]`,
+  // `b01f_01io->b01f`, `[4]<=[2,2]T(1,0)`.
+  if (C != '{' && C != '(' && C != '[') {
+    // A bare token must not start with a closer.
+    if (C == '}' || C == ')' || C == ']' || C == ',' || C == 0)
+      return true;
+  }
   int Depth = 0;
   while (Pos < Text.size()) {
     C = Text[Pos];

@@ -132,7 +132,10 @@ std::string HloInstruction::toString() const {
   Out += " = ";
   Out += Sh.str(/*WithLayout=*/true);
   Out += ' ';
-  Out += opcodeName(Op);
+  if (!AsyncSpelling.empty())
+    Out += AsyncSpelling;
+  else
+    Out += opcodeName(Op);
   Out += '(';
   if (Op == HloOpcode::Parameter) {
     Out += std::to_string(ParameterNumber);

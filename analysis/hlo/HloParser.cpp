@@ -58,6 +58,14 @@ private:
   bool parseShape(Shape &Out, int TupleDepth = 0);
   bool parseLayout(Shape &S);
   bool parseOperands(HloComputation &C, HloInstruction &I);
+  HloInstruction *parseOperand(HloComputation &C);
+  HloInstruction *parseInstructionRhs(HloComputation &C, std::string Name,
+                                      size_t NameOffset, bool AllowAttributes);
+  HloInstruction *addInstruction(HloComputation &C,
+                                 std::unique_ptr<HloInstruction> I);
+  bool inferShape(HloInstruction &I);
+  bool atShape();
+  std::string freshName(std::string_view Base);
   bool parseAttribute(HloInstruction &I, std::string_view Key,
                       size_t KeyOffset);
   bool parseIntList(std::vector<int64_t> &Out);
@@ -105,6 +113,8 @@ private:
   std::unordered_map<const HloInstruction *, InstrInfo> Info;
   /// Bytes of the constants' values read so far (HloLimits).
   int64_t ConstantBytes = 0;
+  /// Instructions being read, nested as operands (`add(p, negate(q))`).
+  int Nesting = 0;
 };
 
 //===----------------------------------------------------------------------===//
@@ -251,6 +261,15 @@ bool HloParserImpl::parseComputation(bool IsEntry, size_t Offset) {
     if (L.peek() == '}') {
       size_t Close = L.pos();
       L.consumeIf('}');
+      // Attributes after the body (`}, execution_thread="x"`) are
+      // accepted and dropped, like those before it.
+      while (L.consumeIf(',')) {
+        std::string_view Key = L.lexWord();
+        if (Key.empty() || !L.consumeIf('='))
+          return errorHere("expected a computation attribute");
+        if (!L.skipValue())
+          return errorHere("unterminated attribute value");
+      }
       return finishComputation(C, Close);
     }
     if (!parseInstruction(C, SawRoot))
@@ -318,64 +337,188 @@ bool HloParserImpl::parseInstruction(HloComputation &C, bool &SawRoot) {
     return error(NameOffset, "redefinition of instruction " + quote(Name));
   if (!expect('='))
     return false;
-
-  auto IPtr = std::make_unique<HloInstruction>();
-  HloInstruction &I = *IPtr;
-  I.Name = std::string(Name);
-  I.Parent = &C;
-  I.Offset = NameOffset;
-  if (!parseShape(I.Sh))
+  HloInstruction *I = parseInstructionRhs(C, std::string(Name), NameOffset,
+                                          /*AllowAttributes=*/true);
+  if (!I)
     return false;
-
-  size_t OpOffset = (L.skipSpace(), L.pos());
-  std::string_view OpName = L.lexName();
-  if (OpName.empty())
-    return errorHere("expected an opcode");
-  std::optional<HloOpcode> Op = parseOpcode(OpName);
-  if (!Op)
-    return error(OpOffset, "unknown opcode " + quote(OpName));
-  I.Op = *Op;
-  Info[&I].OpcodeOffset = OpOffset;
-
-  if (!expect('('))
-    return false;
-  if (I.Op == HloOpcode::Parameter) {
-    if (!parseInt(I.ParameterNumber, "parameter number"))
-      return false;
-    if (I.ParameterNumber < 0)
-      return error(OpOffset, "negative parameter number");
-    if (!expect(')'))
-      return false;
-  } else if (I.Op == HloOpcode::Constant) {
-    if (!parseConstantValue(I) || !expect(')'))
-      return false;
-  } else if (!parseOperands(C, I)) {
-    return false;
-  }
-
-  while (L.consumeIf(',')) {
-    size_t KeyOffset = (L.skipSpace(), L.pos());
-    // Keys may contain '-' (`control-predecessors`).
-    std::string_view Key = L.lexName();
-    if (Key.empty())
-      return errorHere("expected an attribute name");
-    if (!expect('='))
-      return false;
-    if (!parseAttribute(I, Key, KeyOffset))
-      return false;
-  }
-
   if (IsRoot) {
     if (SawRoot)
       return error(Start, "computation " + quote(C.Name) +
                               " has more than one ROOT");
     SawRoot = true;
-    C.Root = &I;
+    C.Root = I;
   }
-  I.Index = int64_t(C.Instrs.size());
-  Scope[I.Name] = &I;
-  C.InstrPtrs.push_back(&I);
+  return true;
+}
+
+bool HloParserImpl::atShape() {
+  L.skipSpace();
+  size_t Start = L.pos();
+  if (L.peekRaw() == '(')
+    return true;
+  // A word right before `[` is an element type (opcodes take `(`); an
+  // unknown one is reported by parseShape.
+  std::string_view Word = L.lexName();
+  L.setPos(Start);
+  return !Word.empty() && L.text().substr(Start + Word.size(), 1) == "[";
+}
+
+std::string HloParserImpl::freshName(std::string_view Base) {
+  for (int64_t K = 0;; ++K) {
+    std::string N = std::string(Base) + "." + std::to_string(K);
+    if (!Scope.count(N))
+      return N;
+  }
+}
+
+HloInstruction *HloParserImpl::addInstruction(
+    HloComputation &C, std::unique_ptr<HloInstruction> IPtr) {
+  HloInstruction *I = IPtr.get();
+  I->Index = int64_t(C.Instrs.size());
+  Scope[I->Name] = I;
+  C.InstrPtrs.push_back(I);
   C.Instrs.push_back(std::move(IPtr));
+  return I;
+}
+
+HloInstruction *HloParserImpl::parseInstructionRhs(HloComputation &C,
+                                                   std::string Name,
+                                                   size_t NameOffset,
+                                                   bool AllowAttributes) {
+  // Operands may be instructions written in place (`add(p, negate(q))`):
+  // bounded, as every recursion on the text is.
+  if (Nesting == HloLimits::MaxTupleDepth) {
+    errorHere("instructions nested too deeply (limit " +
+              std::to_string(HloLimits::MaxTupleDepth) + ")");
+    return nullptr;
+  }
+  struct Nest {
+    int &N;
+    ~Nest() { --N; }
+  } Guard{++Nesting};
+
+  auto IPtr = std::make_unique<HloInstruction>();
+  HloInstruction &I = *IPtr;
+  I.Name = std::move(Name);
+  I.Parent = &C;
+  I.Offset = NameOffset;
+  bool HasShape = atShape();
+  if (HasShape && !parseShape(I.Sh))
+    return nullptr;
+
+  size_t OpOffset = (L.skipSpace(), L.pos());
+  std::string_view OpName = L.lexName();
+  if (OpName.empty()) {
+    errorHere(HasShape ? "expected an opcode" : "expected a shape or an opcode");
+    return nullptr;
+  }
+  std::optional<HloOpcode> Op = parseOpcode(OpName);
+  if (!Op) {
+    // XLA's async shorthand: `fusion-start` is async-start wrapping a
+    // fusion (likewise -update, -done).
+    static const std::pair<std::string_view, HloOpcode> Async[] = {
+        {"-start", HloOpcode::AsyncStart},
+        {"-update", HloOpcode::AsyncUpdate},
+        {"-done", HloOpcode::AsyncDone}};
+    for (const auto &[Suffix, AsyncOp] : Async)
+      if (OpName.size() > Suffix.size() &&
+          OpName.substr(OpName.size() - Suffix.size()) == Suffix &&
+          parseOpcode(OpName.substr(0, OpName.size() - Suffix.size()))) {
+        Op = AsyncOp;
+        I.AsyncSpelling = std::string(OpName);
+      }
+  }
+  if (!Op) {
+    error(OpOffset, (HasShape ? "unknown opcode " : "unknown shape or opcode ") +
+                        quote(OpName));
+    return nullptr;
+  }
+  I.Op = *Op;
+  Info[&I].OpcodeOffset = OpOffset;
+  if (!HasShape &&
+      (I.Op == HloOpcode::Parameter || I.Op == HloOpcode::Constant)) {
+    error(OpOffset, std::string(opcodeName(I.Op)) + " needs its shape");
+    return nullptr;
+  }
+
+  if (!expect('('))
+    return nullptr;
+  if (I.Op == HloOpcode::Parameter) {
+    if (!parseInt(I.ParameterNumber, "parameter number"))
+      return nullptr;
+    if (I.ParameterNumber < 0) {
+      error(OpOffset, "negative parameter number");
+      return nullptr;
+    }
+    if (!expect(')'))
+      return nullptr;
+  } else if (I.Op == HloOpcode::Constant) {
+    if (!parseConstantValue(I) || !expect(')'))
+      return nullptr;
+  } else if (!parseOperands(C, I)) {
+    return nullptr;
+  }
+
+  while (AllowAttributes && L.consumeIf(',')) {
+    size_t KeyOffset = (L.skipSpace(), L.pos());
+    // Keys may contain '-' (`control-predecessors`).
+    std::string_view Key = L.lexName();
+    if (Key.empty()) {
+      errorHere("expected an attribute name");
+      return nullptr;
+    }
+    if (!expect('=') || !parseAttribute(I, Key, KeyOffset))
+      return nullptr;
+  }
+  if (!HasShape && !inferShape(I))
+    return nullptr;
+  return addInstruction(C, std::move(IPtr));
+}
+
+bool HloParserImpl::inferShape(HloInstruction &I) {
+  // XLA infers the result shape when the text leaves it out; idxmap does
+  // for the ops whose result follows from their operands alone.
+  HloOpcode Op = I.Op;
+  auto Cannot = [&](const std::string &Why) {
+    return error(Info[&I].OpcodeOffset, "cannot infer the shape of " +
+                                            std::string(opcodeName(Op)) +
+                                            " " + quote(I.Name) + ": " + Why);
+  };
+  auto ArrayOperand = [&](int64_t K) -> const Shape * {
+    if (I.operandCount() <= K || !I.Operands[size_t(K)]->Sh.isArray() ||
+        !isComputeType(I.Operands[size_t(K)]->Sh.Type))
+      return nullptr;
+    return &I.Operands[size_t(K)]->Sh;
+  };
+  if (Op == HloOpcode::Tuple) {
+    std::vector<Shape> Elements;
+    for (const HloInstruction *O : I.Operands)
+      Elements.push_back(O->Sh);
+    I.Sh = Shape::tuple(std::move(Elements));
+    return true;
+  }
+  if (Op == HloOpcode::AfterAll) {
+    I.Sh = Shape(PrimitiveType::Token, {});
+    return true;
+  }
+  bool SameAsFirst = isUnaryElementwise(Op) || isBinaryElementwise(Op) ||
+                     Op == HloOpcode::Copy ||
+                     Op == HloOpcode::OptimizationBarrier;
+  int64_t From = (Op == HloOpcode::Select || Op == HloOpcode::Clamp) ? 1 : 0;
+  if (!SameAsFirst && Op != HloOpcode::Compare && From == 0)
+    return Cannot("write the result shape");
+  if (Op == HloOpcode::OptimizationBarrier && I.operandCount() == 1) {
+    I.Sh = I.Operands[0]->Sh;
+    return true;
+  }
+  const Shape *S = ArrayOperand(From);
+  if (!S)
+    return Cannot("operand " + std::to_string(From) +
+                  " is not an array of a compute type");
+  I.Sh = Shape(Op == HloOpcode::Compare || Op == HloOpcode::IsFinite
+                   ? PrimitiveType::Pred
+                   : S->Type,
+               S->Dims);
   return true;
 }
 
@@ -384,40 +527,76 @@ bool HloParserImpl::parseOperands(HloComputation &C, HloInstruction &I) {
   if (L.consumeIf(')'))
     return true;
   while (true) {
-    L.skipSpace();
-    size_t Start = L.pos();
-    // An optional operand shape: `f32[4]{0} %x` or `(f32[], s32[]) %t`.
-    std::optional<Shape> Written;
-    bool HasShape = L.peekRaw() == '(';
-    if (!HasShape) {
-      std::string_view Word = L.lexName();
-      L.setPos(Start);
-      HasShape = parsePrimitiveType(Word).has_value() &&
-                 L.text().substr(Start + Word.size(), 1) == "[";
-    }
-    if (HasShape) {
-      Written.emplace();
-      if (!parseShape(*Written))
-        return false;
-    }
-    size_t NameOffset = (L.skipSpace(), L.pos());
-    std::string_view Name = L.lexName();
-    if (Name.empty())
-      return errorHere("expected an operand name");
-    auto It = Scope.find(std::string(Name));
-    if (It == Scope.end())
-      return error(NameOffset, "use of undefined instruction " + quote(Name));
-    HloInstruction *Operand = It->second;
-    if (Written && !Written->compatible(Operand->Sh))
-      return error(Start, "operand shape " + Written->str() +
-                              " does not match " + quote(Name) + " of shape " +
-                              Operand->Sh.str());
+    HloInstruction *Operand = parseOperand(C);
+    if (!Operand)
+      return false;
     I.Operands.push_back(Operand);
     if (L.consumeIf(')'))
       return true;
     if (!expect(','))
       return false;
   }
+}
+
+HloInstruction *HloParserImpl::parseOperand(HloComputation &C) {
+  // `[shape] name`, `name#1#0` (get-tuple-element shorthand), or an
+  // instruction written in place: `[shape] opcode(operands)`.
+  L.skipSpace();
+  size_t Start = L.pos();
+  std::optional<Shape> Written;
+  if (atShape()) {
+    Written.emplace();
+    if (!parseShape(*Written))
+      return nullptr;
+  }
+  size_t NameOffset = (L.skipSpace(), L.pos());
+  std::string_view Name = L.lexName();
+  if (Name.empty()) {
+    errorHere("expected an operand name");
+    return nullptr;
+  }
+  if (L.peekRaw() == '(' && !Scope.count(std::string(Name))) {
+    L.setPos(Start);
+    return parseInstructionRhs(C, freshName(Name), NameOffset,
+                               /*AllowAttributes=*/false);
+  }
+  auto It = Scope.find(std::string(Name));
+  if (It == Scope.end()) {
+    error(NameOffset, "use of undefined instruction " + quote(Name));
+    return nullptr;
+  }
+  HloInstruction *Operand = It->second;
+  while (L.peekRaw() == '#') {
+    L.setPos(L.pos() + 1);
+    size_t IndexOffset = L.pos();
+    int64_t Index;
+    if (!parseInt(Index, "a tuple index"))
+      return nullptr;
+    const Shape &T = Operand->Sh;
+    if (!T.isTuple() || Index < 0 || Index >= int64_t(T.TupleShapes.size())) {
+      error(IndexOffset, "index " + std::to_string(Index) +
+                             " is out of range for " + quote(Operand->Name) +
+                             " of shape " + T.str());
+      return nullptr;
+    }
+    auto G = std::make_unique<HloInstruction>();
+    G->Name = freshName(Operand->Name);
+    G->Op = HloOpcode::GetTupleElement;
+    G->Sh = T.TupleShapes[size_t(Index)];
+    G->Parent = &C;
+    G->Offset = NameOffset;
+    G->TupleIndex = Index;
+    G->Operands.push_back(Operand);
+    Info[G.get()].OpcodeOffset = NameOffset;
+    Info[G.get()].Attrs.insert("index");
+    Operand = addInstruction(C, std::move(G));
+  }
+  if (Written && !Written->compatible(Operand->Sh)) {
+    error(Start, "operand shape " + Written->str() + " does not match " +
+                     quote(Name) + " of shape " + Operand->Sh.str());
+    return nullptr;
+  }
+  return Operand;
 }
 
 bool HloParserImpl::parseInt(int64_t &Out, const char *What) {
@@ -958,8 +1137,11 @@ bool HloParserImpl::parseLayout(Shape &S) {
         break;
     }
   }
+  size_t SuffixStart = 0;
   if (L.consumeIf(':')) {
-    // Tiling, memory space, element size...: skipped up to the closing brace.
+    // Tiling, memory space, element size...: kept as text up to the
+    // closing brace.
+    SuffixStart = L.pos();
     int Depth = 1;
     while (L.pos() < Text.size()) {
       char C = Text[L.pos()];
@@ -971,6 +1153,13 @@ bool HloParserImpl::parseLayout(Shape &S) {
         break;
       L.setPos(L.pos() + 1);
     }
+  }
+  if (SuffixStart) {
+    std::string_view Suffix = Text.substr(SuffixStart, L.pos() - SuffixStart);
+    while (!Suffix.empty() &&
+           std::isspace(static_cast<unsigned char>(Suffix.back())))
+      Suffix.remove_suffix(1);
+    S.LayoutSuffix = std::string(Suffix);
   }
   if (!expect('}'))
     return false;

@@ -220,13 +220,15 @@ std::string Shape::str(bool WithLayout) const {
     Out += std::to_string(Dims[I]);
   }
   Out += ']';
-  if (WithLayout && !MinorToMajor.empty()) {
+  if (WithLayout && (!MinorToMajor.empty() || !LayoutSuffix.empty())) {
     Out += '{';
     for (size_t I = 0; I < MinorToMajor.size(); ++I) {
       if (I)
         Out += ',';
       Out += std::to_string(MinorToMajor[I]);
     }
+    if (!LayoutSuffix.empty())
+      Out += ':' + LayoutSuffix;
     Out += '}';
   }
   return Out;
@@ -234,7 +236,7 @@ std::string Shape::str(bool WithLayout) const {
 
 bool Shape::operator==(const Shape &Other) const {
   return Type == Other.Type && Dims == Other.Dims &&
-         MinorToMajor == Other.MinorToMajor &&
+         MinorToMajor == Other.MinorToMajor && LayoutSuffix == Other.LayoutSuffix &&
          TupleShapes == Other.TupleShapes;
 }
 

@@ -127,6 +127,14 @@ Problem Verifier::unary() {
   // Types that are not compute types (c64, f8...) are opaque here.
   if (isComputeType(T) && !unaryOpSupports(I.opcode(), T))
     return fail("not defined on " + std::string(primitiveTypeName(T)));
+  // abs, real, ... of c64 give f32: a type without value semantics here
+  // only has its dimensions checked.
+  if (!isComputeType(T) || !isComputeType(I.shape().Type)) {
+    if (!I.shape().sameDims(I.operand(0)->shape()))
+      return fail("result shape is " + I.shape().str() + ", expected the "
+                  "dimensions of " + I.operand(0)->shape().str());
+    return std::nullopt;
+  }
   PrimitiveType Out =
       I.opcode() == HloOpcode::IsFinite ? PrimitiveType::Pred : T;
   return resultIs(Shape(Out, I.operand(0)->shape().Dims));
@@ -343,6 +351,10 @@ Problem Verifier::run() {
     if (I.operandCount() < 1)
       return fail("expected an operand");
     const Shape &In = I.operand(0)->shape();
+    if (In.rank() > 1 && I.operandCount() == 2 &&
+        I.operand(1)->shape().rank() == 1)
+      return fail("start indices as one vector (XLA's old form) are not "
+                  "supported; give one scalar index per dimension");
     if (Problem P = needOperands(1 + In.rank()))
       return P;
     if (Problem P = needArrays())
@@ -365,6 +377,10 @@ Problem Verifier::run() {
     if (I.operandCount() < 2)
       return fail("expected an operand and an update");
     const Shape &In = I.operand(0)->shape();
+    if (In.rank() > 1 && I.operandCount() == 3 &&
+        I.operand(2)->shape().rank() == 1)
+      return fail("start indices as one vector (XLA's old form) are not "
+                  "supported; give one scalar index per dimension");
     if (Problem P = needOperands(2 + In.rank()))
       return P;
     if (Problem P = needArrays())

@@ -118,7 +118,8 @@ double unitRoundoff(PrimitiveType T);
 /// The layout is XLA's `minor_to_major` list (`f32[4,8]{1,0}` is row-major);
 /// an empty `MinorToMajor` means "no layout given", which every consumer
 /// treats as the default (row-major) layout. Tiling and memory-space suffixes
-/// (`{1,0:T(8,128)S(1)}`) are accepted by the parser and dropped.
+/// (`{1,0:T(8,128)S(1)}`) are kept as text (LayoutSuffix) and printed back;
+/// no analysis reads them.
 ///
 /// Example: `Shape(PrimitiveType::F32, {4, 8}).str() == "f32[4,8]"`,
 /// `Shape::tuple({Shape(F32, {}), Shape(S32, {2})}).str() == "(f32[],
@@ -128,6 +129,10 @@ struct Shape {
   std::vector<int64_t> Dims;
   /// Minor-to-major dimension order, empty when no layout was given.
   std::vector<int64_t> MinorToMajor;
+  /// The layout's tiling, memory space and other suffixes as written,
+  /// without the `:` (`T(8,128)S(1)`); printed back with the layout, not
+  /// compared by compatible().
+  std::string LayoutSuffix;
   /// Element shapes when Type == Tuple.
   std::vector<Shape> TupleShapes;
 
@@ -668,6 +673,11 @@ public:
   bool literalElided() const { return Elided; }
   /// The value text of a constant kept as written (non-compute types).
   const std::string &literalText() const { return ValueText; }
+  /// The opcode as written when it is one of XLA's async shorthands:
+  /// `fusion-start`, `custom-call-done`, `all-gather-start` ... written for
+  /// async-start/-update/-done wrapping that op (`opcode()` is AsyncStart,
+  /// AsyncUpdate or AsyncDone then); empty otherwise.
+  const std::string &asyncSpelling() const { return AsyncSpelling; }
 
   /// Byte offset of the instruction's name in the module source (for
   /// diagnostics: `parent()->parent()->diagnose(sourceOffset(), ...)`).
@@ -705,6 +715,7 @@ private:
   Literal Value;
   bool Elided = false;
   std::string ValueText;
+  std::string AsyncSpelling;
   std::vector<WindowDim> Window;
   ConvolutionDimensions ConvDims;
   int64_t FeatureGroupCount = 1;
@@ -820,33 +831,37 @@ struct HloLimits {
   static constexpr int64_t MaxConstantBytes = int64_t(1) << 28;
 };
 
-/// Parses HLO text as XLA prints it. Accepts the module header with any
-/// attributes, the `FileNames`/`FunctionNames`/`FileLocations`/`StackFrames`
-/// sections of XLA dumps, computations with or without signatures, `%`
-/// prefixes, operand shapes (`add(f32[4] %a, f32[4] %b)`), layouts with
-/// tiling suffixes, `/*...*/` and `//` comments; skips `metadata`,
-/// `backend_config`, `frontend_attributes`, `sharding` and any attribute it
-/// does not need. Checks operand references, called computations and the
-/// shapes of every op (element types, ranks, dimensions).
+/// Parses HLO text as XLA prints it: every opcode of XLA's list (the ones
+/// after `Call` in HloOpcode are opaque to the interpreter and the emitters
+/// unless docs/CLI.md says otherwise), the module header with any
+/// attributes or no header at all, the `FileNames`/`FunctionNames`/
+/// `FileLocations`/`StackFrames` sections of XLA dumps, computations with or
+/// without signatures, `%` prefixes, operand shapes (`add(f32[4] %a, f32[4]
+/// %b)`), layouts after a space and with tiling suffixes, array constants
+/// written as one scalar, async shorthands (`fusion-start`), `/*...*/` and
+/// `//` comments. Attributes the data model does not type (`metadata`,
+/// `backend_config`, `sharding`, ...) are kept as text. Checks operand
+/// references, called computations and the shapes of every op that has a
+/// shape rule (element types, ranks, dimensions).
 ///
 /// Errors are Diagnostics at the offending token:
 /// \code
 ///   auto M = parseHloModule("HloModule m\nENTRY e {\n  p = f32[4]
 ///   parameter(0)\n"
-///                           "  ROOT d = f32[4] dot(p, p)\n}\n", "m.hlo");
+///                           "  ROOT d = f32[4] dott(p, p)\n}\n", "m.hlo");
 ///   // M.error().str():
-///   // m.hlo:4:19: error: unsupported or unknown opcode 'dot'
-///   //   ROOT d = f32[4] dot(p, p)
+///   // m.hlo:4:19: error: unknown opcode 'dott'
+///   //   ROOT d = f32[4] dott(p, p)
 ///   //                   ^
 /// \endcode
 Expected<std::unique_ptr<HloModule>> parseHloModule(std::string_view Text,
                                                     const std::string &FileName);
 
-/// Prints \p M in a canonical short form: `HloModule name`, then each
+/// Prints \p M in a canonical form: `HloModule name`, then each
 /// computation (`ENTRY` marked) with one instruction per line, no `%`
-/// prefixes, layouts only where the source gave them, and only the
-/// attributes idxmap models, in a fixed order. The output parses back to
-/// the same module and prints identically.
+/// prefixes, layouts only where the source gave them, the typed attributes
+/// in a fixed order, then the attributes kept as text, as written. The
+/// output parses back to the same module and prints identically.
 std::string printHloModule(const HloModule &M);
 
 } // namespace idxmap
