@@ -655,8 +655,9 @@ Expected<Literal> Evaluator::evalBitcast(const HloInstruction &I,
                    "(EvaluateOptions::Widen)");
   int64_t W = byteWidth(In.elementType());
   if (byteWidth(InShape.Type) != byteWidth(OutShape.Type))
-    return diag(I, "bitcast between element types of different widths is "
-                   "not supported by the interpreter");
+    return diag(I, "cannot evaluate '" + I.name() +
+                       "': a bitcast between element types of different "
+                       "widths");
   Literal Out(out(OutShape));
   if (InShape.hasDefaultLayout() && OutShape.hasDefaultLayout()) {
     Out.data() = In.data();
