@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "ContractionOps.h"
 #include "ElementKernels.h"
+#include "InterpretOps.h"
 #include "idxmap/HloInterpreter.h"
 
 #include <algorithm>
@@ -313,7 +314,8 @@ PrimitiveType firstNonComputeType(const Shape &S) {
 
 /// The opcodes eval() has a case for.
 bool canEvaluate(HloOpcode Op) {
-  return Op <= HloOpcode::Call || isContractionEvaluated(Op);
+  return Op <= HloOpcode::Call || isControlOp(Op) ||
+         isMoreElementwiseOp(Op) || isContractionEvaluated(Op);
 }
 
 class Evaluator {
@@ -517,6 +519,18 @@ Expected<Literal> Evaluator::eval(const HloInstruction &I, const Ops &In) {
   case HloOpcode::Fusion:
   case HloOpcode::Call:
     return run(*I.toApply(), In);
+  case HloOpcode::While:
+  case HloOpcode::Conditional:
+  case HloOpcode::OptimizationBarrier:
+    return evalControl(I, In,
+                       {[this](const HloComputation &C, const Ops &A) {
+                          return run(C, A);
+                        },
+                        &Work, Opts.MaxWork});
+  case HloOpcode::Erf:
+  case HloOpcode::ReducePrecision:
+  case HloOpcode::BitcastConvert:
+    return evalMoreElementwise(I, In, Opts);
   case HloOpcode::Dot:
   case HloOpcode::Convolution:
   case HloOpcode::ReduceWindow:

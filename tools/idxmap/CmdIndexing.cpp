@@ -19,10 +19,12 @@ static const Command IndexingCommand = {
     "indexing", "print the indexing maps of an HLO instruction",
     "Prints the indexing maps of one instruction of an HLO module: one block\n"
     "per operand, `operand id = N` followed by its maps (or `unknown\n"
-    "indexing`). Without --instruction, the root of the first fusion's\n"
-    "computation (the module's first fusion instruction) is used, else the\n"
-    "ENTRY root. With --fusion-root, the maps go from the fusion's output to\n"
-    "every parameter of the fused computation (composed through it).\n"
+    "indexing`). Without --instruction, the ENTRY computation's ROOT is\n"
+    "analyzed (as XLA's indexing tests do); with --first-fusion, the root of\n"
+    "the module's first fusion's computation (the default before issue 15).\n"
+    "With --fusion-root, the maps go from the fusion's output to every\n"
+    "parameter of the fused computation (composed through it): the fusion is\n"
+    "--instruction NAME, the ENTRY root, or with --first-fusion the first.\n"
     "--direction=input-to-output gives, for --operand K, the maps from that\n"
     "operand's index to the output index.",
     runIndexing};
@@ -40,7 +42,7 @@ static const HloInstruction *findAnywhere(const HloModule &M,
 static int runIndexing(int Argc, char **Argv) {
   std::string File = "-", Instr, Direction = "output-to-input", OperandText,
               OutputText = "0";
-  bool FusionRoot = false;
+  bool FusionRoot = false, FirstFusion = false;
   OutputOptions Out;
   ArgParser P(IndexingCommand);
   P.positional("FILE", &File, "HLO module, or - for stdin", true);
@@ -53,6 +55,8 @@ static int runIndexing(int Argc, char **Argv) {
            "output id of a multi-output instruction (default 0)");
   P.flag("--fusion-root", &FusionRoot,
          "maps from the fusion's output to each fused parameter");
+  P.flag("--first-fusion", &FirstFusion,
+         "analyze the root of the first fusion's computation");
   Out.addTo(P, /*AllowFormat=*/false);
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
@@ -71,6 +75,8 @@ static int runIndexing(int Argc, char **Argv) {
     return P.usageError("--operand needs a non-negative integer");
   if (!ToInt(OutputText, OutputId))
     return P.usageError("--output-id needs a non-negative integer");
+  if (FirstFusion && !Instr.empty())
+    return P.usageError("--first-fusion and --instruction exclude each other");
   if (Direction == "input-to-output" && Operand < 0)
     return P.usageError("--direction=input-to-output needs --operand K");
 
@@ -92,9 +98,15 @@ static int runIndexing(int Argc, char **Argv) {
       printError(displayName(File), "no instruction named '" + Instr + "'");
       return ExitRejected;
     }
-  } else {
+  } else if (FirstFusion) {
     std::vector<const HloInstruction *> Fusions = Mod.fusions();
-    I = Fusions.empty() ? Mod.entry()->root() : Fusions.front();
+    if (Fusions.empty()) {
+      printError(displayName(File), "--first-fusion: the module has no fusion");
+      return ExitRejected;
+    }
+    I = Fusions.front();
+  } else {
+    I = Mod.entry()->root();
   }
   // Requests the instruction cannot satisfy are diagnosed at it.
   auto Reject = [&](const std::string &Message) {
@@ -104,7 +116,7 @@ static int runIndexing(int Argc, char **Argv) {
   if (FusionRoot && I->opcode() != HloOpcode::Fusion)
     return Reject("--fusion-root needs a fusion instruction, '" + I->name() +
                   "' is " + std::string(opcodeName(I->opcode())));
-  if (!FusionRoot && I->opcode() == HloOpcode::Fusion && Instr.empty())
+  if (!FusionRoot && FirstFusion)
     I = I->fusedComputation()->root();
   auto Count = [](int64_t N, const char *What) {
     return std::to_string(N) + " " + What + (N == 1 ? "" : "s");
