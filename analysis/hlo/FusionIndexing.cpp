@@ -36,6 +36,15 @@ OperandMap composeOperandMaps(const OperandMap &First,
   }
   R.Bindings.insert(R.Bindings.end(), First.Bindings.begin(),
                     First.Bindings.end());
+  // A replica id map (XLA's): First's stays; Second's is re-rooted at
+  // First's dims; two collectives in a chain are not modeled.
+  if (!First.ReplicaId.isUndefined() && !Second.ReplicaId.isUndefined())
+    return OperandMap{};
+  R.ReplicaId = First.ReplicaId;
+  if (!Second.ReplicaId.isUndefined()) {
+    R.ReplicaId = compose(First.Map, Second.ReplicaId);
+    simplify(R.ReplicaId);
+  }
   simplify(R.Map);
   unsigned NumRange = R.Map.numRangeVars();
   std::vector<bool> Removed = R.Map.removeUnusedSymbols();

@@ -7,6 +7,7 @@
 #include "HloVerifier.h"
 #include "ContractionOps.h"
 #include "ElementKernels.h"
+#include "IndexedOps.h"
 
 #include <algorithm>
 
@@ -593,6 +594,12 @@ Problem Verifier::run() {
                   "' returns " + C->root()->shape().str());
     return std::nullopt;
   }
+
+  case HloOpcode::Gather:
+  case HloOpcode::Scatter:
+  case HloOpcode::Sort:
+  case HloOpcode::AllGather:
+    return verifyIndexedOp(I, Attrs);
 
   case HloOpcode::Dot:
     return verifyDot(I, Attrs);

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "ContractionOps.h"
 #include "ElementKernels.h"
+#include "IndexedOps.h"
 #include "InterpretOps.h"
 #include "idxmap/HloInterpreter.h"
 
@@ -315,7 +316,8 @@ PrimitiveType firstNonComputeType(const Shape &S) {
 /// The opcodes eval() has a case for.
 bool canEvaluate(HloOpcode Op) {
   return Op <= HloOpcode::Call || isControlOp(Op) ||
-         isMoreElementwiseOp(Op) || isContractionEvaluated(Op);
+         isMoreElementwiseOp(Op) || isContractionEvaluated(Op) ||
+         hlo::canEvaluateIndexedOp(Op);
 }
 
 class Evaluator {
@@ -519,6 +521,19 @@ Expected<Literal> Evaluator::eval(const HloInstruction &I, const Ops &In) {
   case HloOpcode::Fusion:
   case HloOpcode::Call:
     return run(*I.toApply(), In);
+  case HloOpcode::Gather:
+  case HloOpcode::Scatter:
+  case HloOpcode::Sort:
+  case HloOpcode::AllGather:
+  case HloOpcode::AllReduce:
+  case HloOpcode::ReduceScatter:
+  case HloOpcode::AllToAll:
+  case HloOpcode::CollectivePermute:
+  case HloOpcode::ReplicaId:
+  case HloOpcode::PartitionId:
+    return hlo::evalIndexedOp(
+        I, In, out(I.shape()),
+        [this](const HloComputation &C, const Ops &A) { return run(C, A); });
   case HloOpcode::While:
   case HloOpcode::Conditional:
   case HloOpcode::OptimizationBarrier:

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ContractionOps.h"
+#include "IndexedOps.h"
 
 #include "idxmap/Compose.h"
 #include "idxmap/Delinearize.h"
@@ -21,7 +22,8 @@
 namespace idxmap {
 
 bool OperandMap::operator==(const OperandMap &O) const {
-  if (!(Map == O.Map) || Bindings.size() != O.Bindings.size())
+  if (!(Map == O.Map) || Bindings.size() != O.Bindings.size() ||
+      !(ReplicaId == O.ReplicaId))
     return false;
   for (size_t I = 0; I < Bindings.size(); ++I)
     if (Bindings[I].Source != O.Bindings[I].Source ||
@@ -42,14 +44,16 @@ std::string InstructionIndexing::str(int64_t OnlyOperand) const {
         continue;
       }
       Out += printMap(OM.Map) + "\n";
-      if (OM.Bindings.empty())
-        continue;
-      Out += "runtime variables:\n";
+      if (!OM.Bindings.empty())
+        Out += "runtime variables:\n";
       for (size_t R = 0; R < OM.Bindings.size(); ++R)
         Out += "  rt" + std::to_string(R) + ": " +
-               (OM.Bindings[R].Source ? OM.Bindings[R].Source->name()
-                                      : std::string("?")) +
+               (OM.Bindings[R].Source
+                    ? hlo::runtimeSourceName(*OM.Bindings[R].Source)
+                    : std::string("?")) +
                "; " + printMap(OM.Bindings[R].Map) + "\n";
+      if (!OM.ReplicaId.isUndefined())
+        Out += "replica id:\n  " + printMap(OM.ReplicaId) + "\n";
     }
   }
   return Out;
@@ -306,58 +310,6 @@ InstructionIndexing reduce(Context &Ctx, const HloInstruction &I,
   return R;
 }
 
-/// Runtime variables rt_i in [0, Limit_i], bound to operands
-/// `FirstOffsetOperand + i` read as scalars.
-std::vector<RuntimeBinding> offsetBindings(Context &Ctx,
-                                           const HloInstruction &I,
-                                           int64_t FirstOffsetOperand) {
-  std::vector<RuntimeBinding> B;
-  for (int64_t D = 0; D < I.shape().rank(); ++D)
-    B.push_back({I.operand(FirstOffsetOperand + D),
-                 scalarMap(Ctx, I.shape()).Map});
-  return B;
-}
-
-InstructionIndexing dynamicSlice(Context &Ctx, const HloInstruction &I) {
-  const Shape &In = I.operand(0)->shape();
-  const Shape &Out = I.shape();
-  std::vector<Variable> Rt;
-  std::vector<Expr> Res;
-  for (int64_t D = 0; D < Out.rank(); ++D) {
-    Rt.push_back({"", {0, In.Dims[D] - Out.Dims[D]}});
-    Res.push_back(Ctx.dim(D) + Ctx.symbol(D));
-  }
-  InstructionIndexing R;
-  R.Operands.push_back({finish(IndexingMap(Ctx, dimVars(Out), {}, Rt, Res),
-                               false, offsetBindings(Ctx, I, 1))});
-  for (int64_t K = 1; K < I.operandCount(); ++K)
-    R.Operands.push_back({scalarMap(Ctx, Out)});
-  return R;
-}
-
-InstructionIndexing dynamicUpdateSlice(Context &Ctx, const HloInstruction &I) {
-  const Shape &Out = I.shape();
-  const Shape &Upd = I.operand(1)->shape();
-  std::vector<Variable> Rt;
-  std::vector<Expr> Res;
-  std::vector<Constraint> Cs;
-  for (int64_t D = 0; D < Out.rank(); ++D) {
-    Rt.push_back({"", {0, Out.Dims[D] - Upd.Dims[D]}});
-    Expr E = Ctx.dim(D) - Ctx.symbol(D);
-    Res.push_back(E);
-    // Only output elements inside the update window read the update.
-    Cs.push_back({E, {0, Upd.Dims[D] - 1}});
-  }
-  InstructionIndexing R;
-  R.Operands.push_back({identityMap(Ctx, Out)});
-  R.Operands.push_back(
-      {finish(IndexingMap(Ctx, dimVars(Out), {}, Rt, Res, Cs), false,
-              offsetBindings(Ctx, I, 2))});
-  for (int64_t K = 2; K < I.operandCount(); ++K)
-    R.Operands.push_back({scalarMap(Ctx, Out)});
-  return R;
-}
-
 InstructionIndexing tuple(Context &Ctx, const HloInstruction &I,
                           int64_t OutputId) {
   InstructionIndexing R;
@@ -427,9 +379,14 @@ InstructionIndexing computeOutputToInputIndexing(Context &Ctx,
   case HloOpcode::Reduce:
     return reduce(Ctx, I, OutputId);
   case HloOpcode::DynamicSlice:
-    return dynamicSlice(Ctx, I);
   case HloOpcode::DynamicUpdateSlice:
-    return dynamicUpdateSlice(Ctx, I);
+  case HloOpcode::Gather:
+  case HloOpcode::Scatter:
+  case HloOpcode::Sort:
+  case HloOpcode::AllGather:
+  case HloOpcode::AllReduce:
+  case HloOpcode::CollectivePermute:
+    return hlo::indexedOutputToInput(Ctx, I, OutputId);
   case HloOpcode::Tuple:
     return tuple(Ctx, I, OutputId);
   case HloOpcode::GetTupleElement:
@@ -583,6 +540,11 @@ InstructionIndexing computeInputToOutputIndexing(Context &Ctx,
     }
     return One(finish(IndexingMap(Ctx, dimVars(In), {}, {}, Res, Cs)));
   }
+  case HloOpcode::Sort:
+  case HloOpcode::AllGather:
+  case HloOpcode::AllReduce:
+  case HloOpcode::CollectivePermute:
+    return hlo::indexedInputToOutput(Ctx, I, InputId);
   default:
     // map, erf, acos, complex, ...: the identity (none for dot,
     // convolution and reduce-window, as in XLA).

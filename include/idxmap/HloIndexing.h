@@ -32,6 +32,10 @@ struct RuntimeBinding {
 struct OperandMap {
   IndexingMap Map;
   std::vector<RuntimeBinding> Bindings;
+  /// For a collective (all-gather), the replica whose operand is read:
+  /// `(d...) -> (replica position)`, as XLA's OperandIndexing keeps it;
+  /// UNDEFINED for every other op.
+  IndexingMap ReplicaId;
 
   bool operator==(const OperandMap &O) const;
 };
@@ -53,7 +57,9 @@ struct InstructionIndexing {
 
   /// XLA's format: one block per operand, `operand id = N` then each map on
   /// its own line (or `unknown indexing`), runtime variables listed as
-  /// `rtK: NAME; MAP` under the map. \p OnlyOperand >= 0 prints that block
+  /// `rtK: SOURCE; MAP` under the map (SOURCE as XLA prints it:
+  /// `parameter(N)`, `constant(V)` or the instruction's name), then a
+  /// collective's `replica id:` map. \p OnlyOperand >= 0 prints that block
   /// alone (with its own id).
   std::string str(int64_t OnlyOperand = -1) const;
 };

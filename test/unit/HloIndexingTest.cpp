@@ -147,8 +147,8 @@ const Case Cases[] = {
      R"(operand id = 0 (d0, d1){rt0, rt1} -> (d0 + rt0, d1 + rt1),
           domain: d0 in [0, 1], d1 in [0, 2], rt0 in [0, 6], rt1 in [0, 3]
         runtime variables:
-          rt0: i; (d0, d1) -> (), domain: d0 in [0, 1], d1 in [0, 2]
-          rt1: j; (d0, d1) -> (), domain: d0 in [0, 1], d1 in [0, 2]
+          rt0: parameter(1); (d0, d1) -> (), domain: d0 in [0, 1], d1 in [0, 2]
+          rt1: parameter(2); (d0, d1) -> (), domain: d0 in [0, 1], d1 in [0, 2]
         operand id = 1 (d0, d1) -> (), domain: d0 in [0, 1], d1 in [0, 2]
         operand id = 2 (d0, d1) -> (), domain: d0 in [0, 1], d1 in [0, 2])",
      {0, 1, 2}},
@@ -161,7 +161,7 @@ const Case Cases[] = {
         operand id = 1 (d0){rt0} -> (d0 - rt0),
           domain: d0 in [0, 5], rt0 in [0, 4], d0 - rt0 in [0, 1]
         runtime variables:
-          rt0: i; (d0) -> (), domain: d0 in [0, 5]
+          rt0: parameter(2); (d0) -> (), domain: d0 in [0, 5]
         operand id = 2 (d0) -> (), domain: d0 in [0, 5])",
      {0, 1, 2}},
 };
