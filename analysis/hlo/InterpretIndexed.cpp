@@ -301,6 +301,18 @@ Expected<Literal> foldCopies(const HloInstruction &I, const Literal &In,
   return Out;
 }
 
+/// \p C takes two scalars of type \p T and returns one.
+bool isScalarReducer(const HloComputation *C, PrimitiveType T) {
+  if (!C || C->parameterCount() != 2)
+    return false;
+  for (int64_t K = 0; K < 2; ++K)
+    if (!C->parameter(K)->shape().isScalar() ||
+        C->parameter(K)->shape().Type != T)
+      return false;
+  const Shape &R = C->root()->shape();
+  return R.isScalar() && R.Type == T;
+}
+
 /// True if `source_target_pairs` sends something to replica 0.
 bool someoneSendsToZero(const HloInstruction &I) {
   std::optional<std::string_view> T = I.attribute("source_target_pairs");
@@ -335,15 +347,24 @@ Expected<Literal> evalCollective(const HloInstruction &I,
     int64_t D = I.dimensions().empty() ? -1 : I.dimensions()[0];
     bool DimOk = D >= 0 && D < InS.rank() && S.rank() == InS.rank();
     bool Reduces = Op == HloOpcode::AllReduce || Op == HloOpcode::ReduceScatter;
-    if (Reduces && (!I.toApply() || I.toApply()->parameterCount() != 2))
+    PrimitiveType T = I.operand(int64_t(K))->shape().Type;
+    if (Reduces && !isScalarReducer(I.toApply(), T))
       return diag(I, "cannot evaluate '" + I.name() + "': to_apply must "
-                     "take two scalars");
+                     "take two " + std::string(primitiveTypeName(T)) +
+                     " scalars and return one");
     if (Op == HloOpcode::AllGather || Op == HloOpcode::AllToAll) {
-      int64_t Chunk = InS.Dims[size_t(D)];
-      if (Op == HloOpcode::AllToAll && DimOk)
-        Chunk /= std::max<int64_t>(replicaGroupSize(I).value_or(1), 1);
+      // All-to-all without dimensions (the tuple form) is not modeled.
       if (!DimOk)
         return diag(I, "cannot evaluate '" + I.name() + "': dimensions");
+      int64_t Chunk = InS.Dims[size_t(D)];
+      if (Op == HloOpcode::AllToAll) {
+        int64_t G = std::max<int64_t>(replicaGroupSize(I).value_or(1), 1);
+        if (!S.sameDims(InS) || Chunk % G)
+          return diag(I, "cannot evaluate '" + I.name() + "': " +
+                             InS.str() + " does not split into " +
+                             std::to_string(G) + " chunks of " + S.str());
+        Chunk /= G;
+      }
       Res.push_back(tileAlong(*In[K], S, D, Chunk));
       continue;
     }
@@ -355,8 +376,13 @@ Expected<Literal> evalCollective(const HloInstruction &I,
     }
     int64_t Copies = replicaGroupSize(I).value_or(1);
     if (Op == HloOpcode::ReduceScatter) {
-      if (!DimOk || S.Dims[size_t(D)] == 0)
-        return diag(I, "cannot evaluate '" + I.name() + "': dimensions");
+      bool Ok = DimOk && S.Dims[size_t(D)] > 0 &&
+                InS.Dims[size_t(D)] % S.Dims[size_t(D)] == 0;
+      for (int64_t E = 0; Ok && E < InS.rank(); ++E)
+        Ok = E == D || S.Dims[size_t(E)] == InS.Dims[size_t(E)];
+      if (!Ok)
+        return diag(I, "cannot evaluate '" + I.name() + "': " + S.str() +
+                           " is not a shard of " + InS.str());
       Copies = InS.Dims[size_t(D)] / S.Dims[size_t(D)];
     } else if (!S.sameDims(InS)) {
       return diag(I, "cannot evaluate '" + I.name() + "': result shape");
