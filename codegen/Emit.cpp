@@ -9,11 +9,14 @@
 #include "idxmap/Fusion.h"
 
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <unordered_map>
 
 namespace idxmap {
@@ -115,12 +118,13 @@ deepestNesting(const HloComputation &C) {
   return Deepest;
 }
 
-/// What no emitter takes, at the instruction: a tuple-shaped parameter
-/// (kernels take array buffers; its loads had no element type), a reduce
-/// over zero elements (the column reduction divided by zero rows; loops
-/// over the reduced elements run at least once), a call or nested fusion
-/// (the fused element emitter has no case for them: it built a value of
-/// no type).
+/// What no emitter takes, at the instruction: what the analysis does not
+/// model either (findUnmodeledInstruction: an op after Call, a non-compute
+/// type, no outputs), a tuple-shaped parameter (kernels take array
+/// buffers; its loads had no element type), a reduce over zero elements
+/// (the column reduction divided by zero rows; loops over the reduced
+/// elements run at least once), a call or nested fusion (the fused element
+/// emitter has no case for them: it built a value of no type).
 static std::optional<Diagnostic>
 unsupportedInstruction(const HloModule &M, const HloInstruction &F) {
   const HloComputation &C = *F.fusedComputation();
@@ -130,18 +134,10 @@ unsupportedInstruction(const HloModule &M, const HloInstruction &F) {
                         "fusion '" + F.name() + "': parameter '" + P->name() +
                             "' is not an array; kernels take array "
                             "parameters only");
+  if (auto U = findUnmodeledInstruction(C))
+    return M.diagnose(U->Instruction->sourceOffset(),
+                      "fusion '" + F.name() + "': " + U->Reason);
   for (const HloInstruction *I : C.instructions()) {
-    if (!hasOnlyComputeTypes(I->shape()))
-      return M.diagnose(I->sourceOffset(),
-                        "fusion '" + F.name() + "': '" + I->name() +
-                            "' has type " + I->shape().str() +
-                            "; the emitters take pred, integer and "
-                            "f16/bf16/f32/f64 values only");
-    if (I->opcode() > HloOpcode::Call)
-      return M.diagnose(I->sourceOffset(),
-                        "fusion '" + F.name() + "': no emitter computes " +
-                            std::string(opcodeName(I->opcode())) + " '" +
-                            I->name() + "'");
     if (I->opcode() == HloOpcode::Call || I->opcode() == HloOpcode::Fusion)
       return M.diagnose(I->sourceOffset(),
                         "fusion '" + F.name() +
@@ -149,12 +145,177 @@ unsupportedInstruction(const HloModule &M, const HloInstruction &F) {
                             " '" + I->name() +
                             "' calls a computation; the emitters do not take "
                             "nested computations");
+    // The fused element emitter reads a bitcast's operand as its value
+    // (a layout change); reinterpreting the bits of another element type
+    // (u32 to f32 in JAX's random numbers) would take a conversion there.
+    if (I->opcode() == HloOpcode::Bitcast &&
+        I->shape().Type != I->operand(0)->shape().Type)
+      return M.diagnose(
+          I->sourceOffset(),
+          "fusion '" + F.name() + "': bitcast '" + I->name() +
+              "' changes the element type (" +
+              std::string(primitiveTypeName(I->operand(0)->shape().Type)) +
+              " to " + std::string(primitiveTypeName(I->shape().Type)) +
+              "); the emitters do not reinterpret bits");
     if (I->opcode() == HloOpcode::Reduce &&
         I->operand(0)->shape().numElements() == 0)
       return M.diagnose(I->sourceOffset(),
                         "fusion '" + F.name() + "': reduce '" + I->name() +
                             "' has no elements to reduce; the emitters do "
                             "not take empty reductions");
+  }
+  return std::nullopt;
+}
+
+/// The checks before any analysis of fusion \p F: the analysis and the IR
+/// grow with the parameters and instructions, and a launch could not pass
+/// the parameters anyway.
+static std::optional<Diagnostic> checkFusion(const HloModule &M,
+                                             const HloInstruction &F,
+                                             const EmitOptions &O,
+                                             const DeviceModel &Device) {
+  if (int64_t Bytes = kernelParamBytes(F); Bytes > Device.MaxKernelParamBytes)
+    return M.diagnose(
+        F.sourceOffset(),
+        "fusion '" + F.name() + "' needs " + std::to_string(Bytes) +
+            " bytes of kernel parameters (8 per parameter, output and "
+            "workspace), over the " +
+            Device.Name + " limit of " +
+            std::to_string(Device.MaxKernelParamBytes) + " bytes (" +
+            std::to_string(Device.MaxKernelParamBytes / 8 - 1) +
+            " parameters and outputs)");
+  if (int64_t N = F.fusedComputation()->instructionCount();
+      O.MaxFusionInstructions > 0 && N > O.MaxFusionInstructions)
+    return M.diagnose(F.sourceOffset(),
+                      "fusion '" + F.name() + "' has " + std::to_string(N) +
+                          " instructions, over the emission budget of " +
+                          std::to_string(O.MaxFusionInstructions) +
+                          " (EmitOptions::MaxFusionInstructions, "
+                          "--max-fusion-instructions)");
+  if (auto Why = unsupportedInstruction(M, F))
+    return Why;
+  if (auto [I, Depth] = deepestNesting(*F.fusedComputation());
+      Depth > MaxBranchNesting)
+    return M.diagnose(
+        I->sourceOffset(),
+        "fusion '" + F.name() + "': '" + I->name() + "' is nested " +
+            std::to_string(Depth) +
+            " pads, concatenates, dynamic slices or reduces deep, over "
+            "the emitter's limit of " +
+            std::to_string(MaxBranchNesting));
+  return std::nullopt;
+}
+
+/// Checks fusion \p F and runs its emitter into \p Mod.
+static Expected<KernelInfo> emitFusion(llvm::Module &Mod, const HloModule &M,
+                                       const HloInstruction &F,
+                                       const EmitOptions &O,
+                                       const codegen::MathOptions &Math) {
+  if (auto Why = checkFusion(M, F, O, Math.Device))
+    return *Why;
+  FusionAnalysis A = analyzeFusion(F);
+  Expected<KernelInfo> K = Diagnostic{};
+  switch (A.Kind) {
+  case EmitterKind::Loop:
+    K = codegen::emitLoopKernel(Mod, F, A, Math);
+    break;
+  case EmitterKind::RowReduction:
+  case EmitterKind::MultiRowReduction:
+  case EmitterKind::FullReduction:
+  case EmitterKind::ColumnReduction:
+    K = codegen::emitReductionKernel(Mod, F, A, Math);
+    break;
+  case EmitterKind::Transpose:
+    K = codegen::emitTransposeKernel(Mod, F, A, Math);
+    break;
+  default:
+    return M.diagnose(F.sourceOffset(),
+                      "fusion '" + F.name() + "' needs the " +
+                          std::string(emitterKindName(A.Kind)) +
+                          " emitter, which is not implemented yet");
+  }
+  if (!K)
+    return K.error();
+  // Emitters check their grid as they size it; shared arrays added later
+  // are checked here.
+  if (auto Why =
+          checkLaunch(Math.Device, {K->Grid[0], K->Grid[1], K->Grid[2]},
+                      {K->Block[0], K->Block[1], K->Block[2]}, K->SharedBytes))
+    return M.diagnose(
+        F.sourceOffset(),
+        "fusion '" + F.name() +
+            "': the kernel's launch does not fit the device: " + *Why);
+  return K;
+}
+
+/// Removes what a failed emitter left in \p Mod: the functions and globals
+/// (shared arrays) not named in \p Functions and \p Globals.
+static void eraseAddedSince(llvm::Module &Mod,
+                            const std::set<std::string> &Functions,
+                            const std::set<std::string> &Globals) {
+  std::vector<llvm::Function *> DeadF;
+  for (llvm::Function &Fn : Mod.functions())
+    if (!Functions.count(Fn.getName().str()))
+      DeadF.push_back(&Fn);
+  std::vector<llvm::GlobalVariable *> DeadG;
+  for (llvm::GlobalVariable &G : Mod.globals())
+    if (!Globals.count(G.getName().str()))
+      DeadG.push_back(&G);
+  // Launch bounds name the kernel in `!nvvm.annotations`; a deleted
+  // function would leave them pointing at nothing.
+  if (llvm::NamedMDNode *A = Mod.getNamedMetadata("nvvm.annotations")) {
+    std::set<const llvm::Value *> Dead(DeadF.begin(), DeadF.end());
+    std::vector<llvm::MDNode *> Kept;
+    for (llvm::MDNode *Node : A->operands()) {
+      auto *Subject = Node->getNumOperands() == 0
+                          ? nullptr
+                          : llvm::dyn_cast_or_null<llvm::ValueAsMetadata>(
+                                Node->getOperand(0).get());
+      if (!Subject || !Dead.count(Subject->getValue()))
+        Kept.push_back(Node);
+    }
+    A->clearOperands();
+    for (llvm::MDNode *Node : Kept)
+      A->addOperand(Node);
+  }
+  // Bodies first: a new function may call another new one.
+  for (llvm::Function *Fn : DeadF)
+    Fn->deleteBody();
+  for (llvm::Function *Fn : DeadF)
+    if (Fn->use_empty())
+      Fn->eraseFromParent();
+  for (llvm::GlobalVariable *G : DeadG)
+    if (G->use_empty())
+      G->eraseFromParent();
+}
+
+/// The names of \p Mod's functions and globals.
+static std::pair<std::set<std::string>, std::set<std::string>>
+moduleSymbols(const llvm::Module &Mod) {
+  std::set<std::string> Functions, Globals;
+  for (const llvm::Function &Fn : Mod.functions())
+    Functions.insert(Fn.getName().str());
+  for (const llvm::GlobalVariable &G : Mod.globals())
+    Globals.insert(G.getName().str());
+  return {std::move(Functions), std::move(Globals)};
+}
+
+/// The verifier's first complaint about the functions of \p Mod not named
+/// in \p Functions (one fusion's kernel), or nullopt. emitPtx verifies the
+/// whole module too; checking each kernel as it is built lets a whole
+/// module leave out the one fusion an emitter got wrong.
+static std::optional<std::string>
+invalidIr(const llvm::Module &Mod, const std::set<std::string> &Functions) {
+  for (const llvm::Function &Fn : Mod.functions()) {
+    if (Fn.isDeclaration() || Functions.count(Fn.getName().str()))
+      continue;
+    std::string Text;
+    llvm::raw_string_ostream OS(Text);
+    if (!llvm::verifyFunction(Fn, &OS))
+      continue;
+    OS.flush();
+    std::string First = Text.substr(0, Text.find('\n'));
+    return "the emitter built invalid LLVM IR (an idxmap bug): " + First;
   }
   return std::nullopt;
 }
@@ -181,75 +342,25 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
   Math.Device = O.Device ? *O.Device : defaultDeviceModel(O.Target.Gpu);
   EmitResult R;
   bool Found = false;
-  for (const HloInstruction *F : M.fusions()) {
+  // A requested fusion that fails is an error, not a skip.
+  bool Skip = O.SkipUnsupported && O.OnlyFusion.empty();
+  for (const HloInstruction *F : kernelFusions(M)) {
     if (!O.OnlyFusion.empty() && F->name() != O.OnlyFusion)
       continue;
     Found = true;
-    // Before any analysis: the analysis and the IR grow with the
-    // parameters, and a launch could not pass them anyway.
-    if (int64_t Bytes = kernelParamBytes(*F);
-        Bytes > Math.Device.MaxKernelParamBytes)
-      return M.diagnose(
-          F->sourceOffset(),
-          "fusion '" + F->name() + "' needs " + std::to_string(Bytes) +
-              " bytes of kernel parameters (8 per parameter, output and "
-              "workspace), over the " +
-              Math.Device.Name + " limit of " +
-              std::to_string(Math.Device.MaxKernelParamBytes) + " bytes (" +
-              std::to_string(Math.Device.MaxKernelParamBytes / 8 - 1) +
-              " parameters and outputs)");
-    if (int64_t N = F->fusedComputation()->instructionCount();
-        O.MaxFusionInstructions > 0 && N > O.MaxFusionInstructions)
-      return M.diagnose(F->sourceOffset(),
-                        "fusion '" + F->name() + "' has " + std::to_string(N) +
-                            " instructions, over the emission budget of " +
-                            std::to_string(O.MaxFusionInstructions) +
-                            " (EmitOptions::MaxFusionInstructions, "
-                            "--max-fusion-instructions)");
-    if (auto Why = unsupportedInstruction(M, *F))
-      return *Why;
-    if (auto [I, Depth] = deepestNesting(*F->fusedComputation());
-        Depth > MaxBranchNesting)
-      return M.diagnose(
-          I->sourceOffset(),
-          "fusion '" + F->name() + "': '" + I->name() + "' is nested " +
-              std::to_string(Depth) +
-              " pads, concatenates, dynamic slices or reduces deep, over "
-              "the emitter's limit of " +
-              std::to_string(MaxBranchNesting));
-    FusionAnalysis A = analyzeFusion(*F);
-    Expected<KernelInfo> K = Diagnostic{};
-    switch (A.Kind) {
-    case EmitterKind::Loop:
-      K = codegen::emitLoopKernel(Mod, *F, A, Math);
-      break;
-    case EmitterKind::RowReduction:
-    case EmitterKind::MultiRowReduction:
-    case EmitterKind::FullReduction:
-    case EmitterKind::ColumnReduction:
-      K = codegen::emitReductionKernel(Mod, *F, A, Math);
-      break;
-    case EmitterKind::Transpose:
-      K = codegen::emitTransposeKernel(Mod, *F, A, Math);
-      break;
-    default:
-      return M.diagnose(F->sourceOffset(),
-                        "fusion '" + F->name() + "' needs the " +
-                            std::string(emitterKindName(A.Kind)) +
-                            " emitter, which is not implemented yet");
+    auto Before = Skip ? moduleSymbols(Mod) : decltype(moduleSymbols(Mod))();
+    Expected<KernelInfo> K = emitFusion(Mod, M, *F, O, Math);
+    if (K && Skip)
+      if (auto Why = invalidIr(Mod, Before.first))
+        K = M.diagnose(F->sourceOffset(),
+                       "fusion '" + F->name() + "': " + *Why);
+    if (!K) {
+      if (!Skip)
+        return K.error();
+      eraseAddedSince(Mod, Before.first, Before.second);
+      R.Skipped.push_back({F, K.error()});
+      continue;
     }
-    if (!K)
-      return K.error();
-    // Emitters check their grid as they size it; shared arrays added
-    // later are checked here.
-    if (auto Why = checkLaunch(
-            Math.Device, {K->Grid[0], K->Grid[1], K->Grid[2]},
-            {K->Block[0], K->Block[1], K->Block[2]}, K->SharedBytes))
-      return M.diagnose(F->sourceOffset(),
-                        "fusion '" + F->name() +
-                            "': the kernel's launch does not fit the "
-                            "device: " +
-                            *Why);
     R.Kernels.push_back(std::move(*K));
   }
   if (!Found) {
@@ -260,7 +371,7 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
     return D;
   }
   auto T1 = Clock::now();
-  if (O.KernelsOnly) {
+  if (O.KernelsOnly || R.Kernels.empty()) {
     R.PhaseMs = {{"analysis+IR", Ms(T0, T1)}};
     return R;
   }

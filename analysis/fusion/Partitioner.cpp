@@ -200,7 +200,8 @@ void Partitioner::newRoot(const HloInstruction *I, std::string Reason) {
   P.Subgraphs.push_back(std::move(S));
   State &St = States[I];
   St.Subgraph = Id;
-  St.Map = {IndexingMap::identity(Ctx, valueDims(I)), {}};
+  St.Map = OperandMap{};
+  St.Map.Map = IndexingMap::identity(Ctx, valueDims(I));
   P.Reasons[I] = std::move(Reason);
 }
 
@@ -219,6 +220,11 @@ std::string Partitioner::decide(const HloInstruction *I, int &Target,
       Users.push_back(U);
   if (Users.empty())
     return IsOutput ? "computation root" : "no users";
+  // The ops after Call (dot, custom-call, while, collectives ...) are
+  // opaque to the emitters: a kernel of their own, never computed inside
+  // the subgraph of their users, whatever their indexing.
+  if (I->opcode() > HloOpcode::Call)
+    return "opaque op";
 
   std::set<int> UserSubgraphs;
   for (const HloInstruction *U : Users) {

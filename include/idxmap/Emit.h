@@ -47,6 +47,22 @@ struct EmitOptions {
   /// instructions (4 elements per thread) takes 0.8 s CPU, 50,000 take
   /// 2.8 s (RelWithDebInfo, 2-core CI VM). 0: no limit.
   int64_t MaxFusionInstructions = 25000;
+  /// Emit what can be emitted (a whole optimized module: fusions beside
+  /// gemm custom-calls, loops and collectives, which are left alone): a
+  /// fusion that fails for its own reasons (an op or type no emitter
+  /// computes, a limit, an emitter's refusal) is left out of the PTX and
+  /// recorded in EmitResult::Skipped with its diagnostic, instead of
+  /// failing the module. Module-level failures (options, the back end)
+  /// still fail. With OnlyFusion set, that fusion failing is an error.
+  bool SkipUnsupported = false;
+};
+
+/// A fusion emitModule left out (EmitOptions::SkipUnsupported).
+struct SkippedFusion {
+  const HloInstruction *Fusion = nullptr;
+  /// The error it would have been, at the instruction concerned; its
+  /// message names the fusion (`fusion 'f': no emitter computes dot 'd'`).
+  Diagnostic Why;
 };
 
 /// One tuning knob: its name and the values it accepts, [Lo, Hi]; with
@@ -80,6 +96,10 @@ struct EmitResult {
   std::string Ptx;
   std::string LlvmIr;
   std::vector<KernelInfo> Kernels;
+  /// With EmitOptions::SkipUnsupported: the fusions left out, in module
+  /// order. When every fusion is left out, Kernels is empty and no PTX is
+  /// built.
+  std::vector<SkippedFusion> Skipped;
   /// Wall time of each phase in milliseconds: "analysis+IR" (fusion
   /// analysis and IR building) and "opt+PTX" (optimization and the NVPTX
   /// back end; absent with KernelsOnly).

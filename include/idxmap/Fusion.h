@@ -92,6 +92,29 @@ FusionAnalysis analyzeComputation(const HloComputation &C);
 /// abs(transpose(exp(p0))), the `transpose`.
 const HloInstruction *transposeHero(const FusionAnalysis &A);
 
+/// An instruction that no emitter computes, and why.
+struct UnmodeledInstruction {
+  const HloInstruction *Instruction = nullptr;
+  std::string Reason;
+};
+
+/// The first instruction of \p C that no emitter computes, which makes the
+/// analysis of \p C as a kernel meaningless: a value of a non-compute type
+/// (`'c' has type c64[32]; the emitters take ...`), an op after Call in
+/// HloOpcode (`no emitter computes dot 'dot.1'`: dot, custom-call, while,
+/// collectives, ...), or an empty tuple root (no outputs). nullopt when
+/// there is none. The commands that take a whole module (analyze, emit)
+/// leave such fusions and name them with this reason.
+std::optional<UnmodeledInstruction>
+findUnmodeledInstruction(const HloComputation &C);
+
+/// The fusions of \p M that are kernels, in module order: every fusion
+/// instruction outside fused computations (in ENTRY, while bodies and
+/// conditions, conditional branches, called computations), not the
+/// fusions nested inside another fusion's computation, which are part of
+/// that kernel.
+std::vector<const HloInstruction *> kernelFusions(const HloModule &M);
+
 /// The reduction's canonical form, or nullopt (with \p Why) when the reduced
 /// dims are not contiguous in the physical layout.
 std::optional<ReductionInfo> classifyReduction(const HloInstruction &Reduce,

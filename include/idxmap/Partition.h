@@ -75,7 +75,8 @@ struct PartitionedComputation {
   std::unordered_map<const HloInstruction *, int> SubgraphOf;
   /// Why each root is a root: "computation root", "hero" (or the caller's
   /// reason for a forced root), "users in N subgraphs", "reached with N
-  /// indexing maps", "unknown indexing", "no users", "not read".
+  /// indexing maps", "unknown indexing", "no users", "not read", "opaque
+  /// op" (an op after Call in HloOpcode: dot, custom-call, while, ...).
   std::unordered_map<const HloInstruction *, std::string> Reasons;
 
   /// The subgraph of \p I, or nullptr (parameters, a tuple root).
@@ -120,7 +121,9 @@ struct PartitionOptions {
 /// map is the identity. A computation output (operand of a tuple root) that
 /// has other users joins their subgraph as an additional root only if it is
 /// read at the first root's index (identity map, same dims). Unsupported ops
-/// never crash: their operands become roots ("unknown indexing").
+/// never crash: their operands become roots ("unknown indexing"). An op
+/// after Call in HloOpcode (dot, custom-call, while, collectives, ...) roots
+/// its own subgraph ("opaque op"): no emitter computes it inside another.
 PartitionedComputation partitionComputation(Context &Ctx,
                                             const HloComputation &C,
                                             const PartitionOptions &Options = {});

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "WholeModule.h"
 
 #include "idxmap/Coalescing.h"
 #include "idxmap/DeviceModel.h"
@@ -186,12 +187,24 @@ static int runAnalyze(int Argc, char **Argv) {
   OutputFile O;
   if (!O.open(Out))
     return ExitRejected;
-  std::vector<const HloInstruction *> Fusions = (*M)->fusions();
+  std::vector<const HloInstruction *> Fusions = kernelFusions(**M);
   bool Found = false;
+  int Analyzed = 0;
+  std::vector<Diagnostic> Skipped;
   for (const HloInstruction *F : Fusions) {
     if (!Fusion.empty() && F->name() != Fusion)
       continue;
     Found = true;
+    // A whole optimized module holds fusions no emitter computes (a
+    // Triton gemm's dot, complex values): named, not analyzed.
+    if (auto U = findUnmodeledInstruction(*F->fusedComputation())) {
+      Skipped.push_back(
+          (*M)->diagnose(U->Instruction->sourceOffset(),
+                         "fusion '" + F->name() + "': " + U->Reason));
+      O << skippedFusionLine(F->name(), Skipped.back().Message) << "\n";
+      continue;
+    }
+    ++Analyzed;
     report(O,
            "fusion " + F->name() + " (calls " + F->fusedComputation()->name() +
                ")",
@@ -201,12 +214,26 @@ static int runAnalyze(int Argc, char **Argv) {
     printError(displayName(File), "no fusion named '" + Fusion + "'");
     return ExitRejected;
   }
+  if (Found && Analyzed == 0) {
+    // Nothing analyzed: each fusion's reason is an error.
+    for (const Diagnostic &D : Skipped)
+      printDiagnostic(D);
+    return ExitRejected;
+  }
   if (Fusions.empty()) {
     FusionAnalysis A = analyzeComputation(*(*M)->entry());
     if (A.Roots.empty()) {
       const HloInstruction *R = (*M)->entry()->root();
       printDiagnostic((*M)->diagnose(R->sourceOffset(),
                                      "the ENTRY computation has no outputs"));
+      return ExitRejected;
+    }
+    if (auto U = findUnmodeledInstruction(*(*M)->entry())) {
+      printDiagnostic((*M)->diagnose(
+          U->Instruction->sourceOffset(),
+          "the module has no fusion and its ENTRY computation is not one "
+          "kernel: " +
+              U->Reason));
       return ExitRejected;
     }
     if (const HloInstruction *R = unsupportedRoot(A)) {

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "WholeModule.h"
 
 #include "idxmap/Emit.h"
 
@@ -19,9 +20,12 @@ static int runEmit(int Argc, char **Argv);
 static const Command EmitCommand = {
     "emit", "compile the fusions of an HLO module to PTX",
     "Writes one kernel per fusion into a .ptx file (or LLVM IR with\n"
-    "--emit=llvm) and, next to a .ptx output, a JSON sidecar (out.json for\n"
-    "out.ptx) with each kernel's name, grid, block, shared memory bytes and\n"
-    "parameters in order (role, element type, shape, layout, alignment).\n"
+    "--emit=llvm; a fusion no emitter takes is left out with a warning\n"
+    "naming it and why, and the command fails only when none is left or\n"
+    "the --fusion asked for cannot be emitted) and, next to a .ptx output,\n"
+    "a JSON sidecar (out.json for out.ptx) with each kernel's name, grid,\n"
+    "block, shared memory bytes and parameters in order (role, element\n"
+    "type, shape, layout, alignment).\n"
     "--time prints the compile time to stderr; with --repeat N the module\n"
     "is compiled N more times in the same process and --time also prints\n"
     "the median of those (the steady state of a compiler that links the\n"
@@ -113,6 +117,8 @@ static int runEmit(int Argc, char **Argv) {
   }
   O.OnlyFusion = Fusion;
   O.KeepLlvmIr = EmitKind == "llvm";
+  // A whole module: emit the fusions that can be, name the others.
+  O.SkipUnsupported = true;
   auto R = emitModule(**M, O);
   if (!R) {
     // Errors without a location are not about a place in the input (the
@@ -123,6 +129,14 @@ static int runEmit(int Argc, char **Argv) {
       printDiagnostic(R.error());
     return ExitRejected;
   }
+  if (R->Kernels.empty()) {
+    // Nothing to write: each fusion's reason is an error.
+    for (const SkippedFusion &S : R->Skipped)
+      printDiagnostic(S.Why);
+    return ExitRejected;
+  }
+  for (const SkippedFusion &S : R->Skipped)
+    printSkippedFusion(S.Fusion->name(), S.Why);
   auto T1 = std::chrono::steady_clock::now();
   std::clock_t C1 = std::clock();
   if (Time) {

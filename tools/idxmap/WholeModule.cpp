@@ -1,0 +1,38 @@
+//===- WholeModule.cpp - Fusions left out of a whole module ---------------===//
+//
+// Part of idxmap.
+//
+//===----------------------------------------------------------------------===//
+#include "WholeModule.h"
+
+#include <iostream>
+
+namespace idxmap::cli {
+
+std::string skipReason(const std::string &Fusion, const std::string &Message) {
+  std::string Prefix = "fusion '" + Fusion + "'";
+  if (Message.compare(0, Prefix.size(), Prefix) != 0)
+    return Message;
+  std::string Rest = Message.substr(Prefix.size());
+  if (Rest.compare(0, 2, ": ") == 0)
+    return Rest.substr(2);
+  if (Rest.compare(0, 1, " ") == 0)
+    return Rest.substr(1);
+  return Message;
+}
+
+std::string skippedFusionLine(const std::string &Fusion,
+                              const std::string &Message) {
+  return "skipped fusion '" + Fusion + "': " + skipReason(Fusion, Message);
+}
+
+void printSkippedFusion(const std::string &Fusion, const Diagnostic &Why) {
+  std::string Where = Why.Loc.File;
+  if (Why.Loc.Line > 0)
+    Where +=
+        ":" + std::to_string(Why.Loc.Line) + ":" + std::to_string(Why.Loc.Col);
+  std::cerr << Where << ": warning: " << skippedFusionLine(Fusion, Why.Message)
+            << "\n";
+}
+
+} // namespace idxmap::cli
