@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RandomHlo.h"
+#include "support/RandomContraction.h"
 #include "support/BruteForce.h"
 #include "support/RandomMaps.h"
 
@@ -1443,6 +1444,11 @@ int64_t linearIn(const Shape &S, const std::vector<int64_t> &Idx) {
 
 RandomFusion generateRandomFusion(uint64_t Seed,
                                   const RandomHloOptions &Options) {
+  // dot, convolution, reduce-window, map: support/RandomContraction.h.
+  const std::vector<HloOpcode> &Contraction = contractionSingleOps();
+  if (Options.RootOp && std::count(Contraction.begin(), Contraction.end(),
+                                   *Options.RootOp))
+    return generateContractionFusion(Seed, *Options.RootOp);
   // A fusion without parameters has nothing to check: draw again.
   RandomFusion F;
   for (uint64_t Attempt = 0; Attempt < 16; ++Attempt) {
@@ -1467,6 +1473,8 @@ std::vector<HloOpcode> singleOpOpcodes() {
                Op::Reshape, Op::Bitcast, Op::Transpose, Op::Copy, Op::Slice,
                Op::DynamicSlice, Op::DynamicUpdateSlice, Op::Pad, Op::Reverse,
                Op::Concatenate, Op::Reduce, Op::Tuple, Op::GetTupleElement})
+    V.push_back(X);
+  for (Op X : contractionSingleOps())
     V.push_back(X);
   return V;
 }

@@ -13,10 +13,12 @@
 
 #include "support/HloDeps.h"
 #include "support/Matchers.h"
+#include "support/RandomContraction.h"
 
 #include <gtest/gtest.h>
 
-#include <limits>
+#include <algorithm>
+#include <map>
 
 using namespace idxmap;
 using namespace idxmap::testing;
@@ -725,3 +727,28 @@ INSTANTIATE_TEST_SUITE_P(ContractionOps, ContractionShapeRuleTest,
                          [](const auto &Info) { return Info.param.Name; });
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// The random instances of the soundness test are varied
+//===----------------------------------------------------------------------===//
+
+TEST(RandomContractionTest, InstancesCoverTheAttributes) {
+  std::map<std::string, int> Seen;
+  for (HloOpcode Op : contractionSingleOps())
+    for (uint64_t Seed = 1; Seed <= 25; ++Seed) {
+      RandomFusion F =
+          generateContractionFusion(Seed * 7919 + uint64_t(Op), Op);
+      ASSERT_FALSE(F.Text.empty());
+      auto M = parseHloModule(F.Text, "random.hlo");
+      ASSERT_TRUE(M) << M.error().str() << "\n" << F.Text;
+      for (const char *Key :
+           {"lhs_dilate=2", "rhs_dilate=2", "pad=-1", "rhs_reversal=1",
+            "feature_group_count", "batch_group_count", "stride=2",
+            "lhs_batch_dims={0", "(f32[", "to_apply=max", "s32["})
+        Seen[Key] += F.Text.find(Key) != std::string::npos;
+      for (const auto &Out : F.Exact)
+        Seen["exact"] += std::count(Out.begin(), Out.end(), true);
+    }
+  for (const auto &[Key, N] : Seen)
+    EXPECT_GE(N, 2) << Key;
+}

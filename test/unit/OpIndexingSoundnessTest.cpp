@@ -43,6 +43,7 @@ bool hasInputToOutput(HloOpcode Op, int64_t K) {
   case HloOpcode::Reverse:
   case HloOpcode::Concatenate:
   case HloOpcode::Reduce:
+  case HloOpcode::Map:
     return true;
   case HloOpcode::Pad:
     return K == 0;
@@ -70,6 +71,10 @@ bool expectsExactCases(HloOpcode Op) {
   case HloOpcode::Concatenate:
   case HloOpcode::Reduce:
   case HloOpcode::Tuple:
+  case HloOpcode::Dot:
+  case HloOpcode::Convolution:
+  case HloOpcode::ReduceWindow:
+  case HloOpcode::Map:
     return true;
   default:
     return false;
