@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "RandomHlo.h"
 #include "support/RandomContraction.h"
+#include "support/RandomIndexed.h"
 #include "support/BruteForce.h"
 #include "support/RandomMaps.h"
 
@@ -1449,6 +1450,11 @@ RandomFusion generateRandomFusion(uint64_t Seed,
   if (Options.RootOp && std::count(Contraction.begin(), Contraction.end(),
                                    *Options.RootOp))
     return generateContractionFusion(Seed, *Options.RootOp);
+  // gather, scatter, sort, all-gather: support/RandomIndexed.h.
+  const std::vector<HloOpcode> &Indexed = indexedSingleOps();
+  if (Options.RootOp &&
+      std::count(Indexed.begin(), Indexed.end(), *Options.RootOp))
+    return generateIndexedFusion(Seed, *Options.RootOp);
   // A fusion without parameters has nothing to check: draw again.
   RandomFusion F;
   for (uint64_t Attempt = 0; Attempt < 16; ++Attempt) {
@@ -1475,6 +1481,8 @@ std::vector<HloOpcode> singleOpOpcodes() {
                Op::Concatenate, Op::Reduce, Op::Tuple, Op::GetTupleElement})
     V.push_back(X);
   for (Op X : contractionSingleOps())
+    V.push_back(X);
+  for (Op X : indexedSingleOps())
     V.push_back(X);
   return V;
 }

@@ -17,12 +17,11 @@
 #include "support/HloDeps.h"
 #include "support/Matchers.h"
 #include "support/RandomHlo.h"
+#include "support/RandomIndexed.h"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <random>
-#include <sstream>
 
 using namespace idxmap;
 using namespace idxmap::testing;
@@ -660,198 +659,24 @@ TEST(IndexedIndexingTest, DynamicSliceMapsMatchTheInterpreterThroughBindings) {
 // Soundness: random instances against the interpreter (support/HloDeps.h)
 //===----------------------------------------------------------------------===//
 
-struct Rng {
-  std::mt19937_64 G;
-  explicit Rng(uint64_t Seed) : G(Seed) {}
-  int64_t range(int64_t Lo, int64_t Hi) {
-    return Lo + int64_t(G() % uint64_t(Hi - Lo + 1));
-  }
-  bool chance(int N, int D) { return range(1, D) <= N; }
-};
-
-std::string shapeStr(const char *T, const std::vector<int64_t> &Dims) {
-  std::string S = std::string(T) + "[";
-  for (size_t K = 0; K < Dims.size(); ++K)
-    S += (K ? "," : "") + std::to_string(Dims[K]);
-  return S + "]";
-}
-
-std::string listStr(const std::vector<int64_t> &V) {
-  std::string S = "{";
-  for (size_t K = 0; K < V.size(); ++K)
-    S += (K ? "," : "") + std::to_string(V[K]);
-  return S + "}";
-}
-
-/// Indices dims: \p Batch then the index vector (length \p VecLen) at
-/// position \p Ivd (or implicit when Ivd == Batch.size() and VecLen == 1).
-std::vector<int64_t> indicesDims(const std::vector<int64_t> &Batch,
-                                 int64_t Ivd, int64_t VecLen, bool Implicit) {
-  std::vector<int64_t> D = Batch;
-  if (!Implicit)
-    D.insert(D.begin() + Ivd, VecLen);
-  return D;
-}
-
-std::string randomGather(Rng &R) {
-  int64_t Rank = R.range(1, 3);
-  std::vector<int64_t> Op, Sizes, Collapsed, Offset, StartMap;
-  for (int64_t D = 0; D < Rank; ++D) {
-    Op.push_back(R.range(1, 6));
-    bool Collapse = R.chance(1, 3);
-    if (Collapse)
-      Collapsed.push_back(D);
-    Sizes.push_back(Collapse ? 1 : R.range(1, Op.back()));
-    if (R.chance(2, 3))
-      StartMap.push_back(D);
-  }
-  if (StartMap.empty())
-    StartMap.push_back(R.range(0, Rank - 1));
-  std::shuffle(StartMap.begin(), StartMap.end(), R.G);
-  std::vector<int64_t> Batch(size_t(R.range(0, 2)));
-  for (int64_t &B : Batch)
-    B = R.range(1, 3);
-  bool Implicit = StartMap.size() == 1 && R.chance(1, 2);
-  int64_t Ivd = Implicit ? int64_t(Batch.size())
-                         : R.range(0, int64_t(Batch.size()));
-  std::vector<int64_t> Idx = indicesDims(Batch, Ivd, int64_t(StartMap.size()),
-                                         Implicit);
-  std::vector<int64_t> Slice;
-  for (int64_t D = 0; D < Rank; ++D)
-    if (std::find(Collapsed.begin(), Collapsed.end(), D) == Collapsed.end())
-      Slice.push_back(Sizes[size_t(D)]);
-  int64_t OutRank = int64_t(Slice.size() + Batch.size());
-  std::vector<int64_t> Pos(static_cast<size_t>(OutRank));
-  for (int64_t K = 0; K < OutRank; ++K)
-    Pos[size_t(K)] = K;
-  std::shuffle(Pos.begin(), Pos.end(), R.G);
-  Offset.assign(Pos.begin(), Pos.begin() + int64_t(Slice.size()));
-  std::sort(Offset.begin(), Offset.end());
-  std::vector<int64_t> Out;
-  size_t S = 0, B = 0;
-  for (int64_t D = 0; D < OutRank; ++D)
-    Out.push_back(std::find(Offset.begin(), Offset.end(), D) != Offset.end()
-                      ? Slice[S++]
-                      : Batch[B++]);
-  std::ostringstream OS;
-  OS << "ENTRY e {\n  p = " << shapeStr("f32", Op) << " parameter(0)\n"
-     << "  i = " << shapeStr("s32", Idx) << " parameter(1)\n"
-     << "  ROOT g = " << shapeStr("f32", Out) << " gather(p, i), offset_dims="
-     << listStr(Offset) << ", collapsed_slice_dims=" << listStr(Collapsed)
-     << ", start_index_map=" << listStr(StartMap)
-     << ", index_vector_dim=" << Ivd << ", slice_sizes=" << listStr(Sizes)
-     << "\n}\n";
-  return OS.str();
-}
-
-std::string randomScatter(Rng &R) {
-  int64_t Rank = R.range(1, 3);
-  std::vector<int64_t> Op, Inserted, ToOperand, Window;
-  for (int64_t D = 0; D < Rank; ++D) {
-    Op.push_back(R.range(1, 5));
-    if (R.chance(1, 3))
-      Inserted.push_back(D);
-    else
-      Window.push_back(R.range(1, Op.back()));
-    if (R.chance(1, 2))
-      ToOperand.push_back(D);
-  }
-  if (ToOperand.empty())
-    ToOperand.push_back(R.range(0, Rank - 1));
-  std::shuffle(ToOperand.begin(), ToOperand.end(), R.G);
-  std::vector<int64_t> Batch(size_t(R.range(0, 2)));
-  for (int64_t &B : Batch)
-    B = R.range(1, 3);
-  bool Implicit = ToOperand.size() == 1 && R.chance(1, 2);
-  int64_t Ivd = Implicit ? int64_t(Batch.size())
-                         : R.range(0, int64_t(Batch.size()));
-  std::vector<int64_t> Idx = indicesDims(Batch, Ivd, int64_t(ToOperand.size()),
-                                         Implicit);
-  int64_t UpdRank = int64_t(Window.size() + Batch.size());
-  std::vector<int64_t> Pos(static_cast<size_t>(UpdRank));
-  for (int64_t K = 0; K < UpdRank; ++K)
-    Pos[size_t(K)] = K;
-  std::shuffle(Pos.begin(), Pos.end(), R.G);
-  std::vector<int64_t> UWD(Pos.begin(), Pos.begin() + int64_t(Window.size()));
-  std::sort(UWD.begin(), UWD.end());
-  std::vector<int64_t> Upd;
-  size_t W = 0, B = 0;
-  for (int64_t D = 0; D < UpdRank; ++D)
-    Upd.push_back(std::find(UWD.begin(), UWD.end(), D) != UWD.end()
-                      ? Window[W++]
-                      : Batch[B++]);
-  const char *Combiner = R.chance(1, 2) ? "add" : "second";
-  std::ostringstream OS;
-  OS << "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
-     << "  ROOT r = f32[] add(a, b)\n}\n"
-     << "second {\n  a = f32[] parameter(0)\n  ROOT b = f32[] parameter(1)\n}\n"
-     << "ENTRY e {\n  p = " << shapeStr("f32", Op) << " parameter(0)\n"
-     << "  i = " << shapeStr("s32", Idx) << " parameter(1)\n"
-     << "  u = " << shapeStr("f32", Upd) << " parameter(2)\n"
-     << "  ROOT s = " << shapeStr("f32", Op) << " scatter(p, i, u), "
-     << "update_window_dims=" << listStr(UWD)
-     << ", inserted_window_dims=" << listStr(Inserted)
-     << ", scatter_dims_to_operand_dims=" << listStr(ToOperand)
-     << ", index_vector_dim=" << Ivd << ", to_apply=" << Combiner << "\n}\n";
-  return OS.str();
-}
-
-std::string randomSort(Rng &R, int64_t &Outputs) {
-  std::vector<int64_t> Dims(size_t(R.range(1, 3)));
-  for (int64_t &D : Dims)
-    D = R.range(1, 5);
-  int64_t Dim = R.range(0, int64_t(Dims.size()) - 1);
-  bool Pair = R.chance(1, 2);
-  Outputs = Pair ? 2 : 1;
-  std::string S = shapeStr("f32", Dims), T = shapeStr("s32", Dims);
-  std::ostringstream OS;
-  OS << "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n";
-  if (Pair)
-    OS << "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n";
-  OS << "  ROOT r = pred[] compare(a, b), direction=LT\n}\n"
-     << "ENTRY e {\n  k = " << S << " parameter(0)\n";
-  if (Pair)
-    OS << "  v = " << T << " parameter(1)\n  ROOT s = (" << S << ", " << T
-       << ") sort(k, v)";
-  else
-    OS << "  ROOT s = " << S << " sort(k)";
-  OS << ", dimensions={" << Dim << "}, is_stable=true, to_apply=lt\n}\n";
-  return OS.str();
-}
-
-std::string randomAllGather(Rng &R) {
-  std::vector<int64_t> Dims(size_t(R.range(1, 3)));
-  for (int64_t &D : Dims)
-    D = R.range(1, 4);
-  int64_t Dim = R.range(0, int64_t(Dims.size()) - 1), G = R.range(1, 3);
-  std::vector<int64_t> Out = Dims, Group;
-  Out[size_t(Dim)] *= G;
-  for (int64_t K = 0; K < G; ++K)
-    Group.push_back(K);
-  std::ostringstream OS;
-  OS << "ENTRY e {\n  p = " << shapeStr("f32", Dims) << " parameter(0)\n"
-     << "  ROOT ag = " << shapeStr("f32", Out) << " all-gather(p), dimensions={"
-     << Dim << "}, replica_groups={" << listStr(Group) << "}\n}\n";
-  return OS.str();
-}
-
 /// Every operand of the root is a parameter: the maps of each output to
 /// each parameter are checked against the interpreter (sound; exact where
-/// \p Exact), and the input-to-output maps against them.
-void checkSound(const std::string &Text, int64_t Outputs, bool Exact,
-                uint64_t Seed, int64_t &Pairs) {
-  SCOPED_TRACE(Text);
-  auto M = parse(Text);
+/// the generator says), and the input-to-output maps against them.
+void checkSound(const RandomFusion &F, uint64_t Seed, int64_t &Pairs) {
+  SCOPED_TRACE(F.Text);
+  auto M = parse(F.Text);
   ASSERT_TRUE(M);
-  const HloComputation &C = *M->entry();
+  const HloComputation &C = *M->findComputation(F.FusedName);
   const HloInstruction &I = *C.root();
+  int64_t Outputs = int64_t(F.NumOutputs);
   Context Ctx;
   for (int64_t Out = 0; Out < Outputs; ++Out) {
     InstructionIndexing Idx = computeOutputToInputIndexing(Ctx, I, Out);
     ASSERT_EQ(int64_t(Idx.Operands.size()), I.operandCount());
     for (int64_t P = 0; P < I.operandCount(); ++P) {
-      DepCheckResult R = checkDependencies(C, P, Idx.Operands[size_t(P)],
-                                           Exact, Seed, Out);
+      DepCheckResult R =
+          checkDependencies(C, P, Idx.Operands[size_t(P)],
+                            F.Exact[size_t(Out)][size_t(P)], Seed, Out);
       EXPECT_TRUE(R.Ok) << "output " << Out << ", operand " << P << ": "
                         << R.Message << "\n" << Idx.str();
       EXPECT_FALSE(R.Undefined);
@@ -865,21 +690,16 @@ void checkSound(const std::string &Text, int64_t Outputs, bool Exact,
 }
 
 TEST(IndexedSoundnessTest, GatherScatterSortAllGather) {
-  int64_t GatherPairs = 0, ScatterPairs = 0, SortPairs = 0, AgPairs = 0;
-  for (uint64_t Seed = 1; Seed <= 40; ++Seed) {
-    Rng R(Seed * 104729);
-    checkSound(randomGather(R), 1, false, Seed, GatherPairs);
-    checkSound(randomScatter(R), 1, false, Seed, ScatterPairs);
-    int64_t Outputs = 1;
-    std::string Sort = randomSort(R, Outputs);
-    checkSound(Sort, Outputs, false, Seed, SortPairs);
-    checkSound(randomAllGather(R), 1, true, Seed, AgPairs);
+  // More instances than OpIndexingSoundnessTest's 25 per op.
+  for (HloOpcode Op : indexedSingleOps()) {
+    int64_t Pairs = 0;
+    for (uint64_t Seed = 1; Seed <= 100; ++Seed) {
+      RandomFusion F = generateIndexedFusion(Seed, Op);
+      checkSound(F, Seed, Pairs);
+    }
+    // The interpreter saw real dependencies: the checks are not vacuous.
+    EXPECT_GT(Pairs, 0) << opcodeName(Op);
   }
-  // The interpreter saw real dependencies: the checks are not vacuous.
-  EXPECT_GT(GatherPairs, 0);
-  EXPECT_GT(ScatterPairs, 0);
-  EXPECT_GT(SortPairs, 0);
-  EXPECT_GT(AgPairs, 0);
 }
 
 } // namespace

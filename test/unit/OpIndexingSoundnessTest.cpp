@@ -44,6 +44,8 @@ bool hasInputToOutput(HloOpcode Op, int64_t K) {
   case HloOpcode::Concatenate:
   case HloOpcode::Reduce:
   case HloOpcode::Map:
+  case HloOpcode::Sort:
+  case HloOpcode::AllGather:
     return true;
   case HloOpcode::Pad:
     return K == 0;
