@@ -38,15 +38,17 @@ std::vector<Variable> dimVars(const Shape &S) {
 
 /// Simplifies and drops the range variables that no longer matter (XLA's
 /// Simplify + RemoveUnusedSymbols): a window of size 1 leaves none. XLA's
-/// simplifier folds a dim of size 1 inside an expression (`d0 + s0` becomes
-/// `s0`) but leaves a result that is the dim alone (a convolution's batch
-/// `d0` stays `d0`); ours folds both, so bare dims are put back.
+/// simplifier folds a variable of one value inside an expression (`d0 + s0`
+/// becomes `s0` when d0 is in [0, 0]) but leaves a result that is the
+/// variable alone (a convolution's batch `d0`, a dot's contracting `s0`);
+/// ours folds both, so bare variables are put back.
 OperandMap finish(IndexingMap M) {
   std::vector<Expr> Built = M.results();
   simplify(M);
   std::vector<Expr> Res = M.results();
   for (size_t K = 0; K < Res.size() && K < Built.size(); ++K)
-    if (Built[K].isDim() && Res[K].isConstant())
+    if (Built[K].isVariable() && Res[K].isConstant() && !M.isKnownEmpty() &&
+        M.bound(Built[K]) == Interval(Res[K].value(), Res[K].value()))
       Res[K] = Built[K];
   M.setResults(Res);
   M.removeUnusedSymbols();
@@ -171,8 +173,9 @@ OperandMap convolutionInput(Context &Ctx, const HloInstruction &I) {
   Expr Feature = Ctx.symbol(unsigned(Syms.size()));
   Syms.push_back({"", {0, GroupIn - 1}});
   if (I.featureGroupCount() > 1) {
-    int64_t GroupOut =
-        Out.Dims[size_t(CD.OutputFeature)] / I.featureGroupCount();
+    // No output features: no output elements, any divisor will do.
+    int64_t GroupOut = std::max<int64_t>(
+        Out.Dims[size_t(CD.OutputFeature)] / I.featureGroupCount(), 1);
     Feature = Ctx.dim(unsigned(CD.OutputFeature)).floorDiv(GroupOut) * GroupIn +
               Feature;
   }

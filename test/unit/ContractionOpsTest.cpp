@@ -752,3 +752,36 @@ TEST(RandomContractionTest, InstancesCoverTheAttributes) {
   for (const auto &[Key, N] : Seen)
     EXPECT_GE(N, 2) << Key;
 }
+
+TEST(ContractionIndexing, BareVariablesOfOneValueStay) {
+  // XLA builds the dot map without simplifying: a contracting pair of size
+  // 1 keeps its range variable; a kernel of spatial size 1 keeps its own.
+  auto M = parseHloModule(module(R"(
+    p0 = f32[3,1] parameter(0)
+    p1 = f32[1,2] parameter(1)
+    d = f32[3,2] dot(p0, p1), lhs_contracting_dims={1},
+      rhs_contracting_dims={0}
+    in = f32[1,4,2] parameter(2)
+    k = f32[1,2,3] parameter(3)
+    ROOT c = f32[1,4,3] convolution(in, k), window={size=1},
+      dim_labels=b0f_0io->b0f)"),
+                          "bare");
+  ASSERT_TRUE(M) << M.error().str();
+  Context Ctx;
+  const HloComputation &E = *(*M)->entry();
+  EXPECT_TRUE(equalIgnoringWhitespace(
+      computeOutputToInputIndexing(Ctx, *E.findInstruction("d")).str(),
+      R"(operand id = 0 (d0, d1)[s0] -> (d0, s0),
+           domain: d0 in [0, 2], d1 in [0, 1], s0 in [0, 0]
+         operand id = 1 (d0, d1)[s0] -> (s0, d1),
+           domain: d0 in [0, 2], d1 in [0, 1], s0 in [0, 0])"))
+      << computeOutputToInputIndexing(Ctx, *E.findInstruction("d")).str();
+  std::string Conv = computeOutputToInputIndexing(Ctx, *E.root()).str();
+  EXPECT_TRUE(equalIgnoringWhitespace(
+      Conv, R"(operand id = 0 (d0, d1, d2)[s0] -> (d0, d1, s0),
+                 domain: d0 in [0, 0], d1 in [0, 3], d2 in [0, 2], s0 in [0, 1]
+               operand id = 1 (d0, d1, d2)[s0, s1] -> (s0, s1, d2),
+                 domain: d0 in [0, 0], d1 in [0, 3], d2 in [0, 2],
+                 s0 in [0, 0], s1 in [0, 1])"))
+      << Conv;
+}
