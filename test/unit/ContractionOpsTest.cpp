@@ -599,6 +599,46 @@ TEST(ContractionInterpreter, MapAppliesPerElement) {
       Doubles({5, 11, 19}));
 }
 
+TEST(ContractionInterpreter, IntegerAndPredConvolutionsAndWiden) {
+  // s8 convolution: 100 * 1 + 100 * 2 = 300 wraps to 44 (XLA's evaluator
+  // would saturate at 127; compiled code wraps).
+  EXPECT_EQ(runEntry(R"(p0 = s8[1,2,1] parameter(0)
+                        p1 = s8[2,1,1] parameter(1)
+                        ROOT c = s8[1,1,1] convolution(p0, p1),
+                          window={size=2}, dim_labels=b0f_0io->b0f)",
+                     {lit(PT::S8, {1, 2, 1}, {100, 100}),
+                      lit(PT::S8, {2, 1, 1}, {1, 2})}),
+            Doubles({44}));
+  // pred dot: or of ands.
+  EXPECT_EQ(runEntry(R"(p0 = pred[2,2] parameter(0)
+                        p1 = pred[2] parameter(1)
+                        ROOT d = pred[2] dot(p0, p1), lhs_contracting_dims={1},
+                          rhs_contracting_dims={0})",
+                     {lit(PT::Pred, {2, 2}, {1, 0, 0, 1}),
+                      lit(PT::Pred, {2}, {0, 1})}),
+            Doubles({0, 1}));
+  // Widened: the f32 dot is computed and returned in f64.
+  EvaluateOptions W;
+  W.Widen = true;
+  auto M = parseHloModule(module(R"(
+    p0 = f32[3] parameter(0)
+    ROOT d = f32[] dot(p0, p0), lhs_contracting_dims={0},
+      rhs_contracting_dims={0})"),
+                          "widen");
+  ASSERT_TRUE(M) << M.error().str();
+  Literal X = lit(PT::F32, {3}, {0.1, 0.2, 0.3});
+  auto R = evaluate(*(*M)->entry(), {X}, W);
+  ASSERT_TRUE(R) << R.error().str();
+  EXPECT_EQ((*R)[0].elementType(), PT::F64);
+  double Want = double(0.1f) * double(0.1f) + double(0.2f) * double(0.2f) +
+                double(0.3f) * double(0.3f);
+  EXPECT_EQ((*R)[0].getDouble(0), Want);
+  auto Slack =
+      roundingSlack(*(*M)->entry(), {X}, *evaluate(*(*M)->entry(), {X}));
+  ASSERT_TRUE(Slack) << Slack.error().str();
+  EXPECT_GT((*Slack)[0].getDouble(0), 0.0);
+}
+
 TEST(ContractionInterpreter, WorkCountsEveryMultiplyAdd) {
   auto M = parseHloModule(module(R"(
     p0 = f32[64,64] parameter(0)
@@ -704,6 +744,38 @@ const BadCase BadCases[] = {
      R"(p0 = f32[3] parameter(0)
         ROOT m = f32[3] map(p0), dimensions={0}, to_apply=add)",
      "'add' has 2 parameters, expected 1"},
+    {"conv_both_groups",
+     R"(p0 = f32[4,5,4] parameter(0)
+        p1 = f32[2,2,4] parameter(1)
+        ROOT c = f32[2,4,4] convolution(p0, p1), window={size=2},
+          dim_labels=b0f_0io->b0f, feature_group_count=2, batch_group_count=2)",
+     "cannot both exceed 1"},
+    {"conv_rank",
+     R"(p0 = f32[1,5,4,1] parameter(0)
+        p1 = f32[2,4,6] parameter(1)
+        ROOT c = f32[1,4,6] convolution(p0, p1), window={size=2},
+          dim_labels=b0f_0io->b0f)",
+     "dim_labels b0f_0io->b0f name 3 dimensions"},
+    {"conv_zero_feature_groups",
+     R"(p0 = f32[1,5,4] parameter(0)
+        p1 = f32[2,4,6] parameter(1)
+        ROOT c = f32[1,4,6] convolution(p0, p1), window={size=2},
+          dim_labels=b0f_0io->b0f, feature_group_count=0)",
+     "must be positive"},
+    {"reduce_window_inputs",
+     R"(p0 = f32[4] parameter(0)
+        p1 = f32[5] parameter(1)
+        z = f32[] constant(0)
+        ROOT r = (f32[3], f32[3]) reduce-window(p0, p1, z, z),
+          window={size=2}, to_apply=add)",
+     "input 1 is f32[5], expected the dimensions of f32[4]"},
+    {"select_and_scatter_init",
+     R"(p0 = f32[4] parameter(0)
+        s = f32[2] parameter(1)
+        z = s32[] constant(0)
+        ROOT r = f32[4] select-and-scatter(p0, s, z),
+          window={size=2 stride=2}, select=ge, scatter=add)",
+     "init value must be a f32 scalar, not s32[]"},
     {"map_dimensions",
      R"(p0 = f32[3,2] parameter(0)
         p1 = f32[3,2] parameter(1)
