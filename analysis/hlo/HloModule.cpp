@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "idxmap/Hlo.h"
 
+#include <cstring>
+
 namespace idxmap {
 
 namespace {
@@ -22,6 +24,21 @@ std::string intList(const std::vector<int64_t> &V) {
     Out += std::to_string(V[I]);
   }
   return Out + "}";
+}
+
+/// True if \p L has more than one element, all with the same bits: the
+/// printer writes the one value (`f32[2048,2048] constant(0)`), which
+/// parses back to the same array, rather than every element (12 MB of
+/// text for that one).
+bool isSplat(const Literal &L) {
+  int64_t N = L.elementCount(), W = byteWidth(L.elementType());
+  if (L.isTuple() || N < 2 || W == 0)
+    return false;
+  const uint8_t *D = L.data().data();
+  for (int64_t K = 1; K < N; ++K)
+    if (std::memcmp(D, D + K * W, size_t(W)) != 0)
+      return false;
+  return true;
 }
 
 /// `{{1, 2}, {3, 4}}` for a rank-2 literal; the bare value for a scalar.
@@ -142,6 +159,8 @@ std::string HloInstruction::toString() const {
   } else if (Op == HloOpcode::Constant) {
     if (Elided) {
       Out += ValueText.empty() ? std::string("{...}") : ValueText;
+    } else if (isSplat(Value)) {
+      Out += Value.elementString(0);
     } else {
       int64_t Next = 0;
       printLiteralValue(Value, 0, Next, Out);

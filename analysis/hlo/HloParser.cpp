@@ -111,6 +111,9 @@ private:
     std::unordered_set<std::string> Attrs;
   };
   std::unordered_map<const HloInstruction *, InstrInfo> Info;
+  /// Instructions named by freshName (written in place as operands, or
+  /// `name#i`): a later definition may take their name.
+  std::unordered_set<const HloInstruction *> Generated;
   /// Bytes of the constants' values read so far (HloLimits).
   int64_t ConstantBytes = 0;
   /// Instructions being read, nested as operands (`add(p, negate(q))`).
@@ -333,8 +336,18 @@ bool HloParserImpl::parseInstruction(HloComputation &C, bool &SawRoot) {
   }
   if (Name.empty())
     return errorHere("expected an instruction name");
-  if (Scope.count(std::string(Name)))
-    return error(NameOffset, "redefinition of instruction " + quote(Name));
+  auto Clash = Scope.find(std::string(Name));
+  if (Clash != Scope.end()) {
+    // A name made up for an instruction written in place (`parameter.0`
+    // for `add(x, f32[4] parameter(0))`) gives way to a later definition
+    // of that name, which is no redefinition in the text.
+    HloInstruction *Made = Clash->second;
+    if (!Generated.count(Made))
+      return error(NameOffset, "redefinition of instruction " + quote(Name));
+    Scope.erase(Clash);
+    Made->Name = freshName(Made->Name);
+    Scope[Made->Name] = Made;
+  }
   if (!expect('='))
     return false;
   HloInstruction *I = parseInstructionRhs(C, std::string(Name), NameOffset,
@@ -557,8 +570,10 @@ HloInstruction *HloParserImpl::parseOperand(HloComputation &C) {
   }
   if (L.peekRaw() == '(' && !Scope.count(std::string(Name))) {
     L.setPos(Start);
-    return parseInstructionRhs(C, freshName(Name), NameOffset,
-                               /*AllowAttributes=*/false);
+    HloInstruction *Made = parseInstructionRhs(C, freshName(Name), NameOffset,
+                                               /*AllowAttributes=*/false);
+    Generated.insert(Made);
+    return Made;
   }
   auto It = Scope.find(std::string(Name));
   if (It == Scope.end()) {
@@ -590,6 +605,7 @@ HloInstruction *HloParserImpl::parseOperand(HloComputation &C) {
     Info[G.get()].OpcodeOffset = NameOffset;
     Info[G.get()].Attrs.insert("index");
     Operand = addInstruction(C, std::move(G));
+    Generated.insert(Operand);
   }
   if (Written && !Written->compatible(Operand->Sh)) {
     error(Start, "operand shape " + Written->str() + " does not match " +
