@@ -278,8 +278,14 @@ InstructionIndexing pad(Context &Ctx, const HloInstruction &I) {
       Cs.push_back({Shifted % Step, {0, 0}});
     }
   }
+  bool Empty = std::any_of(Dims.begin(), Dims.end(),
+                           [](const Variable &V) { return V.Bound.isEmpty(); });
+  IndexingMap M(Ctx, Dims, {}, {}, Res, Cs);
   InstructionIndexing R;
-  R.Operands.push_back({finish(IndexingMap(Ctx, Dims, {}, {}, Res, Cs))});
+  // With interior padding, XLA's form: `(d0 - lo) floordiv s` where
+  // `(d0 - lo) mod s in [0, 0]`, which simplify would rewrite.
+  R.Operands.push_back({Cs.empty() || Empty ? finish(std::move(M))
+                                            : OperandMap{std::move(M), {}}});
   R.Operands.push_back({scalarMap(Ctx, Out)});
   return R;
 }

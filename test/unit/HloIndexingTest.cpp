@@ -115,8 +115,8 @@ const Case Cases[] = {
      R"(p0 = f32[4] parameter(0)
         p1 = f32[] parameter(1)
         ROOT r = f32[10] pad(p0, p1), padding=1_2_1)",
-     R"(operand id = 0 (d0) -> ((d0 + 1) floordiv 2 - 1),
-          domain: d0 in [1, 7], d0 mod 2 in [1, 1]
+     R"(operand id = 0 (d0) -> ((d0 - 1) floordiv 2),
+          domain: d0 in [1, 7], (d0 - 1) mod 2 in [0, 0]
         operand id = 1 (d0) -> (), domain: d0 in [0, 9])",
      {1}},
     {"pad_negative",

@@ -146,6 +146,36 @@ TEST(IndexedIndexingTest, DynamicSliceOpAsXla) {
     )");
 }
 
+TEST(IndexedIndexingTest, PadConcatenateIotaAsXla) {
+  EXPECT_MAPS(outToIn(R"(ENTRY e {
+      p0 = f32[4, 4] parameter(0)
+      p1 = f32[] parameter(1)
+      ROOT pad = f32[12, 16] pad(p0, p1), padding=1_4_1x4_8_0
+    })"),
+              R"(operand id = 0
+      (d0, d1) -> ((d0 - 1) floordiv 2, d1 - 4),
+      domain: d0 in [1, 7], d1 in [4, 7], (d0 - 1) mod 2 in [0, 0]
+    operand id = 1
+      (d0, d1) -> (), domain: d0 in [0, 11], d1 in [0, 15])");
+  EXPECT_MAPS(outToIn(R"(ENTRY e {
+      p0 = f32[2, 5, 7] parameter(0)
+      p1 = f32[2, 11, 7] parameter(1)
+      p2 = f32[2, 17, 7] parameter(2)
+      ROOT concat = f32[2, 33, 7] concatenate(p0, p1, p2), dimensions={1}
+    })"),
+              R"(operand id = 0
+      (d0, d1, d2) -> (d0, d1, d2), domain: d0 in [0, 1], d1 in [0, 4], d2 in [0, 6]
+    operand id = 1
+      (d0, d1, d2) -> (d0, d1 - 5, d2), domain: d0 in [0, 1], d1 in [5, 15], d2 in [0, 6]
+    operand id = 2
+      (d0, d1, d2) -> (d0, d1 - 16, d2), domain: d0 in [0, 1], d1 in [16, 32], d2 in [0, 6])");
+  // XLA's IotaOp: no operands, no maps.
+  EXPECT_EQ(outToIn(R"(ENTRY e {
+      ROOT iota = s32[5,5,111,42] iota(), iota_dimension=0
+    })"),
+            "");
+}
+
 //===----------------------------------------------------------------------===//
 // Runtime-variable folding
 //===----------------------------------------------------------------------===//
