@@ -105,13 +105,7 @@ Literal evalGather(const HloInstruction &I, const Literal &Op,
       In[size_t(D)] += std::min(std::max<int64_t>(V, 0),
                                 OpDims[size_t(D)] - Sizes[size_t(D)]);
     }
-    // A collapsed dim of slice size 0 (XLA allows it) reads nothing.
-    bool Inside = true;
-    for (size_t D = 0; D < In.size(); ++D)
-      Inside = Inside && In[D] >= 0 && In[D] < OpDims[D];
-    if (Inside)
-      Out.setBits(Linear, Op.getBits(Op.linearIndex(In)));
-    ++Linear;
+    Out.setBits(Linear++, Op.getBits(Op.linearIndex(In)));
   } while (next(O, OutShape.Dims));
   return Out;
 }

@@ -374,9 +374,13 @@ std::optional<Diagnostic> Evaluator::unsupported(const HloInstruction &I) {
     return diag(I, "cannot evaluate '" + I.name() + "': the interpreter has "
                    "no " + std::string(primitiveTypeName(T)) + " values");
   }
-  if (!canEvaluate(I.opcode()))
+  if (!canEvaluate(I.opcode())) {
+    std::string Op = I.asyncSpelling().empty()
+                         ? std::string(opcodeName(I.opcode()))
+                         : I.asyncSpelling();
     return diag(I, "cannot evaluate '" + I.name() + "': the interpreter "
-                   "does not evaluate " + std::string(opcodeName(I.opcode())));
+                   "does not evaluate " + Op);
+  }
   return std::nullopt;
 }
 

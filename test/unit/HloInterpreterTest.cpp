@@ -1157,8 +1157,8 @@ TEST(HloInterpreterErrors, ArgumentsAndUnsupportedValues) {
   ASSERT_TRUE(B);
   auto R = evaluate(*B->entry(), {lit(PT::F32, {4}, {1, 2, 3, 4})});
   ASSERT_FALSE(bool(R));
-  EXPECT_EQ(R.error().Message, "bitcast between element types of different "
-                               "widths is not supported by the interpreter");
+  EXPECT_EQ(R.error().Message, "cannot evaluate 'b': a bitcast between "
+                               "element types of different widths");
 }
 
 //===----------------------------------------------------------------------===//

@@ -119,6 +119,16 @@ static int runHlo(int Argc, char **Argv) {
       return ExitRejected;
     }
   }
+  // Arguments are values the interpreter holds: compute types only (the
+  // interpreter names any other type it meets inside).
+  for (const HloInstruction *Param : C->parameters())
+    if (!hasOnlyComputeTypes(Param->shape())) {
+      printDiagnostic((*M)->diagnose(
+          Param->sourceOffset(),
+          "cannot evaluate '" + Param->name() + "': the interpreter has no " +
+              Param->shape().str() + " values"));
+      return ExitRejected;
+    }
   // The arguments are sized before any is allocated.
   int64_t ArgBytes = 0;
   for (const HloInstruction *Param : C->parameters()) {
