@@ -33,7 +33,10 @@ static const Command AnalyzeCommand = {
     "root, the emitter kind with the reason, the emitter's thread mapping,\n"
     "the maps from the output to every fused parameter, and a coalescing\n"
     "table: memory sectors (32 B) and lines (128 B) one warp touches per\n"
-    "access against the minimum, and the widest proven vector width.",
+    "access against the minimum, and the widest proven vector width.\n"
+    "A fusion holding an instruction no emitter computes (dot, custom-call,\n"
+    "collectives, a c64 or token value, ...) is listed as `skipped fusion\n"
+    "'NAME': REASON`; exit 1 only when no fusion could be analyzed.",
     runAnalyze};
 static CommandRegistration RegisterAnalyze(AnalyzeCommand);
 
@@ -221,14 +224,15 @@ static int runAnalyze(int Argc, char **Argv) {
     return ExitRejected;
   }
   if (Fusions.empty()) {
-    FusionAnalysis A = analyzeComputation(*(*M)->entry());
-    if (A.Roots.empty()) {
-      const HloInstruction *R = (*M)->entry()->root();
-      printDiagnostic((*M)->diagnose(R->sourceOffset(),
+    const HloComputation &Entry = *(*M)->entry();
+    const HloInstruction *Root = Entry.root();
+    if (Root->opcode() == HloOpcode::Tuple && Root->operandCount() == 0) {
+      printDiagnostic((*M)->diagnose(Root->sourceOffset(),
                                      "the ENTRY computation has no outputs"));
       return ExitRejected;
     }
-    if (auto U = findUnmodeledInstruction(*(*M)->entry())) {
+    // A module before fusion (dots, loops, custom-calls) is not a kernel.
+    if (auto U = findUnmodeledInstruction(Entry)) {
       printDiagnostic((*M)->diagnose(
           U->Instruction->sourceOffset(),
           "the module has no fusion and its ENTRY computation is not one "
@@ -236,6 +240,7 @@ static int runAnalyze(int Argc, char **Argv) {
               U->Reason));
       return ExitRejected;
     }
+    FusionAnalysis A = analyzeComputation(Entry);
     if (const HloInstruction *R = unsupportedRoot(A)) {
       printDiagnostic((*M)->diagnose(R->sourceOffset(),
                                      "output '" + R->name() +

@@ -27,7 +27,8 @@ static const Command PartitionCommand = {
     "root is one, and every member's map from the root; --dot writes\n"
     "Graphviz DOT instead (one digraph per computation, subgraphs as\n"
     "clusters). --roots forces instructions to root their own subgraph\n"
-    "(heroes).",
+    "(heroes). Ops no emitter computes (dot, custom-call, while,\n"
+    "collectives, ...) always root their own (\"opaque op\").",
     runPartition};
 static CommandRegistration RegisterPartition(PartitionCommand);
 
