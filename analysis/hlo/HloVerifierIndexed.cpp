@@ -45,9 +45,9 @@ public:
                     " out of range [0, " + std::to_string(Limit) + ")");
       for (size_t J = 0; J < K; ++J)
         if (V[J] == V[K] || (Sorted && V[J] > V[K]))
-          return fail(std::string(What) + " " + listStr(V) +
-                      (V[J] == V[K] ? " repeats a dimension"
-                                    : " must be sorted"));
+          return fail(
+              std::string(What) + " " + listStr(V) +
+              (V[J] == V[K] ? " repeats a dimension" : " must be sorted"));
     }
     return std::nullopt;
   }
@@ -129,8 +129,10 @@ Problem Checker::gather() const {
                 std::to_string(G.StartIndexMap.size()) +
                 " entries, the index vector " + std::to_string(VecLen));
   if (int64_t(Sizes.size()) != Op.rank())
-    return fail("slice_sizes " + listStr(Sizes) + " needs one entry per "
-                "operand dimension (" + std::to_string(Op.rank()) + ")");
+    return fail("slice_sizes " + listStr(Sizes) +
+                " needs one entry per "
+                "operand dimension (" +
+                std::to_string(Op.rank()) + ")");
   for (int64_t D = 0; D < Op.rank(); ++D)
     if (Sizes[size_t(D)] < 0 || Sizes[size_t(D)] > Op.Dims[size_t(D)])
       return fail("slice_sizes " + listStr(Sizes) + " exceed the operand " +
@@ -173,16 +175,18 @@ Problem Checker::gather() const {
                   G.OperandBatchingDims.size();
   if (int64_t(Window) != Op.rank())
     return fail("offset_dims, collapsed_slice_dims and operand_batching_dims "
-                "must cover the operand's " + std::to_string(Op.rank()) +
-                " dimensions, they cover " + std::to_string(Window));
-  int64_t OutRank = int64_t(G.OffsetDims.size()) + Idx.rank() -
-                    (Ivd < Idx.rank() ? 1 : 0);
+                "must cover the operand's " +
+                std::to_string(Op.rank()) + " dimensions, they cover " +
+                std::to_string(Window));
+  int64_t OutRank =
+      int64_t(G.OffsetDims.size()) + Idx.rank() - (Ivd < Idx.rank() ? 1 : 0);
   if (Problem P = dimList(G.OffsetDims, OutRank, "offset_dims", true))
     return P;
   std::vector<int64_t> OutDims;
   std::vector<int64_t> Slice, Batch;
   for (int64_t D = 0; D < Op.rank(); ++D)
-    if (!contains(G.CollapsedSliceDims, D) && !contains(G.OperandBatchingDims, D))
+    if (!contains(G.CollapsedSliceDims, D) &&
+        !contains(G.OperandBatchingDims, D))
       Slice.push_back(Sizes[size_t(D)]);
   for (int64_t D = 0; D < Idx.rank(); ++D)
     if (D != Ivd)
@@ -198,14 +202,14 @@ Problem Checker::scatterWindows(int64_t N) const {
   const Shape &Op = I.operand(0)->shape(), &Idx = I.operand(N)->shape();
   const Shape &Upd = I.operand(N + 1)->shape();
   int64_t Ivd = S.IndexVectorDim;
-  if (Problem P = dimList(S.UpdateWindowDims, Upd.rank(), "update_window_dims",
-                          true))
+  if (Problem P =
+          dimList(S.UpdateWindowDims, Upd.rank(), "update_window_dims", true))
     return P;
   if (Problem P = dimList(S.InsertedWindowDims, Op.rank(),
                           "inserted_window_dims", true))
     return P;
-  if (Problem P = dimList(S.InputBatchingDims, Op.rank(), "input_batching_dims",
-                          true))
+  if (Problem P =
+          dimList(S.InputBatchingDims, Op.rank(), "input_batching_dims", true))
     return P;
   if (Problem P = dimList(S.ScatterIndicesBatchingDims, Idx.rank(),
                           "scatter_indices_batching_dims", false))
@@ -278,8 +282,8 @@ Problem Checker::scatter() const {
   for (int64_t K = 1; K < N; ++K) {
     if (!I.operand(K)->shape().sameDims(Op))
       return fail("operand " + std::to_string(K) + " is " +
-                  I.operand(K)->shape().str() + ", expected the dimensions of " +
-                  Op.str());
+                  I.operand(K)->shape().str() +
+                  ", expected the dimensions of " + Op.str());
     if (!I.operand(N + 1 + K)->shape().sameDims(Upd))
       return fail("updates " + std::to_string(K) + " is " +
                   I.operand(N + 1 + K)->shape().str() +
@@ -314,8 +318,8 @@ Problem Checker::scatter() const {
     Roots.push_back(Shape(I.operand(K)->shape().Type, {}));
     Outs.push_back(I.operand(K)->shape());
   }
-  if (Problem P = scalarComputation(
-          Types, N == 1 ? Roots[0] : Shape::tuple(Roots)))
+  if (Problem P =
+          scalarComputation(Types, N == 1 ? Roots[0] : Shape::tuple(Roots)))
     return P;
   return resultIs(N == 1 ? Outs[0] : Shape::tuple(Outs));
 }
@@ -330,8 +334,8 @@ Problem Checker::sort() const {
   for (int64_t K = 1; K < N; ++K)
     if (!I.operand(K)->shape().sameDims(Op))
       return fail("operand " + std::to_string(K) + " is " +
-                  I.operand(K)->shape().str() + ", expected the dimensions of " +
-                  Op.str());
+                  I.operand(K)->shape().str() +
+                  ", expected the dimensions of " + Op.str());
   if (I.dimensions().size() != 1)
     return fail("dimensions=" + listStr(I.dimensions()) +
                 " must name one dimension");
@@ -385,10 +389,11 @@ Problem Checker::allGather() const {
         if (Group && Extent)
           Ok = O.Dims[size_t(D)] == Extent * *Group;
         if (!Ok)
-          return fail("result " + O.str() + " must have " +
-                      (Group ? std::to_string(*Group) : std::string("a whole")) +
-                      " times the operand's extent " + std::to_string(Extent) +
-                      " in dimension " + std::to_string(D));
+          return fail(
+              "result " + O.str() + " must have " +
+              (Group ? std::to_string(*Group) : std::string("a whole")) +
+              " times the operand's extent " + std::to_string(Extent) +
+              " in dimension " + std::to_string(D));
         continue;
       }
       if (O.Dims[size_t(D)] != Want)

@@ -1,4 +1,4 @@
-//===- analysis/hlo/IndexedOps.h - Gather, scatter, sort, collectives -*- C++ -*-===//
+//===- hlo/IndexedOps.h - Gather, scatter, sort, collectives ---*- C++ -*-===//
 //
 // Part of idxmap. Private to analysis/hlo. The ops whose elements are read
 // at data-dependent or whole-row positions (gather, scatter, dynamic-slice,

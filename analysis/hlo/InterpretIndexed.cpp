@@ -1,4 +1,4 @@
-//===- InterpretIndexed.cpp - Gather, scatter, sort, one-device collectives -===//
+//===- InterpretIndexed.cpp - Gather, scatter, sort, collectives ---------===//
 //
 // Part of idxmap. Reference semantics, element by element, in XLA's index
 // order:
@@ -90,8 +90,8 @@ Literal evalGather(const HloInstruction &I, const Literal &Op,
       auto Bt = std::find(G.OperandBatchingDims.begin(),
                           G.OperandBatchingDims.end(), D);
       if (Bt != G.OperandBatchingDims.end())
-        In[size_t(D)] = IdxAt[size_t(
-            G.StartIndicesBatchingDims[size_t(Bt - G.OperandBatchingDims.begin())])];
+        In[size_t(D)] = IdxAt[size_t(G.StartIndicesBatchingDims[size_t(
+            Bt - G.OperandBatchingDims.begin())])];
       else if (contains(G.CollapsedSliceDims, D))
         In[size_t(D)] = 0;
       else
@@ -105,16 +105,22 @@ Literal evalGather(const HloInstruction &I, const Literal &Op,
       In[size_t(D)] += std::min(std::max<int64_t>(V, 0),
                                 OpDims[size_t(D)] - Sizes[size_t(D)]);
     }
-    Out.setBits(Linear++, Op.getBits(Op.linearIndex(In)));
+    // A collapsed dim of slice size 0 (XLA allows it) reads nothing.
+    bool Inside = true;
+    for (size_t D = 0; D < In.size(); ++D)
+      Inside = Inside && In[D] >= 0 && In[D] < OpDims[D];
+    if (Inside)
+      Out.setBits(Linear, Op.getBits(Op.linearIndex(In)));
+    ++Linear;
   } while (next(O, OutShape.Dims));
   return Out;
 }
 
 /// The operand index of update element \p U, or false if its window does
 /// not fit the operand (XLA skips it).
-bool scatterTarget(const HloInstruction &I, const Literal &Idx,
-                   const Shape &Op, const Shape &Upd,
-                   const std::vector<int64_t> &U, std::vector<int64_t> &Target) {
+bool scatterTarget(const HloInstruction &I, const Literal &Idx, const Shape &Op,
+                   const Shape &Upd, const std::vector<int64_t> &U,
+                   std::vector<int64_t> &Target) {
   const ScatterDimensions &S = I.scatterDimensions();
   int64_t Ivd = S.IndexVectorDim, IdxRank = Idx.shape().rank();
   std::vector<int64_t> IdxAt(size_t(IdxRank), 0), Start(Op.Dims.size(), 0),
@@ -332,15 +338,16 @@ bool someoneSendsToZero(const HloInstruction &I) {
 
 Expected<Literal> evalCollective(const HloInstruction &I,
                                  const std::vector<const Literal *> &In,
-                                 const Shape &Out, const ComputationRunner &Run) {
+                                 const Shape &Out,
+                                 const ComputationRunner &Run) {
   HloOpcode Op = I.opcode();
   size_t N = In.size();
   auto OutK = [&](size_t K) -> const Shape & {
     return Out.isTuple() ? Out.TupleShapes[K] : Out;
   };
   if (Out.isTuple() ? Out.TupleShapes.size() != N : N != 1)
-    return diag(I, "cannot evaluate '" + I.name() + "': " +
-                       std::to_string(N) + " operands and result " + Out.str());
+    return diag(I, "cannot evaluate '" + I.name() + "': " + std::to_string(N) +
+                       " operands and result " + Out.str());
   std::vector<Literal> Res;
   for (size_t K = 0; K < N; ++K) {
     const Shape &S = OutK(K), &InS = In[K]->shape();
@@ -349,9 +356,11 @@ Expected<Literal> evalCollective(const HloInstruction &I,
     bool Reduces = Op == HloOpcode::AllReduce || Op == HloOpcode::ReduceScatter;
     PrimitiveType T = I.operand(int64_t(K))->shape().Type;
     if (Reduces && !isScalarReducer(I.toApply(), T))
-      return diag(I, "cannot evaluate '" + I.name() + "': to_apply must "
-                     "take two " + std::string(primitiveTypeName(T)) +
-                     " scalars and return one");
+      return diag(I, "cannot evaluate '" + I.name() +
+                         "': to_apply must "
+                         "take two " +
+                         std::string(primitiveTypeName(T)) +
+                         " scalars and return one");
     if (Op == HloOpcode::AllGather || Op == HloOpcode::AllToAll) {
       // All-to-all without dimensions (the tuple form) is not modeled.
       if (!DimOk)
@@ -360,9 +369,9 @@ Expected<Literal> evalCollective(const HloInstruction &I,
       if (Op == HloOpcode::AllToAll) {
         int64_t G = std::max<int64_t>(replicaGroupSize(I).value_or(1), 1);
         if (!S.sameDims(InS) || Chunk % G)
-          return diag(I, "cannot evaluate '" + I.name() + "': " +
-                             InS.str() + " does not split into " +
-                             std::to_string(G) + " chunks of " + S.str());
+          return diag(I, "cannot evaluate '" + I.name() + "': " + InS.str() +
+                             " does not split into " + std::to_string(G) +
+                             " chunks of " + S.str());
         Chunk /= G;
       }
       Res.push_back(tileAlong(*In[K], S, D, Chunk));

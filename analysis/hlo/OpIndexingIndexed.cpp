@@ -57,8 +57,7 @@ InstructionIndexing undefinedFor(const HloInstruction &I) {
 
 const Shape &outputShape(const HloInstruction &I, int64_t OutputId) {
   const Shape &S = I.shape();
-  if (S.isTuple() && OutputId >= 0 &&
-      OutputId < int64_t(S.TupleShapes.size()))
+  if (S.isTuple() && OutputId >= 0 && OutputId < int64_t(S.TupleShapes.size()))
     return S.TupleShapes[size_t(OutputId)];
   return S;
 }
@@ -209,9 +208,8 @@ InstructionIndexing dynamicUpdateSlice(Context &Ctx, const HloInstruction &I) {
   }
   InstructionIndexing R;
   R.Operands.push_back({identityMap(Ctx, Out)});
-  R.Operands.push_back(
-      {finish(IndexingMap(Ctx, dimVars(Out), {}, Rt.Vars, Res, Cs),
-              Rt.Bindings)});
+  R.Operands.push_back({finish(
+      IndexingMap(Ctx, dimVars(Out), {}, Rt.Vars, Res, Cs), Rt.Bindings)});
   for (int64_t K = 2; K < I.operandCount(); ++K)
     R.Operands.push_back({scalarMap(Ctx, Out)});
   return R;
@@ -435,8 +433,9 @@ InstructionIndexing indexedInputToOutput(Context &Ctx, const HloInstruction &I,
     std::vector<Expr> Res;
     for (int64_t D = 0; D < In.rank(); ++D)
       Res.push_back(D == SortDim ? Ctx.symbol(0) : Ctx.dim(unsigned(D)));
-    R.Operands.push_back({finish(IndexingMap(
-        Ctx, dimVars(In), {{"", {0, In.Dims[size_t(SortDim)] - 1}}}, {}, Res))});
+    R.Operands.push_back({finish(
+        IndexingMap(Ctx, dimVars(In), {{"", {0, In.Dims[size_t(SortDim)] - 1}}},
+                    {}, Res))});
     return R;
   }
   case HloOpcode::AllGather: {

@@ -62,8 +62,7 @@ struct Instance {
     OS << "HloModule m\n\n" << Callees << "fused_computation {\n";
     for (size_t K = 0; K < Params.size(); ++K)
       OS << "  p" << K << " = " << Params[K] << " parameter(" << K << ")\n";
-    OS << "  ROOT r = " << RootShape << " " << RootText
-       << "\n}\n\nENTRY e {\n";
+    OS << "  ROOT r = " << RootShape << " " << RootText << "\n}\n\nENTRY e {\n";
     std::string Args;
     for (size_t K = 0; K < Params.size(); ++K) {
       OS << "  a" << K << " = " << Params[K] << " parameter(" << K << ")\n";

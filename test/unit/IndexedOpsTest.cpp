@@ -21,6 +21,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <random>
 
 using namespace idxmap;
@@ -387,13 +388,12 @@ Literal run1(const std::string &Text, std::vector<Literal> Args) {
 
 TEST(IndexedInterpreterTest, GatherClampsStarts) {
   // Rows 2, 0 and 9 (clamped to 10 - 2 = 8) of a 10x3 iota, 2 rows each.
-  Literal P = Literal::fromInts(Shape(PrimitiveType::S32, {10, 3}),
-                                [] {
-                                  std::vector<int64_t> V;
-                                  for (int K = 0; K < 30; ++K)
-                                    V.push_back(K);
-                                  return V;
-                                }());
+  Literal P = Literal::fromInts(Shape(PrimitiveType::S32, {10, 3}), [] {
+    std::vector<int64_t> V;
+    for (int K = 0; K < 30; ++K)
+      V.push_back(K);
+    return V;
+  }());
   Literal I = Literal::fromInts(Shape(PrimitiveType::S32, {3}), {2, 0, 9});
   Literal R = run1(R"(ENTRY e {
       p = s32[10,3] parameter(0)
@@ -412,8 +412,8 @@ TEST(IndexedInterpreterTest, ScatterAddsInOrderAndSkipsOutOfBounds) {
   // matrix, combined with add.
   Literal P(Shape(PrimitiveType::S32, {4, 2}));
   Literal I = Literal::fromInts(Shape(PrimitiveType::S32, {3, 1}), {1, 1, 7});
-  Literal U =
-      Literal::fromInts(Shape(PrimitiveType::S32, {3, 2}), {1, 2, 10, 20, 5, 5});
+  Literal U = Literal::fromInts(Shape(PrimitiveType::S32, {3, 2}),
+                                {1, 2, 10, 20, 5, 5});
   Literal R = run1(R"(
     add {
       a = s32[] parameter(0)
@@ -456,7 +456,8 @@ TEST(IndexedInterpreterTest, ScatterOverwriteTakesTheLastUpdate) {
 TEST(IndexedInterpreterTest, VariadicStableSortPermutesValues) {
   // Keys 3 1 3 0 sorted ascending; ties keep their order (values 10, 12).
   Literal K = Literal::fromInts(Shape(PrimitiveType::S32, {4}), {3, 1, 3, 0});
-  Literal V = Literal::fromInts(Shape(PrimitiveType::S32, {4}), {10, 11, 12, 13});
+  Literal V =
+      Literal::fromInts(Shape(PrimitiveType::S32, {4}), {10, 11, 12, 13});
   Literal R = run1(R"(
     lt {
       a = s32[] parameter(0)
@@ -586,6 +587,50 @@ TEST(IndexedInterpreterTest, MalformedCollectivesAreDiagnosedNotCrashes) {
   }
 }
 
+/// Random instances with one number of their text changed (an attribute
+/// entry, a dimension, an index): the parser refuses them with a located
+/// error, or indexing and evaluation run without crashing.
+TEST(IndexedVerifierTest, MutatedInstancesNeverCrash) {
+  int Parsed = 0, Refused = 0;
+  std::mt19937_64 Rng(7);
+  for (HloOpcode Op : indexedSingleOps())
+    for (uint64_t Seed = 1; Seed <= 150; ++Seed) {
+      std::string T = generateIndexedFusion(Seed, Op).Text;
+      // Only the fused computation's root line is mutated.
+      size_t Root = T.find("ROOT r = "), End = T.find('\n', Root);
+      std::vector<size_t> Digits;
+      for (size_t K = Root; K < End; ++K)
+        if (std::isdigit(static_cast<unsigned char>(T[K])))
+          Digits.push_back(K);
+      if (Digits.empty())
+        continue;
+      size_t At = Digits[Rng() % Digits.size()];
+      static const char *Repl[] = {"0", "1", "2", "5", "9", "-1", "17"};
+      T.replace(At, 1, Repl[Rng() % 7]);
+      auto M = parseHloModule(T, "mut.hlo");
+      if (!M) {
+        ++Refused;
+        EXPECT_NE(M.error().str().find("mut.hlo:"), std::string::npos);
+        continue;
+      }
+      ++Parsed;
+      const HloComputation *C = (*M)->findComputation("fused_computation");
+      ASSERT_NE(C, nullptr);
+      Context Ctx;
+      for (int64_t Out = 0; Out < numOutputs(*C->root()); ++Out)
+        (void)computeOutputToInputIndexing(Ctx, *C->root(), Out).str();
+      std::vector<Literal> Args;
+      for (const HloInstruction *P : C->parameters()) {
+        Literal L(P->shape());
+        L.fillRandom(Seed, -3, 9);
+        Args.push_back(std::move(L));
+      }
+      (void)evaluate(*C, Args);
+    }
+  EXPECT_GT(Parsed, 0);
+  EXPECT_GT(Refused, 0);
+}
+
 //===----------------------------------------------------------------------===//
 // Runtime-variable maps evaluated through their bindings
 //===----------------------------------------------------------------------===//
@@ -631,7 +676,8 @@ void checkThroughBindings(const std::string &Text, int64_t Operand,
     auto InIdx = OM.Map.evaluate(Point);
     ASSERT_TRUE(InIdx.has_value());
     EXPECT_EQ(O.getInt(L), In.getInt(In.linearIndex(*InIdx)))
-        << "output element " << L << "\n" << Idx.str();
+        << "output element " << L << "\n"
+        << Idx.str();
     for (size_t D = OIdx.size(); D-- > 0;)
       if (++OIdx[D] < O.shape().Dims[D])
         break;
@@ -708,7 +754,8 @@ void checkSound(const RandomFusion &F, uint64_t Seed, int64_t &Pairs) {
           checkDependencies(C, P, Idx.Operands[size_t(P)],
                             F.Exact[size_t(Out)][size_t(P)], Seed, Out);
       EXPECT_TRUE(R.Ok) << "output " << Out << ", operand " << P << ": "
-                        << R.Message << "\n" << Idx.str();
+                        << R.Message << "\n"
+                        << Idx.str();
       EXPECT_FALSE(R.Undefined);
       Pairs += R.Pairs;
     }
