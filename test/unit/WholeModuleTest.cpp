@@ -7,12 +7,18 @@
 // tuple parameters and tokens.
 //
 //===----------------------------------------------------------------------===//
+#include "idxmap/Coalescing.h"
 #include "idxmap/Fusion.h"
 #include "idxmap/Hlo.h"
+#include "idxmap/HloIndexing.h"
 #include "idxmap/Partition.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <dirent.h>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 using namespace idxmap;
@@ -162,6 +168,55 @@ TEST(WholeModule, PartitionEveryComputationOfALoop) {
   }
   PartitionedComputation P = partitionComputation(Ctx, *M->entry());
   EXPECT_EQ(P.Reasons.at(M->entry()->findInstruction("wl")), "opaque op");
+}
+
+/// The .hlo files of \p Dir.
+std::vector<std::string> hloFiles(const std::string &Dir) {
+  std::vector<std::string> Out;
+  if (DIR *D = opendir(Dir.c_str())) {
+    while (dirent *E = readdir(D)) {
+      std::string N = E->d_name;
+      if (N.size() > 4 && N.compare(N.size() - 4, 4, ".hlo") == 0)
+        Out.push_back(Dir + "/" + N);
+    }
+    closedir(D);
+  }
+  std::sort(Out.begin(), Out.end());
+  return Out;
+}
+
+// Every computation of the real modules (JAX's dumps before and after
+// optimization, XLA's syntax corpus) through the whole analysis, whatever
+// it holds: while loops, collectives, tuples, tokens, complex values. No
+// crash, and a thread mapping wherever the analysis finds outputs.
+TEST(WholeModule, TheAnalysisTakesEveryCorpusComputation) {
+  std::string Corpus = std::string(IDXMAP_EXAMPLES_DIR) + "/../corpus";
+  std::vector<std::string> Files = hloFiles(Corpus + "/jax");
+  for (const std::string &F : hloFiles(Corpus + "/xla"))
+    Files.push_back(F);
+  int Computations = 0;
+  for (const std::string &Path : Files) {
+    std::ifstream In(Path);
+    std::stringstream SS;
+    SS << In.rdbuf();
+    auto M = parseHloModule(SS.str(), Path);
+    if (!M)
+      continue; // The parser's corpus tests own these.
+    for (const HloComputation *C : (*M)->computations()) {
+      SCOPED_TRACE(Path + ": " + C->name());
+      ++Computations;
+      Context Ctx;
+      FusionAnalysis A = analyzeComputation(*C);
+      (void)findUnmodeledInstruction(*C);
+      (void)computeGroupedIndexing(Ctx, *C);
+      (void)partitionComputation(Ctx, *C);
+      if (A.Roots.empty())
+        continue;
+      ThreadMapping TM = heroThreadMapping(Ctx, A);
+      (void)analyzeCoalescing(Ctx, A, TM, /*CountWarps=*/false);
+    }
+  }
+  EXPECT_GT(Computations, 100);
 }
 
 } // namespace
