@@ -410,4 +410,8 @@ Tolerance kernelTolerance(const HloInstruction &Fusion, bool PreciseMath) {
   return codegen::toleranceFor(Fusion, Math);
 }
 
+// unsupportedInstruction refuses the rest (and the element emitter has a
+// case for each of these).
+bool emittersCompute(HloOpcode Op) { return Op < HloOpcode::Fusion; }
+
 } // namespace idxmap

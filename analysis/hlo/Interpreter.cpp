@@ -320,6 +320,12 @@ bool canEvaluate(HloOpcode Op) {
          hlo::canEvaluateIndexedOp(Op);
 }
 
+} // namespace
+
+bool interpreterEvaluates(HloOpcode Op) { return canEvaluate(Op); }
+
+namespace {
+
 class Evaluator {
 public:
   explicit Evaluator(const EvaluateOptions &O) : Opts(O) {}

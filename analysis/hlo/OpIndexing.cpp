@@ -560,6 +560,71 @@ InstructionIndexing computeInputToOutputIndexing(Context &Ctx,
   }
 }
 
+// The two predicates follow the dispatch switches above: an op listed
+// there is listed here (OpSupportTest checks them against every
+// instruction of the corpus modules).
+bool hasOutputToInputIndexing(HloOpcode Op) {
+  if (isElementwise(Op) || hlo::isContractionIndexed(Op))
+    return true;
+  switch (Op) {
+  case HloOpcode::Parameter:
+  case HloOpcode::Constant:
+  case HloOpcode::Iota:
+  case HloOpcode::Copy:
+  case HloOpcode::Broadcast:
+  case HloOpcode::Transpose:
+  case HloOpcode::Reverse:
+  case HloOpcode::Slice:
+  case HloOpcode::Reshape:
+  case HloOpcode::Bitcast:
+  case HloOpcode::Concatenate:
+  case HloOpcode::Pad:
+  case HloOpcode::Reduce:
+  case HloOpcode::DynamicSlice:
+  case HloOpcode::DynamicUpdateSlice:
+  case HloOpcode::Gather:
+  case HloOpcode::Scatter:
+  case HloOpcode::Sort:
+  case HloOpcode::AllGather:
+  case HloOpcode::AllReduce:
+  case HloOpcode::CollectivePermute:
+  case HloOpcode::Tuple:
+  case HloOpcode::GetTupleElement:
+  case HloOpcode::Fusion:
+  case HloOpcode::Call:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool hasInputToOutputIndexing(HloOpcode Op) {
+  if (isElementwise(Op))
+    return true;
+  switch (Op) {
+  case HloOpcode::Copy:
+  case HloOpcode::Broadcast:
+  case HloOpcode::Transpose:
+  case HloOpcode::Reverse:
+  case HloOpcode::Reshape:
+  case HloOpcode::Bitcast:
+  case HloOpcode::Slice:
+  case HloOpcode::Concatenate:
+  case HloOpcode::Reduce:
+  case HloOpcode::Pad:
+  case HloOpcode::Sort:
+  case HloOpcode::AllGather:
+  case HloOpcode::AllReduce:
+  case HloOpcode::CollectivePermute:
+    return true;
+  default:
+    // map and the elementwise ops after Call; not dot, convolution,
+    // reduce-window.
+    return hlo::isContractionIndexed(Op) && Op != HloOpcode::Dot &&
+           Op != HloOpcode::Convolution && Op != HloOpcode::ReduceWindow;
+  }
+}
+
 IndexingMap linearizedPhysicalMap(Context &Ctx, const Shape &S) {
   std::vector<int64_t> M2m = S.layoutOrDefault();
   Expr Lin = Ctx.constant(0);

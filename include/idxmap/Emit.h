@@ -136,6 +136,15 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O);
 std::string codegenEmitterName(const HloInstruction &Fusion,
                                const FusionAnalysis &A);
 
+/// True if the fusion emitters compute \p Op inside a fusion (for the
+/// element types interpreterSupportsUnary/Binary accept): the data
+/// movement, elementwise and reduce ops, constants, iota, tuples. Calls,
+/// nested fusions and every op after Call in HloOpcode (dot, gather, ...)
+/// are left: a fusion containing one is named and skipped.
+/// Example: `emittersCompute(HloOpcode::Transpose)`,
+/// `!emittersCompute(HloOpcode::Dot)`.
+bool emittersCompute(HloOpcode Op);
+
 /// The tolerance to compare a fusion's kernel output against the
 /// interpreter with: the output type's default, widened for the approximate
 /// math the kernel uses and for reductions accumulated in a different order

@@ -93,6 +93,22 @@ InstructionIndexing computeInputToOutputIndexing(Context &Ctx,
                                                  const HloInstruction &I,
                                                  int64_t InputId);
 
+/// True if computeOutputToInputIndexing models \p Op: every op whose maps
+/// XLA's indexing analysis has (elementwise, data movement, reduce, dot,
+/// convolution, reduce-window, map, gather, scatter, dynamic slices, sort,
+/// all-gather, the one-device collectives, tuple, fusion, call). An
+/// instance may still be UNDEFINED (a bitcast between element widths, a
+/// get-tuple-element of a nested tuple); every other op (custom-call,
+/// while, fft, ...) is opaque: `unknown indexing` for each operand.
+/// Example: `hasOutputToInputIndexing(HloOpcode::Dot) == true`,
+/// `hasOutputToInputIndexing(HloOpcode::CustomCall) == false`.
+bool hasOutputToInputIndexing(HloOpcode Op);
+
+/// True if computeInputToOutputIndexing models \p Op (see its comment).
+/// Example: `hasInputToOutputIndexing(HloOpcode::Transpose) == true`,
+/// `hasInputToOutputIndexing(HloOpcode::Dot) == false` (as in XLA).
+bool hasInputToOutputIndexing(HloOpcode Op);
+
 /// For every instruction of a fused computation that \p Start (default:
 /// the root) reaches, the distinct maps from Start's output \p OutputId to
 /// that instruction's output, composed from Start down, simplified, unused

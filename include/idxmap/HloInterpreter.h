@@ -148,6 +148,15 @@ Expected<Literal> evaluateToLiteral(const HloComputation &C,
                                     const std::vector<Literal> &Args,
                                     const EvaluateOptions &Options = {});
 
+/// True if evaluate() has semantics for \p Op on one device: the data
+/// movement, elementwise, reduce, dot, convolution, reduce-window,
+/// select-and-scatter, map, gather, scatter, sort, while, conditional, call
+/// and the one-device collectives, among others (docs/HLO_OPS.md lists
+/// them). Element types other than the compute types are refused per
+/// instruction, whatever the op. Example: `interpreterEvaluates(While)`,
+/// `!interpreterEvaluates(CustomCall)`.
+bool interpreterEvaluates(HloOpcode Op);
+
 /// True if the interpreter defines the one-operand elementwise op \p Op on
 /// element type \p T (e.g. `not` on integers and pred, `exponential` on
 /// floats). Code generators use the same table, so that they accept exactly

@@ -16,9 +16,10 @@ static int runHlo(int Argc, char **Argv);
 
 static const Command HloCommand = {
     "hlo", "print an HLO module canonically, or evaluate it",
-    "Parses an HLO module (as XLA prints it, dumps included) and prints it in\n"
-    "canonical short form: no '%' prefixes, layouts only where given, only\n"
-    "the attributes idxmap models. With --evaluate, runs the ENTRY\n"
+    "Parses an HLO module (as XLA prints it, dumps included; every opcode of\n"
+    "XLA's list) and prints it in canonical form: no '%' prefixes, layouts\n"
+    "only where given, typed attributes in a fixed order, the others kept as\n"
+    "written. With --evaluate, runs the ENTRY\n"
     "computation (or --computation NAME) in the reference interpreter on\n"
     "pseudo-random arguments (--seed, uniform in --range; parameter K uses\n"
     "seed SEED + K) and prints each argument and each result leaf as\n"
