@@ -217,6 +217,9 @@ static Expected<KernelInfo> emitFusion(llvm::Module &Mod, const HloModule &M,
   Expected<KernelInfo> K = Diagnostic{};
   switch (A.Kind) {
   case EmitterKind::Loop:
+  // XLA's concatenate emitter runs a thread per input element; the loop
+  // emitter computes the same values a thread per output element.
+  case EmitterKind::Concatenate:
     K = codegen::emitLoopKernel(Mod, F, A, Math);
     break;
   case EmitterKind::RowReduction:
@@ -391,6 +394,8 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
 std::string codegenEmitterName(const HloInstruction &Fusion,
                                const FusionAnalysis &A) {
   switch (A.Kind) {
+  case EmitterKind::Concatenate:
+    return "loop";
   case EmitterKind::RowReduction:
   case EmitterKind::MultiRowReduction:
   case EmitterKind::FullReduction:

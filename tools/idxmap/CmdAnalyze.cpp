@@ -80,7 +80,10 @@ static void report(OutputFile &O, const std::string &Title,
   O << "  reason: " << A.Reason << "\n";
   std::string Codegen = Fusion ? codegenEmitterName(*Fusion, A)
                                : std::string(emitterKindName(A.Kind));
-  if (Codegen != emitterKindName(A.Kind))
+  if (A.Kind == EmitterKind::Concatenate)
+    O << "  codegen: the loop emitter (a thread per output element; XLA's "
+         "concatenate emitter runs one per input element)\n";
+  else if (Codegen != emitterKindName(A.Kind))
     O << "  codegen: the " << Codegen
       << " emitter (every reduction and the epilogue in one kernel, each "
          "row read once)\n";
@@ -114,7 +117,7 @@ static void report(OutputFile &O, const std::string &Title,
       << DeviceModel().MaxGrid[0] << ")";
   O << ", vector " << Shown.Vector
     << (Kernel ? " (the kernel's, from codegen)"
-        : Codegen != emitterKindName(A.Kind)
+        : Reduction && Codegen != emitterKindName(A.Kind)
             ? " (the analysis' model of a reduction kernel, not the " +
                   Codegen + " kernel's)"
             : std::string())
