@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "WholeModule.h"
 
 #include "idxmap/DeviceModel.h"
 #include "idxmap/Emit.h"
@@ -172,6 +173,9 @@ static int runRun(int Argc, char **Argv) {
     O.Target.PreciseMath = Precise;
     O.OnlyFusion = Fusion;
     O.Tuning = Tuning;
+    // A whole module: run the fusions that can be emitted, name the others
+    // (as `emit` does).
+    O.SkipUnsupported = true;
     auto R = emitModule(**M, O);
     if (!R) {
       // Errors without a location are not about a place in the input (the
@@ -182,6 +186,13 @@ static int runRun(int Argc, char **Argv) {
         printDiagnostic(R.error());
       return ExitRejected;
     }
+    if (R->Kernels.empty()) {
+      for (const SkippedFusion &S : R->Skipped)
+        printDiagnostic(S.Why);
+      return ExitRejected;
+    }
+    for (const SkippedFusion &S : R->Skipped)
+      printSkippedFusion(S.Fusion->name(), S.Why);
     Ptx = std::move(R->Ptx);
     Kernels = std::move(R->Kernels);
   }
