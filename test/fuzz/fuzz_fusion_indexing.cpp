@@ -15,7 +15,10 @@
 //   - the fusion instruction's own output-to-input indexing is the grouped
 //     indexing of its fused computation;
 //   - for every instruction whose input-to-output indexing is defined, it is
-//     the inverse relation of the output-to-input indexing.
+//     the inverse relation of the output-to-input indexing;
+//   - with --new-ops-percent N, N% of the fusions have dot, convolution,
+//     reduce-window, map, gather, scatter, sort or all-gather inside
+//     (support/RandomFusionWithOps.h), read by and reading the other ops.
 // On a failure it prints the seed, the HLO text and the message, and exits 1.
 // Fusion I of a run uses seed `--seed + I`; `--seed S --count 1` replays it.
 //
@@ -23,6 +26,7 @@
 //                             [--verbose] [--no-inverse]
 //                             [--max-instructions N] [--max-elements N]
 //                             [--max-dynamic N] [--structured-percent N]
+//                             [--new-ops-percent N]
 // (the generator knobs default to RandomHloOptions'; a replay must repeat
 // them).
 // Exit status: 0 if every check passed, 1 on a failure, 2 on a usage error.
@@ -64,11 +68,14 @@ struct FuzzOptions {
   unsigned MaxDynamic = 2;
   /// Percent of fusions with tuples, nested fusions and calls inside.
   unsigned StructuredPercent = 30;
+  /// Percent of fusions with the issue-15 ops inside (0: the fusions of
+  /// the runs before they existed).
+  unsigned NewOpsPercent = 0;
 };
 
 struct Stats {
   uint64_t Fusions = 0, ExactFusions = 0, TupleFusions = 0, ReuseFusions = 0;
-  uint64_t StructuredFusions = 0;
+  uint64_t StructuredFusions = 0, NewOpFusions = 0;
   uint64_t Instructions = 0;
   /// checkDependencies calls, and those that also checked exactness.
   uint64_t SoundChecks = 0, ExactChecks = 0;
@@ -135,6 +142,8 @@ bool parseArgs(int Argc, char **Argv, FuzzOptions &O) {
       O.MaxDynamic = unsigned(V);
     else if (A == "--structured-percent" && Next(V) && V <= 100)
       O.StructuredPercent = unsigned(V);
+    else if (A == "--new-ops-percent" && Next(V) && V <= 100)
+      O.NewOpsPercent = unsigned(V);
     else
       return false;
   }
@@ -150,6 +159,7 @@ bool checkOne(uint64_t Seed, Stats &S, const FuzzOptions &FO) {
   O.MaxElements = FO.MaxElements;
   O.MaxDynamic = FO.MaxDynamic;
   O.StructuredPercent = FO.StructuredPercent;
+  O.NewOpsPercent = FO.NewOpsPercent;
   RandomFusion F = generateRandomFusion(Seed, O);
   std::snprintf(CrashText, sizeof(CrashText), "%s", F.Text.c_str());
   CrashSeed = Seed;
@@ -177,8 +187,15 @@ bool checkOne(uint64_t Seed, Stats &S, const FuzzOptions &FO) {
   S.ReuseFusions += F.HasReuse;
   S.StructuredFusions += F.Structured;
   S.Instructions += F.Ops.size();
-  for (HloOpcode X : F.Ops)
+  bool NewOp = false;
+  for (HloOpcode X : F.Ops) {
     ++S.OpCounts[std::string(opcodeName(X))];
+    NewOp |= X == HloOpcode::Dot || X == HloOpcode::Convolution ||
+             X == HloOpcode::ReduceWindow || X == HloOpcode::Map ||
+             X == HloOpcode::Gather || X == HloOpcode::Scatter ||
+             X == HloOpcode::Sort || X == HloOpcode::AllGather;
+  }
+  S.NewOpFusions += NewOp;
 
   Context Ctx;
   const HloInstruction *FusionInstr = (*M)->entry()->root();
@@ -261,7 +278,8 @@ int main(int Argc, char **Argv) {
                  "usage: %s [--seed N] [--count N] [--max-failures N] "
                  "[--verbose] [--no-inverse]\n"
                  "       [--max-instructions N] [--max-elements N] "
-                 "[--max-dynamic N] [--structured-percent N]\n",
+                 "[--max-dynamic N] [--structured-percent N]\n"
+                 "       [--new-ops-percent N]\n",
                  Argv[0]);
     return 2;
   }
@@ -277,15 +295,15 @@ int main(int Argc, char **Argv) {
   double Secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - T0)
           .count();
-  std::printf("fuzz_fusion_indexing: seed %llu, %llu fusions (%llu exact-op, "
-              "%llu tuple roots, %llu with reuse, %llu structured), %llu "
-              "instructions\n",
-              (unsigned long long)FO.Seed, (unsigned long long)S.Fusions,
-              (unsigned long long)S.ExactFusions,
-              (unsigned long long)S.TupleFusions,
-              (unsigned long long)S.ReuseFusions,
-              (unsigned long long)S.StructuredFusions,
-              (unsigned long long)S.Instructions);
+  std::printf(
+      "fuzz_fusion_indexing: seed %llu, %llu fusions (%llu exact-op, "
+      "%llu tuple roots, %llu with reuse, %llu structured, %llu with "
+      "new ops), %llu instructions\n",
+      (unsigned long long)FO.Seed, (unsigned long long)S.Fusions,
+      (unsigned long long)S.ExactFusions, (unsigned long long)S.TupleFusions,
+      (unsigned long long)S.ReuseFusions,
+      (unsigned long long)S.StructuredFusions,
+      (unsigned long long)S.NewOpFusions, (unsigned long long)S.Instructions);
   std::printf(
       "  soundness checks: %llu (%llu with dependencies), exactness "
       "checks: %llu (%llu with dependencies), %llu dependency pairs; "

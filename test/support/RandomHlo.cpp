@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "RandomHlo.h"
 #include "support/RandomContraction.h"
+#include "support/RandomFusionWithOps.h"
 #include "support/RandomIndexed.h"
 #include "support/BruteForce.h"
 #include "support/RandomMaps.h"
@@ -156,6 +157,8 @@ struct Node {
   /// to_apply is an add; variadic reduces are tuple-shaped.
   int64_t ReduceCount = 0;
   bool ReduceAdd = false;
+  /// Ops from support/RandomFusionWithOps.h: how values reach this one.
+  std::optional<NewOpExactness> Ext;
 
   // Exactness analysis (see RandomFusion::Exact).
   /// Parameters reaching this value through exact positions only, with the
@@ -170,7 +173,7 @@ struct Node {
   double S = Inf;
 };
 
-class Generator {
+class Generator : private NewOpHost {
 public:
   Generator(uint64_t Seed, const RandomHloOptions &Options)
       : R(Seed), O(Options), Seed(Seed) {}
@@ -214,6 +217,7 @@ private:
     Concatenate,
     Reduce,
     Iota,
+    NewOp, ///< support/RandomFusionWithOps.h
   };
   Family pickFamily(PT T);
   int build(Family F, const Shape &Want, bool LayoutMatters,
@@ -231,7 +235,23 @@ private:
   std::string reductionComputation(PT T, bool Add);
 
   void analyze(Node &N);
+  bool analyzeNewOp(Node &N);
   void addStructure(int RootId, RandomFusion &Out);
+
+  // NewOpHost (support/RandomFusionWithOps.h).
+  int64_t rnd(int64_t Lo, int64_t Hi) override { return R.range(Lo, Hi); }
+  int operand(const Shape &Want) override { return gen(Want, false); }
+  int leafOf(const Shape &Want) override { return leaf(Want, false); }
+  int addNode(NewOpNode X) override;
+  void addComputation(const std::string &Name,
+                      const std::string &Text) override {
+    ExtraComputations[Name] = Text;
+  }
+  int64_t maxElements() const override { return O.MaxElements; }
+  bool exactOnly() const override { return O.ExactOpsOnly; }
+  void spend() override { --Remaining; }
+  bool takeIndexed() override { return Indexed < 2 && ++Indexed; }
+  bool takeCollective() override { return !Collectives++; }
   std::string text(int RootId) const;
 
   Rng R;
@@ -243,6 +263,11 @@ private:
   unsigned Dynamic = 0;
   bool SingleOp = false;
   std::set<std::string> Computations;
+  /// NewOpsPercent: this fusion has new ops; one is still to be placed;
+  /// gathers and scatters so far; their called computations.
+  bool NewOps = false, ForceNewOp = false;
+  unsigned Indexed = 0, Collectives = 0;
+  std::map<std::string, std::string> ExtraComputations;
 };
 
 PT Generator::pickType() {
@@ -440,6 +465,14 @@ int Generator::leaf(const Shape &Want, bool LayoutMatters) {
 int Generator::gen(const Shape &Want, bool LayoutMatters) {
   if (SingleOp || Remaining <= 0)
     return leaf(Want, LayoutMatters);
+  if (ForceNewOp) {
+    // Not again for its own operands.
+    ForceNewOp = false;
+    int Id = build(Family::NewOp, Want, LayoutMatters, std::nullopt);
+    ForceNewOp = Id < 0;
+    if (Id >= 0)
+      return Id;
+  }
   std::vector<int> C = reusable(Want, LayoutMatters, false);
   if (!C.empty() && R.chance(3, 10))
     return R.pick(C);
@@ -501,7 +534,8 @@ Generator::Family Generator::pickFamily(PT T) {
       {Family::Reverse, 4}, {Family::Concatenate, 5}, {Family::Reduce, 7},
       {Family::Iota, 1}};
   const std::vector<W> &Ws = O.ExactOpsOnly ? Exact : General;
-  int Total = 0;
+  int NewW = NewOps ? 6 : 0;
+  int Total = NewW;
   for (const W &X : Ws)
     Total += X.Weight + (T == PT::Pred && X.F == Family::Compare ? 10 : 0);
   int64_t P = R.range(0, Total - 1);
@@ -510,7 +544,7 @@ Generator::Family Generator::pickFamily(PT T) {
     if (P < 0)
       return X.F;
   }
-  return Family::Copy;
+  return NewW ? Family::NewOp : Family::Copy;
 }
 
 int Generator::buildReduce(const Shape &Res, bool Variadic, bool WithGte) {
@@ -936,8 +970,22 @@ int Generator::build(Family F, const Shape &Want, bool LayoutMatters,
     --Remaining;
     return iota(Want);
   }
+  case Family::NewOp:
+    return buildNewOp(*this, Res);
   }
   return -1;
+}
+
+int Generator::addNode(NewOpNode X) {
+  Node N;
+  N.Opc = X.Opc;
+  N.Sh = std::move(X.Sh);
+  N.Operands = std::move(X.Operands);
+  N.Attrs = std::move(X.Attrs);
+  N.Values = std::move(X.Values);
+  N.ValueText = std::move(X.ValueText);
+  N.Ext = std::move(X.Exactness);
+  return add(std::move(N));
 }
 
 //===----------------------------------------------------------------------===//
@@ -964,6 +1012,8 @@ void Generator::analyze(Node &N) {
   };
   PT T = N.Sh.isTuple() ? PT::Tuple : N.Sh.Type;
   bool F32 = T == PT::F32, Linear = T == PT::F32 || T == PT::S32;
+  if (N.Ext && analyzeNewOp(N))
+    return;
   switch (N.Opc) {
   case Op::Parameter:
     N.Signs[N.ParamNumber] = 1;
@@ -1046,6 +1096,33 @@ void Generator::analyze(Node &N) {
   N.Signs.clear();
   N.M = Inf;
   N.S = 0;
+}
+
+/// The exact positions of support/RandomFusionWithOps.h's ops (as Merge
+/// in analyze); false to spoil every operand.
+bool Generator::analyzeNewOp(Node &N) {
+  using K = NewOpExactness::Kind;
+  const NewOpExactness &E = *N.Ext;
+  bool Linear = N.Sh.Type == PT::F32 || N.Sh.Type == PT::S32;
+  if (E.K == K::Inexact || (E.K == K::Sum && !Linear))
+    return false;
+  double Sum = 0, Terms = 0;
+  N.S = Inf;
+  for (size_t I = 0; I < N.Operands.size(); ++I) {
+    const Node &X = Nodes[size_t(N.Operands[I])];
+    bool Flip = E.K == K::Sum && E.Flip[I];
+    for (const auto &[P, S] : X.Signs)
+      N.Signs[P] |= Flip ? ((S & 1) << 1) | ((S & 2) >> 1) : S;
+    N.Inexact.insert(X.Inexact.begin(), X.Inexact.end());
+    double T = E.K == K::Sum ? double(E.Terms[I]) : 1;
+    Sum += T * X.M;
+    Terms += T;
+    N.S = std::min(N.S, X.S);
+  }
+  N.M = E.K == K::Move ? Nodes[size_t(N.Operands[0])].M : Sum;
+  if (E.K == K::Sum && N.Sh.Type == PT::F32)
+    N.S -= Terms * ulp(N.M);
+  return true;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1141,6 +1218,8 @@ std::vector<int> Generator::buildSingle(Op X) {
 std::string Generator::text(int RootId) const {
   std::ostringstream OS;
   OS << "HloModule fuzz\n\n";
+  for (const auto &[Name, Text] : ExtraComputations)
+    OS << Text << "\n";
   for (const std::string &C : Computations) {
     if (C == "sum_max_f32_s32") {
       OS << C << " {\n"
@@ -1279,6 +1358,10 @@ RandomFusion Generator::run() {
     if (*O.RootOp != Op::Tuple)
       RootId = Roots[0];
   } else {
+    // Its own stream: 0 percent leaves every seed's fusion as it was.
+    NewOps = ForceNewOp =
+        O.NewOpsPercent &&
+        Rng(Seed ^ 0x5851f42d4c957f2dULL).chance(O.NewOpsPercent, 100);
     int Budget = int(R.range(O.MinInstructions, O.MaxInstructions));
     int NOut = R.chance(O.TuplePercent, 100) ? int(R.range(2, 3)) : 1;
     if (NOut > 1 && !O.ExactOpsOnly && R.chance(1, 6)) {

@@ -58,6 +58,12 @@ struct RandomHloOptions {
   /// dependencies and RandomFusion::Exact) stay those of the fusion the
   /// seed gives without structure, which is unchanged by this option.
   unsigned StructuredPercent = 0;
+  /// Percent of fusions (drawn from the seed apart from everything else)
+  /// with dot, convolution, reduce-window, map, gather, scatter, sort or
+  /// all-gather in the middle of the graph (support/RandomFusionWithOps.h):
+  /// one of them feeds an operand of the root, more now and then. 0 keeps
+  /// every seed's fusion as it was.
+  unsigned NewOpsPercent = 0;
 };
 
 /// A generated module: `HloModule`, the reduction computations it uses, the
