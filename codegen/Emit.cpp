@@ -145,18 +145,17 @@ unsupportedInstruction(const HloModule &M, const HloInstruction &F) {
                             " '" + I->name() +
                             "' calls a computation; the emitters do not take "
                             "nested computations");
-    // The fused element emitter reads a bitcast's operand as its value
-    // (a layout change); reinterpreting the bits of another element type
-    // (u32 to f32 in JAX's random numbers) would take a conversion there.
+    // A bitcast that changes the element width is no element-to-element
+    // map (the element emitter reinterprets bits of one width only).
     if (I->opcode() == HloOpcode::Bitcast &&
-        I->shape().Type != I->operand(0)->shape().Type)
+        byteWidth(I->shape().Type) != byteWidth(I->operand(0)->shape().Type))
       return M.diagnose(
           I->sourceOffset(),
           "fusion '" + F.name() + "': bitcast '" + I->name() +
-              "' changes the element type (" +
+              "' changes the element width (" +
               std::string(primitiveTypeName(I->operand(0)->shape().Type)) +
               " to " + std::string(primitiveTypeName(I->shape().Type)) +
-              "); the emitters do not reinterpret bits");
+              "); the emitters do not split or join elements");
     if (I->opcode() == HloOpcode::Reduce &&
         I->operand(0)->shape().numElements() == 0)
       return M.diagnose(I->sourceOffset(),

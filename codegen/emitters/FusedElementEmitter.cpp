@@ -257,8 +257,16 @@ llvm::Value *FusedElementEmitter::valueAt(const HloInstruction &I,
     llvm::Value *V = nullptr;
     switch (F.Kind) {
     case Step::Forward:
-    case Step::Read:
       V = F.Ops.front();
+      break;
+    case Step::Read:
+      // A bitcast between element types of one width reads its operand's
+      // element and reinterprets the bits (u32 to f32 in JAX's random
+      // numbers); the other reads are the operand's value.
+      V = F.I->opcode() == HloOpcode::Bitcast &&
+                  F.I->shape().Type != F.I->operand(0)->shape().Type
+              ? emitElementwise(B, *F.I, F.Ops, Math)
+              : F.Ops.front();
       break;
     case Step::Elementwise:
       V = emitElementwise(B, *F.I, F.Ops, Math);

@@ -18,7 +18,9 @@ using namespace idxmap;
 namespace {
 
 /// A gemm fusion (a dot: no emitter), a loop fusion, a fusion with a
-/// type-changing bitcast and a c64 fusion beside a custom-call.
+/// type-changing bitcast of one width (emitted: the bits are
+/// reinterpreted), one that changes the width (left) and a c64 fusion
+/// beside a custom-call.
 const char *Module = R"(HloModule whole
 gemm {
   a = f32[16,16] parameter(0)
@@ -34,6 +36,10 @@ bits {
   u = u32[16] parameter(0)
   ROOT f = f32[16] bitcast(u)
 }
+wide {
+  v = u32[16] parameter(0)
+  ROOT h = u16[16,2] bitcast(v)
+}
 cplx {
   r = f32[16] parameter(0)
   ROOT c = c64[16] complex(r, r)
@@ -46,8 +52,9 @@ ENTRY main {
   g = f32[16,16] fusion(cc), kind=kCustom, calls=gemm
   l = f32[16,16] fusion(g), kind=kLoop, calls=relu
   b = f32[16] fusion(q), kind=kLoop, calls=bits
+  w = u16[16,2] fusion(q), kind=kLoop, calls=wide
   k = c64[16] fusion(s), kind=kLoop, calls=cplx
-  ROOT t = (f32[16,16], f32[16], c64[16]) tuple(l, b, k)
+  ROOT t = (f32[16,16], f32[16], u16[16,2], c64[16]) tuple(l, b, w, k)
 }
 )";
 
@@ -66,9 +73,11 @@ TEST(WholeModuleEmit, SkipsWhatNoEmitterTakes) {
   O.SkipUnsupported = true;
   auto R = emit(O);
   ASSERT_TRUE(bool(R)) << R.error().str();
-  ASSERT_EQ(R->Kernels.size(), 1u);
+  ASSERT_EQ(R->Kernels.size(), 2u);
   EXPECT_EQ(R->Kernels[0].Name, "l");
+  EXPECT_EQ(R->Kernels[1].Name, "b");
   EXPECT_NE(R->Ptx.find(".entry l("), std::string::npos);
+  EXPECT_NE(R->Ptx.find(".entry b("), std::string::npos);
   EXPECT_EQ(R->Ptx.find(".entry g("), std::string::npos);
   ASSERT_EQ(R->Skipped.size(), 3u);
   EXPECT_EQ(R->Skipped[0].Fusion->name(), "g");
@@ -76,8 +85,8 @@ TEST(WholeModuleEmit, SkipsWhatNoEmitterTakes) {
             "fusion 'g': no emitter computes dot 'd'");
   EXPECT_EQ(R->Skipped[0].Why.Loc.Line, 4u);
   EXPECT_EQ(R->Skipped[1].Why.Message,
-            "fusion 'b': bitcast 'f' changes the element type (u32 to f32); "
-            "the emitters do not reinterpret bits");
+            "fusion 'w': bitcast 'h' changes the element width (u32 to "
+            "u16); the emitters do not split or join elements");
   EXPECT_EQ(R->Skipped[2].Why.Message,
             "fusion 'k': 'c' has type c64[16]; the emitters take pred, "
             "integer and f16/bf16/f32/f64 values only");
@@ -95,7 +104,7 @@ TEST(WholeModuleEmit, AFusionAskedForFailsEvenWhenSkipping) {
   O.OnlyFusion = "k";
   auto R = emit(O);
   ASSERT_FALSE(bool(R));
-  EXPECT_EQ(R.error().Loc.Line, 18u);
+  EXPECT_EQ(R.error().Loc.Line, 22u);
   O.OnlyFusion = "l";
   auto L = emit(O);
   ASSERT_TRUE(bool(L)) << L.error().str();
