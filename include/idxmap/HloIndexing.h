@@ -30,6 +30,12 @@ struct RuntimeBinding {
 /// its runtime variables (`Bindings[k]` belongs to runtime variable k, in the
 /// map's own order, also after composition).
 struct OperandMap {
+  OperandMap() = default;
+  OperandMap(IndexingMap Map, std::vector<RuntimeBinding> Bindings = {},
+             IndexingMap ReplicaId = {})
+      : Map(std::move(Map)), Bindings(std::move(Bindings)),
+        ReplicaId(std::move(ReplicaId)) {}
+
   IndexingMap Map;
   std::vector<RuntimeBinding> Bindings;
   /// For a collective (all-gather), the replica whose operand is read:
