@@ -193,7 +193,10 @@ bool checkOne(uint64_t Seed, Stats &S, const FuzzOptions &FO) {
     NewOp |= X == HloOpcode::Dot || X == HloOpcode::Convolution ||
              X == HloOpcode::ReduceWindow || X == HloOpcode::Map ||
              X == HloOpcode::Gather || X == HloOpcode::Scatter ||
-             X == HloOpcode::Sort || X == HloOpcode::AllGather;
+             X == HloOpcode::Sort || X == HloOpcode::AllGather ||
+             X == HloOpcode::AllReduce || X == HloOpcode::CollectivePermute ||
+             X == HloOpcode::ReducePrecision || X == HloOpcode::Erf ||
+             X == HloOpcode::BitcastConvert;
   }
   S.NewOpFusions += NewOp;
 

@@ -574,6 +574,56 @@ int sort(NewOpHost &H, const Shape &Want) {
   return H.addNode(std::move(G));
 }
 
+/// The other issue-15 ops with elementwise (identity) maps: all-reduce and
+/// collective-permute (one device: replicated values, a replica no pair
+/// sends to reads zeros), reduce-precision, erf and same-width
+/// bitcast-convert. Never exact.
+int elementwiseLike(NewOpHost &H, const Shape &Want) {
+  PT T = Want.Type;
+  bool Float = T == PT::F32 || T == PT::BF16;
+  NewOpNode X;
+  X.Sh = Want;
+  X.Exactness = exactness(Kind::Inexact);
+  PT In = T;
+  switch (H.rnd(0, 4)) {
+  case 0:
+    if (T != PT::F32 && T != PT::S32)
+      return -1;
+    X.Opc = Op::AllReduce;
+    X.Attrs = std::string(", replica_groups=") +
+              (chance(H, 1, 2) ? "{{0}}" : "{{0,1}}") + ", to_apply=" +
+              scalarComputation(H, chance(H, 1, 2) ? "add" : "max", T);
+    break;
+  case 1: {
+    static const char *Pairs[] = {"{{0,0}}", "{{0,1},{1,0}}", "{{1,0}}"};
+    X.Opc = Op::CollectivePermute;
+    X.Attrs = std::string(", source_target_pairs=") + Pairs[H.rnd(0, 2)];
+    break;
+  }
+  case 2:
+    if (!Float)
+      return -1;
+    X.Opc = Op::ReducePrecision;
+    X.Attrs = ", exponent_bits=" + std::to_string(chance(H, 1, 2) ? 5 : 8) +
+              ", mantissa_bits=" + std::to_string(H.rnd(1, 10));
+    break;
+  case 3:
+    if (!Float)
+      return -1;
+    X.Opc = Op::Erf;
+    break;
+  default:
+    if (T != PT::F32 && T != PT::S32)
+      return -1;
+    X.Opc = Op::BitcastConvert;
+    In = T == PT::F32 ? PT::S32 : PT::F32;
+    break;
+  }
+  H.spend();
+  X.Operands = {H.operand(Shape(In, Want.Dims))};
+  return H.addNode(std::move(X));
+}
+
 } // namespace
 
 int buildNewOp(NewOpHost &H, const Shape &Want) {
@@ -584,8 +634,9 @@ int buildNewOp(NewOpHost &H, const Shape &Want) {
   // whose maps may be exact.
   using Builder = int (*)(NewOpHost &, const Shape &);
   static const std::vector<std::pair<Builder, int>> All = {
-      {map, 2},         {allGather, 2}, {reduceWindow, 3}, {dot, 3},
-      {convolution, 5}, {gather, 4},    {scatter, 3},      {sort, 3}};
+      {map, 2},     {allGather, 2},   {reduceWindow, 3},
+      {dot, 3},     {convolution, 5}, {gather, 4},
+      {scatter, 3}, {sort, 3},        {elementwiseLike, 3}};
   size_t N = H.exactOnly() ? 3 : All.size();
   int Total = 0;
   for (size_t K = 0; K < N; ++K)

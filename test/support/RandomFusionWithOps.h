@@ -1,10 +1,11 @@
 //===- support/RandomFusionWithOps.h - Issue-15 ops inside fusions -*- C++ -*-//
 //
 // Part of idxmap. Puts dot, convolution, reduce-window, map, gather,
-// scatter, sort and all-gather in the middle of RandomHlo.h's random
-// fusions (RandomHloOptions::NewOpsPercent): the generator asks for a value
-// of some shape, the builder here picks one of these ops that produces it,
-// derives its operands' shapes (dimension numbers, windows with padding and
+// scatter, sort and all-gather (and all-reduce, collective-permute,
+// reduce-precision, erf, bitcast-convert) in the middle of RandomHlo.h's
+// random fusions (RandomHloOptions::NewOpsPercent): the generator asks for a
+// value of some shape, the builder here picks one of these ops that produces
+// it, derives its operands' shapes (dimension numbers, windows with padding and
 // dilation, feature/batch groups, collapsed/offset dims, ...) and asks the
 // generator for those operands, so producers (parameters, broadcasts,
 // elementwise ops, other new ops) feed them and consumers read the result.

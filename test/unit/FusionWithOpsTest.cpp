@@ -23,10 +23,19 @@ using namespace idxmap::testing;
 
 namespace {
 
-const std::set<HloOpcode> NewOps = {
-    HloOpcode::Dot,  HloOpcode::Convolution, HloOpcode::ReduceWindow,
-    HloOpcode::Map,  HloOpcode::Gather,      HloOpcode::Scatter,
-    HloOpcode::Sort, HloOpcode::AllGather};
+const std::set<HloOpcode> NewOps = {HloOpcode::Dot,
+                                    HloOpcode::Convolution,
+                                    HloOpcode::ReduceWindow,
+                                    HloOpcode::Map,
+                                    HloOpcode::Gather,
+                                    HloOpcode::Scatter,
+                                    HloOpcode::Sort,
+                                    HloOpcode::AllGather,
+                                    HloOpcode::AllReduce,
+                                    HloOpcode::CollectivePermute,
+                                    HloOpcode::ReducePrecision,
+                                    HloOpcode::Erf,
+                                    HloOpcode::BitcastConvert};
 
 bool hasNewOp(const RandomFusion &F) {
   for (HloOpcode X : F.Ops)
