@@ -194,8 +194,9 @@ TEST_P(OpIndexingTest, MapsAndDependencies) {
       EXPECT_FALSE(R.Undefined);
       // Offsets clamp and select picks one branch: only exact operands must
       // show dependencies for every seed.
-      if (Exact)
+      if (Exact) {
         EXPECT_GT(R.Pairs, 0) << "operand " << K << " has no dependencies";
+      }
     }
   }
 }

@@ -159,10 +159,12 @@ TEST_P(OpSoundnessTest, MapsNameTheDependencies) {
   EXPECT_GT(Checks, 0);
   // The interpreter saw real dependencies (the check is not vacuous); only
   // is-finite is constant on the checker's finite inputs.
-  if (Op != HloOpcode::IsFinite)
+  if (Op != HloOpcode::IsFinite) {
     EXPECT_GT(Pairs, 0);
-  if (expectsExactCases(Op))
+  }
+  if (expectsExactCases(Op)) {
     EXPECT_GT(ExactChecks, 0) << "no instance was checked for exactness";
+  }
   if (hasInputToOutput(
           Op == HloOpcode::GetTupleElement ? HloOpcode::Reduce : Op, 0))
     EXPECT_GT(InversePairs, 0);
