@@ -166,8 +166,9 @@ TEST_P(OpSoundnessTest, MapsNameTheDependencies) {
     EXPECT_GT(ExactChecks, 0) << "no instance was checked for exactness";
   }
   if (hasInputToOutput(
-          Op == HloOpcode::GetTupleElement ? HloOpcode::Reduce : Op, 0))
+          Op == HloOpcode::GetTupleElement ? HloOpcode::Reduce : Op, 0)) {
     EXPECT_GT(InversePairs, 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryOp, OpSoundnessTest,
