@@ -2,7 +2,8 @@
 # Runs on the GPU machine: the correctness half of `ctest -L gpu` with
 # prebuilt binaries (a portable build: -DIDXMAP_PORTABLE=ON), for a machine
 # where the project cannot be built. Every golden and bench input through
-# `idxmap run` (kernels against the interpreter), then the random-fusion
+# `idxmap run` (kernels against the interpreter), the whole modules of the
+# corpus, then the random-fusion
 # programs, each step bounded in time. Prints one line per step and a
 # closing `N passed, N failed` line.
 #   bench/gpu_check.sh BIN_DIR [COUNT]
@@ -27,6 +28,11 @@ for f in $here/bench/hlo/*.hlo "$in"/reduce-init-*.hlo "$in"/reduce-side-*.hlo \
   "$in"/reduce-loop-bf16-long-sum.hlo "$in"/rownorm-softmax-*.hlo "$in"/transpose-*.hlo \
   $here/test/examples/gelu.hlo; do
   step "run $(basename "$f")" 120 "$bin/idxmap" run "$f"
+done
+# Whole optimized modules (JAX's dumps, golden inputs): every fusion the
+# emitters take, beside the gemms, loops and collectives they leave.
+for f in $here/test/corpus/jax/*.opt.hlo "$in"/whole_module_*.hlo; do
+  step "run $(basename "$f")" 300 "$bin/idxmap" run "$f"
 done
 step random_loop_fusions 300 "$bin/random_loop_fusions" --count "$count"
 step random_loop_fusions_grid_stride_1 300 "$bin/random_loop_fusions" --count "$count" --seed 7300 --max-elements 65536 --max-grid 1
