@@ -440,6 +440,21 @@ std::vector<int64_t> indexMap(NewOpHost &H, int64_t Rank) {
   return M;
 }
 
+/// The indices dim of batch dim \p J (the index vector sits at \p Ivd).
+int64_t indicesDimOf(int64_t J, int64_t Ivd, bool Implicit) {
+  return !Implicit && J >= Ivd ? J + 1 : J;
+}
+
+/// Text of a batching-dims pair, empty without batching dims.
+std::string batching(const char *OperandKey, const char *IndicesKey,
+                     const std::vector<int64_t> &OperandDims,
+                     const std::vector<int64_t> &IndicesDims) {
+  if (OperandDims.empty())
+    return "";
+  return std::string(", ") + OperandKey + "=" + list(OperandDims) + ", " +
+         IndicesKey + "=" + list(IndicesDims);
+}
+
 int gather(NewOpHost &H, const Shape &Want) {
   // Output dims: offset (a slice of an operand dim) or batch.
   std::vector<int64_t> Offset, Batch, Slice;
@@ -451,22 +466,43 @@ int gather(NewOpHost &H, const Shape &Want) {
       Batch.push_back(Want.Dims[size_t(D)]);
     }
   }
-  // Operand dims: the offset dims in order with 0-2 collapsed ones among
-  // them (at least one dim in all).
+  // Operand dims: the offset dims in order with 0-2 collapsed ones and now
+  // and then batching ones (paired with batch dims) among them; at least
+  // one dim that the index vector can start.
+  size_t NBat = Batch.empty() || chance(H, 1, 2)
+                    ? 0
+                    : size_t(H.rnd(1, std::min<int64_t>(2, Batch.size())));
+  std::vector<int64_t> Pair = perm(H, Batch.size());
+  Pair.resize(NBat);
   size_t NCol = size_t(H.rnd(Slice.empty() ? 1 : 0, 2));
-  int64_t Rank = int64_t(Slice.size() + NCol);
-  std::vector<int64_t> Collapsed = perm(H, size_t(Rank)), OpDims, Sizes;
-  Collapsed.resize(NCol);
+  int64_t Rank = int64_t(Slice.size() + NCol + NBat);
+  std::vector<int64_t> Special = perm(H, size_t(Rank));
+  std::vector<int64_t> Collapsed(Special.begin(), Special.begin() + long(NCol)),
+      OBD(Special.begin() + long(NCol), Special.begin() + long(NCol + NBat)),
+      OpDims, Sizes, Free;
   std::sort(Collapsed.begin(), Collapsed.end());
+  std::sort(OBD.begin(), OBD.end());
   for (int64_t D = 0, S = 0; D < Rank; ++D) {
+    auto Bt = std::find(OBD.begin(), OBD.end(), D);
+    if (Bt != OBD.end()) {
+      Sizes.push_back(1);
+      OpDims.push_back(Batch[size_t(Pair[size_t(Bt - OBD.begin())])]);
+      continue;
+    }
+    Free.push_back(D);
     bool Col = has(Collapsed, D);
     Sizes.push_back(Col ? 1 : Slice[size_t(S++)]);
     OpDims.push_back(Sizes.back() + H.rnd(0, Col ? 4 : 3));
   }
-  std::vector<int64_t> StartMap = indexMap(H, Rank);
+  std::vector<int64_t> StartMap = indexMap(H, int64_t(Free.size()));
+  for (int64_t &D : StartMap)
+    D = Free[size_t(D)];
   bool Implicit = StartMap.size() == 1 && chance(H, 1, 2);
   int64_t Ivd =
       Implicit ? int64_t(Batch.size()) : H.rnd(0, int64_t(Batch.size()));
+  std::vector<int64_t> SIBD;
+  for (int64_t J : Pair)
+    SIBD.push_back(indicesDimOf(J, Ivd, Implicit));
   Shape Idx(PT::S32,
             indicesDims(Batch, Ivd, int64_t(StartMap.size()), Implicit));
   if (count(OpDims) > H.maxElements() || Idx.numElements() > H.maxElements() ||
@@ -478,6 +514,8 @@ int gather(NewOpHost &H, const Shape &Want) {
   X.Attrs = ", offset_dims=" + list(Offset) +
             ", collapsed_slice_dims=" + list(Collapsed) +
             ", start_index_map=" + list(StartMap) +
+            batching("operand_batching_dims", "start_indices_batching_dims",
+                     OBD, SIBD) +
             ", index_vector_dim=" + std::to_string(Ivd) +
             ", slice_sizes=" + list(Sizes);
   // The runtime variables range over every start the indices may give.
@@ -492,20 +530,36 @@ int gather(NewOpHost &H, const Shape &Want) {
 int scatter(NewOpHost &H, const Shape &Want) {
   if (Want.rank() < 1)
     return -1;
-  std::vector<int64_t> Inserted, Window;
+  // Operand dims: batching (now and then, paired with an indices dim of
+  // the same extent), inserted, or a window; one at least not batching.
+  std::vector<int64_t> Inserted, Window, IBD, Free;
   for (int64_t D = 0; D < Want.rank(); ++D) {
+    if (IBD.size() < 2 && D + 1 < Want.rank() && chance(H, 1, 3)) {
+      IBD.push_back(D);
+      continue;
+    }
+    Free.push_back(D);
     if (chance(H, 1, 3))
       Inserted.push_back(D);
     else
       Window.push_back(H.rnd(1, Want.Dims[size_t(D)]));
   }
-  std::vector<int64_t> ToOperand = indexMap(H, Want.rank());
-  std::vector<int64_t> Batch(size_t(H.rnd(0, 2)));
+  std::vector<int64_t> ToOperand = indexMap(H, int64_t(Free.size()));
+  for (int64_t &D : ToOperand)
+    D = Free[size_t(D)];
+  std::vector<int64_t> Batch(size_t(H.rnd(int64_t(IBD.size()), 2)));
   for (int64_t &B : Batch)
     B = H.rnd(1, 3);
+  std::vector<int64_t> Pair = perm(H, Batch.size());
+  Pair.resize(IBD.size());
+  for (size_t K = 0; K < IBD.size(); ++K)
+    Batch[size_t(Pair[K])] = Want.Dims[size_t(IBD[K])];
   bool Implicit = ToOperand.size() == 1 && chance(H, 1, 2);
   int64_t Ivd =
       Implicit ? int64_t(Batch.size()) : H.rnd(0, int64_t(Batch.size()));
+  std::vector<int64_t> SIBD;
+  for (int64_t J : Pair)
+    SIBD.push_back(indicesDimOf(J, Ivd, Implicit));
   int64_t UpdRank = int64_t(Window.size() + Batch.size());
   std::vector<int64_t> UWD = perm(H, size_t(UpdRank)), Upd;
   UWD.resize(Window.size());
@@ -524,6 +578,8 @@ int scatter(NewOpHost &H, const Shape &Want) {
   X.Attrs = ", update_window_dims=" + list(UWD) +
             ", inserted_window_dims=" + list(Inserted) +
             ", scatter_dims_to_operand_dims=" + list(ToOperand) +
+            batching("input_batching_dims", "scatter_indices_batching_dims",
+                     IBD, SIBD) +
             ", index_vector_dim=" + std::to_string(Ivd) + ", to_apply=" +
             scalarComputation(H, Add ? "add" : "second", Want.Type);
   X.Exactness = exactness(Kind::Inexact);

@@ -71,9 +71,11 @@ TEST(FusionWithOpsTest, KnobChangesOnlyThePickedFusions) {
 TEST(FusionWithOpsTest, CoversEveryOpAndIndexSource) {
   std::set<HloOpcode> Seen;
   std::set<HloOpcode> IndexSources;
-  int WithNewOps = 0;
+  int WithNewOps = 0, GatherBatching = 0, ScatterBatching = 0;
   for (uint64_t Seed = 1; Seed <= 300; ++Seed) {
     RandomFusion F = generateRandomFusion(Seed, options(Seed, 100));
+    GatherBatching += F.Text.find("operand_batching_dims") != std::string::npos;
+    ScatterBatching += F.Text.find("input_batching_dims") != std::string::npos;
     auto M = parseHloModule(F.Text, "seed" + std::to_string(Seed));
     ASSERT_TRUE(bool(M)) << M.error().str() << "\n" << F.Text;
     WithNewOps += hasNewOp(F);
@@ -89,6 +91,8 @@ TEST(FusionWithOpsTest, CoversEveryOpAndIndexSource) {
   EXPECT_EQ(Seen, NewOps);
   // Nearly every picked fusion gets one (a leaf-only root gets none).
   EXPECT_GT(WithNewOps, 270);
+  EXPECT_GT(GatherBatching, 0);
+  EXPECT_GT(ScatterBatching, 0);
   for (HloOpcode X : {HloOpcode::Parameter, HloOpcode::Constant,
                       HloOpcode::Iota, HloOpcode::Clamp, HloOpcode::Broadcast})
     EXPECT_TRUE(IndexSources.count(X)) << opcodeName(X);
