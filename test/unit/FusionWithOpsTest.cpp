@@ -58,10 +58,11 @@ TEST(FusionWithOpsTest, KnobChangesOnlyThePickedFusions) {
     RandomFusion Plain = generateRandomFusion(Seed, options(Seed, 0));
     RandomFusion With = generateRandomFusion(Seed, options(Seed, 25));
     EXPECT_FALSE(hasNewOp(Plain)) << Plain.Text;
-    if (With.Text != Plain.Text)
+    if (With.Text != Plain.Text) {
       ++Picked;
-    else
+    } else {
       EXPECT_EQ(With.Exact, Plain.Exact);
+    }
   }
   // About a quarter.
   EXPECT_GT(Picked, 60);
