@@ -80,11 +80,13 @@ TEST(OpSupport, PredicatesMatchTheIndexingOnTheCorpus) {
       }
   EXPECT_GT(Instructions, 5000);
   for (const auto &[Name, Defined] : SeenO2I)
-    EXPECT_TRUE(Defined) << Name << ": listed, but no corpus instance has "
-                                    "an output-to-input map";
+    EXPECT_TRUE(Defined) << Name
+                         << ": listed, but no corpus instance has "
+                            "an output-to-input map";
   for (const auto &[Name, Defined] : SeenI2O)
-    EXPECT_TRUE(Defined) << Name << ": listed, but no corpus instance has "
-                                    "an input-to-output map";
+    EXPECT_TRUE(Defined) << Name
+                         << ": listed, but no corpus instance has "
+                            "an input-to-output map";
 }
 
 } // namespace

@@ -60,7 +60,8 @@ static int runOps(int Argc, char **Argv) {
     Emitted += Emit;
     Opaque += !O2I && !I2O && !Eval && !Emit;
   }
-  O << "\n" << int64_t(Ops.size()) << " opcodes: " << Indexed
+  O << "\n"
+    << int64_t(Ops.size()) << " opcodes: " << Indexed
     << " with output-to-input indexing, " << Evaluated << " evaluated, "
     << Emitted << " compiled in fusions, " << Opaque << " opaque.\n";
   return O.close() ? ExitOk : ExitRejected;
