@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "HloVerifier.h"
+#include "OpSupport.h"
 #include "ContractionOps.h"
 #include "ElementKernels.h"
 #include "IndexedOps.h"
@@ -18,15 +19,7 @@ namespace {
 
 using Problem = std::optional<std::string>;
 
-std::string dimsStr(const std::vector<int64_t> &V) {
-  std::string Out = "{";
-  for (size_t I = 0; I < V.size(); ++I) {
-    if (I)
-      Out += ",";
-    Out += std::to_string(V[I]);
-  }
-  return Out + "}";
-}
+std::string dimsStr(const std::vector<int64_t> &V) { return dimList(V); }
 
 class Verifier {
 public:

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "IndexedOps.h"
+#include "OpSupport.h"
 
 #include <algorithm>
 #include <cctype>
@@ -17,13 +18,6 @@ namespace hlo {
 namespace {
 
 using Problem = std::optional<std::string>;
-
-std::string listStr(const std::vector<int64_t> &V) {
-  std::string Out = "{";
-  for (size_t I = 0; I < V.size(); ++I)
-    Out += (I ? "," : "") + std::to_string(V[I]);
-  return Out + "}";
-}
 
 bool contains(const std::vector<int64_t> &V, int64_t X) {
   return std::find(V.begin(), V.end(), X) != V.end();
@@ -41,12 +35,12 @@ public:
                   const char *What, bool Sorted) const {
     for (size_t K = 0; K < V.size(); ++K) {
       if (V[K] < 0 || V[K] >= Limit)
-        return fail(std::string(What) + " " + listStr(V) +
+        return fail(std::string(What) + " " + hlo::dimList(V) +
                     " out of range [0, " + std::to_string(Limit) + ")");
       for (size_t J = 0; J < K; ++J)
         if (V[J] == V[K] || (Sorted && V[J] > V[K]))
           return fail(
-              std::string(What) + " " + listStr(V) +
+              std::string(What) + " " + hlo::dimList(V) +
               (V[J] == V[K] ? " repeats a dimension" : " must be sorted"));
     }
     return std::nullopt;
@@ -125,17 +119,17 @@ Problem Checker::gather() const {
                 " out of range [0, " + std::to_string(Idx.rank()) + "]");
   int64_t VecLen = Ivd == Idx.rank() ? 1 : Idx.Dims[size_t(Ivd)];
   if (int64_t(G.StartIndexMap.size()) != VecLen)
-    return fail("start_index_map " + listStr(G.StartIndexMap) + " has " +
+    return fail("start_index_map " + hlo::dimList(G.StartIndexMap) + " has " +
                 std::to_string(G.StartIndexMap.size()) +
                 " entries, the index vector " + std::to_string(VecLen));
   if (int64_t(Sizes.size()) != Op.rank())
-    return fail("slice_sizes " + listStr(Sizes) +
+    return fail("slice_sizes " + hlo::dimList(Sizes) +
                 " needs one entry per "
                 "operand dimension (" +
                 std::to_string(Op.rank()) + ")");
   for (int64_t D = 0; D < Op.rank(); ++D)
     if (Sizes[size_t(D)] < 0 || Sizes[size_t(D)] > Op.Dims[size_t(D)])
-      return fail("slice_sizes " + listStr(Sizes) + " exceed the operand " +
+      return fail("slice_sizes " + hlo::dimList(Sizes) + " exceed the operand " +
                   Op.str() + " in dimension " + std::to_string(D));
   if (Problem P = dimList(G.StartIndexMap, Op.rank(), "start_index_map", false))
     return P;
@@ -301,7 +295,7 @@ Problem Checker::scatter() const {
   int64_t VecLen = Ivd == Idx.rank() ? 1 : Idx.Dims[size_t(Ivd)];
   if (int64_t(S.ScatterDimsToOperandDims.size()) != VecLen)
     return fail("scatter_dims_to_operand_dims " +
-                listStr(S.ScatterDimsToOperandDims) + " has " +
+                hlo::dimList(S.ScatterDimsToOperandDims) + " has " +
                 std::to_string(S.ScatterDimsToOperandDims.size()) +
                 " entries, the index vector " + std::to_string(VecLen));
   if (Problem P = dimList(S.ScatterDimsToOperandDims, Op.rank(),
@@ -337,7 +331,7 @@ Problem Checker::sort() const {
                   I.operand(K)->shape().str() +
                   ", expected the dimensions of " + Op.str());
   if (I.dimensions().size() != 1)
-    return fail("dimensions=" + listStr(I.dimensions()) +
+    return fail("dimensions=" + hlo::dimList(I.dimensions()) +
                 " must name one dimension");
   if (Problem P = dimList(I.dimensions(), Op.rank(), "dimensions", false))
     return P;
@@ -360,7 +354,7 @@ Problem Checker::allGather() const {
   if (Problem P = arrays(0, N))
     return P;
   if (I.dimensions().size() != 1)
-    return fail("dimensions=" + listStr(I.dimensions()) +
+    return fail("dimensions=" + hlo::dimList(I.dimensions()) +
                 " must name one dimension");
   int64_t G = I.dimensions()[0];
   const Shape &Out = I.shape();

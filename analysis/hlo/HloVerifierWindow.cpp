@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ContractionOps.h"
+#include "OpSupport.h"
 
 #include <algorithm>
 
@@ -18,13 +19,6 @@ namespace hlo {
 namespace {
 
 using Problem = std::optional<std::string>;
-
-std::string listStr(const std::vector<int64_t> &V) {
-  std::string Out = "{";
-  for (size_t I = 0; I < V.size(); ++I)
-    Out += (I ? "," : "") + std::to_string(V[I]);
-  return Out + "}";
-}
 
 /// Builds `opcode: message` problems for one instruction.
 struct Checker {
@@ -58,10 +52,10 @@ struct Checker {
     std::vector<bool> Seen(size_t(std::max<int64_t>(Rank, 0)), false);
     for (int64_t D : Dims) {
       if (D < 0 || D >= Rank)
-        return fail(What + " " + listStr(Dims) + " out of range for rank " +
+        return fail(What + " " + dimList(Dims) + " out of range for rank " +
                     std::to_string(Rank));
       if (Seen[size_t(D)])
-        return fail(What + " " + listStr(Dims) + " repeats dimension " +
+        return fail(What + " " + dimList(Dims) + " repeats dimension " +
                     std::to_string(D));
       Seen[size_t(D)] = true;
     }
@@ -77,7 +71,7 @@ struct Checker {
   Problem resultDimsAre(const std::vector<int64_t> &Dims) const {
     if (!I.shape().isArray() || I.shape().Dims != Dims)
       return fail("result shape is " + I.shape().str() +
-                  ", expected dimensions " + listStr(Dims));
+                  ", expected dimensions " + dimList(Dims));
     return std::nullopt;
   }
   /// The window's output dims over \p Base, one window entry per dim.
@@ -183,12 +177,12 @@ std::optional<std::string> verifyDot(const HloInstruction &I,
   const Shape &L = I.operand(0)->shape(), &R = I.operand(1)->shape();
   const DotDimensions &DD = I.dotDimensions();
   if (DD.LhsBatch.size() != DD.RhsBatch.size())
-    return Ck.fail("lhs_batch_dims " + listStr(DD.LhsBatch) +
-                   " and rhs_batch_dims " + listStr(DD.RhsBatch) +
+    return Ck.fail("lhs_batch_dims " + dimList(DD.LhsBatch) +
+                   " and rhs_batch_dims " + dimList(DD.RhsBatch) +
                    " differ in length");
   if (DD.LhsContracting.size() != DD.RhsContracting.size())
-    return Ck.fail("lhs_contracting_dims " + listStr(DD.LhsContracting) +
-                   " and rhs_contracting_dims " + listStr(DD.RhsContracting) +
+    return Ck.fail("lhs_contracting_dims " + dimList(DD.LhsContracting) +
+                   " and rhs_contracting_dims " + dimList(DD.RhsContracting) +
                    " differ in length");
   // Batch and contracting dims of one side together must be distinct.
   std::vector<int64_t> LUsed = DD.LhsBatch, RUsed = DD.RhsBatch;
@@ -388,7 +382,7 @@ std::optional<std::string> verifySelectAndScatter(const HloInstruction &I,
     return P;
   if (Src.Dims != Dims)
     return Ck.fail("source is " + Src.str() + ", the window over " + Op.str() +
-                   " has dimensions " + listStr(Dims));
+                   " has dimensions " + dimList(Dims));
   return Ck.resultIs(Op);
 }
 
@@ -415,8 +409,8 @@ std::optional<std::string> verifyMap(const HloInstruction &I,
   for (size_t D = 0; D < All.size(); ++D)
     All[D] = int64_t(D);
   if (Attrs.count("dimensions") && I.dimensions() != All)
-    return Ck.fail("dimensions " + listStr(I.dimensions()) + " must be " +
-                   listStr(All));
+    return Ck.fail("dimensions " + dimList(I.dimensions()) + " must be " +
+                   dimList(All));
   if (I.calledComputations().size() != 1)
     return Ck.fail("expected exactly one called computation");
   const HloComputation &C = *I.toApply();

@@ -9,6 +9,7 @@
 #include "ContractionOps.h"
 #include "IndexedOps.h"
 
+#include "OpSupport.h"
 #include "idxmap/Compose.h"
 #include "idxmap/Delinearize.h"
 #include "idxmap/HloIndexing.h"
@@ -70,12 +71,7 @@ const Shape &outputShape(const HloInstruction &I, int64_t OutputId) {
   return S;
 }
 
-std::vector<Variable> dimVars(const Shape &S) {
-  std::vector<Variable> Vs;
-  for (int64_t D : S.Dims)
-    Vs.push_back({"", {0, D - 1}});
-  return Vs;
-}
+using hlo::dimVars;
 
 std::vector<Expr> dimExprs(Context &Ctx, unsigned N) {
   std::vector<Expr> Es;

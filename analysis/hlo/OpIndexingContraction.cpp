@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ContractionOps.h"
+#include "OpSupport.h"
 #include "idxmap/Simplify.h"
 
 #include <algorithm>
@@ -28,13 +29,6 @@ namespace idxmap {
 namespace hlo {
 
 namespace {
-
-std::vector<Variable> dimVars(const Shape &S) {
-  std::vector<Variable> Vs;
-  for (int64_t D : S.Dims)
-    Vs.push_back({"", {0, D - 1}});
-  return Vs;
-}
 
 /// Simplifies and drops the range variables that no longer matter (XLA's
 /// Simplify + RemoveUnusedSymbols): a window of size 1 leaves none. XLA's

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "IndexedOps.h"
+#include "OpSupport.h"
 
 #include "idxmap/RangeEvaluator.h"
 #include "idxmap/Simplify.h"
@@ -21,13 +22,6 @@ namespace idxmap {
 namespace hlo {
 
 namespace {
-
-std::vector<Variable> dimVars(const Shape &S) {
-  std::vector<Variable> Vs;
-  for (int64_t D : S.Dims)
-    Vs.push_back({"", {0, D - 1}});
-  return Vs;
-}
 
 /// Simplified, unused range variables removed; a map with runtime variables
 /// is kept as built, as XLA keeps it (its printed form is XLA's, point dims
