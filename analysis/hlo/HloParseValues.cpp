@@ -242,11 +242,13 @@ bool HloParserImpl::parseConstantValue(HloInstruction &I) {
     return !Braced || expect('}');
   }
   if (L.peekRaw() != '{') {
-    // XLA's shorthand for an array of one value: `f32[3,4] constant(1)`.
-    if (!parseLiteralElement(I.Value, 0))
+    // XLA's shorthand for an array of one value: `f32[3,4] constant(1)`
+    // (read into a scalar: the array may have no elements).
+    Literal One(Shape(I.Sh.Type, {}));
+    if (!parseLiteralElement(One, 0))
       return false;
-    uint64_t Bits = I.Value.getBits(0);
-    for (int64_t K = 1, N = I.Value.elementCount(); K < N; ++K)
+    uint64_t Bits = One.getBits(0);
+    for (int64_t K = 0, N = I.Value.elementCount(); K < N; ++K)
       I.Value.setBits(K, Bits);
     return true;
   }

@@ -657,9 +657,11 @@ bool ExprSimplifier::pairModsAndDivs(LinearSum &S, LinearSum *Backup) {
                                    [](const Term &T, Expr B) {
                                      return compareStructurally(T.Base, B) < 0;
                                    });
+        // Opposite signs and |Delta| <= |Coeff|; the sums of opposite
+        // signs cannot overflow where negating INT64_MIN would.
         if (!Delta || It == S.Terms.end() || It->Base != XT.Base ||
-            !((It->Coeff > 0 && *Delta < 0 && It->Coeff >= -*Delta) ||
-              (It->Coeff < 0 && *Delta > 0 && -It->Coeff >= *Delta))) {
+            !((It->Coeff > 0 && *Delta < 0 && It->Coeff + *Delta >= 0) ||
+              (It->Coeff < 0 && *Delta > 0 && It->Coeff + *Delta <= 0))) {
           Cancels = false;
           break;
         }

@@ -228,6 +228,19 @@ ENTRY main {
   EXPECT_EQ(M->entry()->findInstruction("n")->literal().getInt(0), -3);
 }
 
+TEST(HloParser, ArrayConstantWrittenAsOneValue) {
+  // XLA's shorthand: every element takes the value; an array without
+  // elements takes none (a libFuzzer finding wrote element 0 of it).
+  auto M = parseOk("HloModule m\nENTRY e {\n  a = f32[2,3] constant(1.5)\n"
+                   "  z = f32[0] constant(5)\n"
+                   "  ROOT t = (f32[2,3], f32[0]) tuple(a, z)\n}\n");
+  ASSERT_TRUE(M);
+  const Literal &A = M->entry()->findInstruction("a")->literal();
+  for (int64_t K = 0; K < 6; ++K)
+    EXPECT_EQ(A.getDouble(K), 1.5);
+  EXPECT_EQ(M->entry()->findInstruction("z")->literal().elementCount(), 0);
+}
+
 TEST(HloParser, PrintsCanonicalForm) {
   auto M = parseOk(R"(
 HloModule m, is_scheduled=true
