@@ -1,9 +1,10 @@
-//===- analysis/hlo/InterpretElementwise.cpp - erf, reduce-precision, ... -===//
+//===- analysis/hlo/InterpretElementwise.cpp - erf, acos, ... -----------===//
 //
 // Part of idxmap. Elementwise ops after Call in HloOpcode that the reference
 // interpreter evaluates, with XLA's HloEvaluator semantics:
-// - erf: std::erf in the op's compute type (float for f16/bf16/f32, rounded
-//   to the element type; double for f64).
+// - erf, acos, acosh, asin, asinh, atan, atanh, cosh, sinh: the C library
+//   function in the op's compute type (float for f16/bf16/f32, rounded to
+//   the element type; double for f64).
 // - reduce-precision: rounds the mantissa to `mantissa_bits` (to nearest
 //   even) and clamps the exponent to the range of `exponent_bits` (overflow
 //   to a signed infinity, values at or below the smallest normal exponent to
@@ -62,10 +63,47 @@ std::optional<Diagnostic> checkFloatUnary(const HloInstruction &I) {
   return std::nullopt;
 }
 
-Expected<Literal> evalErf(const HloInstruction &I, const Literal &In,
-                          const EvaluateOptions &Opts) {
+/// The libm functions of the float unary ops after Call, in double and in
+/// float (f16/bf16/f32 compute in float, as XLA's elemental IR does).
+struct FloatUnaryFn {
+  double (*D)(double);
+  float (*F)(float);
+};
+
+std::optional<FloatUnaryFn> floatUnaryFn(HloOpcode Op) {
+#define IDXMAP_LIBM(Fn)                                                        \
+  FloatUnaryFn{[](double X) { return std::Fn(X); },                           \
+               [](float X) { return std::Fn(X); }}
+  switch (Op) {
+  case HloOpcode::Erf:
+    return IDXMAP_LIBM(erf);
+  case HloOpcode::Acos:
+    return IDXMAP_LIBM(acos);
+  case HloOpcode::Acosh:
+    return IDXMAP_LIBM(acosh);
+  case HloOpcode::Asin:
+    return IDXMAP_LIBM(asin);
+  case HloOpcode::Asinh:
+    return IDXMAP_LIBM(asinh);
+  case HloOpcode::Atan:
+    return IDXMAP_LIBM(atan);
+  case HloOpcode::Atanh:
+    return IDXMAP_LIBM(atanh);
+  case HloOpcode::Cosh:
+    return IDXMAP_LIBM(cosh);
+  case HloOpcode::Sinh:
+    return IDXMAP_LIBM(sinh);
+  default:
+    return std::nullopt;
+  }
+#undef IDXMAP_LIBM
+}
+
+Expected<Literal> evalFloatUnary(const HloInstruction &I, const Literal &In,
+                                 const EvaluateOptions &Opts) {
   if (std::optional<Diagnostic> D = checkFloatUnary(I))
     return *D;
+  FloatUnaryFn Fn = *floatUnaryFn(I.opcode());
   PrimitiveType T = I.shape().Type;
   // EvaluateOptions::PerturbUlps on a widened narrow type, as the core ops.
   double Scale = 1;
@@ -75,7 +113,7 @@ Expected<Literal> evalErf(const HloInstruction &I, const Literal &In,
   bool InDouble = In.elementType() == PrimitiveType::F64;
   for (int64_t K = 0, N = In.elementCount(); K < N; ++K) {
     double X = In.getDouble(K);
-    double Y = InDouble ? std::erf(X) : double(std::erf(float(X)));
+    double Y = InDouble ? Fn.D(X) : double(Fn.F(float(X)));
     Out.setDouble(K, Y * Scale);
   }
   return Out;
@@ -204,7 +242,7 @@ Expected<Literal> evalBitcastConvert(const HloInstruction &I, const Literal &In,
 } // namespace
 
 bool isMoreElementwiseOp(HloOpcode Op) {
-  return Op == HloOpcode::Erf || Op == HloOpcode::ReducePrecision ||
+  return floatUnaryFn(Op) || Op == HloOpcode::ReducePrecision ||
          Op == HloOpcode::BitcastConvert;
 }
 
@@ -215,9 +253,9 @@ Expected<Literal> evalMoreElementwise(const HloInstruction &I,
     return cannotEvaluate(I, std::string(opcodeName(I.opcode())) +
                                  " takes 1 operand, not " +
                                  std::to_string(In.size()));
+  if (floatUnaryFn(I.opcode()))
+    return evalFloatUnary(I, *In[0], Opts);
   switch (I.opcode()) {
-  case HloOpcode::Erf:
-    return evalErf(I, *In[0], Opts);
   case HloOpcode::ReducePrecision:
     return evalReducePrecision(I, *In[0]);
   case HloOpcode::BitcastConvert:

@@ -553,6 +553,14 @@ Expected<Literal> Evaluator::eval(const HloInstruction &I, const Ops &In) {
                         },
                         &Work, Opts.MaxWork});
   case HloOpcode::Erf:
+  case HloOpcode::Acos:
+  case HloOpcode::Acosh:
+  case HloOpcode::Asin:
+  case HloOpcode::Asinh:
+  case HloOpcode::Atan:
+  case HloOpcode::Atanh:
+  case HloOpcode::Cosh:
+  case HloOpcode::Sinh:
   case HloOpcode::ReducePrecision:
   case HloOpcode::BitcastConvert:
     return evalMoreElementwise(I, In, Opts);
@@ -571,7 +579,11 @@ Expected<Literal> Evaluator::eval(const HloInstruction &I, const Ops &In) {
     assert(false && "handled by run()");
     return Literal();
   default:
-    assert(isElementwise(I.opcode()));
+    // canEvaluate and the cases above must agree; a gap is a diagnostic,
+    // not a wrong kernel.
+    if (!isElementwise(I.opcode()))
+      return diag(I, "cannot evaluate '" + I.name() + "': no evaluation of " +
+                         std::string(opcodeName(I.opcode())));
     return evalElementwise(I, In);
   }
 }

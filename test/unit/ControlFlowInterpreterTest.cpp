@@ -424,6 +424,52 @@ ENTRY e {
             "bf16, f32 and f64, not s32");
 }
 
+TEST(ControlFlowInterpreterTest, FloatUnaryOpsAfterCall) {
+  // acos ... sinh: the C library function in float for f32, in double for
+  // f64 (inputs inside every function's domain).
+  struct Case {
+    const char *Op;
+    double (*D)(double);
+    float (*F)(float);
+  };
+  const Case Cases[] = {
+      {"acos", [](double X) { return std::acos(X); },
+       [](float X) { return std::acos(X); }},
+      {"asin", [](double X) { return std::asin(X); },
+       [](float X) { return std::asin(X); }},
+      {"atan", [](double X) { return std::atan(X); },
+       [](float X) { return std::atan(X); }},
+      {"atanh", [](double X) { return std::atanh(X); },
+       [](float X) { return std::atanh(X); }},
+      {"asinh", [](double X) { return std::asinh(X); },
+       [](float X) { return std::asinh(X); }},
+      {"cosh", [](double X) { return std::cosh(X); },
+       [](float X) { return std::cosh(X); }},
+      {"sinh", [](double X) { return std::sinh(X); },
+       [](float X) { return std::sinh(X); }},
+  };
+  std::vector<double> X = {-0.75, 0, 0.25, 0.5};
+  for (const Case &C : Cases) {
+    std::string Text = std::string("HloModule m\nENTRY e {\n  p = f32[4] "
+                                   "parameter(0)\n  ROOT r = f32[4] ") +
+                       C.Op + "(p)\n}\n";
+    Literal R = run(Text.c_str(), {f32({4}, X)});
+    for (size_t K = 0; K < X.size(); ++K)
+      EXPECT_EQ(R.getDouble(int64_t(K)), double(C.F(float(X[K])))) << C.Op;
+  }
+  // acosh on f64 (its domain is x >= 1).
+  auto M = parseHloModule("HloModule m\nENTRY e {\n  p = f64[2] "
+                          "parameter(0)\n  ROOT r = f64[2] acosh(p)\n}\n",
+                          "t.hlo");
+  ASSERT_TRUE(bool(M));
+  auto R = evaluate(*(*M)->entry(),
+                    {Literal::fromDoubles(Shape(PrimitiveType::F64, {2}),
+                                          {1.5, 10})});
+  ASSERT_TRUE(bool(R)) << R.error().str();
+  EXPECT_EQ((*R)[0].getDouble(0), std::acosh(1.5));
+  EXPECT_EQ((*R)[0].getDouble(1), std::acosh(10.0));
+}
+
 std::string reducePrecisionModule(int E, int M) {
   return "HloModule m\nENTRY e {\n  p = f32[6] parameter(0)\n  ROOT r = "
          "f32[6] reduce-precision(p), exponent_bits=" +
@@ -448,8 +494,9 @@ TEST(ControlFlowInterpreterTest, ReducePrecision) {
   Literal B = run(reducePrecisionModule(8, 7), {f32({6}, X)});
   Literal Bf = Literal::fromDoubles(Shape(PT::BF16, {6}), X);
   for (int K = 0; K < 6; ++K) {
-    if (!std::isnan(X[size_t(K)]))
+    if (!std::isnan(X[size_t(K)])) {
       EXPECT_EQ(B.getDouble(K), Bf.getDouble(K)) << K;
+    }
   }
   // mantissa_bits=0 turns NaN into +inf.
   Literal Z = run(reducePrecisionModule(8, 0), {f32({6}, X)});
