@@ -705,10 +705,21 @@ Expected<Literal> Evaluator::evalBitcast(const HloInstruction &I,
     return diag(I, "a bitcast between element types is not evaluated in f64 "
                    "(EvaluateOptions::Widen)");
   int64_t W = byteWidth(In.elementType());
-  if (byteWidth(InShape.Type) != byteWidth(OutShape.Type))
-    return diag(I, "cannot evaluate '" + I.name() +
-                       "': a bitcast between element types of different "
-                       "widths");
+  if (byteWidth(InShape.Type) != byteWidth(OutShape.Type)) {
+    // Between widths (u32[2,2] to u64[2] in JAX's random numbers) the
+    // buffer's bytes are the value: taken as they are when both layouts
+    // are row-major; pred's bytes must stay 0 or 1, so it is left out.
+    Literal Out(out(OutShape));
+    if (!InShape.hasDefaultLayout() || !OutShape.hasDefaultLayout() ||
+        InShape.Type == PrimitiveType::Pred ||
+        OutShape.Type == PrimitiveType::Pred ||
+        In.data().size() != Out.data().size())
+      return diag(I, "cannot evaluate '" + I.name() +
+                         "': a bitcast between element types of different "
+                         "widths with a layout change or pred");
+    Out.data() = In.data();
+    return Out;
+  }
   Literal Out(out(OutShape));
   if (InShape.hasDefaultLayout() && OutShape.hasDefaultLayout()) {
     Out.data() = In.data();

@@ -1155,10 +1155,20 @@ TEST(HloInterpreterErrors, ArgumentsAndUnsupportedValues) {
   auto B = parse("HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n"
                  "  ROOT b = f16[8] bitcast(p)\n}\n");
   ASSERT_TRUE(B);
+  // Between widths with row-major layouts the bytes are the value: f32
+  // 1.0 (0x3f800000) is the f16 bit patterns 0x0000, 0x3f80.
   auto R = evaluate(*B->entry(), {lit(PT::F32, {4}, {1, 2, 3, 4})});
-  ASSERT_FALSE(bool(R));
-  EXPECT_EQ(R.error().Message, "cannot evaluate 'b': a bitcast between "
-                               "element types of different widths");
+  ASSERT_TRUE(bool(R)) << R.error().str();
+  EXPECT_EQ((*R)[0].getBits(0), 0x0000u);
+  EXPECT_EQ((*R)[0].getBits(1), 0x3f80u);
+  auto C = parse("HloModule m\nENTRY e {\n  p = f32[2,2]{0,1} parameter(0)\n"
+                 "  ROOT b = f16[2,4] bitcast(p)\n}\n");
+  ASSERT_TRUE(C);
+  auto RC = evaluate(*C->entry(), {lit(PT::F32, {2, 2}, {1, 2, 3, 4})});
+  ASSERT_FALSE(bool(RC));
+  EXPECT_EQ(RC.error().Message,
+            "cannot evaluate 'b': a bitcast between element types of "
+            "different widths with a layout change or pred");
 }
 
 //===----------------------------------------------------------------------===//
