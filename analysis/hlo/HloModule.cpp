@@ -325,20 +325,25 @@ HloInstruction::attribute(std::string_view Key) const {
 
 std::vector<const HloComputation *>
 HloInstruction::calledComputations(std::string_view Key) const {
-  std::vector<const HloComputation *> Out;
-  size_t Next = 0;
+  // Groups are consecutive runs of Called, in order.
+  size_t First = 0;
   for (const CalledGroup &G : CalledKeys) {
-    for (int64_t K = 0; K < G.Count; ++K, ++Next)
-      if (G.Key == Key)
-        Out.push_back(Called[Next]);
+    if (G.Key == Key)
+      return {Called.begin() + First, Called.begin() + First + G.Count};
+    First += size_t(G.Count);
   }
-  return Out;
+  return {};
 }
 
 const HloComputation *
 HloInstruction::calledComputation(std::string_view Key) const {
-  std::vector<const HloComputation *> C = calledComputations(Key);
-  return C.empty() ? nullptr : C.front();
+  size_t First = 0;
+  for (const CalledGroup &G : CalledKeys) {
+    if (G.Key == Key)
+      return G.Count ? Called[First] : nullptr;
+    First += size_t(G.Count);
+  }
+  return nullptr;
 }
 
 std::string ConvolutionDimensions::str() const {

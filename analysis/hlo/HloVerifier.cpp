@@ -19,8 +19,6 @@ namespace {
 
 using Problem = std::optional<std::string>;
 
-std::string dimsStr(const std::vector<int64_t> &V) { return dimList(V); }
-
 class Verifier {
 public:
   Verifier(const HloInstruction &I, const std::unordered_set<std::string> &A)
@@ -68,10 +66,10 @@ private:
     std::vector<bool> Seen(size_t(std::max<int64_t>(Rank, 0)), false);
     for (int64_t D : Dims) {
       if (D < 0 || D >= Rank)
-        return fail(std::string(What) + " " + dimsStr(Dims) +
+        return fail(std::string(What) + " " + dimList(Dims) +
                     " out of range for rank " + std::to_string(Rank));
       if (Seen[size_t(D)])
-        return fail(std::string(What) + " " + dimsStr(Dims) +
+        return fail(std::string(What) + " " + dimList(Dims) +
                     " repeats dimension " + std::to_string(D));
       Seen[size_t(D)] = true;
     }
@@ -250,7 +248,7 @@ Problem Verifier::run() {
       return fail("element type changes from " + In.str() + " to " +
                   Out.str());
     if (int64_t(I.dimensions().size()) != In.rank())
-      return fail("dimensions " + dimsStr(I.dimensions()) +
+      return fail("dimensions " + dimList(I.dimensions()) +
                   " must name one result dimension per operand dimension of " +
                   In.str());
     if (Problem P = validDims(I.dimensions(), Out.rank(), "dimensions"))
@@ -297,7 +295,7 @@ Problem Verifier::run() {
     const Shape &In = I.operand(0)->shape();
     const std::vector<int64_t> &Perm = I.dimensions();
     if (int64_t(Perm.size()) != In.rank())
-      return fail("dimensions " + dimsStr(Perm) +
+      return fail("dimensions " + dimList(Perm) +
                   " is not a permutation of the operand dimensions of " +
                   In.str());
     if (Problem P = validDims(Perm, In.rank(), "dimensions"))
@@ -357,7 +355,7 @@ Problem Verifier::run() {
       return P;
     const std::vector<int64_t> &Sizes = I.dynamicSliceSizes();
     if (int64_t(Sizes.size()) != In.rank())
-      return fail("dynamic_slice_sizes " + dimsStr(Sizes) +
+      return fail("dynamic_slice_sizes " + dimList(Sizes) +
                   " does not match the rank of " + In.str());
     for (size_t D = 0; D < Sizes.size(); ++D)
       if (Sizes[D] < 0 || Sizes[D] > In.Dims[D])

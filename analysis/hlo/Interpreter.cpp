@@ -491,7 +491,22 @@ Expected<Literal> Evaluator::run(const HloComputation &C,
 }
 
 Expected<Literal> Evaluator::eval(const HloInstruction &I, const Ops &In) {
-  switch (I.opcode()) {
+  // The op families of the other Interpret*.cpp files, each named by its
+  // own predicate (canEvaluate asks the same ones).
+  HloOpcode Op = I.opcode();
+  auto Run = [this](const HloComputation &C, const Ops &A) { return run(C, A); };
+  if (hlo::canEvaluateIndexedOp(Op))
+    return hlo::evalIndexedOp(I, In, out(I.shape()), Run);
+  if (isControlOp(Op))
+    return evalControl(I, In, {Run, &Work, Opts.MaxWork});
+  if (isMoreElementwiseOp(Op))
+    return evalMoreElementwise(I, In, Opts);
+  if (isContractionEvaluated(Op))
+    return evalContraction(
+        I, In,
+        {Opts, out(I.shape()), Run,
+         1 + perturbation(Op, I.shape().Type, Opts)});
+  switch (Op) {
   case HloOpcode::Iota:
     return evalIota(I);
   case HloOpcode::Broadcast:
@@ -531,49 +546,6 @@ Expected<Literal> Evaluator::eval(const HloInstruction &I, const Ops &In) {
   case HloOpcode::Fusion:
   case HloOpcode::Call:
     return run(*I.toApply(), In);
-  case HloOpcode::Gather:
-  case HloOpcode::Scatter:
-  case HloOpcode::Sort:
-  case HloOpcode::AllGather:
-  case HloOpcode::AllReduce:
-  case HloOpcode::ReduceScatter:
-  case HloOpcode::AllToAll:
-  case HloOpcode::CollectivePermute:
-  case HloOpcode::ReplicaId:
-  case HloOpcode::PartitionId:
-    return hlo::evalIndexedOp(
-        I, In, out(I.shape()),
-        [this](const HloComputation &C, const Ops &A) { return run(C, A); });
-  case HloOpcode::While:
-  case HloOpcode::Conditional:
-  case HloOpcode::OptimizationBarrier:
-    return evalControl(I, In,
-                       {[this](const HloComputation &C, const Ops &A) {
-                          return run(C, A);
-                        },
-                        &Work, Opts.MaxWork});
-  case HloOpcode::Erf:
-  case HloOpcode::Acos:
-  case HloOpcode::Acosh:
-  case HloOpcode::Asin:
-  case HloOpcode::Asinh:
-  case HloOpcode::Atan:
-  case HloOpcode::Atanh:
-  case HloOpcode::Cosh:
-  case HloOpcode::Sinh:
-  case HloOpcode::ReducePrecision:
-  case HloOpcode::BitcastConvert:
-    return evalMoreElementwise(I, In, Opts);
-  case HloOpcode::Dot:
-  case HloOpcode::Convolution:
-  case HloOpcode::ReduceWindow:
-  case HloOpcode::SelectAndScatter:
-  case HloOpcode::Map:
-    return evalContraction(
-        I, In,
-        {Opts, out(I.shape()),
-         [this](const HloComputation &C, const Ops &A) { return run(C, A); },
-         1 + perturbation(I.opcode(), I.shape().Type, Opts)});
   case HloOpcode::Parameter:
   case HloOpcode::Constant:
     assert(false && "handled by run()");

@@ -72,6 +72,9 @@ const Shape &outputShape(const HloInstruction &I, int64_t OutputId) {
 }
 
 using hlo::dimVars;
+using hlo::singleMap;
+using hlo::undefinedFor;
+using hlo::undefinedMap;
 
 std::vector<Expr> dimExprs(Context &Ctx, unsigned N) {
   std::vector<Expr> Es;
@@ -96,15 +99,6 @@ OperandMap scalarMap(Context &Ctx, const Shape &Out) {
 OperandMap identityMap(Context &Ctx, const Shape &Out) {
   return finish(IndexingMap(Ctx, dimVars(Out), {}, {},
                             dimExprs(Ctx, Out.rank())));
-}
-
-OperandMap undefinedMap() { return {IndexingMap::undefined(), {}}; }
-
-InstructionIndexing undefinedFor(const HloInstruction &I) {
-  InstructionIndexing R;
-  for (int64_t K = 0; K < I.operandCount(); ++K)
-    R.Operands.push_back({undefinedMap()});
-  return R;
 }
 
 /// Row-major linearization of \p Idx over \p Dims.
@@ -413,13 +407,8 @@ InstructionIndexing computeOutputToInputIndexing(Context &Ctx,
 InstructionIndexing computeInputToOutputIndexing(Context &Ctx,
                                                  const HloInstruction &I,
                                                  int64_t InputId) {
-  auto One = [](OperandMap M) {
-    InstructionIndexing R;
-    R.Operands.push_back({std::move(M)});
-    return R;
-  };
   if (InputId < 0 || InputId >= I.operandCount())
-    return One(undefinedMap());
+    return singleMap(undefinedMap());
   const Shape &In = I.operand(InputId)->shape();
   const Shape &Out = I.shape().isTuple() ? outputShape(I, 0) : I.shape();
   HloOpcode Op = I.opcode();
@@ -427,7 +416,7 @@ InstructionIndexing computeInputToOutputIndexing(Context &Ctx,
     if (In.isScalar() && Out.rank() > 0) {
       // A scalar feeds every output element.
       std::vector<Variable> Range = dimVars(Out);
-      return One(finish(IndexingMap(Ctx, {}, Range, {},
+      return singleMap(finish(IndexingMap(Ctx, {}, Range, {},
                                     [&] {
                                       std::vector<Expr> R;
                                       for (unsigned K = 0; K < Range.size(); ++K)
@@ -435,7 +424,7 @@ InstructionIndexing computeInputToOutputIndexing(Context &Ctx,
                                       return R;
                                     }())));
     }
-    return One(identityMap(Ctx, In));
+    return singleMap(identityMap(Ctx, In));
   }
   switch (Op) {
   case HloOpcode::Broadcast: {
@@ -451,29 +440,29 @@ InstructionIndexing computeInputToOutputIndexing(Context &Ctx,
         Range.push_back({"", {0, Out.Dims[D] - 1}});
       }
     }
-    return One(finish(IndexingMap(Ctx, dimVars(In), Range, {}, Res)));
+    return singleMap(finish(IndexingMap(Ctx, dimVars(In), Range, {}, Res)));
   }
   case HloOpcode::Transpose: {
     const std::vector<int64_t> &Perm = I.dimensions();
     std::vector<Expr> Res;
     for (int64_t P : Perm)
       Res.push_back(Ctx.dim(P));
-    return One(finish(IndexingMap(Ctx, dimVars(In), {}, {}, Res)));
+    return singleMap(finish(IndexingMap(Ctx, dimVars(In), {}, {}, Res)));
   }
   case HloOpcode::Reverse: {
     std::vector<Expr> Res = dimExprs(Ctx, In.rank());
     for (int64_t D : I.dimensions())
       Res[D] = Ctx.constant(In.Dims[D] - 1) - Ctx.dim(D);
-    return One(finish(IndexingMap(Ctx, dimVars(In), {}, {}, Res)));
+    return singleMap(finish(IndexingMap(Ctx, dimVars(In), {}, {}, Res)));
   }
   case HloOpcode::Reshape: {
     std::vector<Expr> Res =
         reshapeIndex(Ctx, Out.Dims, In.Dims, dimExprs(Ctx, In.rank()));
-    return One(finish(IndexingMap(Ctx, dimVars(In), {}, {}, Res), true));
+    return singleMap(finish(IndexingMap(Ctx, dimVars(In), {}, {}, Res), true));
   }
   case HloOpcode::Bitcast: {
     if (In.isTuple() || Out.isTuple() || byteWidth(In.Type) != byteWidth(Out.Type))
-      return One(undefinedMap());
+      return singleMap(undefinedMap());
     std::vector<int64_t> InM2m = majorToMinor(In), OutM2m = majorToMinor(Out);
     std::vector<int64_t> InPhys, OutPhys;
     std::vector<Expr> InPhysIdx;
@@ -487,7 +476,7 @@ InstructionIndexing computeInputToOutputIndexing(Context &Ctx,
     std::vector<Expr> Res(Out.rank());
     for (size_t K = 0; K < OutM2m.size(); ++K)
       Res[OutM2m[K]] = OutPhysIdx[K];
-    return One(finish(IndexingMap(Ctx, dimVars(In), {}, {}, Res), true));
+    return singleMap(finish(IndexingMap(Ctx, dimVars(In), {}, {}, Res), true));
   }
   case HloOpcode::Slice: {
     std::vector<Variable> Dims = dimVars(In);
@@ -502,7 +491,7 @@ InstructionIndexing computeInputToOutputIndexing(Context &Ctx,
       if (Stride != 1)
         Cs.push_back({Shifted % Stride, {0, 0}});
     }
-    return One(finish(IndexingMap(Ctx, Dims, {}, {}, Res, Cs)));
+    return singleMap(finish(IndexingMap(Ctx, Dims, {}, {}, Res, Cs)));
   }
   case HloOpcode::Concatenate: {
     int64_t C = I.dimensions().at(0), Offset = 0;
@@ -510,7 +499,7 @@ InstructionIndexing computeInputToOutputIndexing(Context &Ctx,
       Offset += I.operand(K)->shape().Dims[C];
     std::vector<Expr> Res = dimExprs(Ctx, In.rank());
     Res[C] = Ctx.dim(C) + Offset;
-    return One(finish(IndexingMap(Ctx, dimVars(In), {}, {}, Res)));
+    return singleMap(finish(IndexingMap(Ctx, dimVars(In), {}, {}, Res)));
   }
   case HloOpcode::Reduce: {
     int64_t N = I.operandCount() / 2;
@@ -520,17 +509,17 @@ InstructionIndexing computeInputToOutputIndexing(Context &Ctx,
       for (int64_t D = 0; D < In.rank(); ++D)
         if (std::find(Red.begin(), Red.end(), D) == Red.end())
           Res.push_back(Ctx.dim(D));
-      return One(finish(IndexingMap(Ctx, dimVars(In), {}, {}, Res)));
+      return singleMap(finish(IndexingMap(Ctx, dimVars(In), {}, {}, Res)));
     }
     // An init value feeds every output element.
     std::vector<Variable> Range = dimVars(Out);
     for (unsigned K = 0; K < Range.size(); ++K)
       Res.push_back(Ctx.symbol(K));
-    return One(finish(IndexingMap(Ctx, {}, Range, {}, Res)));
+    return singleMap(finish(IndexingMap(Ctx, {}, Range, {}, Res)));
   }
   case HloOpcode::Pad: {
     if (InputId != 0)
-      return One(undefinedMap());
+      return singleMap(undefinedMap());
     std::vector<Expr> Res;
     std::vector<Constraint> Cs;
     for (int64_t D = 0; D < In.rank(); ++D) {
@@ -540,7 +529,7 @@ InstructionIndexing computeInputToOutputIndexing(Context &Ctx,
       // Negative padding cuts input elements off.
       Cs.push_back({E, {0, Out.Dims[D] - 1}});
     }
-    return One(finish(IndexingMap(Ctx, dimVars(In), {}, {}, Res, Cs)));
+    return singleMap(finish(IndexingMap(Ctx, dimVars(In), {}, {}, Res, Cs)));
   }
   case HloOpcode::Sort:
   case HloOpcode::AllGather:
@@ -552,7 +541,7 @@ InstructionIndexing computeInputToOutputIndexing(Context &Ctx,
     // convolution and reduce-window, as in XLA).
     if (hlo::isContractionIndexed(Op))
       return hlo::contractionInputToOutput(Ctx, I, InputId);
-    return One(undefinedMap());
+    return singleMap(undefinedMap());
   }
 }
 

@@ -51,15 +51,6 @@ OperandMap finish(IndexingMap M) {
   return R;
 }
 
-OperandMap undefinedMap() { return OperandMap(); }
-
-InstructionIndexing undefinedFor(const HloInstruction &I) {
-  InstructionIndexing R;
-  for (int64_t K = 0; K < I.operandCount(); ++K)
-    R.Operands.push_back({undefinedMap()});
-  return R;
-}
-
 OperandMap scalarMap(Context &Ctx, const Shape &Out) {
   return finish(IndexingMap(Ctx, dimVars(Out), {}, {}, {}));
 }
@@ -262,32 +253,27 @@ InstructionIndexing contractionOutputToInput(Context &Ctx,
 InstructionIndexing contractionInputToOutput(Context &Ctx,
                                              const HloInstruction &I,
                                              int64_t InputId) {
-  auto One = [](OperandMap M) {
-    InstructionIndexing R;
-    R.Operands.push_back({std::move(M)});
-    return R;
-  };
   HloOpcode Op = I.opcode();
   bool Identity = Op == HloOpcode::Map ||
                   (Op > HloOpcode::Call && hasElementwiseIndexing(Op));
   if (!Identity || InputId < 0 || InputId >= I.operandCount())
-    return One(undefinedMap());
+    return singleMap(undefinedMap());
   // Reuse the output-to-input check (operands match the result or are
   // scalars): the identity is its own inverse.
   InstructionIndexing Fwd = identityIndexing(Ctx, I);
   const Shape &In = I.operand(InputId)->shape();
   const Shape &Out = I.shape();
   if (Fwd.Operands[size_t(InputId)][0].Map.isUndefined())
-    return One(undefinedMap());
+    return singleMap(undefinedMap());
   if (In.isScalar() && Out.rank() > 0) {
     // A scalar feeds every output element.
     std::vector<Expr> Res;
     for (int64_t D = 0; D < Out.rank(); ++D)
       Res.push_back(Ctx.symbol(unsigned(D)));
     IndexingMap M(Ctx, {}, dimVars(Out), {}, Res);
-    return One(finish(M));
+    return singleMap(finish(M));
   }
-  return One(Fwd.Operands[size_t(InputId)][0]);
+  return singleMap(Fwd.Operands[size_t(InputId)][0]);
 }
 
 } // namespace hlo

@@ -42,13 +42,6 @@ OperandMap identityMap(Context &Ctx, const Shape &Out) {
   return finish(IndexingMap::identity(Ctx, Out.Dims));
 }
 
-InstructionIndexing undefinedFor(const HloInstruction &I) {
-  InstructionIndexing R;
-  for (int64_t K = 0; K < I.operandCount(); ++K)
-    R.Operands.push_back({OperandMap{IndexingMap::undefined(), {}}});
-  return R;
-}
-
 const Shape &outputShape(const HloInstruction &I, int64_t OutputId) {
   const Shape &S = I.shape();
   if (S.isTuple() && OutputId >= 0 && OutputId < int64_t(S.TupleShapes.size()))

@@ -9,6 +9,7 @@
 #define IDXMAP_ANALYSIS_HLO_OPSUPPORT_H
 
 #include "idxmap/Hlo.h"
+#include "idxmap/HloIndexing.h"
 #include "idxmap/IndexingMap.h"
 
 #include <string>
@@ -31,6 +32,25 @@ inline std::vector<Variable> dimVars(const Shape &S) {
   for (int64_t D : S.Dims)
     Vs.push_back({"", {0, D - 1}});
   return Vs;
+}
+
+/// An UNDEFINED map (XLA's `unknown indexing`).
+inline OperandMap undefinedMap() { return {IndexingMap::undefined(), {}}; }
+
+/// One UNDEFINED map per operand of \p I: an op or instance the indexing
+/// does not model.
+inline InstructionIndexing undefinedFor(const HloInstruction &I) {
+  InstructionIndexing R;
+  for (int64_t K = 0; K < I.operandCount(); ++K)
+    R.Operands.push_back({undefinedMap()});
+  return R;
+}
+
+/// An input-to-output result: the one output's single map.
+inline InstructionIndexing singleMap(OperandMap M) {
+  InstructionIndexing R;
+  R.Operands.push_back({std::move(M)});
+  return R;
 }
 
 } // namespace hlo
