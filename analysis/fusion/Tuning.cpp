@@ -1,0 +1,120 @@
+//===- Tuning.cpp - The table of plan overrides ---------------------------===//
+//
+// Part of idxmap.
+//
+//===----------------------------------------------------------------------===//
+#include "idxmap/Tuning.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace idxmap {
+
+const std::vector<TuningKnobInfo> &tuningTable() {
+  using T = Tuning;
+  static const std::vector<TuningKnobInfo> Table = {
+      {"IDXMAP_RED_COL_LANES", &T::RedColLanes, 1, 32, true, "32",
+       "column reduction: lanes along the kept minor dim per warp"},
+      {"IDXMAP_RED_COL_SPLIT", &T::RedColSplit, 1, 1 << 16, false,
+       "half a wave of resident blocks",
+       "column reduction: chunks of the reduced dim, a block each"},
+      {"IDXMAP_RED_COL_UNROLL", &T::RedColUnroll, 1, 64, false, "4",
+       "column reduction: row steps in flight per thread"},
+      {"IDXMAP_RED_COL_WARPS", &T::RedColWarps, 1, 32, true, "8",
+       "column reduction: warps per block"},
+      {"IDXMAP_RED_EVICT_FIRST", &T::RedEvictFirst, 0, 1, false,
+       "1 unless the inputs stay in L2",
+       "reductions: evict_first hint on inputs read once"},
+      {"IDXMAP_RED_FULL_BLOCKS_PER_SM", &T::RedFullBlocksPerSm, 1, 32, false,
+       "2048 / threads", "full reduction: blocks per SM of the striding grid"},
+      {"IDXMAP_RED_FULL_CHUNK", &T::RedFullChunk, 0, int64_t(1) << 30, true,
+       "131072",
+       "full reduction: bytes of the contiguous chunk a block reads (0: a "
+       "grid striding over the whole input)"},
+      {"IDXMAP_RED_FULL_CHUNK_THREADS", &T::RedFullChunkThreads, 32, 1024,
+       true, "512", "full reduction: threads per chunk"},
+      {"IDXMAP_RED_FULL_THREADS", &T::RedFullThreads, 32, 1024, true,
+       "1024 when the grid is full, else 512",
+       "full reduction: threads per block of the striding grid"},
+      {"IDXMAP_RED_FULL_UNROLL", &T::RedFullUnroll, 1, 32, false, "4",
+       "full reduction: vector loads per thread per step"},
+      {"IDXMAP_RED_LOADS_FIRST", &T::RedLoadsFirst, 0, 1, false, "1",
+       "reductions: every load of a step before the first use in the IR"},
+      {"IDXMAP_RED_MINBLOCKS", &T::RedMinBlocks, 0, 32, false, "0 (unset)",
+       "reductions: .minnctapersm of the kernel"},
+      {"IDXMAP_RED_ROW_K", &T::RedRowK, 1, 32, true, "the cost model's",
+       "row reduction: rows per thread when rows share a warp"},
+      {"IDXMAP_RED_ROW_LANES", &T::RedRowLanes, 1, 1024, true,
+       "the cost model's",
+       "row reduction: threads per row (> 32: a block per row)"},
+      {"IDXMAP_RED_ROW_THREADS", &T::RedRowThreads, 32, 1024, true, "256",
+       "row reduction: threads per block when rows share a warp"},
+      {"IDXMAP_RED_ROW_UNROLL", &T::RedRowUnroll, 1, 64, false,
+       "min(8, iterations per row)",
+       "row reduction: vector iterations of a row in flight"},
+      {"IDXMAP_ROWNORM_ELEMENTS", &T::RowNormElements, 1, 64, false,
+       "the cost model's",
+       "row normalization: elements each thread holds per row"},
+      {"IDXMAP_ROWNORM_EXACT_DIVIDE", &T::RowNormExactDivide, 0, 1, false,
+       "0", "row normalization: divide exactly even with fast math"},
+      {"IDXMAP_TR_RVEC", &T::TrReadVec, 0, 4, false, "0 (the plan's)",
+       "transpose: elements per read vector of 32 x 32 tiles (1: scalar)"},
+      {"IDXMAP_TR_WARPS", &T::TrWarps, 0, 32, false, "0 (the plan's)",
+       "transpose: warps per block"},
+      {"IDXMAP_TR_WVEC", &T::TrWriteVec, 0, 4, false, "0 (the plan's)",
+       "transpose: elements per write vector of 32 x 32 tiles (1: scalar)"},
+  };
+  return Table;
+}
+
+const TuningKnobInfo *findTuningKnob(std::string_view Name) {
+  for (const TuningKnobInfo &K : tuningTable())
+    if (Name == K.Name)
+      return &K;
+  return nullptr;
+}
+
+std::optional<std::string> setTuning(Tuning &T, std::string_view Name,
+                                     int64_t Value) {
+  const TuningKnobInfo *K = findTuningKnob(Name);
+  if (!K)
+    return "unknown tuning knob '" + std::string(Name) + "'";
+  if (Value < K->Lo || Value > K->Hi)
+    return "tuning knob " + std::string(Name) + "=" + std::to_string(Value) +
+           " is out of range: valid values are " + std::to_string(K->Lo) +
+           " to " + std::to_string(K->Hi) +
+           (K->Pow2 ? " (rounded down to a power of two)" : "");
+  T.*(K->Field) = Value;
+  return std::nullopt;
+}
+
+int64_t tuned(const Tuning &T, std::string_view Name, int64_t Default) {
+  const TuningKnobInfo *K = findTuningKnob(Name);
+  if (!K)
+    std::abort(); // a programming error: every caller names a table entry
+  int64_t V = (T.*(K->Field)).value_or(Default);
+  V = std::clamp(V, K->Lo, K->Hi);
+  if (K->Pow2) {
+    int64_t P = 1;
+    while (P <= V / 2)
+      P *= 2;
+    V = P;
+  }
+  return V;
+}
+
+bool isTuned(const Tuning &T, std::string_view Name) {
+  const TuningKnobInfo *K = findTuningKnob(Name);
+  return K && (T.*(K->Field)).has_value();
+}
+
+std::string printTuning(const Tuning &T) {
+  std::string S;
+  for (const TuningKnobInfo &K : tuningTable())
+    if (auto V = T.*(K.Field))
+      S += (S.empty() ? "" : " ") + std::string(K.Name) + "=" +
+           std::to_string(*V);
+  return S;
+}
+
+} // namespace idxmap

@@ -1,0 +1,102 @@
+//===- idxmap/Tuning.h - Overrides of the kernel plans' choices -*- C++ -*-===//
+//
+// Part of idxmap. The kernel plans (KernelPlan.h) choose every parameter
+// from the maps and the device model; a Tuning overrides some of them, for
+// experiments and for the autotuner's cache. One table lists every knob:
+// its name, range, default and meaning. The libraries never read the
+// environment: the `idxmap` tool fills a Tuning from `--tune NAME=VALUE`
+// and from environment variables of the knobs' names.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_TUNING_H
+#define IDXMAP_TUNING_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace idxmap {
+
+/// Overrides of plan choices; an unset field leaves the choice to the plan.
+///
+/// Example:
+/// \code
+///   Tuning T;
+///   T.RedRowLanes = 256; // row reductions: 256 threads per row
+///   // or by name, validated: setTuning(T, "IDXMAP_RED_ROW_LANES", 256)
+/// \endcode
+struct Tuning {
+  std::optional<int64_t> RedColLanes, RedColSplit, RedColUnroll, RedColWarps;
+  std::optional<int64_t> RedEvictFirst, RedFullBlocksPerSm, RedFullChunk,
+      RedFullChunkThreads, RedFullThreads, RedFullUnroll;
+  std::optional<int64_t> RedLoadsFirst, RedMinBlocks, RedRowK, RedRowLanes,
+      RedRowThreads, RedRowUnroll;
+  std::optional<int64_t> RowNormElements, RowNormExactDivide;
+  std::optional<int64_t> TrReadVec, TrWarps, TrWriteVec;
+};
+
+/// One knob of the table: its name (also the environment variable the tool
+/// reads), the field it sets, the values it accepts [Lo, Hi] (with Pow2,
+/// rounded down to a power of two), the default in words, and its meaning.
+struct TuningKnobInfo {
+  const char *Name;
+  std::optional<int64_t> Tuning::*Field;
+  int64_t Lo, Hi;
+  bool Pow2;
+  const char *Default;
+  const char *Doc;
+};
+
+/// Every knob, sorted by name: {"IDXMAP_RED_COL_LANES",
+/// &Tuning::RedColLanes, 1, 32, true, "32", "lanes along the kept minor dim
+/// of a column reduction"}, ...
+const std::vector<TuningKnobInfo> &tuningTable();
+
+/// The knob named \p Name, or null.
+const TuningKnobInfo *findTuningKnob(std::string_view Name);
+
+/// Sets the knob \p Name of \p T to \p Value after checking both; returns
+/// the error otherwise.
+///
+/// Example: `setTuning(T, "IDXMAP_RED_ROW_LANES", 4096)` is "tuning knob
+/// IDXMAP_RED_ROW_LANES=4096 is out of range: valid values are 1 to 1024
+/// (rounded down to a power of two)".
+std::optional<std::string> setTuning(Tuning &T, std::string_view Name,
+                                     int64_t Value);
+
+/// The value of knob \p Name in \p T, or \p Default when unset, clamped to
+/// the knob's range and rounded down to a power of two for Pow2 knobs.
+/// \p Name must be in tuningTable().
+///
+/// Example: with T.RedRowLanes = 300,
+/// `tuned(T, "IDXMAP_RED_ROW_LANES", 32)` is 256.
+int64_t tuned(const Tuning &T, std::string_view Name, int64_t Default);
+
+/// The same by field: `tuned(T, &Tuning::RedRowLanes, 32)`.
+int64_t tuned(const Tuning &T, std::optional<int64_t> Tuning::*Field,
+              int64_t Default);
+
+/// Checks every set field of \p T against its knob's range (fields set
+/// directly, not through setTuning). Returns nothing when valid, else
+/// setTuning's message for the first knob out of range.
+std::optional<std::string> validateTuning(const Tuning &T);
+
+/// Whether knob \p Name is set in \p T.
+bool isTuned(const Tuning &T, std::string_view Name);
+
+/// The set knobs as `NAME=VALUE` separated by spaces ("" when none).
+std::string printTuning(const Tuning &T);
+
+/// The table as text, one knob per line: name, range (with "pow2" for
+/// knobs rounded down to a power of two), default, meaning. What
+/// `idxmap tuning` prints.
+///
+/// Example: a line reads `IDXMAP_RED_COL_WARPS  1..32 pow2  default 8
+/// warps per block of a column reduction`.
+std::string formatTuningTable();
+
+} // namespace idxmap
+
+#endif // IDXMAP_TUNING_H
