@@ -1,4 +1,4 @@
-//===- analysis/fusion/Delinearize.cpp - Linear offsets to indices --------===//
+//===- analysis/hlo/Delinearize.cpp - Linear offsets to indices -----------===//
 //
 // Part of idxmap.
 //
