@@ -278,10 +278,16 @@ namespace {
 /// Reads of a tiled transpose (transposeTiling): lanes run along the
 /// input's minor dim.
 ThreadMapping transposeMapping(Context &Ctx, const FusionAnalysis &A) {
+  return transposeReadMapping(Ctx, A, transposeTiling(Ctx, A));
+}
+
+} // namespace
+
+ThreadMapping transposeReadMapping(Context &Ctx, const FusionAnalysis &A,
+                                   const TransposeTiling &T) {
   const HloInstruction *Hero = transposeHero(A);
   const TransposeInfo &TI = *A.Transpose;
   int64_t R = TI.Dims.size();
-  TransposeTiling T = transposeTiling(Ctx, A);
   Expr Lin = Ctx.constant(0);
   for (int64_t D = 0; D < R; ++D)
     Lin = Lin * TI.Dims[D] + T.ReadIdx[D];
@@ -291,6 +297,8 @@ ThreadMapping transposeMapping(Context &Ctx, const FusionAnalysis &A) {
       {named("it", T.Iters - 1), named("vec", T.readGroup() - 1)}, Lin,
       T.ReadCs, In, Hero->operand(0));
 }
+
+namespace {
 
 /// Writes of a tiled transpose: lanes run along the output's minor dim,
 /// each warp writes V output rows per group.

@@ -171,6 +171,12 @@ TransposeTiling transposeTiling(Context &Ctx, const FusionAnalysis &A,
                                 int64_t Warps = 0, int64_t ReadVec = 0,
                                 int64_t WriteVec = 0);
 
+/// The reads of tiling \p T of \p A's transpose hero: `(th_x, bl_x)[it,
+/// vec]` to the hero operand's index (what heroThreadMapping gives for the
+/// default tiling).
+ThreadMapping transposeReadMapping(Context &Ctx, const FusionAnalysis &A,
+                                   const TransposeTiling &T);
+
 /// The emitter's mapping for the hero of \p A (reads of the hero's first
 /// operand for reductions and transposes, the output for loop fusions).
 ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A);

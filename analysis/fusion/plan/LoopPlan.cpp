@@ -1,0 +1,70 @@
+//===- LoopPlan.cpp - One thread per contiguous run of outputs ------------===//
+//
+// Part of idxmap. The loop emitter's plan: each thread computes Vector
+// consecutive output elements (the widest run of at most 16 bytes of the
+// widest element that divides the output), 128 threads per block, and a
+// grid-stride loop when the blocks exceed grid.x.
+//
+//===----------------------------------------------------------------------===//
+#include "Plans.h"
+
+#include <algorithm>
+
+namespace idxmap {
+
+FusionAnalysis asLoopFusion(const FusionAnalysis &A) {
+  FusionAnalysis L = A;
+  L.Kind = EmitterKind::Loop;
+  L.Transpose.reset();
+  L.Heroes = A.Roots;
+  return L;
+}
+
+namespace plan {
+
+std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
+  const FusionAnalysis &A = In.A;
+  // A root that is not an array is the emitter's error, at that root.
+  for (const HloInstruction *R : A.Roots)
+    if (!R->shape().isArray())
+      return std::nullopt;
+  // Outputs of one shape and layout share one thread mapping and vector
+  // width; otherwise each output is walked by the thread ids on its own
+  // (scalar accesses), over a grid sized by the largest output.
+  bool Uniform = true;
+  const HloInstruction *Largest = A.Roots.front();
+  for (const HloInstruction *R : A.Roots) {
+    Uniform &= R->shape().sameDims(A.Roots.front()->shape()) &&
+               R->shape().layoutOrDefault() ==
+                   A.Roots.front()->shape().layoutOrDefault();
+    if (R->shape().numElements() > Largest->shape().numElements())
+      Largest = R;
+  }
+  P.Main = Uniform ? heroThreadMapping(In.Ctx, A)
+                   : loopThreadMapping(In.Ctx, Largest->shape(), 1);
+  if (!Uniform)
+    P.Main.Target = Largest;
+  const ThreadMapping &TM = P.Main;
+  P.choose("vector", TM.Vector,
+           Uniform ? "output elements per thread: the widest run of at most "
+                     "16 bytes of the widest element dividing the output"
+                   : "outputs of different shapes or layouts: each walked "
+                     "element by element");
+  P.choose("threads", TM.ThreadsPerBlock, "threads per block");
+  // More blocks than grid.x allows: each block walks blocks bl, bl + Grid,
+  // ... of the mapping (a grid-stride loop).
+  GridStride GS = gridStride(TM.Blocks, In.Device.MaxGrid[0]);
+  P.choose("blocks", GS.Grid,
+           GS.Iterations > 1
+               ? "grid.x limit: " + std::to_string(GS.Iterations) +
+                     " blocks of the mapping per block (grid stride)"
+               : "one block per " +
+                     std::to_string(TM.ThreadsPerBlock * TM.Vector) +
+                     " outputs");
+  P.Grid[0] = GS.Grid;
+  P.Block[0] = TM.ThreadsPerBlock;
+  return std::nullopt;
+}
+
+} // namespace plan
+} // namespace idxmap

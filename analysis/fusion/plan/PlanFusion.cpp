@@ -1,0 +1,109 @@
+//===- PlanFusion.cpp - The emitter and its plan for a fusion -------------===//
+//
+// Part of idxmap.
+//
+//===----------------------------------------------------------------------===//
+#include "Plans.h"
+
+#include "idxmap/Print.h"
+
+#include <sstream>
+
+namespace idxmap {
+namespace plan {
+
+int64_t choose(const PlanInputs &In, KernelPlan &P, const char *Knob,
+               const std::string &Name, int64_t Default,
+               const std::string &Reason) {
+  int64_t V = tuned(In.Overrides, Knob, Default);
+  P.choose(Name, V,
+           isTuned(In.Overrides, Knob)
+               ? std::string("tuning override ") + Knob
+               : Reason);
+  return V;
+}
+
+} // namespace plan
+
+static Diagnostic planFailure(const FusionAnalysis &A,
+                              const HloInstruction *Fusion,
+                              const std::string &Emitter,
+                              const std::string &Why) {
+  std::string Name = Fusion ? Fusion->name() : A.Computation->name();
+  std::string Message = "fusion '" + Name + "': " + Emitter + " emitter: " + Why;
+  const HloModule *M = A.Computation->parent();
+  if (!M)
+    return Diagnostic{{"", 0, 0}, std::move(Message), ""};
+  return M->diagnose(Fusion ? Fusion->sourceOffset()
+                            : A.Computation->sourceOffset(),
+                     std::move(Message));
+}
+
+Expected<KernelPlan> planFusion(Context &Ctx, const FusionAnalysis &A,
+                                const Tuning &Overrides,
+                                const DeviceModel &Device,
+                                const HloInstruction *Fusion) {
+  plan::PlanInputs In{Ctx, A, Overrides, Device};
+  KernelPlan P;
+  P.Kind = A.Kind;
+  std::optional<std::string> Why;
+  switch (A.Kind) {
+  case EmitterKind::Loop:
+  // XLA's concatenate emitter runs a thread per input element; the loop
+  // emitter computes the same values a thread per output element.
+  case EmitterKind::Concatenate:
+    P.Emitter = "loop";
+    Why = plan::planLoop(In, P);
+    break;
+  case EmitterKind::Transpose:
+    P.Emitter = "transpose";
+    Why = plan::planTranspose(In, P);
+    break;
+  case EmitterKind::RowReduction:
+  case EmitterKind::MultiRowReduction:
+  case EmitterKind::FullReduction:
+  case EmitterKind::ColumnReduction:
+    if (isRowNormalization(A)) {
+      P.Emitter = "row normalization";
+      Why = plan::planRowNormalization(In, P);
+    } else {
+      P.Emitter = "reduction"; // the refusal's name
+      Why = plan::planReduction(In, P);
+      if (!Why)
+        P.Emitter = std::string(emitterKindName(A.Kind));
+    }
+    break;
+  }
+  if (Why)
+    return planFailure(A, Fusion, P.Emitter, *Why);
+  if (auto Over = checkLaunch(Device, P.Grid, P.Block, P.SharedBytes))
+    return planFailure(A, Fusion, P.Emitter,
+                       "the kernel's launch does not fit the device: " + *Over);
+  return P;
+}
+
+std::string printKernelPlan(const KernelPlan &P) {
+  std::ostringstream OS;
+  OS << "plan: " << P.Emitter << ", grid [" << P.Grid[0] << ", " << P.Grid[1]
+     << ", " << P.Grid[2] << "], block [" << P.Block[0] << ", " << P.Block[1]
+     << ", " << P.Block[2] << "]";
+  if (P.SharedBytes)
+    OS << ", " << P.SharedBytes << " shared bytes";
+  OS << "\n";
+  size_t Width = 0;
+  for (const PlanChoice &C : P.Choices)
+    Width = std::max(Width, C.Name.size() + 3 + std::to_string(C.Value).size());
+  for (const PlanChoice &C : P.Choices) {
+    std::string NV = C.Name + " = " + std::to_string(C.Value);
+    OS << "  " << NV << std::string(Width - NV.size() + 2, ' ') << C.Reason
+       << "\n";
+  }
+  if (!P.Main.Map.isUndefined())
+    OS << "  thread map: " << printMap(P.Main.Map) << "\n";
+  if (P.Cost.Microseconds > 0)
+    OS << "  estimate: " << P.Cost.Microseconds << " us (" << P.Cost.Summary
+       << ")\n";
+  return OS.str();
+}
+
+} // namespace idxmap

@@ -1,0 +1,41 @@
+//===- Plans.h - One planner per emitter kind (private) ---------*- C++ -*-===//
+//
+// Part of idxmap. planFusion (PlanFusion.cpp) picks the emitter and calls
+// one of these; each fills the kind's fields of the plan, its launch, its
+// main thread map and the reasons, or returns why no plan fits.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_ANALYSIS_FUSION_PLAN_PLANS_H
+#define IDXMAP_ANALYSIS_FUSION_PLAN_PLANS_H
+
+#include "idxmap/KernelPlan.h"
+
+namespace idxmap {
+namespace plan {
+
+/// Everything a planner reads.
+struct PlanInputs {
+  Context &Ctx;
+  const FusionAnalysis &A;
+  const Tuning &Overrides;
+  const DeviceModel &Device;
+};
+
+/// Each returns nothing on success, else the reason no plan fits (planFusion
+/// locates it at the fusion).
+std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P);
+std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P);
+std::optional<std::string> planReduction(const PlanInputs &In, KernelPlan &P);
+std::optional<std::string> planRowNormalization(const PlanInputs &In,
+                                                KernelPlan &P);
+
+/// `tuned(In.Overrides, Name, Default)`, recorded in \p P as a choice with
+/// \p Reason, or with "tuning override" when the knob is set.
+int64_t choose(const PlanInputs &In, KernelPlan &P, const char *Knob,
+               const std::string &Name, int64_t Default,
+               const std::string &Reason);
+
+} // namespace plan
+} // namespace idxmap
+
+#endif

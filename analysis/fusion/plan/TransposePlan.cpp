@@ -1,0 +1,125 @@
+//===- TransposePlan.cpp - Shared-memory tiles of a transpose -------------===//
+//
+// Part of idxmap. The transpose emitter's plan: the tiling
+// (transposeTiling: 32 x 32 V tiles, warps, vector widths) and which roots
+// it writes through the tile; a fusion whose roots it cannot write goes to
+// the loop emitter.
+//
+//===----------------------------------------------------------------------===//
+#include "Plans.h"
+
+#include <functional>
+#include <map>
+
+namespace idxmap {
+namespace plan {
+
+/// True when every path from \p I to \p Hero reads the hero one-to-one in
+/// logical row-major order (elementwise ops, copies, reshapes, bitcasts
+/// between default layouts), so that the root element at linear offset L
+/// needs exactly the transpose's element at L.
+static bool readsHeroOneToOne(const HloInstruction *I,
+                              const HloInstruction *Hero) {
+  std::map<const HloInstruction *, bool> Reaches;
+  std::function<bool(const HloInstruction *)> Reach =
+      [&](const HloInstruction *X) {
+        auto It = Reaches.find(X);
+        if (It != Reaches.end())
+          return It->second;
+        bool R = X == Hero;
+        for (const HloInstruction *O : X->operands())
+          R = Reach(O) || R;
+        return Reaches[X] = R;
+      };
+  std::function<bool(const HloInstruction *)> Valid =
+      [&](const HloInstruction *X) {
+        if (X == Hero)
+          return true;
+        for (const HloInstruction *O : X->operands()) {
+          if (!Reach(O))
+            continue;
+          HloOpcode Op = X->opcode();
+          bool Allowed =
+              isElementwise(Op) || Op == HloOpcode::Copy ||
+              Op == HloOpcode::Reshape ||
+              (Op == HloOpcode::Bitcast && X->shape().hasDefaultLayout() &&
+               O->shape().hasDefaultLayout());
+          if (!Allowed || !X->shape().isArray() || !O->shape().isArray() ||
+              X->shape().numElements() != Hero->shape().numElements() ||
+              O->shape().numElements() != Hero->shape().numElements() ||
+              !Valid(O))
+            return false;
+        }
+        return true;
+      };
+  return Reach(I) && Valid(I);
+}
+
+std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
+  const FusionAnalysis &A = In.A;
+  const HloInstruction *Hero = transposeHero(A);
+  const int64_t NIn = Hero->operand(0)->shape().numElements();
+  // Which roots are written where; anything else goes to the loop emitter.
+  TransposePlan TP;
+  std::string Why;
+  for (size_t R = 0; R < A.Roots.size() && Why.empty(); ++R) {
+    const HloInstruction *Root = A.Roots[R];
+    if (!Root->shape().isArray())
+      Why = "output '" + Root->name() + "' is not an array";
+    else if (A.Heroes[R] == Hero && readsHeroOneToOne(Root, Hero))
+      TP.WriteRoots.push_back(R);
+    else if (A.Heroes[R] == Hero)
+      Why = "output '" + Root->name() + "' does not read the transpose "
+            "one-to-one";
+    else if (Root->shape().numElements() == NIn)
+      TP.ReadRoots.push_back(R);
+    else
+      Why = "output '" + Root->name() + "' has neither the transpose's "
+            "elements nor its operand's";
+  }
+  if (Why.empty() && TP.WriteRoots.empty())
+    Why = "no output is written through the transpose";
+  if (!Why.empty()) {
+    FusionAnalysis L = asLoopFusion(A);
+    P.Kind = EmitterKind::Loop;
+    P.Emitter = "loop";
+    P.choose("tiles", 0, "the loop emitter instead: " + Why);
+    return planLoop(PlanInputs{In.Ctx, L, In.Overrides, In.Device}, P);
+  }
+  // Warps per block (tile rows per iteration) and the vector widths of 32
+  // x 32 tiles: transposeTiling's choices unless overridden.
+  int64_t Warps = choose(In, P, "IDXMAP_TR_WARPS", "warps_override", 0,
+                         "0: the tiling's choice");
+  int64_t ReadVec = choose(In, P, "IDXMAP_TR_RVEC", "read_vec_override", 0,
+                           "0: the tiling's choice");
+  int64_t WriteVec = choose(In, P, "IDXMAP_TR_WVEC", "write_vec_override", 0,
+                            "0: the tiling's choice");
+  if (Warps > 0) { // a power of two
+    int64_t W = 1;
+    while (W * 2 <= Warps)
+      W *= 2;
+    Warps = W;
+  }
+  TP.Tiling = transposeTiling(In.Ctx, A, Warps, ReadVec, WriteVec);
+  const TransposeTiling &T = TP.Tiling;
+  if (T.Blocks > In.Device.MaxGrid[0])
+    return std::to_string(T.Blocks) +
+           " tiles need more blocks than grid.x allows (" +
+           std::to_string(In.Device.MaxGrid[0]) + " on " + In.Device.Name +
+           ")";
+  P.choose("group", T.V,
+           "elements of the minor dim per lane: 2 when it is even and tiles "
+           "of 32 x 64 still give 8 blocks per SM");
+  P.choose("warps", T.Warps, "warps per block (tile rows per iteration)");
+  P.choose("read_vec", T.ReadVec, "elements per read of a 32 x 32 tile");
+  P.choose("write_vec", T.WriteVec, "elements per write of a 32 x 32 tile");
+  P.choose("blocks", T.Blocks, "one block per tile");
+  P.Main = transposeReadMapping(In.Ctx, A, T);
+  P.Grid[0] = T.Blocks;
+  P.Block[0] = T.Threads;
+  P.Transpose = std::move(TP);
+  return std::nullopt;
+}
+
+} // namespace plan
+} // namespace idxmap

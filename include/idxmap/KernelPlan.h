@@ -1,0 +1,179 @@
+//===- idxmap/KernelPlan.h - One kernel's plan, before any IR ---*- C++ -*-===//
+//
+// Part of idxmap. Everything an emitter needs to know about a fusion's
+// kernel besides the fusion itself: which emitter, the launch shape, the
+// thread-to-element map of the main access, tile shapes, vector widths,
+// unrolling, cache hints, and why each was chosen. Plans are made in
+// analysis (analysis/fusion/plan/, one file per emitter kind) from the
+// fusion's maps, the device model and the caller's tuning overrides; the
+// emitters in codegen only build IR from them, and `idxmap analyze` prints
+// them without compiling. No LLVM here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_KERNELPLAN_H
+#define IDXMAP_KERNELPLAN_H
+
+#include "idxmap/Coalescing.h"
+#include "idxmap/Context.h"
+#include "idxmap/DeviceModel.h"
+#include "idxmap/Diagnostics.h"
+#include "idxmap/Fusion.h"
+#include "idxmap/Tuning.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace idxmap {
+
+/// One decision of a plan: the parameter, its value, and why (a measured
+/// rule, a device limit, a tuning override, or the cost model's pick).
+struct PlanChoice {
+  std::string Name;
+  int64_t Value = 0;
+  std::string Reason;
+};
+
+/// The transpose emitter's parameters: the tiling, and which roots are
+/// written through the tile (the transpose read one-to-one) and which at the
+/// hero operand's index, in the reading phase.
+struct TransposePlan {
+  TransposeTiling Tiling;
+  std::vector<size_t> ReadRoots, WriteRoots;
+};
+
+/// The reduction emitter's parameters. Rows are read in the canonical
+/// physical form `[D0, D1, D2]` (ReductionInfo); a full reduction is a
+/// single row, or `[1, chunks, chunk]` when it is cut into chunks.
+struct ReductionPlan {
+  enum class Mode {
+    /// Rows share a warp: LanesPerRow (<= 32) lanes per row, RowsPerBlock
+    /// rows per block, RowsPerThread rows per thread.
+    RowGroup,
+    /// A block of LanesPerRow (> 32) threads per row (or per chunk of a
+    /// full reduction).
+    BlockPerRow,
+    /// A grid of blocks striding over one row (a full reduction).
+    WholeInput,
+    /// A column reduction `[K1, R, K2]`: ColLanes lanes along K2, Warps
+    /// warps, Split chunks of R.
+    Column,
+  } Mode = Mode::RowGroup;
+  /// The dims the kernel reads (after cutting a full reduction).
+  std::array<int64_t, 3> Dims = {1, 1, 1};
+  /// Elements per vector access of the input.
+  int64_t Vector = 1;
+  int64_t LanesPerRow = 32, RowsPerBlock = 1, RowsPerThread = 1;
+  /// Vector iterations of a row (or row steps of a column) in flight.
+  int64_t Unroll = 1;
+  int64_t ColLanes = 32, Warps = 8, Split = 1;
+  /// Several blocks combine their partials through the workspace.
+  bool MultiBlock = false;
+  /// Inputs read once get the L1/L2 evict_first hint.
+  bool EvictFirst = true;
+  /// Every load of a step precedes the first use in the IR.
+  bool LoadsFirst = true;
+  /// `.minnctapersm` (0: unset) and the NVPTX back end's optimization level.
+  int64_t MinBlocksPerSm = 0;
+  unsigned BackEndOptLevel = 3;
+};
+
+/// The row-normalization emitter's parameters: each row in the registers of
+/// LanesPerRow threads (ChunksPerThread vectors of Vector elements each),
+/// RowsPerBlock rows per block.
+struct RowNormalizationPlan {
+  int64_t RowLength = 1, Rows = 1;
+  int64_t Vector = 1, LanesPerRow = 1, ChunksPerThread = 1, RowsPerBlock = 1;
+  /// Divide exactly even with fast math.
+  bool ExactDivide = false;
+};
+
+/// The cost model's estimate of one plan (see CostModel.h).
+struct CostEstimate {
+  /// Bytes moved between DRAM (or L2, for data that stays there) and the
+  /// SMs, counted in 32-byte sectors from the maps.
+  double Bytes = 0;
+  /// Kernel time in microseconds, and its parts.
+  double Microseconds = 0;
+  double MemoryMicroseconds = 0, LaunchMicroseconds = 0, TailMicroseconds = 0;
+  /// Whether the inputs are expected to stay in L2 between launches.
+  bool L2Resident = false;
+  std::string Summary;
+};
+
+/// A fusion's kernel, planned.
+///
+/// Example: `idxmap analyze test/examples/rowsum_f32_8192x8192.hlo` prints
+/// the plan of its one fusion:
+/// \code
+///   plan: row reduction, grid [8192, 1, 1], block [512, 1, 1]
+///     vector = 4          elements per load (16 bytes, the widest parameter)
+///     lanes_per_row = 512 a block per row: 2048 vectors per row (>= 2048)
+///     ...
+/// \endcode
+struct KernelPlan {
+  /// The emitter that builds it: "loop", "transpose", "row reduction",
+  /// "multi-row reduction", "full reduction", "column reduction", "row
+  /// normalization".
+  std::string Emitter;
+  EmitterKind Kind = EmitterKind::Loop;
+  int64_t Grid[3] = {1, 1, 1};
+  int64_t Block[3] = {1, 1, 1};
+  /// Static shared memory per block, when the plan fixes it (tiles); the
+  /// emitter may add slots for cross-warp combining.
+  int64_t SharedBytes = 0;
+  /// The main access: thread to element of the hero's operand (or of the
+  /// output, for the loop emitter), with its launch.
+  ThreadMapping Main;
+  std::optional<TransposePlan> Transpose;
+  std::optional<ReductionPlan> Reduction;
+  std::optional<RowNormalizationPlan> RowNormalization;
+  /// Every decision with its reason, in the order they were made.
+  std::vector<PlanChoice> Choices;
+  CostEstimate Cost;
+
+  /// Records a choice and returns its value.
+  int64_t choose(std::string Name, int64_t Value, std::string Reason) {
+    Choices.push_back({std::move(Name), Value, std::move(Reason)});
+    return Value;
+  }
+};
+
+/// Plans the kernel of fusion \p A (analyzeFusion's answer) for \p Device,
+/// with \p Overrides replacing the plan's own choices where set. Fails when
+/// no plan fits (a row too long for one block, a launch over the device's
+/// limits) with `fusion 'NAME': EMITTER emitter: REASON`, located at
+/// \p Fusion when given, else at the fused computation.
+///
+/// Example:
+/// \code
+///   FusionAnalysis A = analyzeFusion(*Fusion);
+///   Expected<KernelPlan> P =
+///       planFusion(Ctx, A, Tuning{}, *lookupDeviceModel("H200"));
+///   // P->Emitter == "row reduction", P->Block[0] == 512
+/// \endcode
+Expected<KernelPlan> planFusion(Context &Ctx, const FusionAnalysis &A,
+                                const Tuning &Overrides,
+                                const DeviceModel &Device,
+                                const HloInstruction *Fusion = nullptr);
+
+/// The plan as text: emitter and launch, then one line per choice (name,
+/// value, reason), then the main thread map and the cost estimate.
+std::string printKernelPlan(const KernelPlan &P);
+
+/// \p A as a loop fusion: what a transpose fusion whose roots the transpose
+/// emitter cannot write is planned and emitted as (Kind Loop, no transpose,
+/// every root its own hero).
+FusionAnalysis asLoopFusion(const FusionAnalysis &A);
+
+/// True when \p A is a row normalization (softmax-like): row reductions
+/// whose results are broadcast back along the rows and combined with the
+/// rows' elements, maybe feeding further reductions of the same rows.
+/// planFusion gives these the row-normalization emitter.
+bool isRowNormalization(const FusionAnalysis &A);
+
+} // namespace idxmap
+
+#endif // IDXMAP_KERNELPLAN_H
