@@ -27,6 +27,9 @@ import warnings
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kernel_timing  # noqa: E402
+
 
 def load_peers(path):
     """Imports peers.py for its workload list (it parses sys.argv on import)."""
@@ -44,41 +47,23 @@ def idxmap_call(cp, torch, types, ptx, xs, outs):
     """A call of every kernel of the module emitted to PTX, in order. Inputs
     are the peers' tensors XS where shape and type agree (else random ones,
     appended to XS to keep them alive); outputs are appended to OUTS."""
-    side = json.load(open(os.path.splitext(ptx)[0] + ".json"))
-    mod = cp.RawModule(path=ptx)
-    launches, free_in, outs_keep = [], list(xs), []
-    for k in side["kernels"]:
-        args = []
-        for p in k["params"]:
-            t, shape = types[p["type"]], p["shape"] or [1]
-            if p["role"] == "input":
-                if free_in and free_in[0].dtype == t and \
-                        free_in[0].numel() == math.prod(shape):
-                    x = free_in.pop(0)
-                else:
-                    x = (torch.randn(shape, device="cuda").to(t)
-                         if t.is_floating_point else
-                         torch.randint(-100, 100, shape, device="cuda", dtype=t))
-                    xs.append(x)
-            else:
-                x = torch.empty(shape, device="cuda", dtype=t)
-                outs.append(x)
-            # Pointers by value: CuPy has no bfloat16 array type.
-            args.append(np.uint64(x.data_ptr()))
-        if k.get("workspace_bytes"):
-            # Multi-block reductions' workspace: zeroed once, left zeroed by
-            # every launch; launches in one stream share it.
-            w = torch.zeros(k["workspace_bytes"], device="cuda", dtype=torch.uint8)
-            outs_keep.append(w)
-            args.append(np.uint64(w.data_ptr()))
-        launches.append((mod.get_function(k["name"]), tuple(k["grid"]),
-                         tuple(k["block"]), tuple(args)))
+    free_in = list(xs)
 
-    def call():
-        for f, g, b, args in launches:
-            f(g, b, args)
-    call.keep = outs_keep  # the workspaces live as long as the call
-    return call
+    def tensor_for(kernel, p):
+        t, shape = types[p["type"]], p["shape"] or [1]
+        if p["role"] != "input":
+            x = torch.empty(shape, device="cuda", dtype=t)
+            outs.append(x)
+        elif free_in and free_in[0].dtype == t and \
+                free_in[0].numel() == math.prod(shape):
+            x = free_in.pop(0)
+        else:
+            x = (torch.randn(shape, device="cuda").to(t)
+                 if t.is_floating_point else
+                 torch.randint(-100, 100, shape, device="cuda", dtype=t))
+            xs.append(x)
+        return x
+    return kernel_timing.idxmap_launches(cp, torch, ptx, tensor_for)
 
 
 def main():
@@ -96,7 +81,6 @@ def main():
     import jax
     import jax.numpy as jnp
     from cupy._core import _accelerator
-    from torch.profiler import ProfilerActivity, profile
     _accelerator.set_reduction_accelerators(["cub"])
     _accelerator.set_routine_accelerators(["cub"])
     types = {"f32": torch.float32, "bf16": torch.bfloat16,
@@ -156,31 +140,9 @@ def main():
             print(f"{name}: output not compared (shape differs from torch's)")
 
         names = list(contenders)
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for g in range(a.groups):
-                order = names[g % len(names):] + names[:g % len(names)]
-                for c in order:
-                    call, sync = contenders[c]
-                    peers.mark(f"{c}__{g}")
-                    call(); sync()
-                    for _ in range(5):
-                        call()
-                    sync()
-            peers.mark("end")
-        trace = os.path.join(tempfile.gettempdir(), "peer_method.trace.json")
-        prof.export_chrome_trace(trace)
-        ev = sorted((q for q in json.load(open(trace))["traceEvents"]
-                     if q.get("cat") == "kernel"), key=lambda q: q["ts"])
-        groups, label = {}, None
-        for q in ev:
-            if q["name"].startswith("mark_"):
-                label = q["name"][5:]
-                groups[label] = []
-            elif label:
-                groups[label].append(q["dur"])
-        times = {c: [sum(groups.get(f"{c}__{g}", [])) / 6 for g in range(a.groups)]
-                 for c in names}
-        kernels = {c: len(groups.get(f"{c}__0", [])) / 6 for c in names}
+        times, kernels = kernel_timing.time_groups(
+            contenders, a.groups, peers.mark,
+            trace=os.path.join(tempfile.gettempdir(), "peer_method.trace.json"))
         wid = max(14, max(len(c) for c in names))
         print(f"{'workload':32s} {'contender':{wid}s} {'k/call':>6s} {'mean':>8s} "
               f"{'median':>8s} {'min':>8s} {'max':>8s} {'sd':>6s}")
@@ -193,13 +155,11 @@ def main():
         for c in names:
             if c == "idxmap":
                 continue
-            d = [x - y for x, y in zip(times["idxmap"], times[c])]
-            m, h = statistics.mean(d), 1.96 * statistics.stdev(d) / math.sqrt(len(d))
-            wins = sum(x <= 0 for x in d)
+            m, h, wins = kernel_timing.paired(times["idxmap"], times[c])
             diffs[c] = dict(mean=m, half_width=h, idxmap_not_slower=wins)
             print(f"{name:32s} idxmap - {c:{wid}s} {m:+7.2f} us (95 % +-{h:.2f}), "
                   f"ratio of means {statistics.mean(times['idxmap']) / statistics.mean(times[c]):.3f}, "
-                  f"idxmap <= {c} in {wins}/{len(d)} groups")
+                  f"idxmap <= {c} in {wins}/{a.groups} groups")
         report.append(dict(workload=name, times=times, kernels_per_call=kernels,
                            paired=diffs))
         del contenders, first_outs, xs, xj

@@ -1,0 +1,601 @@
+#!/usr/bin/env python3
+"""Runs the broad suite (bench/suite/README.md) on the GPU machine: for each
+fusion of gen.py's table, in one process, emits the PTX with idxmap, reads
+idxmap's cost-model estimate, checks the kernel's output against torch's,
+and times idxmap's kernels and every peer (XLA through JAX, torch.compile,
+eager torch, CUB through CuPy) interleaved, by peers.py's method
+(bench/kernel_timing.py). Prints one table and a summary line.
+
+  python3 bench/suite/run_suite.py --idxmap BIN [--search K] [--only a,b]
+      [--json F] [--groups N] [--peers LIST] [--dry-run]
+
+--search K also times up to K variants per fusion emitted with `--tune`
+settings (a small grid per emitter kind, variants whose PTX and launch are
+the default's dropped) and reports the best and how far the default is
+from it. --dry-run imports nothing of CUDA: it emits every PTX (and the
+variants) and prints the plan of work; it exits 1 when `idxmap analyze` or
+`idxmap emit` fails on a fusion.
+
+Inputs are fresh random data. A fusion that moves at most a quarter of L2
+(gen.L2_RESIDENT_BYTES) is timed on one input, which stays in L2 between
+launches, for idxmap and the peers alike; the others rotate through fresh
+input copies that together exceed twice L2, so each call reads DRAM.
+"""
+import argparse, hashlib, json, math, os, re, statistics, subprocess, sys
+import tempfile, time, types, warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+import gen  # noqa: E402
+import kernel_timing  # noqa: E402
+
+# --search: knob values per emitter kind (the sidecar's "emitter"), tried
+# round-robin over the knobs so that a small K still varies each. Names and
+# ranges: `idxmap emit --help`, tuningKnobs() in codegen/Emit.cpp.
+SEARCH_GRID = {
+    "row reduction": [("IDXMAP_RED_ROW_LANES", [128, 256, 512, 1024, 64]),
+                      ("IDXMAP_RED_ROW_UNROLL", [4, 16, 2]),
+                      ("IDXMAP_RED_EVICT_FIRST", [0]),
+                      ("IDXMAP_RED_MINBLOCKS", [2, 1])],
+    "multi-row reduction": [("IDXMAP_RED_ROW_LANES", [4, 8, 16, 32, 2]),
+                            ("IDXMAP_RED_ROW_K", [1, 2, 4, 8]),
+                            ("IDXMAP_RED_ROW_THREADS", [128, 512]),
+                            ("IDXMAP_RED_EVICT_FIRST", [0])],
+    "column reduction": [("IDXMAP_RED_COL_LANES", [16, 8]),
+                         ("IDXMAP_RED_COL_WARPS", [4, 16]),
+                         ("IDXMAP_RED_COL_UNROLL", [8, 2]),
+                         ("IDXMAP_RED_EVICT_FIRST", [0])],
+    "full reduction": [("IDXMAP_RED_FULL_THREADS", [512, 1024, 256]),
+                       ("IDXMAP_RED_FULL_CHUNK", [65536, 262144, 0]),
+                       ("IDXMAP_RED_FULL_UNROLL", [8, 2]),
+                       ("IDXMAP_RED_EVICT_FIRST", [0])],
+    "row normalization": [("IDXMAP_ROWNORM_ELEMENTS", [16, 4, 32]),
+                          ("IDXMAP_RED_EVICT_FIRST", [0])],
+    "transpose": [("IDXMAP_TR_WARPS", [4, 8, 16, 2]),
+                  ("IDXMAP_TR_RVEC", [1]),
+                  ("IDXMAP_TR_WVEC", [1])],
+}
+
+# Largest |idxmap - torch| allowed, relative to the largest |torch| (or, for
+# sums, to the sum of magnitudes), by output type; integers are exact.
+TOLERANCE = {"f32": 1e-4, "f16": 4e-3, "bf16": 1.6e-2, "f64": 1e-9}
+PEERS = ("torch_eager", "torch_compile", "xla_jax", "cub_cupy")
+# Device work a contender may do without a kernel (a copy by the driver).
+ACTIVITIES = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--idxmap", required=True, help="the idxmap binary")
+    ap.add_argument("--search", type=int, default=0, metavar="K",
+                    help="also time up to K --tune variants per fusion")
+    ap.add_argument("--only", default="", help="comma-separated fusion names")
+    ap.add_argument("--json", default="", help="write every figure to this file")
+    ap.add_argument("--groups", type=int, default=10,
+                    help="interleaved groups per contender (default 10)")
+    ap.add_argument("--peers", default=",".join(PEERS),
+                    help=f"peers to time (default {','.join(PEERS)})")
+    ap.add_argument("--hlo-dir", default=os.path.join(HERE, "hlo"))
+    ap.add_argument("--work-dir", default="",
+                    help="where the PTX goes (default: a temporary directory)")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="no CUDA: emit the PTX and print the plan of work")
+    a = ap.parse_args(argv)
+    if a.groups < 2:
+        ap.error("--groups must be at least 2")
+    a.peers = [p for p in a.peers.split(",") if p]
+    bad = [p for p in a.peers if p not in PEERS]
+    if bad:
+        ap.error(f"unknown peer(s) {','.join(bad)}; known: {','.join(PEERS)}")
+    return a
+
+
+# --- idxmap: PTX, variants, estimate (no CUDA) --------------------------------
+
+def run_tool(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return subprocess.CompletedProcess(cmd, 127, "", str(e))
+
+
+def emit(a, hlo, ptx, tune=None):
+    cmd = [a.idxmap, "emit", hlo, "-o", ptx] + (["--tune", tune] if tune else [])
+    r = run_tool(cmd)
+    if r.returncode != 0 or not os.path.exists(ptx):
+        return (r.stderr or r.stdout).strip().splitlines()[-1:] or ["exit %d" % r.returncode]
+    return None
+
+
+def signature(ptx):
+    """What a variant changes: the PTX text and each kernel's launch."""
+    side = kernel_timing.sidecar(ptx)
+    launch = [(k["grid"], k["block"], k.get("shared_bytes"), k.get("workspace_bytes"))
+              for k in side["kernels"]]
+    with open(ptx, "rb") as f:
+        return hashlib.sha1(f.read() + repr(launch).encode()).hexdigest()
+
+
+def candidates(emitter):
+    """The --tune settings of EMITTER's grid, round-robin over its knobs."""
+    grid, out = SEARCH_GRID.get(emitter, []), []
+    for i in range(max((len(v) for _, v in grid), default=0)):
+        out += [f"{k}={v[i]}" for k, v in grid if i < len(v)]
+    return out
+
+
+def prepare(a, f, work):
+    """Emits FUSION's PTX (and variants) and reads the estimate."""
+    p = types.SimpleNamespace(fusion=f, hlo=os.path.join(a.hlo_dir, f.name + ".hlo"),
+                              estimate=None, ptx=None, emitter="?", kernels=[],
+                              variants=[], notes=[], error=None)
+    if not os.path.exists(p.hlo):
+        p.hlo = os.path.join(work, f.name + ".hlo")
+        with open(p.hlo, "w") as o:
+            o.write(f.hlo)
+        p.notes.append(f"{a.hlo_dir} has no {f.name}.hlo: emitted from gen.py's text")
+    r = run_tool([a.idxmap, "analyze", p.hlo])
+    m = re.search(r"estimate:\s*([0-9.]+) us", r.stdout or "")
+    if m:
+        p.estimate = float(m.group(1))
+    p.analyzed = r.returncode == 0
+    if not p.analyzed:
+        p.notes.append("analyze failed: " + " ".join((r.stderr or "").strip().splitlines()[-1:]))
+    p.ptx = os.path.join(work, f.name + ".ptx")
+    err = emit(a, p.hlo, p.ptx)
+    if err:
+        p.error = "emit failed: " + " ".join(err)
+        return p
+    side = kernel_timing.sidecar(p.ptx)
+    p.kernels = side["kernels"]
+    if not p.kernels:
+        p.error = "emit wrote no kernel"
+        return p
+    p.emitter = " + ".join(sorted({k.get("emitter", "?") for k in p.kernels}))
+    if a.search:
+        seen = {signature(p.ptx)}
+        for i, tune in enumerate(candidates(p.kernels[0].get("emitter", "?"))):
+            if len(p.variants) >= a.search:
+                break
+            vptx = os.path.join(work, f"{f.name}.v{i}.ptx")
+            err = emit(a, p.hlo, vptx, tune)
+            if err:
+                p.notes.append(f"variant {tune} not emitted: {' '.join(err)}")
+                continue
+            s = signature(vptx)
+            if s not in seen:
+                seen.add(s)
+                p.variants.append((tune, vptx))
+    return p
+
+
+def copies_for(f):
+    """Input copies to rotate through: one when the fusion stays in L2,
+    else enough to exceed twice L2 between two reads of one copy."""
+    if f.l2_resident:
+        return 1
+    return min(64, max(1, math.ceil(2 * gen.L2_BYTES / max(f.in_bytes, 1))))
+
+
+def working_set(f):
+    """The inputs' copies and one set of outputs, in bytes."""
+    return f.in_bytes * copies_for(f) + f.bytes - f.in_bytes
+
+
+def peers_of(a, f):
+    return [q for q in a.peers if q != "cub_cupy" or f.cf is not None]
+
+
+def print_plan(a, preps):
+    total = 0
+    print(f"{'fusion':36s} {'bytes':>10s} {'copies':>6s} {'estimate':>9s}  "
+          f"{'emitter':20s} {'launch':24s} peers / variants")
+    for p in preps:
+        f = p.fusion
+        c = copies_for(f)
+        total += working_set(f)
+        est = f"{p.estimate:.2f}" if p.estimate is not None else "-"
+        if p.error:
+            print(f"{f.name:36s} {gen.human(f.bytes):>10s} {c:6d} {est:>9s}  ERROR {p.error}")
+            continue
+        launch = "; ".join(f"{k['grid'][0]}x{k['block'][0]}" +
+                           (f" ws {k['workspace_bytes']}" if k.get("workspace_bytes") else "")
+                           for k in p.kernels)
+        print(f"{f.name:36s} {gen.human(f.bytes):>10s} {c:6d} {est:>9s}  {p.emitter:20s} "
+              f"{launch:24s} {','.join(peers_of(a, f))}" +
+              (f" / {len(p.variants)}: " + " ".join(t for t, _ in p.variants)
+               if a.search else ""))
+        for n in p.notes:
+            print(f"  note: {n}")
+    n_err = sum(1 for p in preps if p.error)
+    print(f"{len(preps)} fusions, {len(preps) - n_err} emitted, "
+          f"{sum(len(p.variants) for p in preps)} variants; "
+          f"{sum(1 for p in preps if p.estimate is not None)} with an estimate; "
+          f"largest working set {gen.human(max((working_set(p.fusion) for p in preps), default=0))}, "
+          f"all of them {gen.human(total)}; "
+          f"{a.groups} groups x {1 + len(a.peers)}+ contenders each")
+
+
+# --- On the GPU ---------------------------------------------------------------
+
+def gpu_modules():
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    import torch
+    import cupy as cp
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    try:
+        from cupy._core import _accelerator
+        _accelerator.set_reduction_accelerators(["cub"])
+        _accelerator.set_routine_accelerators(["cub"])
+    except Exception as e:  # CuPy's own kernels then
+        print(f"note: CUB not enabled in CuPy: {e}", file=sys.stderr)
+    try:  # one compiled graph per fusion: never fall back to eager
+        torch._dynamo.config.cache_size_limit = 1024
+    except Exception:
+        pass
+    return types.SimpleNamespace(
+        torch=torch, cp=cp, jax=jax,
+        J=types.SimpleNamespace(jax=jax, jnp=jnp, lax=lax, nn=jax.nn))
+
+
+def make_input(M, dt, shape, init):
+    T = M.torch
+    t = kernel_timing.torch_dtype(T, dt)
+    if init == "lr":
+        return T.full(shape, 1e-3, dtype=t, device="cuda")
+    if init == "randint":
+        lo, hi = (-128, 128) if dt == "s8" else (-1000, 1001)
+        return T.randint(lo, hi, shape, dtype=t, device="cuda")
+    x = T.randn(shape, dtype=T.float32, device="cuda")
+    if init == "square":
+        x = x * x
+    return x.to(t)
+
+
+def to_jax(M, x):
+    """A JAX array of torch tensor X: shared through DLPack, else copied
+    through the host."""
+    try:
+        return M.jax.dlpack.from_dlpack(x)
+    except Exception:
+        import numpy as np
+        h = x.float().cpu().numpy() if x.dtype == M.torch.bfloat16 else x.cpu().numpy()
+        return M.J.jnp.asarray(np.asarray(h)).astype(
+            M.J.jnp.bfloat16 if x.dtype == M.torch.bfloat16 else h.dtype)
+
+
+def rotate(fns):
+    """One call after the other of FNS, a different one each time."""
+    i = [0]
+
+    def call():
+        fns[i[0] % len(fns)]()
+        i[0] += 1
+    return call
+
+
+def as_tuple(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,)
+
+
+def compare(M, outs, out_types, refs, scales):
+    """(ok, worst relative error, message) of idxmap's outputs against
+    torch's; ok is None when they cannot be compared."""
+    T = M.torch
+    if len(outs) != len(refs):
+        return None, None, f"{len(outs)} outputs, torch has {len(refs)}"
+    worst, msgs = 0.0, []
+    for i, (o, r, ty, s) in enumerate(zip(outs, refs, out_types, scales)):
+        if o.numel() != r.numel():
+            return None, None, f"output {i}: {o.numel()} elements, torch's {r.numel()}"
+        o, r = o.reshape(-1), r.reshape(-1)
+        if not o.dtype.is_floating_point:
+            bad = int((o.long() != r.long()).sum())
+            if bad:
+                msgs.append(f"output {i} ({ty}): {bad} of {o.numel()} elements differ")
+                worst = math.inf
+            continue
+        tol = TOLERANCE.get(ty, 1e-2)
+        ref_max = float((s if s is not None else r).float().abs().max()) if r.numel() else 0.0
+        d = (o.float() - r.float()).abs()
+        err = float(d.max()) / max(ref_max, 1e-30) if d.numel() else 0.0
+        if not math.isfinite(err) or not bool(T.isfinite(o.float()).eq(
+                T.isfinite(r.float())).all()):
+            err = math.inf
+        worst = max(worst, err)
+        if err > tol:
+            msgs.append(f"output {i} ({ty}): max |idxmap - torch| / max |torch| = "
+                        f"{err:.3g} > {tol:g}")
+    return not msgs, worst, "; ".join(msgs)
+
+
+def stats(t):
+    med = statistics.median(t)
+    q = statistics.quantiles(t, n=4) if len(t) > 1 else [med, med, med]
+    return dict(median=med, mean=statistics.mean(t), min=min(t), max=max(t),
+                iqr_pct=100 * (q[2] - q[0]) / med if med > 0 else float("nan"))
+
+
+def measure(a, M, p, work):
+    """Checks and times one prepared fusion; returns its result record."""
+    T, cp, f = M.torch, M.cp, p.fusion
+    rec = dict(name=f.name, category=f.category, bytes=f.bytes, l2_resident=f.l2_resident,
+               estimate_us=p.estimate, emitter=p.emitter, notes=list(p.notes),
+               contenders={}, variants={t: None for t, _ in p.variants})
+    t0 = time.time()
+    ncopies = copies_for(f)
+    rec["copies"] = ncopies
+    xs = [[make_input(M, dt, shape, init) for _, dt, shape, init in f.ins]
+          for _ in range(ncopies)]
+    T.cuda.synchronize()
+
+    # idxmap: the default and the variants share the outputs; each has its
+    # launches for every input copy.
+    outs, out_types = {}, []
+
+    def tensor_for(c):
+        byname = {n: x for (n, _, _, _), x in zip(f.ins, xs[c])}
+
+        def get(k, prm):
+            if prm["role"] == "input":
+                if prm["name"] not in byname:
+                    raise KeyError(f"the sidecar's parameter {prm['name']!r} is not an "
+                                   f"input of gen.py's {f.name}")
+                return byname[prm["name"]]
+            key = (k["name"], prm["name"])
+            if key not in outs:
+                outs[key] = T.empty(prm["shape"] or [1], device="cuda",
+                                    dtype=kernel_timing.torch_dtype(T, prm["type"]))
+                out_types.append(prm["type"])
+            return outs[key]
+        return get
+
+    contenders, checks, launch_sets = {}, {}, {}
+    idx = [("idxmap", p.ptx, None)] + [(f"idxmap[{t}]", v, t) for t, v in p.variants]
+    for label, ptx, _ in idx:
+        launch_sets[label] = [kernel_timing.idxmap_launches(cp, T, ptx, tensor_for(c))
+                              for c in range(ncopies)]
+        contenders[label] = (rotate(launch_sets[label]), T.cuda.synchronize)
+    out_list = list(outs.values())
+
+    # The reference (eager torch on copy 0) and each idxmap kernel's check.
+    refs = as_tuple(f.tf(T, *xs[0]))
+    scales = [None] * len(refs)
+    if getattr(f, "sum_like", False) and all(x.dtype.is_floating_point for x in xs[0]):
+        scales = list(as_tuple(f.tf(T, *[x.abs() for x in xs[0]])))
+    for label, ptx, tune in idx:
+        for o in out_list:
+            o.view(T.uint8).fill_(255)  # poisoned: a kernel must write every element
+        T.cuda.synchronize()
+        launch_sets[label][0]()
+        T.cuda.synchronize()
+        ok, err, msg = compare(M, out_list, out_types, refs, scales)
+        checks[label] = dict(ok=ok, rel_err=err, message=msg)
+        if ok is False and label != "idxmap":
+            del contenders[label]  # a wrong variant is not a candidate
+    del refs, scales
+    rec["check"] = checks["idxmap"]
+    for label, _, tune in idx[1:]:
+        rec["variants"][tune] = dict(check=checks[label])
+
+    # The peers, each on the same input copies.
+    peers = peers_of(a, f)
+    compile_s = {}
+    if "torch_eager" in peers:
+        contenders["torch_eager"] = (rotate([lambda c=c: f.tf(T, *xs[c])
+                                             for c in range(ncopies)]), T.cuda.synchronize)
+    if "torch_compile" in peers:
+        M.torch._dynamo.reset()
+        tc = T.compile(lambda *v: f.tf(T, *v), dynamic=False)
+        contenders["torch_compile"] = (rotate([lambda c=c: tc(*xs[c]) for c in range(ncopies)]),
+                                       T.cuda.synchronize)
+    if "xla_jax" in peers:
+        xj = [[to_jax(M, x) for x in xc] for xc in xs]
+        jf = M.jax.jit(lambda *v: f.jf(M.J, *v))
+        last = [None]
+
+        def call_jax(c):
+            last[0] = jf(*xj[c])
+
+        def sync_jax():
+            if last[0] is not None:
+                M.jax.block_until_ready(last[0])
+            T.cuda.synchronize()
+        contenders["xla_jax"] = (rotate([lambda c=c: call_jax(c) for c in range(ncopies)]),
+                                 sync_jax)
+    if "cub_cupy" in peers:
+        xc = [[cp.asarray(x) for x in c] for c in xs]
+        stream = cp.cuda.ExternalStream(T.cuda.current_stream().cuda_stream)
+
+        def call_cub(c):
+            with stream:
+                f.cf(cp, *xc[c])
+        contenders["cub_cupy"] = (rotate([lambda c=c: call_cub(c) for c in range(ncopies)]),
+                                  T.cuda.synchronize)
+
+    # Warm-up: compiles torch.compile's and XLA's kernels; a contender that
+    # fails is named and left out.
+    for name in list(contenders):
+        call, sync = contenders[name]
+        s = time.time()
+        try:
+            for _ in range(max(2, ncopies)):
+                call()
+            sync()
+        except Exception as e:
+            msg = f"{name} failed: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+            rec["notes"].append(msg)
+            print(f"  {f.name}: {msg}", file=sys.stderr)
+            del contenders[name]
+            T.cuda.synchronize()
+        compile_s[name] = time.time() - s
+    rec["warmup_s"] = compile_s
+
+    times, per_call = kernel_timing.time_groups(
+        contenders, a.groups, kernel_timing.mark, activities=ACTIVITIES,
+        trace=os.path.join(work, "suite.trace.json"))
+    for name in contenders:
+        rec["contenders"][name] = dict(times=times[name], activities_per_call=per_call[name],
+                                       **stats(times[name]))
+    # Figures: idxmap's median, the best peer's, their ratio.
+    valid = {n: r for n, r in rec["contenders"].items()
+             if r["activities_per_call"] > 0 and r["median"] > 0}
+    for n in set(rec["contenders"]) - set(valid):
+        rec["notes"].append(f"{n}: no device activity recorded")
+    peer_recs = {n: r for n, r in valid.items() if not n.startswith("idxmap")}
+    if peer_recs:
+        best = min(peer_recs, key=lambda n: peer_recs[n]["median"])
+        rec["best_peer"] = best
+        rec["best_peer_us"] = peer_recs[best]["median"]
+    if "idxmap" in valid:
+        rec["idxmap_us"] = valid["idxmap"]["median"]
+        if peer_recs:
+            rec["ratio"] = rec["idxmap_us"] / rec["best_peer_us"]
+            rec["paired_ratio"] = statistics.median(
+                x / y for x, y in zip(times["idxmap"], times[rec["best_peer"]]) if y > 0)
+    if p.variants:
+        cand = {n: r for n, r in valid.items() if n.startswith("idxmap") and
+                checks.get(n, {}).get("ok") is not False}
+        if cand:
+            bv = min(cand, key=lambda n: cand[n]["median"])
+            rec["best_variant"] = "default" if bv == "idxmap" else bv[len("idxmap["):-1]
+            rec["best_variant_us"] = cand[bv]["median"]
+            if "idxmap_us" in rec:
+                rec["default_over_best"] = rec["idxmap_us"] / rec["best_variant_us"]
+        for label, _, tune in idx[1:]:
+            if label in valid:
+                rec["variants"][tune].update(median=valid[label]["median"])
+    rec["seconds"] = time.time() - t0
+    return rec
+
+
+def cleanup(M):
+    try:
+        M.torch._dynamo.reset()
+    except Exception:
+        pass
+    M.torch.cuda.synchronize()
+    M.torch.cuda.empty_cache()
+    M.cp.get_default_memory_pool().free_all_blocks()
+
+
+# --- Report -------------------------------------------------------------------
+
+def fmt_us(v):
+    return f"{v:.2f}" if isinstance(v, (int, float)) and v is not None else "-"
+
+
+def report(a, recs):
+    search = a.search > 0
+    head = (f"{'fusion':36s} {'bytes':>10s} {'est_us':>8s} {'idxmap_us':>10s} {'iqr%':>5s} "
+            f"{'best peer':14s} {'peer_us':>9s} {'iqr%':>5s} {'ratio':>6s}")
+    if search:
+        head += f"  {'best variant':34s} {'var_us':>9s} {'dflt/best':>9s}"
+    lines = [head]
+    for r in recs:
+        c = r.get("contenders", {})
+        if r.get("error"):
+            lines.append(f"{r['name']:36s} {gen.human(r['bytes']):>10s} ERROR {r['error']}")
+            continue
+        mism = r.get("check", {}).get("ok") is False
+        im = "MISMATCH" if mism else fmt_us(r.get("idxmap_us"))
+        iiqr = f"{c['idxmap']['iqr_pct']:.1f}" if "idxmap" in c and not mism else "-"
+        bp = r.get("best_peer", "-")
+        piqr = f"{c[bp]['iqr_pct']:.1f}" if bp in c else "-"
+        ratio = f"{r['ratio']:.3f}" if "ratio" in r and not mism else "-"
+        line = (f"{r['name']:36s} {gen.human(r['bytes']):>10s} {fmt_us(r.get('estimate_us')):>8s} "
+                f"{im:>10s} {iiqr:>5s} {bp:14s} {fmt_us(r.get('best_peer_us')):>9s} "
+                f"{piqr:>5s} {ratio:>6s}")
+        if search:
+            dob = r.get("default_over_best")
+            line += (f"  {r.get('best_variant', '-')[:34]:34s} "
+                     f"{fmt_us(r.get('best_variant_us')):>9s} "
+                     f"{(f'{dob:.3f}' if dob else '-'):>9s}")
+        lines.append(line)
+    print("\n".join(lines))
+    for r in recs:
+        if r.get("check", {}).get("ok") is False:
+            print(f"MISMATCH {r['name']}: {r['check']['message']}")
+        for t, v in (r.get("variants") or {}).items():
+            if v and v.get("check", {}).get("ok") is False:
+                print(f"MISMATCH {r['name']} [{t}]: {v['check']['message']}")
+    timed = [r for r in recs if "ratio" in r and r.get("check", {}).get("ok") is not False]
+    summary = (f"summary: {len(timed)} of {len(recs)} fusions compared with a peer: "
+               f"{sum(r['ratio'] <= 1.00 for r in timed)} <= 1.00, "
+               f"{sum(r['ratio'] <= 1.03 for r in timed)} <= 1.03")
+    if timed:
+        w = max(timed, key=lambda r: r["ratio"])
+        summary += f", worst {w['ratio']:.3f} ({w['name']})"
+    summary += (f"; {sum(1 for r in recs if r.get('check', {}).get('ok') is False)} mismatches, "
+                f"{sum(1 for r in recs if r.get('error'))} errors")
+    if search:
+        s = [r for r in recs if "default_over_best" in r]
+        summary += (f"; search: default within 3 % of the best variant on "
+                    f"{sum(r['default_over_best'] <= 1.03 for r in s)} of {len(s)}")
+    print(summary)
+
+
+def write_json(a, recs, extra):
+    if a.json:
+        with open(a.json, "w") as o:
+            json.dump(dict(extra, fusions=recs), o, indent=1, default=str)
+
+
+def main(argv=None):
+    warnings.filterwarnings("ignore")
+    a = parse_args(argv)
+    suite = gen.by_name()
+    if a.only:
+        names = [n for n in a.only.split(",") if n]
+        unknown = [n for n in names if n not in suite]
+        if unknown:
+            sys.exit(f"unknown fusion(s): {', '.join(unknown)} (gen.py --list names them)")
+        fusions = [suite[n] for n in names]
+    else:
+        fusions = list(gen.SUITE)
+    if not os.access(a.idxmap, os.X_OK):
+        sys.exit(f"not an executable: {a.idxmap}")
+    work = a.work_dir or tempfile.mkdtemp(prefix="idxmap-suite-")
+    os.makedirs(work, exist_ok=True)
+    t0 = time.time()
+    preps = [prepare(a, f, work) for f in fusions]
+    print(f"emitted {len(preps)} fusions in {time.time() - t0:.1f} s into {work}",
+          file=sys.stderr)
+    if a.dry_run:
+        print_plan(a, preps)
+        # The ctest bench.suite checks with this that idxmap takes every file.
+        return 1 if any(p.error or not p.analyzed for p in preps) else 0
+    M = gpu_modules()
+    extra = dict(device=M.torch.cuda.get_device_name(), groups=a.groups, search=a.search,
+                 idxmap=a.idxmap, versions=dict(torch=M.torch.__version__,
+                                                jax=M.jax.__version__, cupy=M.cp.__version__))
+    recs = []
+    for p in preps:
+        f = p.fusion
+        if p.error:
+            recs.append(dict(name=f.name, bytes=f.bytes, error=p.error, notes=p.notes))
+            continue
+        try:
+            rec = measure(a, M, p, work)
+        except Exception as e:
+            rec = dict(name=f.name, bytes=f.bytes, notes=p.notes,
+                       error=f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}")
+        print(f"[{time.time() - t0:6.1f} s] {f.name}: " +
+              (rec.get("error") or f"idxmap {fmt_us(rec.get('idxmap_us'))} us, "
+               f"{rec.get('best_peer', '-')} {fmt_us(rec.get('best_peer_us'))} us "
+               f"({rec.get('seconds', 0):.1f} s)"), file=sys.stderr, flush=True)
+        recs.append(rec)
+        cleanup(M)
+        write_json(a, recs, extra)  # a run cut short keeps what it has
+    report(a, recs)
+    print(f"total {time.time() - t0:.0f} s", file=sys.stderr)
+    write_json(a, recs, dict(extra, seconds=time.time() - t0))
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
