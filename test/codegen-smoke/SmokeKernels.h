@@ -1,4 +1,4 @@
-//===- codegen/tools/SmokeKernels.h - Hand-built test kernels ---*- C++ -*-===//
+//===- test/codegen-smoke/SmokeKernels.h - Hand-built kernels ---*- C++ -*-===//
 //
 // Part of idxmap. A few kernels built directly with KernelBuilder, with no
 // fusion analysis: they exercise the NVPTX foundations (16-byte read-only
@@ -16,8 +16,8 @@
 //   tanh_precise_f32(x, y, n)   y = __nv_tanhf(x) from libdevice.
 //
 //===----------------------------------------------------------------------===//
-#ifndef IDXMAP_CODEGEN_TOOLS_SMOKEKERNELS_H
-#define IDXMAP_CODEGEN_TOOLS_SMOKEKERNELS_H
+#ifndef IDXMAP_TEST_CODEGEN_SMOKE_SMOKEKERNELS_H
+#define IDXMAP_TEST_CODEGEN_SMOKE_SMOKEKERNELS_H
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -43,4 +43,4 @@ std::unique_ptr<llvm::Module> buildSmokeKernel(llvm::LLVMContext &Ctx,
 } // namespace codegen
 } // namespace idxmap
 
-#endif // IDXMAP_CODEGEN_TOOLS_SMOKEKERNELS_H
+#endif // IDXMAP_TEST_CODEGEN_SMOKE_SMOKEKERNELS_H

@@ -1,4 +1,4 @@
-//===- codegen/tools/SmokeKernels.cpp - Hand-built test kernels -----------===//
+//===- test/codegen-smoke/SmokeKernels.cpp - Hand-built test kernels ------===//
 //
 // Part of idxmap. See SmokeKernels.h.
 //

@@ -1,4 +1,4 @@
-//===- codegen/tools/CodegenSmoke.cpp - idxmap-codegen-smoke --------------===//
+//===- test/codegen-smoke/CodegenSmoke.cpp - idxmap-codegen-smoke ---------===//
 //
 // Part of idxmap. A hidden test driver for the NVPTX foundations (not the
 // user-facing `idxmap` CLI):
