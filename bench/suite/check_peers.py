@@ -62,7 +62,15 @@ def main():
                 args, results = evaluate(a.idxmap, f, tmp)
                 xs = [torch.tensor(v, dtype=torch.float64).reshape(s).to(
                       getattr(torch, gen.TDT[ty])) for ty, s, v in args]
-                refs = run_suite.as_tuple(f.tf(torch, *xs))
+                try:
+                    refs = run_suite.as_tuple(f.tf(torch, *xs))
+                except RuntimeError as e:
+                    # CPU builds lack some f16 kernels (relu): f16 goes
+                    # through f32 there, within f16's tolerance.
+                    if "Half" not in str(e):
+                        raise
+                    xs = [x.float() if x.dtype == torch.float16 else x for x in xs]
+                    refs = run_suite.as_tuple(f.tf(torch, *xs))
                 scales = [None] * len(refs)
                 if f.sum_like and all(x.dtype.is_floating_point for x in xs):
                     scales = list(run_suite.as_tuple(f.tf(torch, *[x.abs() for x in xs])))

@@ -21,7 +21,7 @@ Inputs are fresh random data. A fusion that moves at most a quarter of L2
 launches, for idxmap and the peers alike; the others rotate through fresh
 input copies that together exceed twice L2, so each call reads DRAM.
 """
-import argparse, hashlib, json, math, os, re, statistics, subprocess, sys
+import argparse, concurrent.futures, gc, hashlib, json, math, os, re, statistics, subprocess, sys
 import tempfile, time, types, warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -319,21 +319,11 @@ def stats(t):
                 iqr_pct=100 * (q[2] - q[0]) / med if med > 0 else float("nan"))
 
 
-def measure(a, M, p, work):
-    """Checks and times one prepared fusion; returns its result record."""
-    T, cp, f = M.torch, M.cp, p.fusion
-    rec = dict(name=f.name, category=f.category, bytes=f.bytes, l2_resident=f.l2_resident,
-               estimate_us=p.estimate, emitter=p.emitter, notes=list(p.notes),
-               contenders={}, variants={t: None for t, _ in p.variants})
-    t0 = time.time()
-    ncopies = copies_for(f)
-    rec["copies"] = ncopies
-    xs = [[make_input(M, dt, shape, init) for _, dt, shape, init in f.ins]
-          for _ in range(ncopies)]
-    T.cuda.synchronize()
-
-    # idxmap: the default and the variants share the outputs; each has its
-    # launches for every input copy.
+def idxmap_contenders(M, p, xs):
+    """The default kernel and the variants, each with its launches for every
+    input copy, all writing the same outputs. Returns ({label: (launch per
+    copy, tune)}, outputs, their HLO types)."""
+    T, f = M.torch, p.fusion
     outs, out_types = {}, []
 
     def tensor_for(c):
@@ -353,45 +343,46 @@ def measure(a, M, p, work):
             return outs[key]
         return get
 
-    contenders, checks, launch_sets = {}, {}, {}
-    idx = [("idxmap", p.ptx, None)] + [(f"idxmap[{t}]", v, t) for t, v in p.variants]
-    for label, ptx, _ in idx:
-        launch_sets[label] = [kernel_timing.idxmap_launches(cp, T, ptx, tensor_for(c))
-                              for c in range(ncopies)]
-        contenders[label] = (rotate(launch_sets[label]), T.cuda.synchronize)
-    out_list = list(outs.values())
+    kernels = {}
+    for label, ptx, tune in [("idxmap", p.ptx, None)] + [
+            (f"idxmap[{t}]", v, t) for t, v in p.variants]:
+        kernels[label] = ([kernel_timing.idxmap_launches(M.cp, T, ptx, tensor_for(c))
+                           for c in range(len(xs))], tune)
+    return kernels, list(outs.values()), out_types
 
-    # The reference (eager torch on copy 0) and each idxmap kernel's check.
+
+def check_idxmap(M, f, xs, kernels, outs, out_types):
+    """Each kernel's outputs (poisoned first) against eager torch on copy 0:
+    {label: dict(ok, rel_err, message)}."""
+    T = M.torch
     refs = as_tuple(f.tf(T, *xs[0]))
     scales = [None] * len(refs)
-    if getattr(f, "sum_like", False) and all(x.dtype.is_floating_point for x in xs[0]):
+    if f.sum_like and all(x.dtype.is_floating_point for x in xs[0]):
         scales = list(as_tuple(f.tf(T, *[x.abs() for x in xs[0]])))
-    for label, ptx, tune in idx:
-        for o in out_list:
-            o.view(T.uint8).fill_(255)  # poisoned: a kernel must write every element
+    checks = {}
+    for label, (launches, _) in kernels.items():
+        for o in outs:
+            o.view(T.uint8).fill_(255)  # a kernel must write every element
         T.cuda.synchronize()
-        launch_sets[label][0]()
+        launches[0]()
         T.cuda.synchronize()
-        ok, err, msg = compare(M, out_list, out_types, refs, scales)
+        ok, err, msg = compare(M, outs, out_types, refs, scales)
         checks[label] = dict(ok=ok, rel_err=err, message=msg)
-        if ok is False and label != "idxmap":
-            del contenders[label]  # a wrong variant is not a candidate
-    del refs, scales
-    rec["check"] = checks["idxmap"]
-    for label, _, tune in idx[1:]:
-        rec["variants"][tune] = dict(check=checks[label])
+    return checks
 
-    # The peers, each on the same input copies.
-    peers = peers_of(a, f)
-    compile_s = {}
+
+def peer_contenders(a, M, f, xs):
+    """{peer: (call, sync)}, each call on the next input copy."""
+    T, cp, n = M.torch, M.cp, len(xs)
+    peers, out = peers_of(a, f), {}
     if "torch_eager" in peers:
-        contenders["torch_eager"] = (rotate([lambda c=c: f.tf(T, *xs[c])
-                                             for c in range(ncopies)]), T.cuda.synchronize)
+        out["torch_eager"] = (rotate([lambda c=c: f.tf(T, *xs[c]) for c in range(n)]),
+                              T.cuda.synchronize)
     if "torch_compile" in peers:
-        M.torch._dynamo.reset()
+        T._dynamo.reset()
         tc = T.compile(lambda *v: f.tf(T, *v), dynamic=False)
-        contenders["torch_compile"] = (rotate([lambda c=c: tc(*xs[c]) for c in range(ncopies)]),
-                                       T.cuda.synchronize)
+        out["torch_compile"] = (rotate([lambda c=c: tc(*xs[c]) for c in range(n)]),
+                                T.cuda.synchronize)
     if "xla_jax" in peers:
         xj = [[to_jax(M, x) for x in xc] for xc in xs]
         jf = M.jax.jit(lambda *v: f.jf(M.J, *v))
@@ -404,8 +395,7 @@ def measure(a, M, p, work):
             if last[0] is not None:
                 M.jax.block_until_ready(last[0])
             T.cuda.synchronize()
-        contenders["xla_jax"] = (rotate([lambda c=c: call_jax(c) for c in range(ncopies)]),
-                                 sync_jax)
+        out["xla_jax"] = (rotate([lambda c=c: call_jax(c) for c in range(n)]), sync_jax)
     if "cub_cupy" in peers:
         xc = [[cp.asarray(x) for x in c] for c in xs]
         stream = cp.cuda.ExternalStream(T.cuda.current_stream().cuda_stream)
@@ -413,11 +403,14 @@ def measure(a, M, p, work):
         def call_cub(c):
             with stream:
                 f.cf(cp, *xc[c])
-        contenders["cub_cupy"] = (rotate([lambda c=c: call_cub(c) for c in range(ncopies)]),
-                                  T.cuda.synchronize)
+        out["cub_cupy"] = (rotate([lambda c=c: call_cub(c) for c in range(n)]),
+                           T.cuda.synchronize)
+    return out
 
-    # Warm-up: compiles torch.compile's and XLA's kernels; a contender that
-    # fails is named and left out.
+
+def warm_up(M, f, contenders, ncopies, rec):
+    """Calls every contender on every copy (torch.compile and XLA compile
+    here); one that fails is named in the notes and left out."""
     for name in list(contenders):
         call, sync = contenders[name]
         s = time.time()
@@ -426,53 +419,82 @@ def measure(a, M, p, work):
                 call()
             sync()
         except Exception as e:
-            msg = f"{name} failed: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+            first = str(e).splitlines()[0][:200] if str(e) else ""
+            msg = f"{name} failed: {type(e).__name__}: {first}"
             rec["notes"].append(msg)
             print(f"  {f.name}: {msg}", file=sys.stderr)
             del contenders[name]
-            T.cuda.synchronize()
-        compile_s[name] = time.time() - s
-    rec["warmup_s"] = compile_s
+            M.torch.cuda.synchronize()
+        rec["warmup_s"][name] = time.time() - s
 
-    times, per_call = kernel_timing.time_groups(
-        contenders, a.groups, kernel_timing.mark, activities=ACTIVITIES,
-        trace=os.path.join(work, "suite.trace.json"))
-    for name in contenders:
+
+def summarize(rec, times, per_call, checks, kernels):
+    """idxmap's median, the best peer's and their ratio; with variants, the
+    best of them and the default's distance from it."""
+    for name in times:
         rec["contenders"][name] = dict(times=times[name], activities_per_call=per_call[name],
                                        **stats(times[name]))
-    # Figures: idxmap's median, the best peer's, their ratio.
     valid = {n: r for n, r in rec["contenders"].items()
              if r["activities_per_call"] > 0 and r["median"] > 0}
-    for n in set(rec["contenders"]) - set(valid):
+    for n in sorted(set(rec["contenders"]) - set(valid)):
         rec["notes"].append(f"{n}: no device activity recorded")
-    peer_recs = {n: r for n, r in valid.items() if not n.startswith("idxmap")}
+    peer_recs = {n: r for n, r in valid.items() if n not in kernels}
     if peer_recs:
         best = min(peer_recs, key=lambda n: peer_recs[n]["median"])
-        rec["best_peer"] = best
-        rec["best_peer_us"] = peer_recs[best]["median"]
+        rec["best_peer"], rec["best_peer_us"] = best, peer_recs[best]["median"]
     if "idxmap" in valid:
         rec["idxmap_us"] = valid["idxmap"]["median"]
         if peer_recs:
             rec["ratio"] = rec["idxmap_us"] / rec["best_peer_us"]
             rec["paired_ratio"] = statistics.median(
                 x / y for x, y in zip(times["idxmap"], times[rec["best_peer"]]) if y > 0)
-    if p.variants:
-        cand = {n: r for n, r in valid.items() if n.startswith("idxmap") and
-                checks.get(n, {}).get("ok") is not False}
+    if len(kernels) > 1:
+        cand = {n: r for n, r in valid.items()
+                if n in kernels and checks[n]["ok"] is not False}
         if cand:
             bv = min(cand, key=lambda n: cand[n]["median"])
-            rec["best_variant"] = "default" if bv == "idxmap" else bv[len("idxmap["):-1]
+            rec["best_variant"] = kernels[bv][1] or "default"
             rec["best_variant_us"] = cand[bv]["median"]
             if "idxmap_us" in rec:
                 rec["default_over_best"] = rec["idxmap_us"] / rec["best_variant_us"]
-        for label, _, tune in idx[1:]:
-            if label in valid:
-                rec["variants"][tune].update(median=valid[label]["median"])
+        for label, (_, tune) in kernels.items():
+            if tune:
+                rec["variants"][tune] = dict(check=checks[label])
+                if label in valid:
+                    rec["variants"][tune]["median"] = valid[label]["median"]
+
+
+def measure(a, M, p, work):
+    """Checks and times one prepared fusion; returns its result record."""
+    T, f = M.torch, p.fusion
+    t0 = time.time()
+    ncopies = copies_for(f)
+    rec = dict(name=f.name, category=f.category, bytes=f.bytes, l2_resident=f.l2_resident,
+               copies=ncopies, estimate_us=p.estimate, emitter=p.emitter,
+               notes=list(p.notes), contenders={}, variants={}, warmup_s={})
+    xs = [[make_input(M, dt, shape, init) for _, dt, shape, init in f.ins]
+          for _ in range(ncopies)]
+    T.cuda.synchronize()
+    kernels, outs, out_types = idxmap_contenders(M, p, xs)
+    checks = check_idxmap(M, f, xs, kernels, outs, out_types)
+    rec["check"] = checks["idxmap"]
+    # A wrong variant is not a candidate; the default is timed all the same
+    # (the table shows MISMATCH in place of its time).
+    contenders = {label: (rotate(launches), T.cuda.synchronize)
+                  for label, (launches, _) in kernels.items()
+                  if label == "idxmap" or checks[label]["ok"] is not False}
+    contenders.update(peer_contenders(a, M, f, xs))
+    warm_up(M, f, contenders, ncopies, rec)
+    times, per_call = kernel_timing.time_groups(
+        contenders, a.groups, kernel_timing.mark, activities=ACTIVITIES,
+        trace=os.path.join(work, "suite.trace.json"))
+    summarize(rec, times, per_call, checks, kernels)
     rec["seconds"] = time.time() - t0
     return rec
 
 
 def cleanup(M):
+    gc.collect()  # the fusion's closures hold its tensors
     try:
         M.torch._dynamo.reset()
     except Exception:
@@ -561,7 +583,9 @@ def main(argv=None):
     work = a.work_dir or tempfile.mkdtemp(prefix="idxmap-suite-")
     os.makedirs(work, exist_ok=True)
     t0 = time.time()
-    preps = [prepare(a, f, work) for f in fusions]
+    # idxmap runs as a subprocess per emit: a few at a time.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as ex:
+        preps = list(ex.map(lambda f: prepare(a, f, work), fusions))
     print(f"emitted {len(preps)} fusions in {time.time() - t0:.1f} s into {work}",
           file=sys.stderr)
     if a.dry_run:
