@@ -88,6 +88,26 @@ struct RowNormalizationPlan {
   int64_t Vector = 1, LanesPerRow = 1, ChunksPerThread = 1, RowsPerBlock = 1;
   /// Divide exactly even with fast math.
   bool ExactDivide = false;
+  /// Every reduce of the fusion in definition order, with its level
+  /// (Levels[i], of NumLevels): a reduce comes after every reduce its
+  /// operands read; the reduces of one level are combined together. The
+  /// rows are the first reduce's operand.
+  std::vector<const HloInstruction *> Reduces;
+  std::vector<int> Levels;
+  int NumLevels = 0;
+  /// The dims of the rows' input that the reduces keep (a row's index).
+  std::vector<int64_t> KeptDims;
+  /// Per root: true when it has the input's shape (a value per element),
+  /// false for the reduces' output shape (a value per row).
+  std::vector<bool> ElementRoot;
+  /// Per parameter (by number): elements per vector load that the maps
+  /// prove (1: element by element), and its map from the input's logical
+  /// index when wider than 1. Per root: elements per vector store.
+  std::vector<int64_t> LoadWidth;
+  std::vector<IndexingMap> LoadMap;
+  std::vector<int64_t> StoreWidth;
+  /// The NVPTX back end's optimization level.
+  unsigned BackEndOptLevel = 0;
 };
 
 /// The cost model's estimate of one plan (see CostModel.h).
