@@ -133,7 +133,7 @@ def prepare(a, f, work):
     """Emits FUSION's PTX (and variants) and reads the estimate."""
     p = types.SimpleNamespace(fusion=f, hlo=os.path.join(a.hlo_dir, f.name + ".hlo"),
                               estimate=None, ptx=None, emitter="?", kernels=[],
-                              variants=[], notes=[], error=None)
+                              variants=[], notes=[f.note] if f.note else [], error=None)
     if not os.path.exists(p.hlo):
         p.hlo = os.path.join(work, f.name + ".hlo")
         with open(p.hlo, "w") as o:
@@ -236,10 +236,11 @@ def gpu_modules():
         _accelerator.set_routine_accelerators(["cub"])
     except Exception as e:  # CuPy's own kernels then
         print(f"note: CUB not enabled in CuPy: {e}", file=sys.stderr)
-    try:  # one compiled graph per fusion: never fall back to eager
-        torch._dynamo.config.cache_size_limit = 1024
-    except Exception:
-        pass
+    # One compiled graph per fusion (and a reset between fusions): never the
+    # eager fallback of a full recompile cache.
+    for knob in ("cache_size_limit", "recompile_limit"):
+        if hasattr(torch._dynamo.config, knob):
+            setattr(torch._dynamo.config, knob, 1024)
     return types.SimpleNamespace(
         torch=torch, cp=cp, jax=jax,
         J=types.SimpleNamespace(jax=jax, jnp=jnp, lax=lax, nn=jax.nn))
@@ -385,7 +386,7 @@ def peer_contenders(a, M, f, xs):
         out["torch_eager"] = (rotate([lambda c=c: f.tf(T, *xs[c]) for c in range(n)]),
                               T.cuda.synchronize)
     if "torch_compile" in peers:
-        T._dynamo.reset()
+        reset_dynamo(M)
         tc = T.compile(lambda *v: f.tf(T, *v), dynamic=False)
         out["torch_compile"] = (rotate([lambda c=c: tc(*xs[c]) for c in range(n)]),
                                 T.cuda.synchronize)
@@ -499,12 +500,16 @@ def measure(a, M, p, work):
     return rec
 
 
-def cleanup(M):
-    gc.collect()  # the fusion's closures hold its tensors
+def reset_dynamo(M):
     try:
         M.torch._dynamo.reset()
-    except Exception:
+    except Exception:  # a torch without it: the compiled graphs just stay
         pass
+
+
+def cleanup(M):
+    gc.collect()  # the fusion's closures hold its tensors
+    reset_dynamo(M)
     M.torch.cuda.synchronize()
     M.torch.cuda.empty_cache()
     M.cp.get_default_memory_pool().free_all_blocks()
