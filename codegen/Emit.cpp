@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "idxmap/Emit.h"
+#include "idxmap/KernelPlan.h"
 #include "emitters/Emitters.h"
 
 #include "idxmap/Fusion.h"
@@ -213,29 +214,19 @@ static Expected<KernelInfo> emitFusion(llvm::Module &Mod, const HloModule &M,
   if (auto Why = checkFusion(M, F, O, Math.Device))
     return *Why;
   FusionAnalysis A = analyzeFusion(F);
+  Context Ctx;
+  Expected<KernelPlan> P = planFusion(Ctx, A, Tuning{}, Math.Device, &F);
+  if (!P)
+    return P.error();
   Expected<KernelInfo> K = Diagnostic{};
-  switch (A.Kind) {
-  case EmitterKind::Loop:
-  // XLA's concatenate emitter runs a thread per input element; the loop
-  // emitter computes the same values a thread per output element.
-  case EmitterKind::Concatenate:
-    K = codegen::emitLoopKernel(Mod, F, A, Math);
-    break;
-  case EmitterKind::RowReduction:
-  case EmitterKind::MultiRowReduction:
-  case EmitterKind::FullReduction:
-  case EmitterKind::ColumnReduction:
-    K = codegen::emitReductionKernel(Mod, F, A, Math);
-    break;
-  case EmitterKind::Transpose:
-    K = codegen::emitTransposeKernel(Mod, F, A, Math);
-    break;
-  default:
-    return M.diagnose(F.sourceOffset(),
-                      "fusion '" + F.name() + "' needs the " +
-                          std::string(emitterKindName(A.Kind)) +
-                          " emitter, which is not implemented yet");
-  }
+  if (P->Kind == EmitterKind::Loop && A.Kind == EmitterKind::Transpose)
+    K = codegen::emitLoopKernel(Mod, F, asLoopFusion(A), *P, Ctx, Math);
+  else if (P->Emitter == "loop")
+    K = codegen::emitLoopKernel(Mod, F, A, *P, Ctx, Math);
+  else if (P->Emitter == "transpose")
+    K = codegen::emitTransposeKernel(Mod, F, A, *P, Ctx, Math);
+  else
+    K = codegen::emitReductionKernel(Mod, F, A, *P, Ctx, Math);
   if (!K)
     return K.error();
   // Emitters check their grid as they size it; shared arrays added later

@@ -12,6 +12,7 @@
 #include "idxmap/Diagnostics.h"
 #include "idxmap/Fusion.h"
 #include "idxmap/KernelInfo.h"
+#include "idxmap/KernelPlan.h"
 
 #include "llvm/IR/Module.h"
 
@@ -25,6 +26,8 @@ namespace codegen {
 /// outputs are stored as one vector per thread.
 Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
                                     const FusionAnalysis &A,
+                                    const KernelPlan &Plan,
+                                    Context &Ctx,
                                     const MathOptions &Math);
 
 /// The transpose emitter: 32x32 shared-memory tiles ([32][33], padded) of
@@ -36,6 +39,8 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
 Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
                                          const HloInstruction &F,
                                          const FusionAnalysis &A,
+                                         const KernelPlan &Plan,
+                                         Context &Ctx,
                                          const MathOptions &Math);
 
 /// The reduction emitters (row, multi-row, full and column; see
@@ -44,6 +49,8 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
 Expected<KernelInfo> emitReductionKernel(llvm::Module &M,
                                          const HloInstruction &F,
                                          const FusionAnalysis &A,
+                                         const KernelPlan &Plan,
+                                         Context &Ctx,
                                          const MathOptions &Math);
 
 /// True when \p A is a row normalization (softmax-like): row reductions

@@ -35,29 +35,17 @@ std::string kernelName(const std::string &FusionName) {
 
 Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
                                     const FusionAnalysis &A,
+                                    const KernelPlan &P, Context &Ctx,
                                     const MathOptions &Math) {
-  // H200, 2026-11-30: gelu 13.18-13.22 us at back-end O0 and O3.
-  requestBackEndOptLevel(M, 0);
+  requestBackEndOptLevel(M, P.BackEndOptLevel);
   const HloComputation &C = *A.Computation;
-  Context Ctx;
   for (const HloInstruction *R : A.Roots)
     if (!R->shape().isArray())
       return diagnoseAt(*R, "fusion '" + F.name() + "': output '" + R->name() +
                                 "' is not an array");
-  // Outputs of one shape and layout share one thread mapping and vector
-  // width; otherwise each output is walked by the thread ids on its own
-  // (scalar accesses), over a grid sized by the largest output.
-  bool Uniform = true;
-  const HloInstruction *Largest = A.Roots.front();
-  for (const HloInstruction *R : A.Roots) {
-    Uniform &= R->shape().sameDims(A.Roots.front()->shape()) &&
-               R->shape().layoutOrDefault() ==
-                   A.Roots.front()->shape().layoutOrDefault();
-    if (R->shape().numElements() > Largest->shape().numElements())
-      Largest = R;
-  }
-  ThreadMapping TM = Uniform ? heroThreadMapping(Ctx, A)
-                             : loopThreadMapping(Ctx, Largest->shape(), 1);
+  const ThreadMapping &TM = P.Main;
+  const HloInstruction *Largest = TM.Target;
+  const bool Uniform = P.Loop->SharedMapping;
   std::vector<AccessReport> Reports =
       analyzeCoalescing(Ctx, A, /*CountWarps=*/false);
   // Maps from every output to every instruction (all roots together).
@@ -71,10 +59,9 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
   int64_t N = OutShape.numElements(), V = TM.Vector, T = TM.ThreadsPerBlock;
   int64_t Threads = ceilDiv(N, V);
   // More blocks than grid.x allows: each block walks blocks bl, bl + Grid,
-  // ... of the mapping (a grid-stride loop), Iters of them at most.
-  const int64_t Iters = ceilDiv(TM.Blocks, Math.Device.MaxGrid[0]);
-  const int64_t Grid = ceilDiv(TM.Blocks, Iters);
-  const bool Stride = Iters > 1;
+  // ... of the mapping (a grid-stride loop).
+  const int64_t Grid = P.Grid[0];
+  const bool Stride = Grid < TM.Blocks;
 
   llvm::LLVMContext &LC = M.getContext();
   KernelInfo Info;

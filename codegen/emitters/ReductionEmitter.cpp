@@ -149,9 +149,10 @@ struct Slot {
 class ReductionKernel {
 public:
   ReductionKernel(llvm::Module &M, const HloInstruction &F,
-                  const FusionAnalysis &A, const MathOptions &Math)
-      : M(M), LC(M.getContext()), F(F), A(A), C(*A.Computation), Math(Math),
-        B(LC) {}
+                  const FusionAnalysis &A, const KernelPlan &Plan,
+                  Context &Ctx, const MathOptions &Math)
+      : M(M), LC(M.getContext()), F(F), A(A), C(*A.Computation),
+        Plan(Plan), RP(*Plan.Reduction), Math(Math), B(LC), Ctx(Ctx) {}
 
   Expected<KernelInfo> run();
 
@@ -236,10 +237,6 @@ private:
   Expected<KernelInfo> emitRows();
   Expected<KernelInfo> emitColumns();
 
-  /// SMs of the target GPU (H200); sizes grids of resident blocks.
-  static constexpr int64_t NumSms = 132;
-  /// Elements per 16-byte access of the widest multi-element parameter.
-  int64_t maxVectorElements() const;
   /// Loads parameters through the vector cache (Vectors): a parameter with
   /// a proven width W is read as one W-element vector per W lanes.
   ParameterLoader vectorLoader();
@@ -289,9 +286,11 @@ private:
   const HloInstruction &F;
   const FusionAnalysis &A;
   const HloComputation &C;
+  const KernelPlan &Plan;
+  const ReductionPlan &RP;
   MathOptions Math;
   llvm::IRBuilder<> B;
-  Context Ctx;
+  Context &Ctx;
   KernelInfo Info;
   llvm::Function *K = nullptr;
   /// The workspace parameter (createFunction); Info.WorkspaceBytes is how
@@ -344,14 +343,6 @@ private:
   /// Guard of the side stores of the step valuesAt computes.
   llvm::Value *CurGuard = nullptr;
 };
-
-int64_t ReductionKernel::maxVectorElements() const {
-  int64_t MaxBytes = 1;
-  for (const HloInstruction *P : C.parameters())
-    if (P->shape().isArray() && P->shape().numElements() > 1)
-      MaxBytes = std::max<int64_t>(MaxBytes, byteWidth(P->shape().Type));
-  return std::max<int64_t>(1, 16 / MaxBytes);
-}
 
 ParameterLoader ReductionKernel::vectorLoader() {
   return [this](const HloInstruction &P,
@@ -573,7 +564,7 @@ std::optional<Diagnostic> ReductionKernel::createFunction(int64_t Threads,
   // occupancy) and serializes loads beyond that; a minimum of N blocks per
   // SM lets it use up to 65536 / (N x threads) registers for loads in
   // flight.
-  int64_t MinBlocks = knob(Math.Tuning, "IDXMAP_RED_MINBLOCKS", 0);
+  int64_t MinBlocks = RP.MinBlocksPerSm;
   setLaunchBounds(*K, {unsigned(Threads), /*Exact=*/true, unsigned(MinBlocks)});
   B.SetInsertPoint(&K->getEntryBlock());
   int64_t Largest = In->numElements();
@@ -668,7 +659,7 @@ void ReductionKernel::setInputMap(std::vector<Variable> Syms, Expr Lin,
     while (S.Width * 2 <= R.VectorWidth && V % (S.Width * 2) == 0)
       S.Width *= 2;
   }
-  bool EvictFirst = knob(Math.Tuning, "IDXMAP_RED_EVICT_FIRST", 1) != 0;
+  bool EvictFirst = RP.EvictFirst;
   for (const HloInstruction *P : C.parameters()) {
     Width[P] = 1;
     Hint[P] = CacheHint::Normal;
@@ -962,152 +953,27 @@ void ReductionKernel::emitEpilogue(llvm::ArrayRef<llvm::Value *> Reduced,
 /// point of the domain (thread 0 of the block, row k = 0) and mask the value
 /// with the init value, so the loop has no branches.
 Expected<KernelInfo> ReductionKernel::emitRows() {
-  const ReductionInfo &RI = *A.Reduction;
-  int64_t D0 = RI.Dims[0], D1 = RI.Dims[1], D2 = RI.Dims[2];
-  bool Full = A.Kind == EmitterKind::FullReduction;
-  if (Full) {
-    D2 = D0 * D1 * D2;
-    D0 = D1 = 1;
-  }
-  int64_t Vec = maxVectorElements();
-  while (Vec > 1 && D2 % Vec != 0)
-    Vec /= 2;
-  int64_t NVec = D2 / Vec; // vectors per row
-  enum { Group, BlockRow, Whole } Mode;
-  int64_t G, T, RPB = 1, K = 1, Blocks, Rows = D1;
-  int64_t Iters, U;
-  // Full reductions of inputs that split into at least 2 x 132 chunks of
-  // IDXMAP_RED_FULL_CHUNK bytes: a block of 512 threads per contiguous
-  // chunk of 128 KiB (a row reduction of [N / chunk, chunk], as XLA
-  // rewrites it), then the last block combines the chunks' partials.
-  // H200, 2026-11-30, f32[2^28], two rounds: 236.1-236.2 us against
-  // 237.9-238.3 striding over the whole input with 1024 threads;
-  // 64 KiB chunks: 239.3-239.7 (256 threads), 246 (512), 242 (1024);
-  // 32 KiB: 264; 128 KiB with 256 threads 241.5, with 1024 260.5;
-  // 256 KiB with 1024 threads 236.4-236.6, with 512 238.9.
-  int64_t ChunkBytes =
-      Full ? knob(Math.Tuning, "IDXMAP_RED_FULL_CHUNK", 131072) : 0;
-  int64_t Chunk = ChunkBytes / byteWidth(In->Type);
-  int64_t ChunkThreads =
-      Full ? knob(Math.Tuning, "IDXMAP_RED_FULL_CHUNK_THREADS", 512) : 0;
-  if (Full && Chunk > 0 && D2 % Chunk == 0 && D2 / Chunk >= 2 * NumSms &&
-      Chunk % (ChunkThreads * Vec) == 0) {
-    Mode = BlockRow;
-    D1 = Rows = D2 / Chunk;
-    D2 = Chunk;
-    NVec = D2 / Vec;
-    G = T = ChunkThreads;
-    Blocks = Rows;
-  } else if (Full) {
-    Mode = Whole;
-    // 1024 threads when that grid (2 blocks per SM, 4 loads each) is full,
-    // else 512. H200, 2026-11-30, f32[2^28]: 237.2-237.5 us with 1024
-    // threads (unroll 1 to 16) against 238.2-238.4 with 512; unroll 4
-    // keeps the IR (and the compile time) of 512 x 4.
-    bool Big = NVec >= NumSms * 2 * 1024 * 4;
-    T = knob(Math.Tuning, "IDXMAP_RED_FULL_THREADS", Big ? 1024 : 512);
-    U = knob(Math.Tuning, "IDXMAP_RED_FULL_UNROLL", 4);
-    int64_t PerSm = knob(Math.Tuning, "IDXMAP_RED_FULL_BLOCKS_PER_SM",
-                         std::max<int64_t>(1, 2048 / T));
-    Blocks = std::max<int64_t>(
-        1, std::min<int64_t>(NumSms * PerSm, ceilDiv(NVec, T * U)));
-    G = T * Blocks;
-  } else {
-    // A warp per row up to 256 vectors, a block of 256 per row up to 2047
-    // vectors, else of 512 (H200, 2026-11-30: bf16[16384,4096], 512
-    // vectors per row: 31.3 us with a warp per row, 30.5 with 256 threads,
-    // 39.1 with 512; f32[8192,8192], 2048 vectors: 60.38-60.42 us with 512
-    // threads against 60.69-60.91 with 256, 60.7 with 1024, 61.3 with 128).
-    int64_t Auto = NVec <= 16    ? nextPow2(NVec)
-                   : NVec <= 256 ? 32
-                   : NVec < 2048 ? 256
-                                 : 512;
-    G = std::min(knob(Math.Tuning, "IDXMAP_RED_ROW_LANES", Auto),
-                 std::max<int64_t>(32, nextPow2(NVec)));
-    if (G > 32) {
-      Mode = BlockRow;
-      T = G;
-    } else {
-      Mode = Group;
-      G = std::min(G, nextPow2(NVec));
-      // 256 threads: row max f32[1048576,32] 32.9 us against 33.0 with 128
-      // and 33.6 with 512 (2 rows per thread); row sum f32[262144,8] 2.21
-      // against 2.34 with 128.
-      T = std::max(knob(Math.Tuning, "IDXMAP_RED_ROW_THREADS", 256), G);
-      RPB = T / G;
-    }
-  }
-  Iters = ceilDiv(NVec, G);
-  if (Mode != Whole)
-    U = knob(Math.Tuning, "IDXMAP_RED_ROW_UNROLL", std::min<int64_t>(8, Iters));
-  U = std::max<int64_t>(1, std::min(U, Iters));
-  if (Mode == Group) {
-    // Several rows per thread when each row gives a thread few loads (by
-    // default not below two blocks per SM).
-    // Measured on the H200 (2026-11-30): row max f32[1048576,32] (138 MB,
-    // from DRAM) 32.9 us with 2 rows per thread, 33.7 with 4; row sum
-    // f32[262144,8] (9.4 MB, L2-resident) 2.21 us with 4, 2.34 with 2.
-    bool FromDram =
-        In->numElements() * byteWidth(In->Type) > (int64_t(64) << 20);
-    int64_t AutoK = std::max<int64_t>(1, (FromDram ? 2 : 4) / U);
-    while (AutoK > 1 && ceilDiv(Rows, RPB * AutoK) < 2 * NumSms)
-      AutoK /= 2;
-    K = knob(Math.Tuning, "IDXMAP_RED_ROW_K", AutoK);
-    while (K > 1 && K * U > 64)
-      K /= 2;
-    // Few rows: fewer threads per block.
-    while (T > 32 && RPB > 1 && (RPB / 2) * K >= Rows) {
-      T /= 2;
-      RPB /= 2;
-    }
-    Blocks = ceilDiv(Rows, RPB * K);
-  } else if (Mode == BlockRow) {
-    Blocks = Rows;
-  }
+  // The plan's shape (ReductionPlan): rows [D0, D1, D2] of NVec vectors,
+  // G lanes per row, RPB rows per block, K rows per thread, U iterations
+  // of Iters in flight.
+  const int64_t D0 = RP.Dims[0], D1 = RP.Dims[1], D2 = RP.Dims[2];
+  const int64_t Vec = RP.Vector, NVec = D2 / Vec;
+  enum { Group, BlockRow, Whole } Mode =
+      RP.Mode == ReductionMode::RowGroup      ? Group
+      : RP.Mode == ReductionMode::BlockPerRow ? BlockRow
+                                              : Whole;
+  const int64_t G = RP.LanesPerRow, T = Plan.Block[0], RPB = RP.RowsPerBlock,
+                K = RP.RowsPerThread, Blocks = Plan.Grid[0], Rows = D1;
+  const int64_t Iters = RP.Iterations, U = RP.Unroll;
   int64_t Main = NVec / (U * G); // steps of U iterations with every lane busy
-  // Back-end O0 measured the same as O3 on the H200 (2026-11-30) for a
-  // block per row (row sum f32[8192,8192] 60.43-60.46 us, bf16 30.21-30.30)
-  // and whole-input chunks (full sum 235.97-236.03); several rows per warp
-  // lose at O0 (row sum f32[262144,8] 2.21 against 2.14; row max
-  // f32[1048576,32] equal).
-  requestBackEndOptLevel(M, Mode == Group ? 3 : 0);
-  // Several blocks per output (a full reduction): partials and an arrival
-  // counter in the workspace.
-  const bool MultiBlock =
-      Mode != Group && !(Mode == BlockRow && !Full) && Blocks > 1;
-  if (auto Err = createFunction(T, Blocks, 0, MultiBlock))
+  requestBackEndOptLevel(M, Plan.BackEndOptLevel);
+  if (auto Err = createFunction(T, Blocks, 0, RP.MultiBlock))
     return *Err;
-
-  // Input map: (th, bl)[b, k, it, vec].
-  Expr ThE = Ctx.dim(0), BlE = Ctx.dim(1), KE = Ctx.symbol(1);
-  Expr Row, Lane;
-  switch (Mode) {
-  case Group:
-    Row = BlE * (RPB * K) + KE * RPB + ThE.floorDiv(G);
-    Lane = ThE % G;
-    break;
-  case BlockRow:
-    Row = BlE;
-    Lane = ThE;
-    break;
-  case Whole:
-    Row = Ctx.constant(0);
-    Lane = BlE * T + ThE;
-    break;
-  }
-  Expr Col = (Ctx.symbol(2) * G + Lane) * Vec + Ctx.symbol(3);
   bool ColMask = Iters * G != NVec;
   bool RowMask = Mode == Group && Blocks * RPB * K != Rows;
-  std::vector<Constraint> Cs;
-  if (ColMask)
-    Cs.push_back({Col, {0, D2 - 1}});
-  if (RowMask)
-    Cs.push_back({Row, {0, Rows - 1}});
-  std::vector<Variable> Syms = {{"b", {0, D0 - 1}},
-                                {"k", {0, K - 1}},
-                                {"it", {0, Iters - 1}},
-                                {"vec", {0, Vec - 1}}};
-  setInputMap(Syms, (Ctx.symbol(0) * D1 + Row) * D2 + Col, Cs);
+  const std::vector<Variable> &Syms = RP.Syms;
+  setInputMap(Syms, RP.Linear, RP.Constraints);
+  const Expr Row = RP.Row, Lane = RP.Lane;
 
   // Per row k: the row, and whether it exists; the lane.
   std::vector<Variable> Dims = {{"th_x", {0, T - 1}},
@@ -1124,7 +990,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
   for (int64_t Kk = 1; Kk < K; ++Kk)
     AccSets.push_back(newAccumulators());
 
-  bool LoadsFirst = knob(Math.Tuning, "IDXMAP_RED_LOADS_FIRST", 1) != 0;
+  bool LoadsFirst = RP.LoadsFirst;
   ParameterLoader Loader = vectorLoader();
   FusedElementEmitter FE(B, Ctx, C, Loader, Math, IndexTy);
   // One step: iterations Its (value, and the constant when it is a tail
@@ -1230,7 +1096,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
     return Info;
   }
   std::vector<llvm::Value *> R1 = blockReduce(std::move(Red[0]), unsigned(T));
-  if (!MultiBlock) {
+  if (!RP.MultiBlock) {
     emitIf(B.CreateICmpEQ(Th, cst(0)), [&] {
       emitEpilogue(R1, emitExprs(OM, {cst(0), cst(0)}));
     });
@@ -1286,58 +1152,25 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
 /// finish (a device-scope counter per tile) combines them in chunk order:
 /// deterministic.
 Expected<KernelInfo> ReductionKernel::emitColumns() {
-  // H200, 2026-11-30: column sum f32[8192,8192] 62.72-63.07 us at back-end
-  // O0, 62.43-62.77 at O3 (0.5 %, for a third less compile time).
-  requestBackEndOptLevel(M, 0);
-  const ReductionInfo &RI = *A.Reduction;
-  int64_t K1 = RI.Dims[0], R = RI.Dims[1], K2 = RI.Dims[2];
-  int64_t Vec = maxVectorElements();
-  while (Vec > 1 && K2 % Vec != 0)
-    Vec /= 2;
-  int64_t L = std::min(knob(Math.Tuning, "IDXMAP_RED_COL_LANES", 32),
-                       nextPow2(ceilDiv(K2, Vec)));
-  int64_t W = knob(Math.Tuning, "IDXMAP_RED_COL_WARPS", 8);
-  int64_t T = 32 * W, Cols = L * Vec, RS = T / L;
-  int64_t Tiles = ceilDiv(K2, Cols);
-  int64_t AllSteps = ceilDiv(R, RS);
-  // 4 steps in flight: f32[8192,8192] 62.96-63.02 us against 62.94-63.09
-  // with 8 (H200, 2026-11-30), and a quarter less compile time.
-  int64_t U = std::min(knob(Math.Tuning, "IDXMAP_RED_COL_UNROLL", 4), AllSteps);
-  // Split the rows when the tiles alone do not fill the GPU's resident
-  // blocks, keeping at least 2 U steps per chunk.
-  // Half the resident blocks measured best (f32[8192,8192] on the H200:
-  // 63.1 us with 512 blocks, 63.9 with 1024, 64.7 with 2048).
-  int64_t Resident = NumSms * std::max<int64_t>(1, 2048 / T) / 2;
-  int64_t AutoSplit = 1;
-  while (AutoSplit * 2 * K1 * Tiles <= Resident &&
-         AutoSplit * 2 <= AllSteps / (2 * U))
-    AutoSplit *= 2;
-  int64_t Split =
-      std::min(knob(Math.Tuning, "IDXMAP_RED_COL_SPLIT", AutoSplit), AllSteps);
-  while (Split > 1 && K1 * Tiles * Split * Cols > (int64_t(1) << 24))
-    Split = (Split + 1) / 2;
-  int64_t Iters = ceilDiv(AllSteps, Split); // steps per chunk
-  Split = ceilDiv(AllSteps, Iters);         // every chunk has rows
-  int64_t RC = Iters * RS;                  // rows per chunk
-  U = std::min(U, Iters);
-  int64_t Blocks = K1 * Tiles * Split;
+  requestBackEndOptLevel(M, Plan.BackEndOptLevel);
+  const int64_t K1 = RP.Dims[0], R = RP.Dims[1], K2 = RP.Dims[2];
+  const int64_t Vec = RP.Vector, L = RP.ColLanes, W = RP.Warps,
+                T = Plan.Block[0];
+  const int64_t Cols = L * Vec, RS = T / L, Tiles = ceilDiv(K2, Cols);
+  const int64_t Split = RP.Split, Iters = RP.Iterations, U = RP.Unroll;
+  const int64_t RC = Iters * RS; // rows per chunk
+  const int64_t Blocks = Plan.Grid[0];
   bool ColMask = Tiles * Cols != K2, RowMask = Split * RC != R;
-  if (auto Err = createFunction(T, Blocks, 0, /*Workspace=*/Split > 1))
+  if (auto Err = createFunction(T, Blocks, 0, /*Workspace=*/RP.MultiBlock))
     return *Err;
 
   Expr ThE = Ctx.dim(0), BlE = Ctx.dim(1);
   Expr TileE = BlE % Tiles, Rest = BlE.floorDiv(Tiles);
   Expr SpE = Rest % Split, K1E = Rest.floorDiv(Split);
   Expr ColBase = TileE * Cols;
-  Expr K2E = ColBase + (ThE % L) * Vec + Ctx.symbol(1);
   Expr RE = SpE * RC + Ctx.symbol(0) * RS + ThE.floorDiv(L);
-  std::vector<Constraint> Cs;
-  if (ColMask)
-    Cs.push_back({K2E, {0, K2 - 1}});
-  if (RowMask)
-    Cs.push_back({RE, {0, R - 1}});
-  std::vector<Variable> Syms = {{"it", {0, Iters - 1}}, {"vec", {0, Vec - 1}}};
-  setInputMap(Syms, (K1E * R + RE) * K2 + K2E, Cs);
+  const std::vector<Variable> &Syms = RP.Syms;
+  setInputMap(Syms, RP.Linear, RP.Constraints);
   std::vector<Variable> Dims = {{"th_x", {0, T - 1}},
                                 {"bl_x", {0, Blocks - 1}}};
   IndexingMap LM(Ctx, Dims, {Syms[0]}, {},
@@ -1359,7 +1192,7 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
   FusedElementEmitter FE(B, Ctx, C, vectorLoader(), Math, IndexTy);
   // Steps at iterations Its; with Masked, rows past R read at row `chunk
   // start` (thread lane % L, it = 0) and count as the init value.
-  bool LoadsFirst = knob(Math.Tuning, "IDXMAP_RED_LOADS_FIRST", 1) != 0;
+  bool LoadsFirst = RP.LoadsFirst;
   auto Steps = [&](const std::vector<llvm::Value *> &Its, bool Masked) {
     Vectors.clear();
     FE.clearCache();
@@ -1546,10 +1379,11 @@ Expected<KernelInfo> ReductionKernel::run() {
 Expected<KernelInfo> emitReductionKernel(llvm::Module &M,
                                          const HloInstruction &F,
                                          const FusionAnalysis &A,
+                                         const KernelPlan &Plan, Context &Ctx,
                                          const MathOptions &Math) {
   if (isRowNormalization(F, A))
     return emitRowNormalizationKernel(M, F, A, Math);
-  ReductionKernel RK(M, F, A, Math);
+  ReductionKernel RK(M, F, A, Plan, Ctx, Math);
   return RK.run();
 }
 

@@ -94,46 +94,6 @@ namespace {
 
 constexpr int64_t Tile = 32;
 
-/// True when every path from \p I to \p Hero reads the hero one-to-one in
-/// logical row-major order (elementwise ops, copies, reshapes, bitcasts
-/// between default layouts), so that the root element at linear offset L
-/// needs exactly the transpose's element at L.
-bool readsHeroOneToOne(const HloInstruction *I, const HloInstruction *Hero,
-                       std::map<const HloInstruction *, bool> &Reaches) {
-  std::function<bool(const HloInstruction *)> Reach =
-      [&](const HloInstruction *X) {
-        auto It = Reaches.find(X);
-        if (It != Reaches.end())
-          return It->second;
-        bool R = X == Hero;
-        for (const HloInstruction *O : X->operands())
-          R = Reach(O) || R;
-        return Reaches[X] = R;
-      };
-  std::function<bool(const HloInstruction *)> Valid =
-      [&](const HloInstruction *X) {
-        if (X == Hero)
-          return true;
-        for (const HloInstruction *O : X->operands()) {
-          if (!Reach(O))
-            continue;
-          HloOpcode Op = X->opcode();
-          bool Allowed =
-              isElementwise(Op) || Op == HloOpcode::Copy ||
-              Op == HloOpcode::Reshape ||
-              (Op == HloOpcode::Bitcast && X->shape().hasDefaultLayout() &&
-               O->shape().hasDefaultLayout());
-          if (!Allowed || !X->shape().isArray() || !O->shape().isArray() ||
-              X->shape().numElements() != Hero->shape().numElements() ||
-              O->shape().numElements() != Hero->shape().numElements() ||
-              !Valid(O))
-            return false;
-        }
-        return true;
-      };
-  return Reach(I) && Valid(I);
-}
-
 /// A map `(th_x, bl_x)[it, j] -> Results` with the tile constraints; j is
 /// the element of a vector group of \p V.
 IndexingMap tileMap(Context &Ctx, int64_t Threads, int64_t Iters,
@@ -191,42 +151,18 @@ bool identityPrologue(const HloInstruction *Op,
 Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
                                          const HloInstruction &F,
                                          const FusionAnalysis &A,
+                                         const KernelPlan &Plan, Context &Ctx,
                                          const MathOptions &Math) {
-  // H200, 2026-11-30: exp_transpose_abs 2.08 us at back-end O0, 1.86 at
-  // O3 (loop strength reduction of the tile loops).
-  requestBackEndOptLevel(M, 3);
+  requestBackEndOptLevel(M, Plan.BackEndOptLevel);
   const HloComputation &C = *A.Computation;
   const HloInstruction *Hero = transposeHero(A);
-  assert(Hero && A.Transpose && "transpose emitter without a transpose hero");
+  assert(Hero && A.Transpose && Plan.Transpose &&
+         "transpose emitter without a transpose plan");
   const HloInstruction *HeroOp = Hero->operand(0);
   const int64_t NIn = HeroOp->shape().numElements();
-
-  // Which roots are written where; anything else goes to the loop emitter.
-  std::vector<size_t> ReadRoots, WriteRoots;
-  bool Supported = true;
-  for (size_t R = 0; R < A.Roots.size(); ++R) {
-    const HloInstruction *Root = A.Roots[R];
-    std::map<const HloInstruction *, bool> Reaches;
-    if (!Root->shape().isArray()) {
-      Supported = false;
-    } else if (A.Heroes[R] == Hero) {
-      if (readsHeroOneToOne(Root, Hero, Reaches))
-        WriteRoots.push_back(R);
-      else
-        Supported = false;
-    } else if (Root->shape().numElements() == NIn) {
-      ReadRoots.push_back(R);
-    } else {
-      Supported = false;
-    }
-  }
-  if (!Supported || WriteRoots.empty()) {
-    FusionAnalysis L = A;
-    L.Kind = EmitterKind::Loop;
-    L.Transpose.reset();
-    L.Heroes = A.Roots;
-    return emitLoopKernel(M, F, L, Math);
-  }
+  // Roots written through the tile, and at the hero operand's index.
+  const std::vector<size_t> &ReadRoots = Plan.Transpose->ReadRoots,
+                            &WriteRoots = Plan.Transpose->WriteRoots;
 
   // The tiling of the normalized dims. The read side is vectorized: V
   // elements of M per lane (16 bytes when D[M] allows), so a tile spans
@@ -235,25 +171,8 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   const int64_t R = int64_t(TI.Dims.size()), Mi = R - 1;
   PrimitiveType TilePT = Hero->shape().Type;
   const int64_t TileBytes = byteWidth(TilePT);
-  // Groups of 2 when D[M] is even and the tiles still fill the GPU
-  // (transposeGroupWidth). Measured on the H200 (2026-11-30, CUPTI):
-  // f32[8192,8192] took 135.5 / 133.2 / 135.6 us with groups of 1 / 2 / 4,
-  // bf16[64,1024,1024]{0,2,1} 66.0 / 67.7 / 70.7 us with groups of 2 / 4 /
-  // 8: two elements per lane beat the widest (16-byte) loads, whose longer
-  // tiles leave fewer blocks per SM and write each output row in shorter
-  // pieces; f32[20,160,170]{2,1,0}, before its rows were flattened, 2.05 /
-  // 2.14 us with 1 / 2 (960 / 480 blocks).
-  // Warps per block (tile rows per iteration): transposeTiling's choice,
-  // or IDXMAP_TR_WARPS (rounded down to a power of two, at most 32).
-  Context Ctx;
-  const int64_t WarpsKnob = knob(Math.Tuning, "IDXMAP_TR_WARPS", 0);
-  // Vector widths of 32 x 32 tiles (transposeTiling): IDXMAP_TR_RVEC /
-  // IDXMAP_TR_WVEC = 1 forces scalar reads / writes (0: the default).
-  const int64_t RVecKnob = knob(Math.Tuning, "IDXMAP_TR_RVEC", 0);
-  const int64_t WVecKnob = knob(Math.Tuning, "IDXMAP_TR_WVEC", 0);
-  const TransposeTiling Tiling = transposeTiling(
-      Ctx, A, WarpsKnob > 0 ? int64_t(llvm::bit_floor(uint64_t(WarpsKnob))) : 0,
-      RVecKnob, WVecKnob);
+  // The tiling (transposeTiling, planned with its overrides).
+  const TransposeTiling &Tiling = Plan.Transpose->Tiling;
   const int64_t V = Tiling.V, Blocks = Tiling.Blocks;
   const int64_t Threads = Tiling.Threads, Iters = Tiling.Iters,
                 Rows = Tiling.Warps;
@@ -263,12 +182,6 @@ Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
   const int64_t RV = Tiling.ReadVec, WV = Tiling.WriteVec;
   const int64_t RG = Tiling.readGroup(), WIters = Tiling.WriteIters;
   const bool VecTile = RV > 1 || WV > 1;
-  if (Blocks > Math.Device.MaxGrid[0])
-    return emitterRefusal(F, "transpose",
-                          std::to_string(Blocks) +
-                              " tiles need more blocks than grid.x allows (" +
-                              std::to_string(Math.Device.MaxGrid[0]) + " on " +
-                              Math.Device.Name + ")");
   // Normalized input index read (lane = vector group along M, row along
   // the output-contiguous dims P) and written (lane along P, row = vector
   // group along M), with the ragged edges as constraints. D[M] is a

@@ -36,6 +36,14 @@ struct PlanChoice {
   std::string Reason;
 };
 
+/// The loop emitter's parameters besides its thread map (KernelPlan::Main,
+/// over the largest output).
+struct LoopPlan {
+  /// Every output has one shape and layout: they share Main and its vector
+  /// width; otherwise each is walked element by element by the thread ids.
+  bool SharedMapping = true;
+};
+
 /// The transpose emitter's parameters: the tiling, and which roots are
 /// written through the tile (the transpose read one-to-one) and which at the
 /// hero operand's index, in the reading phase.
@@ -44,11 +52,11 @@ struct TransposePlan {
   std::vector<size_t> ReadRoots, WriteRoots;
 };
 
-/// The reduction emitter's parameters. Rows are read in the canonical
+/// How the reduction emitter spreads a reduction over threads (the
+/// parameters are in ReductionPlan below). Rows are read in the canonical
 /// physical form `[D0, D1, D2]` (ReductionInfo); a full reduction is a
 /// single row, or `[1, chunks, chunk]` when it is cut into chunks.
-struct ReductionPlan {
-  enum class Mode {
+enum class ReductionMode {
     /// Rows share a warp: LanesPerRow (<= 32) lanes per row, RowsPerBlock
     /// rows per block, RowsPerThread rows per thread.
     RowGroup,
@@ -60,7 +68,11 @@ struct ReductionPlan {
     /// A column reduction `[K1, R, K2]`: ColLanes lanes along K2, Warps
     /// warps, Split chunks of R.
     Column,
-  } Mode = Mode::RowGroup;
+};
+
+/// The reduction emitter's parameters.
+struct ReductionPlan {
+  ReductionMode Mode = ReductionMode::RowGroup;
   /// The dims the kernel reads (after cutting a full reduction).
   std::array<int64_t, 3> Dims = {1, 1, 1};
   /// Elements per vector access of the input.
@@ -75,9 +87,17 @@ struct ReductionPlan {
   bool EvictFirst = true;
   /// Every load of a step precedes the first use in the IR.
   bool LoadsFirst = true;
-  /// `.minnctapersm` (0: unset) and the NVPTX back end's optimization level.
+  /// `.minnctapersm` (0: unset).
   int64_t MinBlocksPerSm = 0;
-  unsigned BackEndOptLevel = 3;
+  /// Vector iterations per row (or row steps per chunk of a column).
+  int64_t Iterations = 1;
+  /// The input's linear physical offset read by `(th_x, bl_x)[Syms]`
+  /// (the last symbol is the vector lane), with the ragged edges as
+  /// constraints; for rows, the row and lane expressions of a thread.
+  std::vector<Variable> Syms;
+  Expr Linear;
+  std::vector<Constraint> Constraints;
+  Expr Row, Lane;
 };
 
 /// The row-normalization emitter's parameters: each row in the registers of
@@ -144,9 +164,13 @@ struct KernelPlan {
   /// Static shared memory per block, when the plan fixes it (tiles); the
   /// emitter may add slots for cross-warp combining.
   int64_t SharedBytes = 0;
+  /// The NVPTX back end's optimization level for this kernel (the module
+  /// gets the highest its kernels ask for).
+  unsigned BackEndOptLevel = 3;
   /// The main access: thread to element of the hero's operand (or of the
   /// output, for the loop emitter), with its launch.
   ThreadMapping Main;
+  std::optional<LoopPlan> Loop;
   std::optional<TransposePlan> Transpose;
   std::optional<ReductionPlan> Reduction;
   std::optional<RowNormalizationPlan> RowNormalization;

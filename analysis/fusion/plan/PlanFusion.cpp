@@ -25,12 +25,12 @@ int64_t choose(const PlanInputs &In, KernelPlan &P, const char *Knob,
 
 } // namespace plan
 
+/// `fusion 'NAME': WHY` at \p Fusion (else at the computation).
 static Diagnostic planFailure(const FusionAnalysis &A,
                               const HloInstruction *Fusion,
-                              const std::string &Emitter,
                               const std::string &Why) {
   std::string Name = Fusion ? Fusion->name() : A.Computation->name();
-  std::string Message = "fusion '" + Name + "': " + Emitter + " emitter: " + Why;
+  std::string Message = "fusion '" + Name + "': " + Why;
   const HloModule *M = A.Computation->parent();
   if (!M)
     return Diagnostic{{"", 0, 0}, std::move(Message), ""};
@@ -75,9 +75,9 @@ Expected<KernelPlan> planFusion(Context &Ctx, const FusionAnalysis &A,
     break;
   }
   if (Why)
-    return planFailure(A, Fusion, P.Emitter, *Why);
+    return planFailure(A, Fusion, P.Emitter + " emitter: " + *Why);
   if (auto Over = checkLaunch(Device, P.Grid, P.Block, P.SharedBytes))
-    return planFailure(A, Fusion, P.Emitter,
+    return planFailure(A, Fusion,
                        "the kernel's launch does not fit the device: " + *Over);
   return P;
 }

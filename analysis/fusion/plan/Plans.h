@@ -13,6 +13,8 @@
 namespace idxmap {
 namespace plan {
 
+inline int64_t ceilDiv(int64_t A, int64_t B) { return A / B + (A % B > 0); }
+
 /// Everything a planner reads.
 struct PlanInputs {
   Context &Ctx;

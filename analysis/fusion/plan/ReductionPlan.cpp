@@ -1,14 +1,324 @@
 //===- ReductionPlan.cpp - Row, multi-row, full and column reductions -----===//
 //
-// Part of idxmap.
+// Part of idxmap. The reduction emitter's plan (the scheme itself is
+// described at the top of codegen/emitters/ReductionEmitter.cpp): threads
+// per row, rows per block and per thread, vector iterations in flight, the
+// chunking of a full reduction, the column tiles and the split of the
+// reduced dim, from the canonical dims, the element types and the device.
 //
 //===----------------------------------------------------------------------===//
 #include "Plans.h"
 
+#include "idxmap/Delinearize.h"
+#include "idxmap/Simplify.h"
+
+#include <algorithm>
+
 namespace idxmap {
 namespace plan {
+namespace {
 
-std::optional<std::string> planReduction(const PlanInputs &, KernelPlan &) {
+using Mode = ReductionMode;
+
+int64_t nextPow2(int64_t V) {
+  int64_t P = 1;
+  while (P < V)
+    P *= 2;
+  return P;
+}
+
+/// Elements per 16-byte access of the widest multi-element parameter.
+int64_t maxVectorElements(const FusionAnalysis &A) {
+  int64_t MaxBytes = 1;
+  for (const HloInstruction *P : A.Computation->parameters())
+    if (P->shape().isArray() && P->shape().numElements() > 1)
+      MaxBytes = std::max<int64_t>(MaxBytes, byteWidth(P->shape().Type));
+  return std::max<int64_t>(1, 16 / MaxBytes);
+}
+
+/// The first reduce hero, whose operand the kernel reads.
+const HloInstruction *firstReduceHero(const FusionAnalysis &A) {
+  for (const HloInstruction *H : A.Heroes)
+    if (H->opcode() == HloOpcode::Reduce)
+      return H;
+  return nullptr;
+}
+
+/// Modes of rows: how many threads per row, rows per block and per thread.
+void planRowShape(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP,
+                  const Shape &Input) {
+  const int64_t Sms = In.Device.SmCount;
+  bool Full = In.A.Kind == EmitterKind::FullReduction;
+  int64_t D2 = RP.Dims[2], Vec = RP.Vector, NVec = D2 / Vec;
+  int64_t &G = RP.LanesPerRow, &RPB = RP.RowsPerBlock, &K = RP.RowsPerThread;
+  int64_t &U = RP.Unroll, T = 0, Blocks = 1, Rows = RP.Dims[1];
+  // Full reductions of inputs that split into at least 2 x SMs chunks: a
+  // block per contiguous chunk (a row reduction of [N / chunk, chunk], as
+  // XLA rewrites it), then the last block combines the chunks' partials.
+  // H200, 2026-11-30, f32[2^28], two rounds: 236.1-236.2 us against
+  // 237.9-238.3 striding over the whole input with 1024 threads;
+  // 64 KiB chunks: 239.3-239.7 (256 threads), 246 (512), 242 (1024);
+  // 32 KiB: 264; 128 KiB with 256 threads 241.5, with 1024 260.5;
+  // 256 KiB with 1024 threads 236.4-236.6, with 512 238.9.
+  int64_t ChunkBytes =
+      Full ? choose(In, P, "IDXMAP_RED_FULL_CHUNK", "chunk_bytes", 131072,
+                    "bytes per block of a chunked full reduction")
+           : 0;
+  int64_t Chunk = ChunkBytes / byteWidth(Input.Type);
+  int64_t ChunkThreads =
+      Full ? choose(In, P, "IDXMAP_RED_FULL_CHUNK_THREADS", "chunk_threads",
+                    512, "threads per chunk")
+           : 0;
+  if (Full && Chunk > 0 && D2 % Chunk == 0 && D2 / Chunk >= 2 * Sms &&
+      Chunk % (ChunkThreads * Vec) == 0) {
+    RP.Mode = Mode::BlockPerRow;
+    RP.Dims[1] = Rows = D2 / Chunk;
+    RP.Dims[2] = D2 = Chunk;
+    NVec = D2 / Vec;
+    G = T = ChunkThreads;
+    Blocks = Rows;
+    P.choose("chunks", Rows, "a block per chunk: at least 2 per SM");
+  } else if (Full) {
+    RP.Mode = Mode::WholeInput;
+    // 1024 threads when that grid (2 blocks per SM, 4 loads each) is full,
+    // else 512. H200, 2026-11-30, f32[2^28]: 237.2-237.5 us with 1024
+    // threads (unroll 1 to 16) against 238.2-238.4 with 512; unroll 4
+    // keeps the IR (and the compile time) of 512 x 4.
+    bool Big = NVec >= Sms * 2 * 1024 * 4;
+    T = choose(In, P, "IDXMAP_RED_FULL_THREADS", "threads", Big ? 1024 : 512,
+               Big ? "2 blocks per SM of 1024 threads x 4 vectors are full"
+                   : "too few vectors to fill 2 blocks of 1024 per SM");
+    U = choose(In, P, "IDXMAP_RED_FULL_UNROLL", "unroll", 4,
+               "vector loads per thread per step");
+    int64_t PerSm =
+        choose(In, P, "IDXMAP_RED_FULL_BLOCKS_PER_SM", "blocks_per_sm",
+               std::max<int64_t>(1, 2048 / T), "a full SM of threads");
+    Blocks = std::max<int64_t>(
+        1, std::min<int64_t>(Sms * PerSm, ceilDiv(NVec, T * U)));
+    G = T * Blocks;
+  } else {
+    // A warp per row up to 256 vectors, a block of 256 per row up to 2047
+    // vectors, else of 512 (H200, 2026-11-30: bf16[16384,4096], 512
+    // vectors per row: 31.3 us with a warp per row, 30.5 with 256 threads,
+    // 39.1 with 512; f32[8192,8192], 2048 vectors: 60.38-60.42 us with 512
+    // threads against 60.69-60.91 with 256, 60.7 with 1024, 61.3 with 128).
+    int64_t Auto = NVec <= 16    ? nextPow2(NVec)
+                   : NVec <= 256 ? 32
+                   : NVec < 2048 ? 256
+                                 : 512;
+    G = std::min(choose(In, P, "IDXMAP_RED_ROW_LANES", "lanes_per_row", Auto,
+                        std::to_string(NVec) + " vectors per row"),
+                 std::max<int64_t>(32, nextPow2(NVec)));
+    if (G > 32) {
+      RP.Mode = Mode::BlockPerRow;
+      T = G;
+    } else {
+      RP.Mode = Mode::RowGroup;
+      G = std::min(G, nextPow2(NVec));
+      // 256 threads: row max f32[1048576,32] 32.9 us against 33.0 with 128
+      // and 33.6 with 512 (2 rows per thread); row sum f32[262144,8] 2.21
+      // against 2.34 with 128.
+      T = std::max(choose(In, P, "IDXMAP_RED_ROW_THREADS", "threads", 256,
+                          "rows share warps: 256 threads per block"),
+                   G);
+      RPB = T / G;
+    }
+  }
+  int64_t Iters = ceilDiv(NVec, G);
+  if (RP.Mode != Mode::WholeInput)
+    U = choose(In, P, "IDXMAP_RED_ROW_UNROLL", "unroll",
+               std::min<int64_t>(8, Iters),
+               "vector iterations of a row in flight: up to 8");
+  U = std::max<int64_t>(1, std::min(U, Iters));
+  if (RP.Mode == Mode::RowGroup) {
+    // Several rows per thread when each row gives a thread few loads (by
+    // default not below two blocks per SM).
+    // Measured on the H200 (2026-11-30): row max f32[1048576,32] (138 MB,
+    // from DRAM) 32.9 us with 2 rows per thread, 33.7 with 4; row sum
+    // f32[262144,8] (9.4 MB, L2-resident) 2.21 us with 4, 2.34 with 2.
+    bool FromDram =
+        Input.numElements() * byteWidth(Input.Type) > (int64_t(64) << 20);
+    int64_t AutoK = std::max<int64_t>(1, (FromDram ? 2 : 4) / U);
+    while (AutoK > 1 && ceilDiv(Rows, RPB * AutoK) < 2 * Sms)
+      AutoK /= 2;
+    K = choose(In, P, "IDXMAP_RED_ROW_K", "rows_per_thread", AutoK,
+               FromDram ? "input from DRAM: 2 loads in flight per row"
+                        : "input in L2: 4 rows per thread");
+    while (K > 1 && K * U > 64)
+      K /= 2;
+    // Few rows: fewer threads per block.
+    while (T > 32 && RPB > 1 && (RPB / 2) * K >= Rows) {
+      T /= 2;
+      RPB /= 2;
+    }
+    Blocks = ceilDiv(Rows, RPB * K);
+  } else if (RP.Mode == Mode::BlockPerRow) {
+    Blocks = Rows;
+  }
+  RP.Iterations = Iters;
+  // Back-end O0 measured the same as O3 on the H200 (2026-11-30) for a
+  // block per row (row sum f32[8192,8192] 60.43-60.46 us, bf16 30.21-30.30)
+  // and whole-input chunks (full sum 235.97-236.03); several rows per warp
+  // lose at O0 (row sum f32[262144,8] 2.21 against 2.14; row max
+  // f32[1048576,32] equal).
+  P.BackEndOptLevel = RP.Mode == Mode::RowGroup ? 3 : 0;
+  // Several blocks per output (a full reduction): partials and an arrival
+  // counter in the workspace.
+  RP.MultiBlock = RP.Mode != Mode::RowGroup &&
+                  !(RP.Mode == Mode::BlockPerRow && !Full) && Blocks > 1;
+  P.Grid[0] = Blocks;
+  P.Block[0] = T;
+}
+
+/// The rows' thread map: (th, bl)[b, k, it, vec] -> linear input offset.
+void planRowMap(const PlanInputs &In, ReductionPlan &RP, int64_t Threads,
+                int64_t Blocks) {
+  Context &Ctx = In.Ctx;
+  const int64_t D0 = RP.Dims[0], D1 = RP.Dims[1], D2 = RP.Dims[2];
+  const int64_t G = RP.LanesPerRow, RPB = RP.RowsPerBlock,
+                K = RP.RowsPerThread, Vec = RP.Vector, NVec = D2 / Vec;
+  Expr ThE = Ctx.dim(0), BlE = Ctx.dim(1), KE = Ctx.symbol(1);
+  switch (RP.Mode) {
+  case Mode::RowGroup:
+    RP.Row = BlE * (RPB * K) + KE * RPB + ThE.floorDiv(G);
+    RP.Lane = ThE % G;
+    break;
+  case Mode::BlockPerRow:
+    RP.Row = BlE;
+    RP.Lane = ThE;
+    break;
+  default:
+    RP.Row = Ctx.constant(0);
+    RP.Lane = BlE * Threads + ThE;
+    break;
+  }
+  Expr Col = (Ctx.symbol(2) * G + RP.Lane) * Vec + Ctx.symbol(3);
+  bool ColMask = RP.Iterations * G != NVec;
+  bool RowMask = RP.Mode == Mode::RowGroup && Blocks * RPB * K != D1;
+  if (ColMask)
+    RP.Constraints.push_back({Col, {0, D2 - 1}});
+  if (RowMask)
+    RP.Constraints.push_back({RP.Row, {0, D1 - 1}});
+  RP.Syms = {{"b", {0, D0 - 1}},
+             {"k", {0, K - 1}},
+             {"it", {0, RP.Iterations - 1}},
+             {"vec", {0, Vec - 1}}};
+  RP.Linear = (Ctx.symbol(0) * D1 + RP.Row) * D2 + Col;
+}
+
+/// Column reductions [K1, R, K2]: L lanes along K2 (Vec elements each), W
+/// warps, U steps in flight, Split chunks of R.
+void planColumns(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP) {
+  Context &Ctx = In.Ctx;
+  RP.Mode = Mode::Column;
+  const int64_t K1 = RP.Dims[0], R = RP.Dims[1], K2 = RP.Dims[2];
+  const int64_t Vec = RP.Vector;
+  // H200, 2026-11-30: column sum f32[8192,8192] 62.72-63.07 us at back-end
+  // O0, 62.43-62.77 at O3 (0.5 %, for a third less compile time).
+  P.BackEndOptLevel = 0;
+  int64_t L = std::min(choose(In, P, "IDXMAP_RED_COL_LANES", "col_lanes", 32,
+                              "a warp's lanes along the kept minor dim"),
+                       nextPow2(ceilDiv(K2, Vec)));
+  int64_t W = choose(In, P, "IDXMAP_RED_COL_WARPS", "warps", 8,
+                     "warps per block");
+  int64_t T = 32 * W, Cols = L * Vec, RS = T / L;
+  int64_t Tiles = ceilDiv(K2, Cols);
+  int64_t AllSteps = ceilDiv(R, RS);
+  // 4 steps in flight: f32[8192,8192] 62.96-63.02 us against 62.94-63.09
+  // with 8 (H200, 2026-11-30), and a quarter less compile time.
+  int64_t U = std::min(choose(In, P, "IDXMAP_RED_COL_UNROLL", "unroll", 4,
+                              "row steps in flight per thread"),
+                       AllSteps);
+  // Split the rows when the tiles alone do not fill the GPU's resident
+  // blocks, keeping at least 2 U steps per chunk.
+  // Half the resident blocks measured best (f32[8192,8192] on the H200:
+  // 63.1 us with 512 blocks, 63.9 with 1024, 64.7 with 2048).
+  int64_t Resident = In.Device.SmCount * std::max<int64_t>(1, 2048 / T) / 2;
+  int64_t AutoSplit = 1;
+  while (AutoSplit * 2 * K1 * Tiles <= Resident &&
+         AutoSplit * 2 <= AllSteps / (2 * U))
+    AutoSplit *= 2;
+  int64_t Split = std::min(
+      choose(In, P, "IDXMAP_RED_COL_SPLIT", "split", AutoSplit,
+             "chunks of the reduced dim: half a wave of resident blocks"),
+      AllSteps);
+  while (Split > 1 && K1 * Tiles * Split * Cols > (int64_t(1) << 24))
+    Split = (Split + 1) / 2;
+  int64_t Iters = ceilDiv(AllSteps, Split); // steps per chunk
+  Split = ceilDiv(AllSteps, Iters);         // every chunk has rows
+  int64_t RC = Iters * RS;                  // rows per chunk
+  U = std::min(U, Iters);
+  int64_t Blocks = K1 * Tiles * Split;
+  RP.ColLanes = L;
+  RP.Warps = W;
+  RP.Unroll = U;
+  RP.Split = Split;
+  RP.Iterations = Iters;
+  RP.MultiBlock = Split > 1;
+  P.Grid[0] = Blocks;
+  P.Block[0] = T;
+
+  bool ColMask = Tiles * Cols != K2, RowMask = Split * RC != R;
+  Expr ThE = Ctx.dim(0), BlE = Ctx.dim(1);
+  Expr TileE = BlE % Tiles, Rest = BlE.floorDiv(Tiles);
+  Expr SpE = Rest % Split, K1E = Rest.floorDiv(Split);
+  Expr K2E = TileE * Cols + (ThE % L) * Vec + Ctx.symbol(1);
+  Expr RE = SpE * RC + Ctx.symbol(0) * RS + ThE.floorDiv(L);
+  if (ColMask)
+    RP.Constraints.push_back({K2E, {0, K2 - 1}});
+  if (RowMask)
+    RP.Constraints.push_back({RE, {0, R - 1}});
+  RP.Syms = {{"it", {0, Iters - 1}}, {"vec", {0, Vec - 1}}};
+  RP.Linear = (K1E * R + RE) * K2 + K2E;
+}
+
+} // namespace
+
+std::optional<std::string> planReduction(const PlanInputs &In, KernelPlan &P) {
+  const FusionAnalysis &A = In.A;
+  if (!A.Reduction)
+    return std::string("no canonical reduction");
+  const HloInstruction *Hero = firstReduceHero(A);
+  if (!Hero)
+    return std::string("no reduce hero");
+  const Shape &Input = Hero->operand(0)->shape();
+  ReductionPlan RP;
+  RP.Dims = A.Reduction->Dims;
+  bool Full = A.Kind == EmitterKind::FullReduction;
+  if (Full)
+    RP.Dims = {1, 1, RP.Dims[0] * RP.Dims[1] * RP.Dims[2]};
+  int64_t Vec = maxVectorElements(A);
+  while (Vec > 1 && RP.Dims[2] % Vec != 0)
+    Vec /= 2;
+  RP.Vector = P.choose("vector", Vec,
+                       "elements per load: 16 bytes of the widest parameter "
+                       "that divide the minor dim");
+  if (A.Kind == EmitterKind::ColumnReduction) {
+    planColumns(In, P, RP);
+  } else {
+    planRowShape(In, P, RP, Input);
+    planRowMap(In, RP, P.Block[0], P.Grid[0]);
+  }
+  // `.minnctapersm`: unset, ptxas keeps every kernel at 32 registers (full
+  // occupancy) and serializes loads beyond that; a minimum of N blocks per
+  // SM lets it use up to 65536 / (N x threads) registers for loads in
+  // flight.
+  RP.MinBlocksPerSm = choose(In, P, "IDXMAP_RED_MINBLOCKS", "min_blocks", 0,
+                             "unset: ptxas keeps full occupancy");
+  RP.EvictFirst = choose(In, P, "IDXMAP_RED_EVICT_FIRST", "evict_first", 1,
+                         "inputs read once pass through L2") != 0;
+  RP.LoadsFirst = choose(In, P, "IDXMAP_RED_LOADS_FIRST", "loads_first", 1,
+                         "every load of a step before its first use") != 0;
+  P.Main.ThreadsPerBlock = P.Block[0];
+  P.Main.Blocks = P.Grid[0];
+  P.Main.Vector = RP.Vector;
+  P.Main.Target = Hero->operand(0);
+  P.Main.Map = IndexingMap(
+      In.Ctx, {{"th_x", {0, P.Block[0] - 1}}, {"bl_x", {0, P.Grid[0] - 1}}},
+      RP.Syms, {}, delinearizePhysical(In.Ctx, RP.Linear, Input),
+      RP.Constraints);
+  simplify(P.Main.Map);
+  P.Reduction = std::move(RP);
   return std::nullopt;
 }
 

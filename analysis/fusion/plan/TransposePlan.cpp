@@ -84,7 +84,11 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
     P.Kind = EmitterKind::Loop;
     P.Emitter = "loop";
     P.choose("tiles", 0, "the loop emitter instead: " + Why);
-    return planLoop(PlanInputs{In.Ctx, L, In.Overrides, In.Device}, P);
+    auto Why = planLoop(PlanInputs{In.Ctx, L, In.Overrides, In.Device}, P);
+    // O3 as for the tiles: the loop's index arithmetic then folds the
+    // constant offsets of a thread's elements into its addresses.
+    P.BackEndOptLevel = 3;
+    return Why;
   }
   // Warps per block (tile rows per iteration) and the vector widths of 32
   // x 32 tiles: transposeTiling's choices unless overridden.
@@ -115,6 +119,9 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
   P.choose("write_vec", T.WriteVec, "elements per write of a 32 x 32 tile");
   P.choose("blocks", T.Blocks, "one block per tile");
   P.Main = transposeReadMapping(In.Ctx, A, T);
+  // H200, 2026-11-30: exp_transpose_abs 2.08 us at back-end O0, 1.86 at
+  // O3 (loop strength reduction of the tile loops).
+  P.BackEndOptLevel = 3;
   P.Grid[0] = T.Blocks;
   P.Block[0] = T.Threads;
   P.Transpose = std::move(TP);
