@@ -143,6 +143,8 @@ def prepare(a, f, work):
     m = re.search(r"estimate:\s*([0-9.]+) us", r.stdout or "")
     if m:
         p.estimate = float(m.group(1))
+    m = re.search(r"^\s*plan:.*$", r.stdout or "", re.M)
+    p.plan = m.group(0).strip() if m else None
     p.analyzed = r.returncode == 0
     if not p.analyzed:
         p.notes.append("analyze failed: " + " ".join((r.stderr or "").strip().splitlines()[-1:]))
@@ -477,7 +479,9 @@ def measure(a, M, p, work):
     t0 = time.time()
     ncopies = copies_for(f)
     rec = dict(name=f.name, category=f.category, bytes=f.bytes, l2_resident=f.l2_resident,
-               copies=ncopies, estimate_us=p.estimate, emitter=p.emitter,
+               copies=ncopies, estimate_us=p.estimate, plan=p.plan, emitter=p.emitter,
+               launch=[dict(kernel=k["name"], grid=k["grid"], block=k["block"],
+                            workspace_bytes=k.get("workspace_bytes", 0)) for k in p.kernels],
                notes=list(p.notes), contenders={}, variants={}, warmup_s={})
     xs = [[make_input(M, dt, shape, init) for _, dt, shape, init in f.ins]
           for _ in range(ncopies)]
