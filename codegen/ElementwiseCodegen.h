@@ -78,6 +78,7 @@
 #include "idxmap/DeviceModel.h"
 #include "idxmap/Hlo.h"
 #include "idxmap/HloInterpreter.h"
+#include "idxmap/Tuning.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -103,9 +104,9 @@ struct MathOptions {
   explicit MathOptions(bool Precise) : Precise(Precise) {}
   /// `--precise-math`: libdevice for tanh, exp, log and logistic too.
   bool Precise = false;
-  /// The emitters' tuning knobs set by the caller (EmitOptions::Tuning),
-  /// by the names of their environment variables; read through knob().
-  std::map<std::string, int64_t> Tuning;
+  /// The overrides set by the caller (EmitOptions::Tuning); read through
+  /// knob().
+  idxmap::Tuning Tuning;
   /// The GPU whose launch limits the emitters' kernels must fit
   /// (EmitOptions::Device).
   DeviceModel Device = defaultDeviceModel("sm_90");

@@ -22,60 +22,6 @@
 
 namespace idxmap {
 
-const std::vector<TuningKnob> &tuningKnobs() {
-  // The ranges the emitters can use (ReductionEmitter.cpp,
-  // RowNormalizationEmitter.cpp, TransposeEmitter.cpp).
-  static const std::vector<TuningKnob> Knobs = {
-      {"IDXMAP_RED_COL_LANES", 1, 32, true},
-      {"IDXMAP_RED_COL_SPLIT", 1, 1 << 16, false},
-      {"IDXMAP_RED_COL_UNROLL", 1, 64, false},
-      {"IDXMAP_RED_COL_WARPS", 1, 32, true},
-      {"IDXMAP_RED_EVICT_FIRST", 0, 1, false},
-      {"IDXMAP_RED_FULL_BLOCKS_PER_SM", 1, 32, false},
-      {"IDXMAP_RED_FULL_CHUNK", 0, int64_t(1) << 30, true},
-      {"IDXMAP_RED_FULL_CHUNK_THREADS", 32, 1024, true},
-      {"IDXMAP_RED_FULL_THREADS", 32, 1024, true},
-      {"IDXMAP_RED_FULL_UNROLL", 1, 32, false},
-      {"IDXMAP_RED_LOADS_FIRST", 0, 1, false},
-      {"IDXMAP_RED_MINBLOCKS", 0, 32, false},
-      {"IDXMAP_RED_ROW_K", 1, 32, true},
-      {"IDXMAP_RED_ROW_LANES", 1, 1024, true},
-      {"IDXMAP_RED_ROW_THREADS", 32, 1024, true},
-      {"IDXMAP_RED_ROW_UNROLL", 1, 64, false},
-      {"IDXMAP_ROWNORM_ELEMENTS", 1, 64, false},
-      {"IDXMAP_ROWNORM_EXACT_DIVIDE", 0, 1, false},
-      {"IDXMAP_TR_RVEC", 0, 4, false},
-      {"IDXMAP_TR_WARPS", 0, 32, false},
-      {"IDXMAP_TR_WVEC", 0, 4, false}};
-  return Knobs;
-}
-
-const std::vector<std::string> &tuningKnobNames() {
-  static const std::vector<std::string> Names = [] {
-    std::vector<std::string> N;
-    for (const TuningKnob &K : tuningKnobs())
-      N.push_back(K.Name);
-    return N;
-  }();
-  return Names;
-}
-
-std::optional<std::string>
-validateTuning(const std::map<std::string, int64_t> &Tuning) {
-  for (const auto &[Name, Value] : Tuning) {
-    auto It = std::find_if(tuningKnobs().begin(), tuningKnobs().end(),
-                           [&](const TuningKnob &K) { return Name == K.Name; });
-    if (It == tuningKnobs().end())
-      return "unknown tuning knob '" + Name + "'";
-    if (Value < It->Lo || Value > It->Hi)
-      return "tuning knob " + Name + "=" + std::to_string(Value) +
-             " is out of range: valid values are " + std::to_string(It->Lo) +
-             " to " + std::to_string(It->Hi) +
-             (It->Pow2 ? " (rounded down to a power of two)" : "");
-  }
-  return std::nullopt;
-}
-
 /// The deepest nesting of branching ops the emitters take (deepestNesting):
 /// 1.5 to 2 KB of native stack each (RelWithDebInfo), so 2 MB at the limit.
 constexpr int64_t MaxBranchNesting = 1000;
@@ -390,7 +336,7 @@ std::string codegenEmitterName(const HloInstruction &Fusion,
   case EmitterKind::MultiRowReduction:
   case EmitterKind::FullReduction:
   case EmitterKind::ColumnReduction:
-    if (codegen::isRowNormalization(Fusion, A))
+    if (isRowNormalization(A))
       return "row normalization";
     break;
   default:

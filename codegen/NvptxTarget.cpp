@@ -37,9 +37,7 @@
 #include "llvm/Transforms/IPO/Internalize.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <mutex>
-#include <sstream>
 #include <vector>
 
 extern "C" {
@@ -66,18 +64,21 @@ void initializeNvptx() {
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
-    // Debugging aid: LLVM's own options (e.g. "-time-passes"), as
-    // XLA's --xla_backend_extra_options.
-    if (const char *Args = std::getenv("IDXMAP_LLVM_ARGS")) {
-      static std::vector<std::string> Storage;
-      std::istringstream In(Args);
-      for (std::string A; In >> A;)
-        Storage.push_back(A);
-      std::vector<const char *> Argv{"idxmap"};
-      for (const std::string &A : Storage)
-        Argv.push_back(A.c_str());
-      llvm::cl::ParseCommandLineOptions(int(Argv.size()), Argv.data());
-    }
+  });
+}
+
+/// Debugging aid: LLVM's own options (TargetOptions::LlvmArgs). They are
+/// process-wide, so only the first non-empty list is parsed.
+void parseLlvmArgs(const std::vector<std::string> &Args) {
+  static std::once_flag Once;
+  if (Args.empty())
+    return;
+  std::call_once(Once, [&] {
+    static const std::vector<std::string> Storage = Args;
+    std::vector<const char *> Argv{"idxmap"};
+    for (const std::string &A : Storage)
+      Argv.push_back(A.c_str());
+    llvm::cl::ParseCommandLineOptions(int(Argv.size()), Argv.data());
   });
 }
 
@@ -175,6 +176,9 @@ bool callsLibdevice(const llvm::Module &M) {
 /// run at the Aggressive level.
 class FastBackEndGate final : public llvm::OptPassGate {
 public:
+  /// \p Extra: more passes to skip, by name (TargetOptions::SkipPasses).
+  explicit FastBackEndGate(const std::vector<std::string> &Extra)
+      : Extra(Extra) {}
   bool isEnabled() const override { return true; }
   bool shouldRunPass(const llvm::StringRef PassName, llvm::StringRef) override {
     static const llvm::StringRef Skipped[] = {
@@ -197,22 +201,14 @@ public:
     for (llvm::StringRef S : Skipped)
       if (PassName == S)
         return false;
-    // Experiments: more passes to skip, by name, comma-separated.
-    static const std::vector<std::string> Extra = [] {
-      std::vector<std::string> V;
-      if (const char *X = std::getenv("IDXMAP_SKIP_PASSES")) {
-        llvm::SmallVector<llvm::StringRef> Parts;
-        llvm::StringRef(X).split(Parts, ',', -1, /*KeepEmpty=*/false);
-        for (llvm::StringRef S : Parts)
-          V.push_back(S.str());
-      }
-      return V;
-    }();
     for (const std::string &S : Extra)
       if (PassName == S)
         return false;
     return true;
   }
+
+private:
+  const std::vector<std::string> &Extra;
 };
 
 /// Splits every basic block longer than \p Max instructions into blocks
@@ -269,6 +265,10 @@ idxmap::validateTargetOptions(const TargetOptions &Opts) {
   if (Min == 0)
     return targetError("unsupported GPU '" + Opts.Gpu +
                        "' (expected sm_80, sm_90 or sm_90a)");
+  if (Opts.BackEndOptLevel < -1 || Opts.BackEndOptLevel > 3)
+    return targetError("back-end optimization level " +
+                       std::to_string(Opts.BackEndOptLevel) +
+                       " (expected 0, 1, 2 or 3, or -1 for the emitters')");
   if (Opts.PtxVersion == 0)
     return std::nullopt;
   if (Opts.PtxVersion > MaxPtxVersion)
@@ -287,6 +287,7 @@ idxmap::createNvptxTargetMachine(const TargetOptions &Opts) {
   if (auto Err = validateTargetOptions(Opts))
     return *Err;
   initializeNvptx();
+  parseLlvmArgs(Opts.LlvmArgs);
   std::string Error;
   const llvm::Target *T =
       llvm::TargetRegistry::lookupTarget(NvptxTriple, Error);
@@ -347,7 +348,8 @@ std::optional<Diagnostic> idxmap::linkLibdevice(llvm::Module &M,
 
 std::optional<Diagnostic> idxmap::optimizeModule(llvm::Module &M,
                                                  llvm::TargetMachine &TM,
-                                                 TargetOptions::Pipeline P) {
+                                                 TargetOptions::Pipeline P,
+                                                 const TargetOptions &Opts) {
   llvm::LoopAnalysisManager LAM;
   llvm::FunctionAnalysisManager FAM;
   llvm::CGSCCAnalysisManager CGAM;
@@ -355,11 +357,11 @@ std::optional<Diagnostic> idxmap::optimizeModule(llvm::Module &M,
   // The PassBuilder constructor calls TM.registerPassBuilderCallbacks, which
   // adds NVPTX's own passes (NVVMReflect, NVVMIntrRange) to the default
   // pipelines.
-  // Instrumentation only for IDXMAP_LLVM_ARGS (-time-passes,
+  // Instrumentation only with LLVM options (-time-passes,
   // -print-before=PASS, ...): it costs time on every pass.
   llvm::PassInstrumentationCallbacks PIC;
   std::optional<llvm::StandardInstrumentations> SI;
-  if (std::getenv("IDXMAP_LLVM_ARGS")) {
+  if (!Opts.LlvmArgs.empty()) {
     SI.emplace(M.getContext(), /*DebugLogging=*/false);
     SI->registerCallbacks(PIC, &MAM);
   }
@@ -381,12 +383,12 @@ std::optional<Diagnostic> idxmap::optimizeModule(llvm::Module &M,
     //
     // No CSE after LICM: the back end's own early CSE follows, and the
     // sm_90 cubins of all 51 test and bench modules were byte-identical
-    // without it (2026-11-30). IDXMAP_FAST_PIPELINE replaces the pipeline
-    // (experiments; the syntax of `opt -passes`).
-    const char *Pipe = std::getenv("IDXMAP_FAST_PIPELINE");
+    // without it (2026-11-30). Opts.FastPipeline replaces the pipeline
+    // (experiments; the syntax of `opt -passes`). Its errors keep the name
+    // of the tool's environment variable, the option users know.
     if (auto Err = PB.parsePassPipeline(
-            MPM, Pipe && *Pipe
-                     ? Pipe
+            MPM, !Opts.FastPipeline.empty()
+                     ? Opts.FastPipeline
                      : "function(sroa,early-cse,instcombine<no-"
                        "verify-fixpoint>,simplifycfg,loop-mssa(licm))"))
       return targetError("IDXMAP_FAST_PIPELINE: " +
@@ -422,22 +424,18 @@ Expected<std::string> idxmap::emitPtx(llvm::Module &M,
   TargetOptions::Pipeline P =
       Libdevice ? TargetOptions::Pipeline::O3 : Opts.OptPipeline;
   if (Opts.Optimize)
-    if (auto Err = optimizeModule(M, TM, P))
+    if (auto Err = optimizeModule(M, TM, P, Opts))
       return *Err;
   // The back end's optimization level: what the emitters asked for
   // (requestBackEndOptLevel) after the fast pipeline, else O3.
-  // IDXMAP_BACKEND_OPT=0..3 overrides it (experiments).
+  // Opts.BackEndOptLevel overrides it (experiments).
   unsigned Level = 3;
   if (Opts.Optimize && P == TargetOptions::Pipeline::Fast)
     if (auto *Flag = llvm::mdconst::extract_or_null<llvm::ConstantInt>(
             M.getModuleFlag(BackEndOptFlag)))
       Level = unsigned(Flag->getZExtValue());
-  if (const char *E = std::getenv("IDXMAP_BACKEND_OPT"); E && *E) {
-    if (E[1] != 0 || E[0] < '0' || E[0] > '3')
-      return targetError("IDXMAP_BACKEND_OPT: expected 0, 1, 2 or 3, got '" +
-                         std::string(E) + "'");
-    Level = unsigned(E[0] - '0');
-  }
+  if (Opts.BackEndOptLevel >= 0)
+    Level = unsigned(Opts.BackEndOptLevel);
   TM.setOptLevel(llvm::CodeGenOptLevel(Level));
   avoidPtxasNegationBugs(M);
   splitLongBlocks(M, MaxBlockInstructions);
@@ -449,7 +447,7 @@ Expected<std::string> idxmap::emitPtx(llvm::Module &M,
                              llvm::CodeGenFileType::AssemblyFile))
     return targetError("the NVPTX back end cannot emit assembly");
   // The gate lives in the module's context only while the back end runs.
-  FastBackEndGate Gate;
+  FastBackEndGate Gate(Opts.SkipPasses);
   llvm::OptPassGate &Previous = M.getContext().getOptPassGate();
   bool Gated = Opts.Optimize && P == TargetOptions::Pipeline::Fast;
   if (Gated)

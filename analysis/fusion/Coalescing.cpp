@@ -52,7 +52,8 @@ int64_t maxElementBytes(const FusionAnalysis &A) {
   return B;
 }
 
-ThreadMapping reductionMapping(Context &Ctx, const FusionAnalysis &A) {
+ThreadMapping reductionMapping(Context &Ctx, const FusionAnalysis &A,
+                               const DeviceModel &Device) {
   const HloInstruction *Hero = nullptr;
   for (const HloInstruction *H : A.Heroes)
     if (H->opcode() == HloOpcode::Reduce) {
@@ -75,8 +76,9 @@ ThreadMapping reductionMapping(Context &Ctx, const FusionAnalysis &A) {
   Expr Th = Ctx.dim(0), Bl = Ctx.dim(1);
   if (A.Kind == EmitterKind::FullReduction) {
     int64_t T = 256;
-    int64_t B =
-        std::max<int64_t>(1, std::min<int64_t>(132 * 8, ceilDiv(D2, T * V)));
+    // At most one wave of resident blocks.
+    int64_t B = std::max<int64_t>(
+        1, std::min<int64_t>(residentBlocks(Device, T), ceilDiv(D2, T * V)));
     int64_t Iters = ceilDiv(D2, B * T * V);
     Expr Lin = ((Ctx.symbol(0) * (B * T) + Bl * T + Th) * V) + Ctx.symbol(1);
     std::vector<Constraint> Cs;
@@ -146,19 +148,21 @@ int64_t tileCount(const TransposeInfo &TI, int64_t V) {
 
 } // namespace
 
-int64_t transposeGroupWidth(const TransposeInfo &TI) {
+int64_t transposeGroupWidth(const TransposeInfo &TI,
+                            const DeviceModel &Device) {
   int64_t M = int64_t(TI.Dims.size()) - 1;
   if (TI.Dims[M] % 2 != 0)
     return 1;
-  return tileCount(TI, 2) >= 132 * 8 ? 2 : 1;
+  return tileCount(TI, 2) >= Device.SmCount * 8 ? 2 : 1;
 }
 
 TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
                                 int64_t TileBytes, int64_t Warps,
-                                int64_t ReadVec, int64_t WriteVec) {
+                                int64_t ReadVec, int64_t WriteVec,
+                                const DeviceModel &Device) {
   TransposeTiling T;
   const int64_t R = TI.Dims.size(), M = R - 1;
-  T.V = transposeGroupWidth(TI);
+  T.V = transposeGroupWidth(TI, Device);
   // Measured on the H200 (2026-11-30, CUPTI, interleaved groups):
   // f32[8192,8192] (V = 2) 131.5 us with 8 warps against 132.8 with 4;
   // bf16[64,1024,1024]{0,2,1} (V = 2) 68.0 against 64.9; f32[20,160,170]
@@ -262,7 +266,7 @@ TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
 
 TransposeTiling transposeTiling(Context &Ctx, const FusionAnalysis &A,
                                 int64_t Warps, int64_t ReadVec,
-                                int64_t WriteVec) {
+                                int64_t WriteVec, const DeviceModel &Device) {
   const HloInstruction *Hero = transposeHero(A);
   // One root in another layout makes every root's writes scalar (the write
   // phase is shared by the roots).
@@ -270,15 +274,16 @@ TransposeTiling transposeTiling(Context &Ctx, const FusionAnalysis &A,
     if (A.Heroes[R] == Hero && !A.Roots[R]->shape().hasDefaultLayout())
       WriteVec = 1;
   return transposeTiling(Ctx, *A.Transpose, byteWidth(Hero->shape().Type),
-                         Warps, ReadVec, WriteVec);
+                         Warps, ReadVec, WriteVec, Device);
 }
 
 namespace {
 
 /// Reads of a tiled transpose (transposeTiling): lanes run along the
 /// input's minor dim.
-ThreadMapping transposeMapping(Context &Ctx, const FusionAnalysis &A) {
-  return transposeReadMapping(Ctx, A, transposeTiling(Ctx, A));
+ThreadMapping transposeMapping(Context &Ctx, const FusionAnalysis &A,
+                               const DeviceModel &Device) {
+  return transposeReadMapping(Ctx, A, transposeTiling(Ctx, A, 0, 0, 0, Device));
 }
 
 } // namespace
@@ -303,10 +308,11 @@ namespace {
 /// Writes of a tiled transpose: lanes run along the output's minor dim,
 /// each warp writes V output rows per group.
 IndexingMap transposeOutputMap(Context &Ctx, const FusionAnalysis &A,
-                               const ThreadMapping &Read) {
+                               const ThreadMapping &Read,
+                               const DeviceModel &Device) {
   const TransposeInfo &TI = *A.Transpose;
   int64_t R = TI.Dims.size();
-  TransposeTiling T = transposeTiling(Ctx, A);
+  TransposeTiling T = transposeTiling(Ctx, A, 0, 0, 0, Device);
   // Output normalized order is the permutation of the input's.
   Expr Lin = Ctx.constant(0);
   for (int64_t O = 0; O < R; ++O)
@@ -533,15 +539,16 @@ ThreadMapping launchedThreadMapping(const ThreadMapping &TM, int64_t MaxGridX) {
   return Out;
 }
 
-ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A) {
+ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A,
+                                const DeviceModel &Device) {
   switch (A.Kind) {
   case EmitterKind::RowReduction:
   case EmitterKind::MultiRowReduction:
   case EmitterKind::ColumnReduction:
   case EmitterKind::FullReduction:
-    return reductionMapping(Ctx, A);
+    return reductionMapping(Ctx, A, Device);
   case EmitterKind::Transpose:
-    return transposeMapping(Ctx, A);
+    return transposeMapping(Ctx, A, Device);
   default:
     break;
   }
@@ -649,15 +656,19 @@ AccessReport analyzeAccess(const IndexingMap &ThreadToElement, const Shape &S,
   return R;
 }
 
-std::vector<AccessReport>
-analyzeCoalescing(Context &Ctx, const FusionAnalysis &A, bool CountWarps) {
-  return analyzeCoalescing(Ctx, A, heroThreadMapping(Ctx, A), CountWarps);
+std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
+                                            const FusionAnalysis &A,
+                                            bool CountWarps,
+                                            const DeviceModel &Device) {
+  return analyzeCoalescing(Ctx, A, heroThreadMapping(Ctx, A, Device),
+                           CountWarps, Device);
 }
 
 std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
                                             const FusionAnalysis &A,
                                             const ThreadMapping &TM,
-                                            bool CountWarps) {
+                                            bool CountWarps,
+                                            const DeviceModel &Device) {
   std::vector<AccessReport> Out;
   GroupedIndexing G = computeGroupedIndexing(Ctx, *A.Computation, TM.Target);
   for (const HloInstruction *P : A.Computation->parameters()) {
@@ -687,7 +698,7 @@ std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
   if (A.Kind == EmitterKind::Loop || A.Kind == EmitterKind::Concatenate ||
       A.Kind == EmitterKind::Transpose) {
     IndexingMap OutMap = A.Kind == EmitterKind::Transpose
-                             ? transposeOutputMap(Ctx, A, TM)
+                             ? transposeOutputMap(Ctx, A, TM, Device)
                              : TM.Map;
     for (const HloInstruction *Root : A.Roots) {
       if (!Root->shape().sameDims(A.Roots.front()->shape()))

@@ -1,11 +1,10 @@
 //===- KernelInfo.cpp - The JSON sidecar of emitted kernels ---------------===//
 //
-// Part of idxmap. A writer and a small strict reader for exactly the JSON
-// this file writes (objects, arrays, strings without escapes beyond \" and
-// \\, integers).
+// Part of idxmap. A writer of the sidecar, and its reader on JsonReader.h.
 //
 //===----------------------------------------------------------------------===//
 #include "idxmap/KernelInfo.h"
+#include "JsonReader.h"
 
 #include <cctype>
 #include <cstdint>
@@ -64,147 +63,6 @@ std::string kernelsToJson(const std::vector<KernelInfo> &Kernels,
   }
   return R + "]}\n";
 }
-
-namespace {
-
-/// A parsed JSON value (only what the sidecar uses).
-struct JValue {
-  enum Kind { Null, Int, Str, Arr, Obj } K = Null;
-  int64_t I = 0;
-  std::string S;
-  std::vector<JValue> A;
-  std::map<std::string, JValue> O;
-  size_t Offset = 0;
-};
-
-class JsonReader {
-public:
-  JsonReader(std::string_view Text, const std::string &File)
-      : Text(Text), File(File) {}
-
-  Expected<JValue> parse() {
-    JValue V;
-    if (!value(V))
-      return Err;
-    skip();
-    if (Pos != Text.size())
-      return fail("trailing characters after the JSON value"), Err;
-    return V;
-  }
-
-private:
-  void skip() {
-    while (Pos < Text.size() && std::isspace((unsigned char)Text[Pos]))
-      ++Pos;
-  }
-  bool fail(const std::string &M) {
-    Err = makeDiagnostic(Text, std::min(Pos, Text.size()), M, File);
-    return false;
-  }
-  bool expect(char C) {
-    skip();
-    if (Pos < Text.size() && Text[Pos] == C) {
-      ++Pos;
-      return true;
-    }
-    return fail(std::string("expected '") + C + "'");
-  }
-  bool value(JValue &V) {
-    // The sidecar nests 4 deep; the bound keeps the recursion shallow.
-    struct Nest {
-      unsigned &D;
-      explicit Nest(unsigned &D) : D(++D) {}
-      ~Nest() { --D; }
-    } N(Depth);
-    skip();
-    V.Offset = Pos;
-    if (Pos >= Text.size())
-      return fail("unexpected end of input");
-    if (Depth > MaxDepth)
-      return fail("JSON nested deeper than " + std::to_string(MaxDepth) +
-                  " levels");
-    char C = Text[Pos];
-    if (C == '{') {
-      ++Pos;
-      V.K = JValue::Obj;
-      skip();
-      if (Pos < Text.size() && Text[Pos] == '}')
-        return ++Pos, true;
-      while (true) {
-        JValue Key;
-        skip();
-        if (!value(Key))
-          return false;
-        if (Key.K != JValue::Str)
-          return fail("expected a string key");
-        if (!expect(':'))
-          return false;
-        JValue Val;
-        if (!value(Val))
-          return false;
-        V.O[Key.S] = std::move(Val);
-        skip();
-        if (Pos < Text.size() && Text[Pos] == ',') {
-          ++Pos;
-          continue;
-        }
-        return expect('}');
-      }
-    }
-    if (C == '[') {
-      ++Pos;
-      V.K = JValue::Arr;
-      skip();
-      if (Pos < Text.size() && Text[Pos] == ']')
-        return ++Pos, true;
-      while (true) {
-        JValue E;
-        if (!value(E))
-          return false;
-        V.A.push_back(std::move(E));
-        skip();
-        if (Pos < Text.size() && Text[Pos] == ',') {
-          ++Pos;
-          continue;
-        }
-        return expect(']');
-      }
-    }
-    if (C == '"') {
-      ++Pos;
-      V.K = JValue::Str;
-      while (Pos < Text.size() && Text[Pos] != '"') {
-        if (Text[Pos] == '\\' && Pos + 1 < Text.size())
-          ++Pos;
-        V.S += Text[Pos++];
-      }
-      return expect('"');
-    }
-    if (C == '-' || std::isdigit((unsigned char)C)) {
-      size_t Start = Pos++;
-      while (Pos < Text.size() && std::isdigit((unsigned char)Text[Pos]))
-        ++Pos;
-      V.K = JValue::Int;
-      try {
-        V.I = std::stoll(std::string(Text.substr(Start, Pos - Start)));
-      } catch (...) {
-        Pos = Start;
-        return fail("integer out of range");
-      }
-      return true;
-    }
-    return fail("expected a JSON value");
-  }
-
-  static constexpr unsigned MaxDepth = 32;
-  std::string_view Text;
-  std::string File;
-  size_t Pos = 0;
-  unsigned Depth = 0;
-  Diagnostic Err;
-};
-
-} // namespace
 
 Expected<std::vector<KernelInfo>> kernelsFromJson(std::string_view Text,
                                                   const std::string &File,

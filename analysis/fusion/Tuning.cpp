@@ -31,8 +31,8 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "131072",
        "full reduction: bytes of the contiguous chunk a block reads (0: a "
        "grid striding over the whole input)"},
-      {"IDXMAP_RED_FULL_CHUNK_THREADS", &T::RedFullChunkThreads, 32, 1024,
-       true, "512", "full reduction: threads per chunk"},
+      {"IDXMAP_RED_FULL_CHUNK_THREADS", &T::RedFullChunkThreads, 32, 1024, true,
+       "512", "full reduction: threads per chunk"},
       {"IDXMAP_RED_FULL_THREADS", &T::RedFullThreads, 32, 1024, true,
        "1024 when the grid is full, else 512",
        "full reduction: threads per block of the striding grid"},
@@ -55,8 +55,8 @@ const std::vector<TuningKnobInfo> &tuningTable() {
       {"IDXMAP_ROWNORM_ELEMENTS", &T::RowNormElements, 1, 64, false,
        "the cost model's",
        "row normalization: elements each thread holds per row"},
-      {"IDXMAP_ROWNORM_EXACT_DIVIDE", &T::RowNormExactDivide, 0, 1, false,
-       "0", "row normalization: divide exactly even with fast math"},
+      {"IDXMAP_ROWNORM_EXACT_DIVIDE", &T::RowNormExactDivide, 0, 1, false, "0",
+       "row normalization: divide exactly even with fast math"},
       {"IDXMAP_TR_RVEC", &T::TrReadVec, 0, 4, false, "0 (the plan's)",
        "transpose: elements per read vector of 32 x 32 tiles (1: scalar)"},
       {"IDXMAP_TR_WARPS", &T::TrWarps, 0, 32, false, "0 (the plan's)",
@@ -94,13 +94,32 @@ int64_t tuned(const Tuning &T, std::string_view Name, int64_t Default) {
     std::abort(); // a programming error: every caller names a table entry
   int64_t V = (T.*(K->Field)).value_or(Default);
   V = std::clamp(V, K->Lo, K->Hi);
-  if (K->Pow2) {
+  // 0, where a knob allows it, means "off" (IDXMAP_RED_FULL_CHUNK=0: no
+  // chunks), not a power of two to round.
+  if (K->Pow2 && V > 0) {
     int64_t P = 1;
     while (P <= V / 2)
       P *= 2;
     V = P;
   }
   return V;
+}
+
+int64_t tuned(const Tuning &T, std::optional<int64_t> Tuning::*Field,
+              int64_t Default) {
+  for (const TuningKnobInfo &K : tuningTable())
+    if (K.Field == Field)
+      return tuned(T, K.Name, Default);
+  std::abort(); // a programming error: a field without a table entry
+}
+
+std::optional<std::string> validateTuning(const Tuning &T) {
+  Tuning Check;
+  for (const TuningKnobInfo &K : tuningTable())
+    if (auto V = T.*(K.Field))
+      if (auto Err = setTuning(Check, K.Name, *V))
+        return Err;
+  return std::nullopt;
 }
 
 bool isTuned(const Tuning &T, std::string_view Name) {
@@ -114,6 +133,16 @@ std::string printTuning(const Tuning &T) {
     if (auto V = T.*(K.Field))
       S += (S.empty() ? "" : " ") + std::string(K.Name) + "=" +
            std::to_string(*V);
+  return S;
+}
+
+std::string formatTuningTable() {
+  std::string S =
+      "| knob | range | default | what it sets |\n|---|---|---|---|\n";
+  for (const TuningKnobInfo &K : tuningTable())
+    S += "| `" + std::string(K.Name) + "` | " + std::to_string(K.Lo) + ".." +
+         std::to_string(K.Hi) + (K.Pow2 ? ", power of two" : "") + " | " +
+         K.Default + " | " + K.Doc + " |\n";
   return S;
 }
 

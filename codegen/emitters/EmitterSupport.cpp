@@ -19,7 +19,6 @@
 #include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace idxmap {
 namespace codegen {
@@ -51,37 +50,13 @@ llvm::Value *physicalOffset(llvm::IRBuilderBase &B, const Shape &S,
   return Off;
 }
 
-int64_t knob(const std::map<std::string, int64_t> &Tuning, const char *Name,
-             int64_t Default) {
+int64_t knob(const Tuning &T, const char *Name, int64_t Default) {
   // Checked in every build (the tests run without assertions): a knob the
-  // list lacks could be set by neither --tune nor EmitOptions::Tuning.
-  auto It = std::find_if(
-      tuningKnobs().begin(), tuningKnobs().end(),
-      [&](const TuningKnob &K) { return std::string_view(Name) == K.Name; });
-  if (It == tuningKnobs().end())
+  // table lacks could be set by neither --tune nor EmitOptions::Tuning.
+  if (!findTuningKnob(Name))
     llvm::report_fatal_error(llvm::Twine("tuning knob ") + Name +
-                             " is not in tuningKnobs()");
-  const int64_t Lo = It->Lo, Hi = It->Hi;
-  int64_t V = Default;
-  if (auto T = Tuning.find(Name); T != Tuning.end()) {
-    // emitModule rejected values out of range (validateTuning).
-    V = T->second;
-  } else if (const char *E = std::getenv(Name); E && *E) {
-    // A debugging aid: values below the range are ignored, values above it
-    // clamped.
-    char *End = nullptr;
-    long long X = std::strtoll(E, &End, 10);
-    if (End && *End == 0 && X >= Lo)
-      V = X;
-  }
-  V = std::clamp(V, Lo, Hi);
-  if (It->Pow2) {
-    int64_t P = 1;
-    while (P <= V / 2)
-      P *= 2;
-    V = P;
-  }
-  return V;
+                             " is not in tuningTable()");
+  return tuned(T, Name, Default);
 }
 
 Diagnostic diagnoseAt(const HloInstruction &I, std::string Message) {

@@ -14,6 +14,7 @@
 #include "idxmap/Expr.h"
 #include "idxmap/Hlo.h"
 #include "idxmap/KernelInfo.h"
+#include "idxmap/Tuning.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/IR/Constants.h"
@@ -53,16 +54,14 @@ physicalOffset(llvm::IRBuilderBase &B, const Shape &S,
                llvm::ArrayRef<llvm::Value *> Index, llvm::Type *IndexTy,
                OffsetTermOrder Order = OffsetTermOrder::MinorToMajor);
 
-/// A tuning knob of an emitter: \p Tuning's entry \p Name (set through
-/// EmitOptions::Tuning or `--tune`, checked by validateTuning), else the
-/// environment variable \p Name when it is an integer in the knob's range
-/// (tuningKnobs()); else \p Default. With the knob's Pow2, rounded down to
-/// a power of two. Every name must be in tuningKnobs().
-/// Example: with IDXMAP_RED_ROW_LANES=300 in the environment and no entry,
-/// `knob(T, "IDXMAP_RED_ROW_LANES", 256)` is 256 (300 rounded down); with
-/// the entry 512, 512.
-int64_t knob(const std::map<std::string, int64_t> &Tuning, const char *Name,
-             int64_t Default);
+/// A tuning knob of an emitter: the field of \p T whose knob is named
+/// \p Name (tuningTable(); set through EmitOptions::Tuning, which the tool
+/// fills from `--tune` and the environment), else \p Default; clamped to
+/// the knob's range and, for Pow2 knobs, rounded down to a power of two
+/// (tuned()). Every name must be in tuningTable().
+/// Example: with T.RedRowLanes = 300, `knob(T, "IDXMAP_RED_ROW_LANES",
+/// 256)` is 256 (300 rounded down); unset, 256.
+int64_t knob(const Tuning &T, const char *Name, int64_t Default);
 
 /// The diagnostic at \p I's place in its module's source (no location for
 /// an instruction built without a module): every emission error is about

@@ -53,20 +53,17 @@ Expected<KernelInfo> emitReductionKernel(llvm::Module &M,
                                          Context &Ctx,
                                          const MathOptions &Math);
 
-/// True when \p A is a row normalization (softmax-like): row reductions
-/// whose results are broadcast back along the rows and combined with the
-/// rows' elements, maybe feeding further reductions of the same rows (see
-/// RowNormalizationEmitter.cpp). emitReductionKernel dispatches these.
-bool isRowNormalization(const HloInstruction &F, const FusionAnalysis &A);
-
 /// The row normalization emitter: one kernel, each row read once into the
 /// registers of a group of threads, every reduction of the row combined
 /// with shuffles (and shared memory across warps), the roots computed from
-/// the registers and stored once. Fails with a diagnostic when a row does
-/// not fit in one block.
+/// the registers and stored once, as \p Plan (planFusion's, whose maps
+/// live in \p Ctx) describes; the plan refuses rows that do not fit in one
+/// block, the emitter reducers it cannot inline.
 Expected<KernelInfo> emitRowNormalizationKernel(llvm::Module &M,
                                                 const HloInstruction &F,
                                                 const FusionAnalysis &A,
+                                                const KernelPlan &Plan,
+                                                Context &Ctx,
                                                 const MathOptions &Math);
 
 /// A kernel name from a fusion name: letters, digits and `_` only.

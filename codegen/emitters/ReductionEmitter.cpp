@@ -1381,8 +1381,8 @@ Expected<KernelInfo> emitReductionKernel(llvm::Module &M,
                                          const FusionAnalysis &A,
                                          const KernelPlan &Plan, Context &Ctx,
                                          const MathOptions &Math) {
-  if (isRowNormalization(F, A))
-    return emitRowNormalizationKernel(M, F, A, Math);
+  if (Plan.RowNormalization)
+    return emitRowNormalizationKernel(M, F, A, Plan, Ctx, Math);
   ReductionKernel RK(M, F, A, Plan, Ctx, Math);
   return RK.run();
 }

@@ -79,8 +79,6 @@ bool resolveAll(void *Lib, CudaDriver::Api &A, std::string &Missing) {
 std::string libraryPath(const std::string &Requested) {
   if (!Requested.empty())
     return Requested;
-  if (const char *Env = std::getenv("IDXMAP_LIBCUDA"); Env && *Env)
-    return Env;
   return "libcuda.so.1";
 }
 
@@ -292,9 +290,60 @@ DriverResult<std::unique_ptr<CudaDriver>> CudaDriver::open(OpenOptions Opts) {
   for (auto &[Attr, Slot] : Attrs)
     if (cu::Result R = A.DeviceGetAttribute(Slot, Attr, Dev); R != cu::Success)
       return D->callError("cuDeviceGetAttribute", R);
+  // For the device model: an attribute the driver lacks stays 0 (the
+  // model keeps its preset's value).
+  std::pair<int, int *> ModelAttrs[] = {
+      {cu::AttrWarpSize, &I.WarpSize},
+      {cu::AttrMaxThreadsPerBlock, &I.MaxThreadsPerBlock},
+      {cu::AttrMaxBlocksPerMultiprocessor, &I.MaxBlocksPerSm},
+      {cu::AttrMaxBlockDimX, &I.MaxBlock[0]},
+      {cu::AttrMaxBlockDimX + 1, &I.MaxBlock[1]},
+      {cu::AttrMaxBlockDimX + 2, &I.MaxBlock[2]},
+      {cu::AttrMaxGridDimX, &I.MaxGrid[0]},
+      {cu::AttrMaxGridDimX + 1, &I.MaxGrid[1]},
+      {cu::AttrMaxGridDimX + 2, &I.MaxGrid[2]},
+      {cu::AttrMaxSharedMemoryPerBlock, &I.MaxSharedPerBlock},
+      {cu::AttrMaxSharedMemoryPerMultiprocessor, &I.MaxSharedPerSm},
+      {cu::AttrMaxRegistersPerBlock, &I.RegistersPerBlock},
+      {cu::AttrMaxRegistersPerMultiprocessor, &I.RegistersPerSm},
+      {cu::AttrClockRate, &I.ClockKHz},
+  };
+  for (auto &[Attr, Slot] : ModelAttrs)
+    if (A.DeviceGetAttribute(Slot, Attr, Dev) != cu::Success)
+      *Slot = 0;
   size_t Total = 0;
   if (A.DeviceTotalMem(&Total, Dev) == cu::Success)
     I.TotalMemoryBytes = Total;
+  return D;
+}
+
+DeviceModel runtime::deviceModelFromDriver(const DeviceInfo &I) {
+  DeviceModel D = defaultDeviceModel(I.smName());
+  D.Name = I.Name.empty() ? I.smName() : I.Name;
+  // Attributes of 0 were not given: the preset's value stays.
+  auto Set = [](int64_t &Field, int V) {
+    if (V > 0)
+      Field = V;
+  };
+  Set(D.SmCount, I.SmCount);
+  Set(D.WarpSize, I.WarpSize);
+  Set(D.MaxThreadsPerBlock, I.MaxThreadsPerBlock);
+  Set(D.MaxThreadsPerSm, I.MaxThreadsPerSm);
+  Set(D.MaxBlocksPerSm, I.MaxBlocksPerSm);
+  for (int K = 0; K < 3; ++K) {
+    Set(D.MaxGrid[K], I.MaxGrid[K]);
+    Set(D.MaxBlock[K], I.MaxBlock[K]);
+  }
+  Set(D.StaticSharedBytesPerBlock, I.MaxSharedPerBlock);
+  Set(D.SharedBytesPerBlock, I.MaxSharedPerBlockOptin);
+  Set(D.SharedBytesPerSm, I.MaxSharedPerSm);
+  Set(D.RegistersPerBlock, I.RegistersPerBlock);
+  Set(D.RegistersPerSm, I.RegistersPerSm);
+  Set(D.L2Bytes, I.L2CacheBytes);
+  Set(D.SmClockKHz, I.ClockKHz);
+  if (I.MemoryClockKHz > 0 && I.MemoryBusWidthBits > 0)
+    D.DramBytesPerSecond =
+        2.0 * I.MemoryClockKHz * 1000.0 * (I.MemoryBusWidthBits / 8.0);
   return D;
 }
 

@@ -42,6 +42,12 @@ constexpr int JitLogVerbose = 12;
 
 // CUdevice_attribute
 constexpr int AttrMaxThreadsPerBlock = 1;
+constexpr int AttrMaxBlockDimX = 2; // Y = 3, Z = 4
+constexpr int AttrMaxGridDimX = 5;  // Y = 6, Z = 7
+constexpr int AttrMaxSharedMemoryPerBlock = 8;
+constexpr int AttrWarpSize = 10;
+constexpr int AttrMaxRegistersPerBlock = 12;
+constexpr int AttrClockRate = 13;
 constexpr int AttrMultiprocessorCount = 16;
 constexpr int AttrMemoryClockRate = 36;
 constexpr int AttrGlobalMemoryBusWidth = 37;
@@ -49,7 +55,10 @@ constexpr int AttrL2CacheSize = 38;
 constexpr int AttrMaxThreadsPerMultiprocessor = 39;
 constexpr int AttrComputeCapabilityMajor = 75;
 constexpr int AttrComputeCapabilityMinor = 76;
+constexpr int AttrMaxSharedMemoryPerMultiprocessor = 81;
+constexpr int AttrMaxRegistersPerMultiprocessor = 82;
 constexpr int AttrMaxSharedMemoryPerBlockOptin = 97;
+constexpr int AttrMaxBlocksPerMultiprocessor = 106;
 
 // CUfunction_attribute
 constexpr int FuncAttrMaxThreadsPerBlock = 0;

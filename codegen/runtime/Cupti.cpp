@@ -34,16 +34,12 @@ using namespace idxmap::runtime::cupti;
 // Search list
 //===----------------------------------------------------------------------===//
 
-SearchInputs SearchInputs::fromEnvironment() {
-  auto Get = [](const char *Name) {
-    const char *V = std::getenv(Name);
-    return std::string(V ? V : "");
-  };
+SearchInputs SearchInputs::from(const CuptiTimer::LoadOptions &Opts) {
   SearchInputs In;
-  In.EnvPath = Get("IDXMAP_CUPTI");
-  In.Home = Get("HOME");
-  In.VirtualEnv = Get("VIRTUAL_ENV");
-  In.CondaPrefix = Get("CONDA_PREFIX");
+  In.EnvPath = Opts.FirstPath;
+  In.Home = Opts.Home;
+  In.VirtualEnv = Opts.VirtualEnv;
+  In.CondaPrefix = Opts.CondaPrefix;
   return In;
 }
 
@@ -377,7 +373,7 @@ DriverResult<CuptiTimer *> CuptiTimer::load(const LoadOptions &Opts) {
     if (!Opts.LibraryPath.empty())
       Patterns.push_back(Opts.LibraryPath);
     else
-      Patterns = searchPatterns(SearchInputs::fromEnvironment());
+      Patterns = searchPatterns(SearchInputs::from(Opts));
 
     std::vector<std::string> Log;
     std::set<std::string> Seen;

@@ -105,12 +105,12 @@ namespace cupti {
 /// patterns (`*` in them; expanded by expandSearchPatterns) or bare sonames
 /// (no `/`; resolved by the dynamic loader's own search).
 struct SearchInputs {
-  std::string EnvPath;     ///< $IDXMAP_CUPTI
+  std::string EnvPath;     ///< LoadOptions::FirstPath ($IDXMAP_CUPTI)
   std::string Home;        ///< $HOME
   std::string VirtualEnv;  ///< $VIRTUAL_ENV
   std::string CondaPrefix; ///< $CONDA_PREFIX
-  /// From the environment of this process.
-  static SearchInputs fromEnvironment();
+  /// The caller's (the library reads no environment).
+  static SearchInputs from(const CuptiTimer::LoadOptions &Opts);
 };
 std::vector<std::string> searchPatterns(const SearchInputs &In);
 

@@ -11,6 +11,7 @@
 #ifndef IDXMAP_COALESCING_H
 #define IDXMAP_COALESCING_H
 
+#include "idxmap/DeviceModel.h"
 #include "idxmap/Fusion.h"
 #include "idxmap/HloIndexing.h"
 #include "idxmap/IndexingMap.h"
@@ -87,13 +88,18 @@ ThreadMapping launchedThreadMapping(const ThreadMapping &TM, int64_t MaxGridX);
 /// Elements of the input's minor dim that one lane of a tiled transpose
 /// moves as a group (the transpose emitter's tiles are 32 rows by 32 such
 /// groups): 2 when that dim is even and the tiles of 2 still fill the GPU
-/// (at least 1056 of them: 8 blocks on each of 132 SMs), else 1. Shared by
+/// (at least 8 per SM of \p Device: 1056 on the H100), else 1. Shared by
 /// the emitter and heroThreadMapping so the analysis shows the kernel's map.
+/// Every function here that takes a device model defaults to the one
+/// emission assumes for sm_90 (the H100's), which the callers that know the
+/// device replace.
 ///
 /// Example: f32[8192,8192] transposed {1,0}: 2 (32768 tiles of 32 x 64);
 /// f32[20,160,170] transposed {2,1,0}: 1 (300 tiles of 32 x 64 would leave
 /// SMs idle, 600 of 32 x 32 fewer).
-int64_t transposeGroupWidth(const TransposeInfo &TI);
+int64_t
+transposeGroupWidth(const TransposeInfo &TI,
+                    const DeviceModel &Device = defaultDeviceModel("sm_90"));
 
 /// The transpose emitter's tiling of a normalized transpose (input dims
 /// D[0..R-1], M = R-1 the input's minor dim), shared by the emitter and the
@@ -160,16 +166,18 @@ struct TransposeTiling {
 /// when D[M] is even and WriteVec > 1, both at most 32 / Warps; 1 forces
 /// scalar accesses on that side; other requests are rounded down to a power
 /// of two that divides the extent.
-TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
-                                int64_t TileBytes, int64_t Warps = 0,
-                                int64_t ReadVec = 0, int64_t WriteVec = 0);
+TransposeTiling
+transposeTiling(Context &Ctx, const TransposeInfo &TI, int64_t TileBytes,
+                int64_t Warps = 0, int64_t ReadVec = 0, int64_t WriteVec = 0,
+                const DeviceModel &Device = defaultDeviceModel("sm_90"));
 /// The tiling of fusion \p A's transpose hero (A.Transpose set): its
 /// element size, and vector writes only when every root written through the
 /// transpose has the default layout. What the emitter and `idxmap analyze`
 /// use.
-TransposeTiling transposeTiling(Context &Ctx, const FusionAnalysis &A,
-                                int64_t Warps = 0, int64_t ReadVec = 0,
-                                int64_t WriteVec = 0);
+TransposeTiling
+transposeTiling(Context &Ctx, const FusionAnalysis &A, int64_t Warps = 0,
+                int64_t ReadVec = 0, int64_t WriteVec = 0,
+                const DeviceModel &Device = defaultDeviceModel("sm_90"));
 
 /// The reads of tiling \p T of \p A's transpose hero: `(th_x, bl_x)[it,
 /// vec]` to the hero operand's index (what heroThreadMapping gives for the
@@ -179,7 +187,9 @@ ThreadMapping transposeReadMapping(Context &Ctx, const FusionAnalysis &A,
 
 /// The emitter's mapping for the hero of \p A (reads of the hero's first
 /// operand for reductions and transposes, the output for loop fusions).
-ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A);
+ThreadMapping
+heroThreadMapping(Context &Ctx, const FusionAnalysis &A,
+                  const DeviceModel &Device = defaultDeviceModel("sm_90"));
 
 /// What one operand (or the output) sees of a thread mapping.
 struct AccessReport {
@@ -207,16 +217,16 @@ struct AccessReport {
 /// bound (every iteration has the same pattern shifted).
 /// With \p CountWarps false only the vector widths are computed (what an
 /// emitter needs; no warp is enumerated).
-std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
-                                            const FusionAnalysis &A,
-                                            bool CountWarps = true);
+std::vector<AccessReport>
+analyzeCoalescing(Context &Ctx, const FusionAnalysis &A, bool CountWarps = true,
+                  const DeviceModel &Device = defaultDeviceModel("sm_90"));
 
 /// The same for a given thread mapping of the hero's reads (e.g. the one a
 /// kernel recorded, KernelInfo::ThreadMap) instead of heroThreadMapping's.
-std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
-                                            const FusionAnalysis &A,
-                                            const ThreadMapping &TM,
-                                            bool CountWarps = true);
+std::vector<AccessReport>
+analyzeCoalescing(Context &Ctx, const FusionAnalysis &A,
+                  const ThreadMapping &TM, bool CountWarps = true,
+                  const DeviceModel &Device = defaultDeviceModel("sm_90"));
 
 /// The access of one thread→element map composed with \p S's physical
 /// layout: sector and line counts per warp, coverage and vector width.

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace llvm {
 class Module;
@@ -64,13 +65,35 @@ struct TargetOptions {
   /// load/store vectorizer. `O3` is LLVM's default O3 module pipeline; it
   /// is always used when libdevice is linked (its functions must be inlined).
   enum class Pipeline { Fast, O3 } OptPipeline = Pipeline::Fast;
+
+  // Experiments. The library reads no environment: the `idxmap` tool fills
+  // these from the environment variables named in each comment.
+
+  /// Options for LLVM itself (`-time-passes`, `-print-before=sroa`), as
+  /// XLA's --xla_backend_extra_options (IDXMAP_LLVM_ARGS, split at blanks).
+  /// They are LLVM's process-wide options: the first
+  /// createNvptxTargetMachine call with any parses them (later ones are
+  /// ignored), and emitPtx then instruments the IR passes. A host that
+  /// embeds LLVM for its own use leaves this empty.
+  std::vector<std::string> LlvmArgs;
+  /// Replaces the fast pipeline when not empty (`opt -passes` syntax;
+  /// IDXMAP_FAST_PIPELINE). One that does not parse is an error of emitPtx.
+  std::string FastPipeline;
+  /// More back-end passes to skip after the fast pipeline, by LLVM pass
+  /// name (IDXMAP_SKIP_PASSES, comma-separated).
+  std::vector<std::string> SkipPasses;
+  /// The NVPTX back end's optimization level, 0 to 3, in place of the one
+  /// the emitters asked for (requestBackEndOptLevel); -1: theirs
+  /// (IDXMAP_BACKEND_OPT).
+  int BackEndOptLevel = -1;
 };
 
 /// The oldest PTX version (times ten) that can target \p Gpu, or 0 when the
 /// GPU is not one idxmap supports: sm_80 → 70, sm_90 → 78, sm_90a → 80.
 unsigned minPtxVersion(std::string_view Gpu);
 
-/// Checks the GPU name and the PTX version. Returns nothing when valid, else
+/// Checks the GPU name, the PTX version and the back-end optimization
+/// level (-1 to 3). Returns nothing when valid, else
 /// a diagnostic naming the accepted values (no location: file "", line 0;
 /// the options are not the input).
 std::optional<Diagnostic> validateTargetOptions(const TargetOptions &Opts);
@@ -92,12 +115,14 @@ std::optional<Diagnostic> linkLibdevice(llvm::Module &M,
                                         const TargetOptions &Opts);
 
 /// Runs the IR pipeline \p P on \p M (PassBuilder with the NVPTX target's
-/// own callbacks for O3). \p M must already be configured for \p TM. Fails
-/// only when the environment variable IDXMAP_FAST_PIPELINE (an experiment's
-/// replacement of the fast pipeline, `opt -passes` syntax) does not parse.
+/// own callbacks for O3). \p M must already be configured for \p TM. Of
+/// \p Opts only the experiments are read: FastPipeline replaces the fast
+/// pipeline (an error when it does not parse), LlvmArgs turn on pass
+/// instrumentation.
 std::optional<Diagnostic>
 optimizeModule(llvm::Module &M, llvm::TargetMachine &TM,
-               TargetOptions::Pipeline P = TargetOptions::Pipeline::O3);
+               TargetOptions::Pipeline P = TargetOptions::Pipeline::O3,
+               const TargetOptions &Opts = TargetOptions());
 
 /// The module flag that holds the NVPTX back end's optimization level.
 inline constexpr const char *BackEndOptFlag = "idxmap.backend-opt";
@@ -121,9 +146,8 @@ void requestBackEndOptLevel(llvm::Module &M, unsigned Level);
 
 /// Verifies \p M, configures it for the target, links libdevice when needed,
 /// runs O3 (unless Opts.Optimize is false) and returns the PTX text. The
-/// back end runs at the level of requestBackEndOptLevel, or of the
-/// environment variable IDXMAP_BACKEND_OPT (0-3, experiments; another
-/// value is an error).
+/// back end runs at the level of requestBackEndOptLevel, or at
+/// Opts.BackEndOptLevel when that is set.
 /// \p M is modified in place (optimized), so `--emit=llvm` after this prints
 /// what the back end saw.
 ///

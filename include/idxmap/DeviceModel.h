@@ -10,6 +10,8 @@
 #ifndef IDXMAP_DEVICEMODEL_H
 #define IDXMAP_DEVICEMODEL_H
 
+#include "idxmap/Diagnostics.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,15 +46,31 @@ struct DeviceModel {
   /// shared memory), and one SM has.
   int64_t SharedBytesPerBlock = 48 * 1024;
   int64_t SharedBytesPerSm = 48 * 1024;
+  /// 32-bit registers of one SM, and the most one block may use.
   int64_t RegistersPerSm = 65536;
+  int64_t RegistersPerBlock = 65536;
+  /// Resident blocks one SM holds at most (with MaxThreadsPerSm,
+  /// RegistersPerSm and SharedBytesPerSm, what bounds occupancy).
+  int64_t MaxBlocksPerSm = 32;
   int64_t L2Bytes = 0;
   /// DRAM bandwidth in bytes per second.
   double DramBytesPerSecond = 0;
+  /// The SMs' maximum (boost) clock in kHz; 0 when unknown.
+  int64_t SmClockKHz = 0;
   /// Bytes of kernel parameters one launch may pass. 4,096 bytes is the
   /// limit of every driver and PTX version (CUDA 12.1+ drivers raise it to
   /// 32,764 bytes on sm_70+ for PTX 8.1+; idxmap keeps the portable one).
   int64_t MaxKernelParamBytes = 4096;
 };
+
+/// Waves of \p Blocks blocks of \p ThreadsPerBlock threads on \p D when only
+/// the thread and block limits of an SM bound residency (registers and
+/// shared memory are the kernel's, known after ptxas): blocks per wave =
+/// SmCount x min(MaxBlocksPerSm, MaxThreadsPerSm / ThreadsPerBlock).
+///
+/// Example: on the H100 (132 SMs, 2048 threads per SM), 1056 blocks of 256
+/// threads are one wave (132 x 8); 1057 blocks take 2.
+int64_t residentBlocks(const DeviceModel &D, int64_t ThreadsPerBlock);
 
 /// The preset named \p Name ("A100", "H100", "H200"; case-insensitive), or
 /// nothing.
@@ -63,6 +81,32 @@ std::optional<DeviceModel> lookupDeviceModel(std::string_view Name);
 
 /// The names lookupDeviceModel accepts, in order: {"A100", "H100", "H200"}.
 std::vector<std::string> deviceModelNames();
+
+/// Reads a device model from JSON: an object with "name" (a string) and any
+/// of the fields below, the others keeping the defaults of "base" (a preset
+/// name) or, without one, of DeviceModel{}:
+///   sm_count, warp_size, max_threads_per_block, max_threads_per_sm,
+///   max_blocks_per_sm, registers_per_sm, registers_per_block,
+///   static_shared_bytes_per_block, shared_bytes_per_block,
+///   shared_bytes_per_sm, l2_bytes, sm_clock_khz, max_kernel_param_bytes
+///   (whole numbers), max_grid, max_block (3 whole numbers each),
+///   dram_bytes_per_second (a number; 3.35e12).
+/// An unknown field, a missing name, a value of the wrong type or out of
+/// range is an error located in \p Text (file \p File, line and column).
+///
+/// Example:
+/// \code
+///   auto D = deviceModelFromJson(
+///       R"({"name": "H100-PCIe", "base": "H100", "sm_count": 114,
+///           "dram_bytes_per_second": 2.0e12})", "h100pcie.json");
+///   // D->SmCount == 114, D->L2Bytes == 50 MiB (from the H100 preset)
+/// \endcode
+Expected<DeviceModel> deviceModelFromJson(std::string_view Text,
+                                          const std::string &File);
+
+/// Every field of \p D as the JSON deviceModelFromJson reads (one field
+/// per line, in the order listed there).
+std::string deviceModelToJson(const DeviceModel &D);
 
 /// The preset that emission assumes for a target GPU when the caller names
 /// no device: "A100" for sm_80, "H100" for sm_90 and sm_90a (H200 has the

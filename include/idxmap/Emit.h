@@ -14,6 +14,7 @@
 #include "idxmap/Hlo.h"
 #include "idxmap/HloInterpreter.h"
 #include "idxmap/KernelInfo.h"
+#include "idxmap/Tuning.h"
 
 #include <map>
 #include <optional>
@@ -31,13 +32,11 @@ struct EmitOptions {
   /// Stop after building the kernels' IR: Kernels filled (launch shapes,
   /// recorded thread maps), no IR pipeline, no PTX (for `idxmap analyze`).
   bool KernelsOnly = false;
-  /// The emitters' tuning knobs, by the names of the environment variables
-  /// that also set them (tuningKnobNames(); an entry here wins over the
-  /// environment). Example: `O.Tuning["IDXMAP_RED_ROW_LANES"] = 256;` gives
-  /// row reductions 256 threads per row. A name that is not a knob, or a
-  /// value outside the knob's range, is an error of emitModule
-  /// (validateTuning).
-  std::map<std::string, int64_t> Tuning;
+  /// Overrides of the emitters' choices (Tuning.h; the library reads no
+  /// environment). Example: `O.Tuning.RedRowLanes = 256;` gives row
+  /// reductions 256 threads per row. A value outside its knob's range is an
+  /// error of emitModule (validateTuning).
+  idxmap::Tuning Tuning;
   /// The GPU whose limits kernels must fit (grid, block, shared memory,
   /// parameter bytes); defaultDeviceModel(Target.Gpu) when empty.
   std::optional<DeviceModel> Device;
@@ -64,33 +63,6 @@ struct SkippedFusion {
   /// message names the fusion (`fusion 'f': no emitter computes dot 'd'`).
   Diagnostic Why;
 };
-
-/// One tuning knob: its name and the values it accepts, [Lo, Hi]; with
-/// Pow2, a value is rounded down to a power of two.
-struct TuningKnob {
-  const char *Name;
-  int64_t Lo, Hi;
-  bool Pow2;
-};
-
-/// The emitters' tuning knobs sorted by name, documented at the top of
-/// codegen/emitters/ReductionEmitter.cpp, RowNormalizationEmitter.cpp and
-/// TransposeEmitter.cpp: {"IDXMAP_RED_COL_LANES", 1, 32, true}, ...
-const std::vector<TuningKnob> &tuningKnobs();
-
-/// The names of tuningKnobs(), sorted: `IDXMAP_RED_COL_LANES`, ...,
-/// `IDXMAP_TR_WVEC`.
-const std::vector<std::string> &tuningKnobNames();
-
-/// Checks every entry of \p Tuning: a knob's name, a value in its range.
-/// Returns nothing when valid, else the message (a usage error; it names
-/// the valid range).
-///
-/// Example: `validateTuning({{"IDXMAP_RED_ROW_LANES", 4096}})` is
-/// "tuning knob IDXMAP_RED_ROW_LANES=4096 is out of range: valid values are
-/// 1 to 1024 (rounded down to a power of two)".
-std::optional<std::string>
-validateTuning(const std::map<std::string, int64_t> &Tuning);
 
 struct EmitResult {
   std::string Ptx;

@@ -23,6 +23,8 @@
 #ifndef IDXMAP_RUNTIME_H
 #define IDXMAP_RUNTIME_H
 
+#include "idxmap/DeviceModel.h"
+
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -115,6 +117,14 @@ struct DeviceInfo {
   /// Peak memory clock (kHz) and bus width (bits), for a nominal bandwidth.
   int MemoryClockKHz = 0;
   int MemoryBusWidthBits = 0;
+  /// The attributes deviceModelFromDriver reads besides the above; 0 where
+  /// the driver did not answer.
+  int WarpSize = 0, MaxThreadsPerBlock = 0, MaxBlocksPerSm = 0;
+  int MaxBlock[3] = {0, 0, 0}, MaxGrid[3] = {0, 0, 0};
+  int MaxSharedPerBlock = 0, MaxSharedPerSm = 0;
+  int RegistersPerBlock = 0, RegistersPerSm = 0;
+  /// Peak SM clock (kHz).
+  int ClockKHz = 0;
   std::uint64_t TotalMemoryBytes = 0;
   /// cuDriverGetVersion, e.g. 13000 for CUDA 13.0.
   int DriverVersion = 0;
@@ -124,6 +134,18 @@ struct DeviceInfo {
     return "sm_" + std::to_string(CcMajor) + std::to_string(CcMinor);
   }
 };
+
+/// The device model of the GPU \p I describes, for emission on it (`idxmap
+/// run`): its SMs, limits, shared memory, registers, L2, clock, and a DRAM
+/// bandwidth of 2 transfers per memory clock over the bus width (HBM is
+/// double data rate). Named after the device (I.Name); attributes the
+/// driver did not give keep the defaults of the preset for the compute
+/// capability (defaultDeviceModel of I.smName()).
+///
+/// Example: on an H100 SXM the driver reports 132 SMs, a 2,619 MHz memory
+/// clock and a 5,120-bit bus, so `deviceModelFromDriver(Drv->device())`
+/// has SmCount 132 and DramBytesPerSecond 2 x 2.619e9 x 640 = 3.35e12.
+DeviceModel deviceModelFromDriver(const DeviceInfo &I);
 
 /// Grid, block and dynamic shared memory of one launch.
 struct LaunchDims {
@@ -211,8 +233,9 @@ class CudaDriver {
 public:
   struct OpenOptions {
     int Device = 0;
-    /// The driver library; empty means `$IDXMAP_LIBCUDA` when set, else
-    /// `libcuda.so.1` from the loader's search path.
+    /// The driver library; empty means `libcuda.so.1` from the loader's
+    /// search path. (The library reads no environment: the `idxmap` tool
+    /// passes `$IDXMAP_LIBCUDA` here.)
     std::string LibraryPath;
   };
 
@@ -302,8 +325,16 @@ private:
 class CuptiTimer {
 public:
   struct LoadOptions {
-    /// The library; empty means `$IDXMAP_CUPTI` and then the search list.
+    /// The library; empty means the search list (cupti::searchPatterns in
+    /// codegen/runtime/Cupti.h), built from the fields below.
     std::string LibraryPath;
+    /// Tried first by the search list. The library reads no environment:
+    /// the `idxmap` tool passes `$IDXMAP_CUPTI` here, and `$HOME`,
+    /// `$VIRTUAL_ENV`, `$CONDA_PREFIX` below.
+    std::string FirstPath;
+    /// Roots the search list looks under for Python installs (empty ones
+    /// are left out).
+    std::string Home, VirtualEnv, CondaPrefix;
   };
 
   /// Loads libcupti, registers the activity buffer callbacks and enables

@@ -89,12 +89,13 @@ bool isTuned(const Tuning &T, std::string_view Name);
 /// The set knobs as `NAME=VALUE` separated by spaces ("" when none).
 std::string printTuning(const Tuning &T);
 
-/// The table as text, one knob per line: name, range (with "pow2" for
-/// knobs rounded down to a power of two), default, meaning. What
-/// `idxmap tuning` prints.
+/// The table as Markdown, one row per knob: name, range (", power of two"
+/// for knobs rounded down to one), default, meaning. What `idxmap tuning`
+/// prints and docs/TUNING.md holds.
 ///
-/// Example: a line reads `IDXMAP_RED_COL_WARPS  1..32 pow2  default 8
-/// warps per block of a column reduction`.
+/// Example: the row of IDXMAP_RED_COL_WARPS is
+/// "| `IDXMAP_RED_COL_WARPS` | 1..32, power of two | 8 | column reduction:
+/// warps per block |".
 std::string formatTuningTable();
 
 } // namespace idxmap

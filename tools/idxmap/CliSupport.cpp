@@ -326,8 +326,7 @@ std::string displayName(const std::string &Path) {
   return Path == "-" ? "<stdin>" : Path;
 }
 
-std::optional<std::string> parseTuning(const std::string &Text,
-                                       std::map<std::string, int64_t> &Out) {
+std::optional<std::string> parseTuning(const std::string &Text, Tuning &Out) {
   size_t Start = 0;
   while (Start <= Text.size()) {
     size_t Comma = Text.find(',', Start);
@@ -337,11 +336,10 @@ std::optional<std::string> parseTuning(const std::string &Text,
     if (Eq == std::string::npos || Eq == 0)
       return "--tune needs NAME=VALUE[,NAME=VALUE...], got '" + Item + "'";
     std::string Name = Item.substr(0, Eq), Value = Item.substr(Eq + 1);
-    const std::vector<std::string> &Known = tuningKnobNames();
-    if (!std::binary_search(Known.begin(), Known.end(), Name)) {
+    if (!findTuningKnob(Name)) {
       std::string List;
-      for (const std::string &K : Known)
-        List += (List.empty() ? "" : ", ") + K;
+      for (const TuningKnobInfo &K : tuningTable())
+        List += (List.empty() ? "" : ", ") + std::string(K.Name);
       return "--tune: unknown knob '" + Name + "' (knobs: " + List + ")";
     }
     char *End = nullptr;
@@ -349,12 +347,28 @@ std::optional<std::string> parseTuning(const std::string &Text,
     long long V = std::strtoll(Value.c_str(), &End, 10);
     if (Value.empty() || *End != 0 || errno == ERANGE)
       return "--tune: " + Name + " needs a whole number, got '" + Value + "'";
-    Out[Name] = V;
+    if (auto Err = setTuning(Out, Name, V))
+      return "--tune: " + *Err;
     if (Comma == std::string::npos)
       break;
     Start = Comma + 1;
   }
   return std::nullopt;
+}
+
+Expected<DeviceModel> readDeviceOption(const std::string &Text) {
+  if (auto D = lookupDeviceModel(Text))
+    return *D;
+  std::string Presets;
+  for (const std::string &N : deviceModelNames())
+    Presets += (Presets.empty() ? "" : ", ") + N;
+  std::string Json;
+  if (auto Err = readInput(Text, Json))
+    return Diagnostic{{"", 0, 0},
+                      "--device: '" + Text + "' is neither a preset (" +
+                          Presets + ") nor a device model file: " + *Err,
+                      ""};
+  return deviceModelFromJson(Json, Text);
 }
 
 uint64_t &maxInputBytes() {

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "Environment.h"
 #include "WholeModule.h"
 
 #include "idxmap/Coalescing.h"
@@ -45,10 +46,13 @@ static CommandRegistration RegisterAnalyze(AnalyzeCommand);
 /// codegen records none or cannot compile the fusion.
 static std::optional<ThreadMapping>
 kernelThreadMapping(Context &Ctx, const HloModule &M,
-                    const HloInstruction &Fusion, const FusionAnalysis &A) {
+                    const HloInstruction &Fusion, const FusionAnalysis &A,
+                    const DeviceModel &Device) {
   EmitOptions EO;
+  EO.Device = Device;
   EO.OnlyFusion = Fusion.name();
   EO.KernelsOnly = true;
+  tuningFromEnvironment(EO.Tuning);
   auto R = emitModule(M, EO);
   if (!R || R->Kernels.size() != 1 || R->Kernels[0].ThreadMap.empty())
     return std::nullopt;
@@ -71,7 +75,7 @@ kernelThreadMapping(Context &Ctx, const HloModule &M,
 
 static void report(OutputFile &O, const std::string &Title,
                    const HloModule *Module, const HloInstruction *Fusion,
-                   const FusionAnalysis &A) {
+                   const FusionAnalysis &A, const DeviceModel &Device) {
   O << Title << "\n";
   for (size_t K = 0; K < A.Roots.size(); ++K)
     O << "  root " << A.Roots[K]->name() << ": hero " << A.Heroes[K]->name()
@@ -99,22 +103,21 @@ static void report(OutputFile &O, const std::string &Title,
   bool Empty = Reduction && A.Heroes.front()->opcode() == HloOpcode::Reduce &&
                A.Heroes.front()->operand(0)->shape().numElements() == 0;
   if (Module && Fusion && Reduction && !Empty)
-    Kernel = kernelThreadMapping(Ctx, *Module, *Fusion, A);
-  ThreadMapping TM = Kernel ? *Kernel : heroThreadMapping(Ctx, A);
+    Kernel = kernelThreadMapping(Ctx, *Module, *Fusion, A, Device);
+  ThreadMapping TM = Kernel ? *Kernel : heroThreadMapping(Ctx, A, Device);
   // The loop emitter launches more blocks than grid.x allows as a
-  // grid-stride loop; show what it launches. Every device preset has the
-  // same grid.x limit, the DeviceModel default. The coalescing table counts
+  // grid-stride loop; show what it launches. The coalescing table counts
   // the mapping's warps (one per block iteration) from TM itself.
   ThreadMapping Shown =
       !Kernel && !Reduction && A.Kind != EmitterKind::Transpose
-          ? launchedThreadMapping(TM, DeviceModel().MaxGrid[0])
+          ? launchedThreadMapping(TM, Device.MaxGrid[0])
           : TM;
   O << "  threads: " << Shown.ThreadsPerBlock << " x " << Shown.Blocks
     << " blocks";
   if (Shown.Iterations > 1)
     O << " x " << Shown.Iterations
       << " iterations (a grid-stride loop: grid.x is at most "
-      << DeviceModel().MaxGrid[0] << ")";
+      << Device.MaxGrid[0] << ")";
   O << ", vector " << Shown.Vector
     << (Kernel ? " (the kernel's, from codegen)"
         : Reduction && Codegen != emitterKindName(A.Kind)
@@ -157,7 +160,8 @@ static void report(OutputFile &O, const std::string &Title,
     O << "    " << Listing.substr(Pos, End - Pos) << "\n";
     Pos = End == std::string::npos ? Listing.size() : End + 1;
   }
-  O << "  coalescing:\n" << formatCoalescing(analyzeCoalescing(Ctx, A, TM));
+  O << "  coalescing:\n"
+    << formatCoalescing(analyzeCoalescing(Ctx, A, TM, true, Device));
 }
 
 /// The first output of \p A that the thread mappings and the coalescing
@@ -172,14 +176,24 @@ static const HloInstruction *unsupportedRoot(const FusionAnalysis &A) {
 }
 
 static int runAnalyze(int Argc, char **Argv) {
-  std::string File = "-", Fusion;
+  std::string File = "-", Fusion, DeviceName = "H100";
   OutputOptions Out;
   ArgParser P(AnalyzeCommand);
   P.positional("FILE", &File, "HLO module, or - for stdin", true);
   P.option("--fusion", "NAME", &Fusion, "only this fusion instruction");
+  P.option("--device", "NAME|FILE.json", &DeviceName,
+           "the GPU the kernels are planned for: a preset (A100, H100, "
+           "H200) or a JSON file (default: H100, emit's for sm_90)");
   Out.addTo(P, /*AllowFormat=*/false);
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
+  auto Device = readDeviceOption(DeviceName);
+  if (!Device) {
+    if (Device.error().Loc.File.empty())
+      return P.usageError(Device.error().Message);
+    printDiagnostic(Device.error());
+    return ExitRejected;
+  }
   std::string Text;
   if (auto Err = readInput(File, Text)) {
     printError(displayName(File), *Err);
@@ -214,7 +228,7 @@ static int runAnalyze(int Argc, char **Argv) {
     report(O,
            "fusion " + F->name() + " (calls " + F->fusedComputation()->name() +
                ")",
-           M->get(), F, analyzeFusion(*F));
+           M->get(), F, analyzeFusion(*F), *Device);
   }
   if (!Fusion.empty() && !Found) {
     printError(displayName(File), "no fusion named '" + Fusion + "'");
@@ -252,7 +266,7 @@ static int runAnalyze(int Argc, char **Argv) {
       return ExitRejected;
     }
     report(O, "computation " + (*M)->entry()->name() + " (no fusion)", M->get(),
-           nullptr, A);
+           nullptr, A, *Device);
   }
   return O.close() ? ExitOk : ExitRejected;
 }

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "Environment.h"
 #include "WholeModule.h"
 
 #include "idxmap/Emit.h"
@@ -45,7 +46,7 @@ static int runEmit(int Argc, char **Argv) {
   std::string File = "-", EmitKind = "ptx", Gpu = "sm_90", Fusion, PtxVer,
               Opt = "fast";
   bool Precise = false, Time = false;
-  std::string Repeat = "0", Tune, MaxInstructions;
+  std::string Repeat = "0", Tune, MaxInstructions, Device;
   OutputOptions Out;
   ArgParser P(EmitCommand);
   P.positional("FILE", &File, "HLO module, or - for stdin", true);
@@ -63,6 +64,10 @@ static int runEmit(int Argc, char **Argv) {
   P.option("--tune", "NAME=VALUE[,...]", &Tune,
            "set emitter tuning knobs (the IDXMAP_RED_*/IDXMAP_ROWNORM_* "
            "names; wins over the environment)");
+  P.option("--device", "NAME|FILE.json", &Device,
+           "the GPU's model whose limits kernels must fit: a preset (A100, "
+           "H100, H200) or a JSON file (default: the preset of --gpu, "
+           "A100 for sm_80, else H100)");
   P.option("--max-fusion-instructions", "N", &MaxInstructions,
            "reject fusions of more than N instructions (default 25000; 0: "
            "no limit)");
@@ -72,6 +77,9 @@ static int runEmit(int Argc, char **Argv) {
   EmitOptions O;
   O.Target.Gpu = Gpu;
   O.Target.PreciseMath = Precise;
+  // The environment first: --tune wins over it.
+  tuningFromEnvironment(O.Tuning);
+  std::optional<std::string> EnvError = targetOptionsFromEnvironment(O.Target);
   O.Target.OptPipeline =
       Opt == "O3" ? TargetOptions::Pipeline::O3 : TargetOptions::Pipeline::Fast;
   if (!PtxVer.empty()) {
@@ -98,6 +106,16 @@ static int runEmit(int Argc, char **Argv) {
                           MaxInstructions + "'");
     O.MaxFusionInstructions = int64_t(*N);
   }
+  if (!Device.empty()) {
+    auto D = readDeviceOption(Device);
+    if (!D) {
+      if (D.error().Loc.File.empty())
+        return P.usageError(D.error().Message);
+      printDiagnostic(D.error());
+      return ExitRejected;
+    }
+    O.Device = std::move(*D);
+  }
   // Option errors are usage errors (exit 2), not errors in the input.
   if (auto Err = validateTuning(O.Tuning))
     return P.usageError("--tune: " + *Err);
@@ -119,6 +137,10 @@ static int runEmit(int Argc, char **Argv) {
   O.KeepLlvmIr = EmitKind == "llvm";
   // A whole module: emit the fusions that can be, name the others.
   O.SkipUnsupported = true;
+  if (EnvError) {
+    printError(displayName(File), *EnvError);
+    return ExitRejected;
+  }
   auto R = emitModule(**M, O);
   if (!R) {
     // Errors without a location are not about a place in the input (the

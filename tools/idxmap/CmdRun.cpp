@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "Environment.h"
 #include "WholeModule.h"
 
 #include "idxmap/DeviceModel.h"
@@ -74,12 +75,12 @@ static int runRun(int Argc, char **Argv) {
          "workloads that are small by nature)");
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
-  std::map<std::string, int64_t> Tuning;
+  // The environment first: --tune wins over it.
+  Tuning Tuning;
+  tuningFromEnvironment(Tuning);
   if (!Tune.empty())
     if (auto Err = parseTuning(Tune, Tuning))
       return P.usageError(*Err);
-  if (auto Err = validateTuning(Tuning))
-    return P.usageError("--tune: " + *Err);
   RunOptions RO;
   auto Seed = parseUnsigned(SeedText, 0, UINT64_MAX);
   if (!Seed)
@@ -167,10 +168,31 @@ static int runRun(int Argc, char **Argv) {
     printDiagnostic(M.error());
     return ExitRejected;
   }
+  // CUPTI is attached before the driver creates the context; its failure is
+  // reported once the driver is known to work (no driver: exit 3 first).
+  std::optional<runtime::DriverResult<runtime::CuptiTimer *>> Cupti;
+  if (Bench && Timer != "events")
+    Cupti.emplace(runtime::CuptiTimer::load(cuptiOptionsFromEnvironment()));
+  auto Drv = runtime::CudaDriver::open(driverOptionsFromEnvironment());
+  if (!Drv) {
+    std::fprintf(stderr, "idxmap run: %s\n", Drv.error().Message.c_str());
+    return Drv.error().isUnavailable() ? 3 : ExitRejected;
+  }
+  const runtime::DeviceInfo &D = (*Drv)->device();
+  std::printf("device: %s (%s), %d SMs, driver CUDA %s\n", D.Name.c_str(),
+              D.smName().c_str(), D.SmCount,
+              runtime::formatDriverVersion(D.DriverVersion).c_str());
+  // HLO input is emitted for the GPU the driver opened: its model (SMs,
+  // limits, L2, bandwidth) from the driver's attributes.
   if (!IsPtx) {
     EmitOptions O;
+    O.Device = runtime::deviceModelFromDriver(D);
     O.Target.Gpu = Gpu;
     O.Target.PreciseMath = Precise;
+    if (auto Err = targetOptionsFromEnvironment(O.Target)) {
+      printError(displayName(HloFile), *Err);
+      return ExitRejected;
+    }
     O.OnlyFusion = Fusion;
     O.Tuning = Tuning;
     // A whole module: run the fusions that can be emitted, name the others
@@ -196,20 +218,6 @@ static int runRun(int Argc, char **Argv) {
     Ptx = std::move(R->Ptx);
     Kernels = std::move(R->Kernels);
   }
-  // CUPTI is attached before the driver creates the context; its failure is
-  // reported once the driver is known to work (no driver: exit 3 first).
-  std::optional<runtime::DriverResult<runtime::CuptiTimer *>> Cupti;
-  if (Bench && Timer != "events")
-    Cupti.emplace(runtime::CuptiTimer::load());
-  auto Drv = runtime::CudaDriver::open();
-  if (!Drv) {
-    std::fprintf(stderr, "idxmap run: %s\n", Drv.error().Message.c_str());
-    return Drv.error().isUnavailable() ? 3 : ExitRejected;
-  }
-  const runtime::DeviceInfo &D = (*Drv)->device();
-  std::printf("device: %s (%s), %d SMs, driver CUDA %s\n", D.Name.c_str(),
-              D.smName().c_str(), D.SmCount,
-              runtime::formatDriverVersion(D.DriverVersion).c_str());
   if (Cupti && *Cupti) {
     RO.Cupti = **Cupti;
     RO.RequireCupti = Timer == "cupti";

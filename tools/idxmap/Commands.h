@@ -73,11 +73,13 @@
 #define IDXMAP_TOOLS_COMMANDS_H
 
 #include "idxmap/Context.h"
+#include "idxmap/DeviceModel.h"
 #include "idxmap/Diagnostics.h"
 #include "idxmap/Domain.h"
 #include "idxmap/IndexingMap.h"
 #include "idxmap/Parse.h"
 #include "idxmap/Simplify.h"
+#include "idxmap/Tuning.h"
 
 #include <cstdint>
 #include <fstream>
@@ -321,12 +323,23 @@ std::optional<uint64_t> parseUnsigned(std::string_view Text, uint64_t Min,
 /// Display name of an input path in diagnostics ("<stdin>" for "-").
 std::string displayName(const std::string &Path);
 
-/// Parses `--tune NAME=VALUE[,NAME=VALUE...]` into \p Out: each NAME one of
-/// tuningKnobNames(), each VALUE a whole number (negative allowed). On
-/// failure returns the message for a usage error, e.g. "--tune: unknown
-/// knob 'X' (knobs: IDXMAP_RED_COL_LANES, ...)".
-std::optional<std::string> parseTuning(const std::string &Text,
-                                       std::map<std::string, int64_t> &Out);
+/// Parses `--tune NAME=VALUE[,NAME=VALUE...]` into \p Out: each NAME a
+/// knob of tuningTable(), each VALUE a whole number in its range (set with
+/// setTuning; a later entry wins). On failure returns the message for a
+/// usage error, e.g. "--tune: unknown knob 'X' (knobs:
+/// IDXMAP_RED_COL_LANES, ...)".
+std::optional<std::string> parseTuning(const std::string &Text, Tuning &Out);
+
+/// The device model of `--device NAME|FILE.json`: the preset NAME
+/// (lookupDeviceModel), else the JSON file FILE (deviceModelFromJson).
+/// Errors: a name that is neither (a usage error: no location), or the
+/// file's error at its line and column.
+///
+/// Example: `readDeviceOption("h200")->SmCount == 132`;
+/// `readDeviceOption("V100")` fails with "--device: 'V100' is neither a
+/// preset (A100, H100, H200) nor a device model file: cannot open 'V100':
+/// No such file or directory".
+Expected<DeviceModel> readDeviceOption(const std::string &Text);
 
 /// One chunk of an input buffer.
 struct Chunk {

@@ -1,0 +1,126 @@
+//===- GpuBuilder.cpp - Block-level IR patterns of the emitters -----------===//
+//
+// Part of idxmap.
+//
+//===----------------------------------------------------------------------===//
+#include "GpuBuilder.h"
+#include "KernelBuilder.h"
+
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Function.h"
+
+namespace idxmap {
+namespace codegen {
+
+void emitIf(llvm::IRBuilderBase &B, llvm::Value *Cond,
+            const std::function<void()> &Body) {
+  if (auto *CI = llvm::dyn_cast<llvm::ConstantInt>(Cond)) {
+    if (CI->isOne())
+      Body();
+    return;
+  }
+  llvm::Function *K = B.GetInsertBlock()->getParent();
+  llvm::LLVMContext &LC = B.getContext();
+  auto *Then = llvm::BasicBlock::Create(LC, "if.then", K);
+  auto *Done = llvm::BasicBlock::Create(LC, "if.done", K);
+  B.CreateCondBr(Cond, Then, Done);
+  B.SetInsertPoint(Then);
+  Body();
+  B.CreateBr(Done);
+  B.SetInsertPoint(Done);
+}
+
+llvm::Value *shuffleXor(llvm::IRBuilderBase &B, llvm::Value *V, unsigned Mask,
+                        unsigned Width) {
+  if (V->getType()->isIntegerTy(1))
+    return B.CreateTrunc(
+        emitShuffleXor(B, B.CreateZExt(V, B.getInt32Ty()), Mask, Width),
+        B.getInt1Ty());
+  return emitShuffleXor(B, V, Mask, Width);
+}
+
+std::vector<llvm::Value *>
+combineReduces(llvm::IRBuilderBase &B,
+               llvm::ArrayRef<const HloInstruction *> Reduces,
+               llvm::ArrayRef<llvm::Value *> Acc,
+               llvm::ArrayRef<llvm::Value *> Val, const MathOptions &Math) {
+  std::vector<llvm::Value *> Res;
+  size_t Pos = 0;
+  for (const HloInstruction *R : Reduces) {
+    size_t N = R->operandCount() / 2;
+    auto X = emitReduction(B, *R->toApply(), Acc.slice(Pos, N),
+                           Val.slice(Pos, N), Math);
+    Res.insert(Res.end(), X.begin(), X.end());
+    Pos += N;
+  }
+  return Res;
+}
+
+std::vector<llvm::Value *> butterflyReduce(
+    llvm::IRBuilderBase &B, llvm::ArrayRef<const HloInstruction *> Reduces,
+    std::vector<llvm::Value *> Vals, unsigned Width, const MathOptions &Math) {
+  for (unsigned Mask = Width / 2; Mask >= 1; Mask /= 2) {
+    std::vector<llvm::Value *> Other;
+    for (llvm::Value *X : Vals)
+      Other.push_back(shuffleXor(B, X, Mask, Width));
+    Vals = combineReduces(B, Reduces, Vals, Other, Math);
+  }
+  return Vals;
+}
+
+SharedSlots::SharedSlots(llvm::Module &M, llvm::ArrayRef<llvm::Value *> Like,
+                         uint64_t Count, const llvm::Twine &Name,
+                         unsigned Align)
+    : Count(Count) {
+  for (llvm::Value *V : Like) {
+    llvm::Type *T = V->getType();
+    Types.push_back(T);
+    llvm::Type *Slot =
+        T->isIntegerTy(1) ? llvm::Type::getInt8Ty(M.getContext()) : T;
+    Arrays.push_back(createSharedArray(M, Slot, Count, Name.str(), Align));
+  }
+}
+
+llvm::Value *SharedSlots::slot(llvm::IRBuilderBase &B, size_t I,
+                               llvm::Value *Index) const {
+  return B.CreateInBoundsGEP(
+      Arrays[I]->getValueType(), Arrays[I],
+      {llvm::ConstantInt::get(Index->getType(), 0), Index});
+}
+
+void SharedSlots::store(llvm::IRBuilderBase &B, llvm::Value *Index,
+                        llvm::ArrayRef<llvm::Value *> Vals) const {
+  for (size_t I = 0; I < Vals.size(); ++I) {
+    llvm::Value *X = Vals[I];
+    if (X->getType()->isIntegerTy(1))
+      X = B.CreateZExt(X, B.getInt8Ty());
+    B.CreateStore(X, slot(B, I, Index));
+  }
+}
+
+std::vector<llvm::Value *> SharedSlots::load(llvm::IRBuilderBase &B,
+                                             llvm::Value *Index) const {
+  std::vector<llvm::Value *> Vals;
+  for (size_t I = 0; I < Arrays.size(); ++I) {
+    llvm::Value *X = B.CreateLoad(
+        Arrays[I]->getValueType()->getArrayElementType(), slot(B, I, Index));
+    if (Types[I]->isIntegerTy(1))
+      X = B.CreateTrunc(X, B.getInt1Ty());
+    Vals.push_back(X);
+  }
+  return Vals;
+}
+
+uint64_t SharedSlots::bytes(const llvm::DataLayout &DL) const {
+  uint64_t Bytes = 0;
+  for (llvm::GlobalVariable *A : Arrays) {
+    uint64_t B =
+        Count * DL.getTypeAllocSize(A->getValueType()->getArrayElementType());
+    Bytes += (B + 15) / 16 * 16;
+  }
+  return Bytes;
+}
+
+} // namespace codegen
+} // namespace idxmap

@@ -1,0 +1,103 @@
+//===- GpuBuilder.h - Block-level IR patterns of the emitters ---*- C++ -*-===//
+//
+// Part of idxmap. The pieces of IR that the reduction and row-normalization
+// emitters both build around their reductions: a guarded region, warp
+// shuffles of any value (booleans included), the combination of several
+// reducers' accumulators, the butterfly across a warp's lanes, and arrays
+// of shared-memory slots for partials that cross warps. Private to
+// codegen/emitters.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_CODEGEN_EMITTERS_GPUBUILDER_H
+#define IDXMAP_CODEGEN_EMITTERS_GPUBUILDER_H
+
+#include "ElementwiseCodegen.h"
+
+#include "idxmap/Hlo.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
+#include <functional>
+#include <vector>
+
+namespace idxmap {
+namespace codegen {
+
+/// Emits \p Body under `if (Cond)` in the function of \p B's insertion
+/// point, leaving \p B after the region. A constant condition emits \p Body
+/// straight (true) or nothing (false), without branches.
+///
+/// Example: `emitIf(B, B.CreateICmpEQ(Lane, Zero), [&] { B.CreateStore(X,
+/// P); })` gives `br %c, if.then, if.done` / `if.then: store; br if.done`.
+void emitIf(llvm::IRBuilderBase &B, llvm::Value *Cond,
+            const std::function<void()> &Body);
+
+/// `shfl.sync.bfly` of \p V with lane `laneid ^ Mask` in groups of
+/// \p Width lanes (emitShuffleXor); an i1 travels as an i32.
+///
+/// Example: `shuffleXor(B, Sum, 16, 32)` is the sum of the lane 16 apart.
+llvm::Value *shuffleXor(llvm::IRBuilderBase &B, llvm::Value *V, unsigned Mask,
+                        unsigned Width);
+
+/// The reducers of \p Reduces applied in turn to their slots of \p Acc and
+/// \p Val (a variadic reduce of N outputs takes N consecutive slots of
+/// each), as emitReduction inlines them: the new accumulators.
+///
+/// Example: for {max, sum} and Acc = {m, s}, Val = {x, y}: {max(m, x),
+/// s + y}.
+std::vector<llvm::Value *>
+combineReduces(llvm::IRBuilderBase &B,
+               llvm::ArrayRef<const HloInstruction *> Reduces,
+               llvm::ArrayRef<llvm::Value *> Acc,
+               llvm::ArrayRef<llvm::Value *> Val, const MathOptions &Math);
+
+/// Combines \p Vals (the slots of \p Reduces, combineReduces) across each
+/// group of \p Width lanes (a power of two <= 32) with log2(Width)
+/// butterfly shuffles: every lane of a group ends with the group's value.
+///
+/// Example: Width 4 shuffles at lane distances 2, then 1.
+std::vector<llvm::Value *> butterflyReduce(
+    llvm::IRBuilderBase &B, llvm::ArrayRef<const HloInstruction *> Reduces,
+    std::vector<llvm::Value *> Vals, unsigned Width, const MathOptions &Math);
+
+/// Shared-memory arrays for values crossing warps: one array of Count
+/// slots per value type (an i1 is held as an i8), so that one slot index
+/// addresses a value of each.
+///
+/// Example: partials of a max and a sum, one per warp of 8:
+/// \code
+///   SharedSlots Sh(M, {Max, Sum}, 8, "k.red");
+///   emitIf(B, IsLane0, [&] { Sh.store(B, Warp, {Max, Sum}); });
+///   emitBarrier(B);
+///   std::vector<llvm::Value *> Part = Sh.load(B, Lane);
+/// \endcode
+class SharedSlots {
+public:
+  SharedSlots(llvm::Module &M, llvm::ArrayRef<llvm::Value *> Like,
+              uint64_t Count, const llvm::Twine &Name, unsigned Align = 16);
+
+  /// Stores \p Vals (of the types given at construction) into slot
+  /// \p Index of each array.
+  void store(llvm::IRBuilderBase &B, llvm::Value *Index,
+             llvm::ArrayRef<llvm::Value *> Vals) const;
+  /// The values of slot \p Index, in their original types.
+  std::vector<llvm::Value *> load(llvm::IRBuilderBase &B,
+                                  llvm::Value *Index) const;
+  /// The arrays' bytes, each rounded up to 16.
+  uint64_t bytes(const llvm::DataLayout &DL) const;
+
+private:
+  llvm::Value *slot(llvm::IRBuilderBase &B, size_t I, llvm::Value *Index) const;
+
+  std::vector<llvm::GlobalVariable *> Arrays;
+  std::vector<llvm::Type *> Types;
+  uint64_t Count;
+};
+
+} // namespace codegen
+} // namespace idxmap
+
+#endif
