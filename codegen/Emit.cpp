@@ -160,8 +160,10 @@ static Expected<KernelInfo> emitFusion(llvm::Module &Mod, const HloModule &M,
   if (auto Why = checkFusion(M, F, O, Math.Device))
     return *Why;
   FusionAnalysis A = analyzeFusion(F);
+  // Every decision is the plan's; the emitters build IR from it. The
+  // plan's maps live in Ctx, which the emitter keeps using.
   Context Ctx;
-  Expected<KernelPlan> P = planFusion(Ctx, A, Tuning{}, Math.Device, &F);
+  Expected<KernelPlan> P = planFusion(Ctx, A, Math.Tuning, Math.Device, &F);
   if (!P)
     return P.error();
   Expected<KernelInfo> K = Diagnostic{};

@@ -40,7 +40,7 @@ std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
     if (R->shape().numElements() > Largest->shape().numElements())
       Largest = R;
   }
-  P.Main = Uniform ? heroThreadMapping(In.Ctx, A)
+  P.Main = Uniform ? heroThreadMapping(In.Ctx, A, In.Device)
                    : loopThreadMapping(In.Ctx, Largest->shape(), 1);
   if (!Uniform)
     P.Main.Target = Largest;

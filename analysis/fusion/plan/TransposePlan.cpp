@@ -104,7 +104,7 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
       W *= 2;
     Warps = W;
   }
-  TP.Tiling = transposeTiling(In.Ctx, A, Warps, ReadVec, WriteVec);
+  TP.Tiling = transposeTiling(In.Ctx, A, Warps, ReadVec, WriteVec, In.Device);
   const TransposeTiling &T = TP.Tiling;
   if (T.Blocks > In.Device.MaxGrid[0])
     return std::to_string(T.Blocks) +
