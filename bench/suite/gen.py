@@ -156,6 +156,10 @@ class Fn:
 
 
 class Fusion:
+    """One fusion of the suite: its HLO module, parameters (name, type,
+    shape, how run_suite.py fills it: randn, randint, square, lr), outputs
+    and peer functions (the module docstring)."""
+
     def __init__(self, name, category, model, fn, roots, kind, tf, jf, cf=None,
                  note=""):
         self.name, self.category, self.model, self.note = name, category, model, note
@@ -198,6 +202,7 @@ def sd(d):
 
 def ss(shape):
     return tuple(sd(d) for d in shape)
+
 
 # Torch/JAX/CuPy names of the HLO types (the runner maps them to dtypes).
 TDT = {"f32": "float32", "bf16": "bfloat16", "f16": "float16", "s32": "int32",
