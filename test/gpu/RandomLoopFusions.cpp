@@ -37,7 +37,7 @@ int main(int Argc, char **Argv) {
   if (auto Exit =
           testing::parseGpuTestArgs(Argc, Argv, "random_loop_fusions", Flags))
     return *Exit;
-  auto Drv = runtime::CudaDriver::open();
+  auto Drv = runtime::CudaDriver::open({0, testing::libcudaFromEnvironment()});
   if (auto Exit = testing::skipWithoutDriver(Drv, false))
     return *Exit;
   unsigned Run = 0, Failed = 0, Skipped = 0, Strided = 0;

@@ -790,7 +790,7 @@ int main(int Argc, char **Argv) {
   if (auto Exit =
           testing::parseGpuTestArgs(Argc, Argv, "random_reductions", Flags))
     return *Exit;
-  auto Drv = runtime::CudaDriver::open();
+  auto Drv = runtime::CudaDriver::open({0, testing::libcudaFromEnvironment()});
   if (auto Exit = testing::skipWithoutDriver(Drv, Flags.DryRun))
     return *Exit;
   if (!Flags.DryRun)

@@ -143,7 +143,7 @@ int main(int Argc, char **Argv) {
   if (auto Exit =
           testing::parseGpuTestArgs(Argc, Argv, "random_transposes", Flags))
     return *Exit;
-  auto Drv = runtime::CudaDriver::open();
+  auto Drv = runtime::CudaDriver::open({0, testing::libcudaFromEnvironment()});
   if (auto Exit = testing::skipWithoutDriver(Drv, Flags.DryRun))
     return *Exit;
   unsigned Run = 0, Failed = 0, Skipped = 0;

@@ -8,8 +8,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 namespace idxmap::testing {
+
+std::string libcudaFromEnvironment() {
+  const char *V = std::getenv("IDXMAP_LIBCUDA");
+  return V ? V : "";
+}
 
 std::optional<int> parseGpuTestArgs(int Argc, char **Argv, const char *Program,
                                     GpuTestFlags &F) {

@@ -47,6 +47,13 @@ struct GpuTestFlags {
 std::optional<int> parseGpuTestArgs(int Argc, char **Argv, const char *Program,
                                     GpuTestFlags &F);
 
+/// The CUDA driver library to open (CudaDriver::OpenOptions::LibraryPath):
+/// `$IDXMAP_LIBCUDA`, as `idxmap run` reads it; empty when unset (the
+/// runtime then opens libcuda.so.1). The libraries read no environment.
+///
+/// Example: `runtime::CudaDriver::open({0, libcudaFromEnvironment()})`.
+std::string libcudaFromEnvironment();
+
 /// What a GPU test program does without a driver: \p Drv is the result of
 /// CudaDriver::open(). Returns the exit code after printing `SKIP: why`
 /// (77, ctest's skip code, when no driver or GPU exists, else 1), or nothing
