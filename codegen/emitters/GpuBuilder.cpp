@@ -10,6 +10,8 @@
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Function.h"
 
+#include <algorithm>
+
 namespace idxmap {
 namespace codegen {
 
@@ -57,16 +59,31 @@ combineReduces(llvm::IRBuilderBase &B,
   return Res;
 }
 
+std::vector<std::vector<llvm::Value *>>
+butterflyReduceSets(llvm::IRBuilderBase &B,
+                    llvm::ArrayRef<const HloInstruction *> Reduces,
+                    std::vector<std::vector<llvm::Value *>> Sets,
+                    unsigned Width, unsigned Lowest, const MathOptions &Math) {
+  for (unsigned Mask = Width / 2; Mask >= std::max(Lowest, 1u); Mask /= 2) {
+    std::vector<std::vector<llvm::Value *>> Other;
+    for (const std::vector<llvm::Value *> &S : Sets) {
+      std::vector<llvm::Value *> O;
+      for (llvm::Value *X : S)
+        O.push_back(shuffleXor(B, X, Mask, Width));
+      Other.push_back(std::move(O));
+    }
+    for (size_t I = 0; I < Sets.size(); ++I)
+      Sets[I] = combineReduces(B, Reduces, Sets[I], Other[I], Math);
+  }
+  return Sets;
+}
+
 std::vector<llvm::Value *> butterflyReduce(
     llvm::IRBuilderBase &B, llvm::ArrayRef<const HloInstruction *> Reduces,
     std::vector<llvm::Value *> Vals, unsigned Width, const MathOptions &Math) {
-  for (unsigned Mask = Width / 2; Mask >= 1; Mask /= 2) {
-    std::vector<llvm::Value *> Other;
-    for (llvm::Value *X : Vals)
-      Other.push_back(shuffleXor(B, X, Mask, Width));
-    Vals = combineReduces(B, Reduces, Vals, Other, Math);
-  }
-  return Vals;
+  std::vector<std::vector<llvm::Value *>> Sets = {std::move(Vals)};
+  return butterflyReduceSets(B, Reduces, std::move(Sets), Width, 1, Math)
+      .front();
 }
 
 SharedSlots::SharedSlots(llvm::Module &M, llvm::ArrayRef<llvm::Value *> Like,

@@ -63,6 +63,20 @@ std::vector<llvm::Value *> butterflyReduce(
     llvm::IRBuilderBase &B, llvm::ArrayRef<const HloInstruction *> Reduces,
     std::vector<llvm::Value *> Vals, unsigned Width, const MathOptions &Math);
 
+/// butterflyReduce of several independent sets of values at once (each set
+/// the slots of \p Reduces), down to lane distance \p Lowest: the shuffles
+/// of every set at one distance precede their combinations, so they are in
+/// flight together; lanes \p Lowest apart (Lowest < Width) keep separate
+/// results.
+///
+/// Example: Width 32, Lowest 4 combines lanes 16, 8 and 4 apart: lanes 0-3
+/// hold the 4 results of the warp (each from 8 lanes).
+std::vector<std::vector<llvm::Value *>>
+butterflyReduceSets(llvm::IRBuilderBase &B,
+                    llvm::ArrayRef<const HloInstruction *> Reduces,
+                    std::vector<std::vector<llvm::Value *>> Sets,
+                    unsigned Width, unsigned Lowest, const MathOptions &Math);
+
 /// Shared-memory arrays for values crossing warps: one array of Count
 /// slots per value type (an i1 is held as an i8), so that one slot index
 /// addresses a value of each.
