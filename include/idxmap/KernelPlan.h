@@ -204,7 +204,8 @@ Expected<KernelPlan> planFusion(Context &Ctx, const FusionAnalysis &A,
                                 const HloInstruction *Fusion = nullptr);
 
 /// The plan as text: emitter and launch, then one line per choice (name,
-/// value, reason), then the main thread map and the cost estimate.
+/// value, reason), then the cost estimate (not the thread map: `idxmap
+/// analyze` prints Main with printMap).
 std::string printKernelPlan(const KernelPlan &P);
 
 /// \p A as a loop fusion: what a transpose fusion whose roots the transpose

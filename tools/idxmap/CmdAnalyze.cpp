@@ -16,6 +16,7 @@
 #include "idxmap/Hlo.h"
 #include "idxmap/HloIndexing.h"
 #include "idxmap/KernelInfo.h"
+#include "idxmap/KernelPlan.h"
 #include "idxmap/Parse.h"
 #include "idxmap/Partition.h"
 #include "idxmap/Print.h"
@@ -41,38 +42,6 @@ static const Command AnalyzeCommand = {
     runAnalyze};
 static CommandRegistration RegisterAnalyze(AnalyzeCommand);
 
-/// The thread mapping the kernel of \p Fusion records (KernelInfo::
-/// ThreadMap: the reduction emitter's), compiled in \p Ctx; nullopt when
-/// codegen records none or cannot compile the fusion.
-static std::optional<ThreadMapping>
-kernelThreadMapping(Context &Ctx, const HloModule &M,
-                    const HloInstruction &Fusion, const FusionAnalysis &A,
-                    const DeviceModel &Device) {
-  EmitOptions EO;
-  EO.Device = Device;
-  EO.OnlyFusion = Fusion.name();
-  EO.KernelsOnly = true;
-  tuningFromEnvironment(EO.Tuning);
-  auto R = emitModule(M, EO);
-  if (!R || R->Kernels.size() != 1 || R->Kernels[0].ThreadMap.empty())
-    return std::nullopt;
-  const KernelInfo &K = R->Kernels[0];
-  auto Map = parseIndexingMap(Ctx, K.ThreadMap);
-  if (!Map || Map->rangeVars().empty())
-    return std::nullopt;
-  ThreadMapping TM;
-  for (const HloInstruction *I : A.Computation->instructions())
-    if (I->name() == K.ThreadMapTarget)
-      TM.Target = I;
-  if (!TM.Target)
-    return std::nullopt;
-  TM.ThreadsPerBlock = K.Block[0];
-  TM.Blocks = K.Grid[0];
-  TM.Vector = Map->rangeVars().back().Bound.Hi + 1;
-  TM.Map = std::move(*Map);
-  return TM;
-}
-
 static void report(OutputFile &O, const std::string &Title,
                    const HloModule *Module, const HloInstruction *Fusion,
                    const FusionAnalysis &A, const DeviceModel &Device) {
@@ -82,49 +51,40 @@ static void report(OutputFile &O, const std::string &Title,
       << " (" << opcodeName(A.Heroes[K]->opcode()) << ")\n";
   O << "  emitter: " << emitterKindName(A.Kind) << "\n";
   O << "  reason: " << A.Reason << "\n";
-  std::string Codegen = Fusion ? codegenEmitterName(*Fusion, A)
-                               : std::string(emitterKindName(A.Kind));
-  if (A.Kind == EmitterKind::Concatenate)
-    O << "  codegen: the loop emitter (a thread per output element; XLA's "
-         "concatenate emitter runs one per input element)\n";
-  else if (Codegen != emitterKindName(A.Kind))
-    O << "  codegen: the " << Codegen
-      << " emitter (every reduction and the epilogue in one kernel, each "
-         "row read once)\n";
+  // The kernel's plan, as emit would make it (no IR is built).
   Context Ctx;
-  // Reductions: the kernel's own map (the emitter picks its tiling from the
-  // sizes and its tuning), else the analysis' model of the emitter.
-  std::optional<ThreadMapping> Kernel;
-  bool Reduction = A.Kind == EmitterKind::RowReduction ||
-                   A.Kind == EmitterKind::MultiRowReduction ||
-                   A.Kind == EmitterKind::ColumnReduction ||
-                   A.Kind == EmitterKind::FullReduction;
-  // A reduction of nothing has no kernel to take a mapping from.
-  bool Empty = Reduction && A.Heroes.front()->opcode() == HloOpcode::Reduce &&
-               A.Heroes.front()->operand(0)->shape().numElements() == 0;
-  if (Module && Fusion && Reduction && !Empty)
-    Kernel = kernelThreadMapping(Ctx, *Module, *Fusion, A, Device);
-  ThreadMapping TM = Kernel ? *Kernel : heroThreadMapping(Ctx, A, Device);
+  Tuning Overrides;
+  tuningFromEnvironment(Overrides);
+  Expected<KernelPlan> Plan = planFusion(Ctx, A, Overrides, Device, Fusion);
+  const FusionAnalysis PlannedA =
+      Plan && Plan->Kind != A.Kind ? asLoopFusion(A) : A;
+  if (Plan) {
+    std::string Text = printKernelPlan(*Plan);
+    for (size_t Pos = 0; Pos < Text.size();) {
+      size_t End = Text.find('\n', Pos);
+      O << "  " << Text.substr(Pos, End - Pos) << "\n";
+      Pos = End == std::string::npos ? Text.size() : End + 1;
+    }
+  } else {
+    O << "  plan: none: " << Plan.error().Message << "\n";
+  }
+  ThreadMapping TM = Plan && !Plan->Main.Map.isUndefined()
+                         ? Plan->Main
+                         : heroThreadMapping(Ctx, A, Device);
   // The loop emitter launches more blocks than grid.x allows as a
   // grid-stride loop; show what it launches. The coalescing table counts
   // the mapping's warps (one per block iteration) from TM itself.
-  ThreadMapping Shown =
-      !Kernel && !Reduction && A.Kind != EmitterKind::Transpose
-          ? launchedThreadMapping(TM, Device.MaxGrid[0])
-          : TM;
+  ThreadMapping Shown = PlannedA.Kind == EmitterKind::Loop ||
+                                PlannedA.Kind == EmitterKind::Concatenate
+                            ? launchedThreadMapping(TM, Device.MaxGrid[0])
+                            : TM;
   O << "  threads: " << Shown.ThreadsPerBlock << " x " << Shown.Blocks
     << " blocks";
   if (Shown.Iterations > 1)
     O << " x " << Shown.Iterations
       << " iterations (a grid-stride loop: grid.x is at most "
       << Device.MaxGrid[0] << ")";
-  O << ", vector " << Shown.Vector
-    << (Kernel ? " (the kernel's, from codegen)"
-        : Reduction && Codegen != emitterKindName(A.Kind)
-            ? " (the analysis' model of a reduction kernel, not the " +
-                  Codegen + " kernel's)"
-            : std::string())
-    << "\n";
+  O << ", vector " << Shown.Vector << "\n";
   O << "  thread map (to " << (Shown.Target ? Shown.Target->name() : "?")
     << "): " << printMap(Shown.Map) << "\n";
   GroupedIndexing G = computeGroupedIndexing(Ctx, *A.Computation);
@@ -161,7 +121,7 @@ static void report(OutputFile &O, const std::string &Title,
     Pos = End == std::string::npos ? Listing.size() : End + 1;
   }
   O << "  coalescing:\n"
-    << formatCoalescing(analyzeCoalescing(Ctx, A, TM, true, Device));
+    << formatCoalescing(analyzeCoalescing(Ctx, PlannedA, TM, true, Device));
 }
 
 /// The first output of \p A that the thread mappings and the coalescing

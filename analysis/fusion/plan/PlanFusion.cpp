@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "Plans.h"
 
+#include "idxmap/CostModel.h"
 #include "idxmap/Print.h"
 
 #include <sstream>
@@ -53,6 +54,10 @@ Expected<KernelPlan> planFusion(Context &Ctx, const FusionAnalysis &A,
   // emitter computes the same values a thread per output element.
   case EmitterKind::Concatenate:
     P.Emitter = "loop";
+    if (A.Kind == EmitterKind::Concatenate)
+      P.choose("emitter", 0,
+               "the loop emitter: a thread per output element (XLA's "
+               "concatenate emitter runs one per input element)");
     Why = plan::planLoop(In, P);
     break;
   case EmitterKind::Transpose:
@@ -79,6 +84,7 @@ Expected<KernelPlan> planFusion(Context &Ctx, const FusionAnalysis &A,
   if (auto Over = checkLaunch(Device, P.Grid, P.Block, P.SharedBytes))
     return planFailure(A, Fusion,
                        "the kernel's launch does not fit the device: " + *Over);
+  P.Cost = estimateCost(Ctx, A, P, Device);
   return P;
 }
 
@@ -98,8 +104,6 @@ std::string printKernelPlan(const KernelPlan &P) {
     OS << "  " << NV << std::string(Width - NV.size() + 2, ' ') << C.Reason
        << "\n";
   }
-  if (!P.Main.Map.isUndefined())
-    OS << "  thread map: " << printMap(P.Main.Map) << "\n";
   if (P.Cost.Microseconds > 0)
     OS << "  estimate: " << P.Cost.Microseconds << " us (" << P.Cost.Summary
        << ")\n";

@@ -282,6 +282,10 @@ std::optional<std::string> planReduction(const PlanInputs &In, KernelPlan &P) {
   if (!Hero)
     return std::string("no reduce hero");
   const Shape &Input = Hero->operand(0)->shape();
+  for (const HloInstruction *H : A.Heroes)
+    if (H->opcode() == HloOpcode::Reduce &&
+        H->operand(0)->shape().numElements() == 0)
+      return "reduce '" + H->name() + "' has no elements to reduce";
   ReductionPlan RP;
   RP.Dims = A.Reduction->Dims;
   bool Full = A.Kind == EmitterKind::FullReduction;

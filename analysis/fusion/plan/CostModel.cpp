@@ -1,0 +1,145 @@
+//===- CostModel.cpp - Kernel time estimated from the maps ----------------===//
+//
+// Part of idxmap. See include/idxmap/CostModel.h for the model.
+//
+//===----------------------------------------------------------------------===//
+#include "idxmap/CostModel.h"
+
+#include "idxmap/Compose.h"
+#include "idxmap/HloIndexing.h"
+#include "idxmap/Simplify.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace idxmap {
+namespace {
+
+int64_t bytesOf(const Shape &S) {
+  return S.isArray() ? S.numElements() * byteWidth(S.Type) : 0;
+}
+
+/// Sectors one warp request of \p P touches over the fewest it could, when
+/// the kernel reads it through one map from the main access; 1 otherwise
+/// (a parameter the kernel reads element by element at another index is
+/// charged once: what it wastes stays in L1/L2 for its neighbours).
+double sectorWaste(const KernelPlan &Plan, const HloInstruction *P,
+                   const GroupedIndexing &G) {
+  auto It = G.find(P);
+  if (It == G.end() || It->second.size() != 1 || Plan.Main.Map.isUndefined())
+    return 1;
+  const IndexingMap &M = It->second.front().Map;
+  if (M.isUndefined() || M.numDims() != Plan.Main.Map.numResults())
+    return 1;
+  IndexingMap Comp = compose(Plan.Main.Map, M);
+  simplify(Comp);
+  AccessReport R = analyzeAccess(Comp, P->shape(), /*CountWarps=*/true);
+  if (R.Undefined || R.MinSectors <= 0 || R.Uniform)
+    return 1;
+  return std::clamp(double(R.Sectors) / double(R.MinSectors), 1.0, 8.0);
+}
+
+/// Bytes one thread has in flight from the plan's main read.
+double bytesInFlightPerThread(const FusionAnalysis &A, const KernelPlan &P) {
+  int64_t Elem = 4;
+  if (P.Main.Target && P.Main.Target->shape().isArray())
+    Elem = byteWidth(P.Main.Target->shape().Type);
+  if (P.Reduction) {
+    const ReductionPlan &R = *P.Reduction;
+    return double(R.Vector * Elem * R.Unroll * R.RowsPerThread);
+  }
+  if (P.RowNormalization) {
+    const RowNormalizationPlan &R = *P.RowNormalization;
+    return double(R.Vector * Elem * R.ChunksPerThread);
+  }
+  if (P.Transpose)
+    return double(P.Transpose->Tiling.readGroup() * Elem *
+                  P.Transpose->Tiling.Iters);
+  // Loop: one vector of every parameter the thread reads.
+  double Bytes = 0;
+  for (const HloInstruction *Pm : A.Computation->parameters())
+    if (Pm->shape().isArray() && Pm->shape().numElements() > 1)
+      Bytes += double(P.Main.Vector * byteWidth(Pm->shape().Type));
+  return std::max(Bytes, double(P.Main.Vector * Elem));
+}
+
+} // namespace
+
+CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
+                          const KernelPlan &P, const DeviceModel &D,
+                          const MemoryModel &Mem) {
+  CostEstimate E;
+  const HloComputation &C = *A.Computation;
+  GroupedIndexing G;
+  if (P.Main.Target && !P.Main.Map.isUndefined())
+    G = computeGroupedIndexing(Ctx, C, P.Main.Target);
+  double Unique = 0, Moved = 0;
+  for (const HloInstruction *Pm : C.parameters()) {
+    double B = double(bytesOf(Pm->shape()));
+    Unique += B;
+    Moved += B * sectorWaste(P, Pm, G);
+  }
+  for (const HloInstruction *R : A.Roots) {
+    double B = double(bytesOf(R->shape()));
+    if (R->shape().isTuple())
+      for (const Shape &S : R->shape().TupleShapes)
+        B += double(bytesOf(S));
+    Unique += B;
+    Moved += B;
+  }
+  E.Bytes = Moved;
+  E.L2Resident = D.L2Bytes > 0 && Unique <= double(D.L2Bytes) / 2;
+  const double Bandwidth =
+      D.DramBytesPerSecond * Mem.DramEfficiency *
+      (E.L2Resident ? Mem.L2Speedup : 1.0);
+  const double Latency =
+      E.L2Resident ? Mem.L2LatencySeconds : Mem.DramLatencySeconds;
+
+  // Occupancy from the thread and block limits (registers and shared
+  // memory are ptxas's, unknown here; the plans keep them small).
+  const int64_t Threads = std::max<int64_t>(1, P.Block[0] * P.Block[1] *
+                                                   P.Block[2]);
+  const int64_t Blocks = std::max<int64_t>(1, P.Grid[0] * P.Grid[1] *
+                                                  P.Grid[2]);
+  int64_t PerSm = std::max<int64_t>(
+      1, std::min(D.MaxBlocksPerSm, D.MaxThreadsPerSm / Threads));
+  if (P.SharedBytes > 0)
+    PerSm = std::max<int64_t>(
+        1, std::min(PerSm, D.SharedBytesPerSm / P.SharedBytes));
+  const int64_t Sms = std::max<int64_t>(1, D.SmCount);
+  const double Waves = double(Blocks) / double(Sms * PerSm);
+  const double BusySms = std::min<double>(double(Sms), double(Blocks));
+  const double BlocksPerBusySm =
+      std::min<double>(double(PerSm), std::ceil(double(Blocks) / Sms));
+  // Little's law: what is in flight over the latency bounds the rate.
+  const double InFlight = BusySms * BlocksPerBusySm * double(Threads) *
+                          bytesInFlightPerThread(A, P);
+  double Rate = std::min(Bandwidth * BusySms / double(Sms),
+                         InFlight / Latency);
+  // A partial last wave runs at the share of the SMs it occupies.
+  double Tail = Waves > 1 ? std::ceil(Waves) / Waves : 1.0;
+  if (Waves > 8)
+    Tail = 1.0 + (Tail - 1.0) / 4; // many waves: blocks end unevenly anyway
+  E.MemoryMicroseconds = Moved / Rate * Tail * 1e6;
+  E.LaunchMicroseconds = Mem.LaunchSeconds * 1e6;
+  if (P.Reduction && P.Reduction->MultiBlock)
+    E.LaunchMicroseconds += 1.0; // partials, an arrival counter, a combine
+  E.TailMicroseconds = 0;
+  E.Microseconds = E.MemoryMicroseconds + E.LaunchMicroseconds;
+  std::ostringstream OS;
+  OS.precision(3);
+  OS << E.Bytes / 1e6 << " MB moved";
+  if (Moved > Unique * 1.01)
+    OS << " (" << Unique / 1e6 << " MB unique)";
+  OS << (E.L2Resident ? ", in L2" : ", from DRAM") << ", "
+     << (Rate >= Bandwidth * BusySms / double(Sms) * 0.999
+             ? "bandwidth-bound"
+             : "latency-bound (" + std::to_string(int64_t(InFlight / 1024)) +
+                   " KiB in flight)")
+     << ", " << Waves << " waves";
+  E.Summary = OS.str();
+  return E;
+}
+
+} // namespace idxmap
