@@ -75,6 +75,8 @@ def parse_args(argv=None):
     ap.add_argument("--search", type=int, default=0, metavar="K",
                     help="also time up to K --tune variants per fusion")
     ap.add_argument("--only", default="", help="comma-separated fusion names")
+    ap.add_argument("--device", default="H200",
+                    help="idxmap's device model for analyze and emit (default H200)")
     ap.add_argument("--json", default="", help="write every figure to this file")
     ap.add_argument("--groups", type=int, default=10,
                     help="interleaved groups per contender (default 10)")
@@ -105,7 +107,8 @@ def run_tool(cmd):
 
 
 def emit(a, hlo, ptx, tune=None):
-    cmd = [a.idxmap, "emit", hlo, "-o", ptx] + (["--tune", tune] if tune else [])
+    cmd = [a.idxmap, "emit", hlo, "-o", ptx, "--device", a.device] + (
+        ["--tune", tune] if tune else [])
     r = run_tool(cmd)
     if r.returncode != 0 or not os.path.exists(ptx):
         return (r.stderr or r.stdout).strip().splitlines()[-1:] or ["exit %d" % r.returncode]
@@ -139,7 +142,7 @@ def prepare(a, f, work):
         with open(p.hlo, "w") as o:
             o.write(f.hlo)
         p.notes.append(f"{a.hlo_dir} has no {f.name}.hlo: emitted from gen.py's text")
-    r = run_tool([a.idxmap, "analyze", p.hlo])
+    r = run_tool([a.idxmap, "analyze", p.hlo, "--device", a.device])
     m = re.search(r"estimate:\s*([0-9.]+) us", r.stdout or "")
     if m:
         p.estimate = float(m.group(1))
