@@ -823,7 +823,8 @@ int main(int Argc, char **Argv) {
                   Case.Summary.c_str(), EmitterName.c_str(),
                   Case.Text.c_str());
     // libdevice math: the test checks the emitters' logic; the fast
-    // approximations are measured on their own (codegen/tests/LowerGpu.cpp).
+    // approximations are measured on their own
+    // (test/unit/codegen/lower/LowerGpu.cpp).
     EmitOptions EO;
     EO.Target.PreciseMath = true;
     auto R = emitModule(**M, EO);

@@ -169,7 +169,7 @@ int main(int Argc, char **Argv) {
     // libdevice math: random chains of transcendental ops amplify the
     // approximations' errors (sin(exp(exp(x))) in bf16); this test checks
     // the emitter's logic, the approximations are measured on their own
-    // (codegen/tests/LowerGpu.cpp).
+    // (test/unit/codegen/lower/LowerGpu.cpp).
     EmitOptions EO;
     EO.Target.PreciseMath = true;
     auto R = emitModule(**M, EO);

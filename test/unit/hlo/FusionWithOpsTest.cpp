@@ -1,4 +1,4 @@
-//===- unit/FusionWithOpsTest.cpp - Issue-15 ops inside random fusions ----===//
+//===- FusionWithOpsTest.cpp - Issue-15 ops inside random fusions ---------===//
 //
 // Part of idxmap. The generator of support/RandomFusionWithOps.h: the knob
 // changes only the fusions it picks, the fusions cover every op and every

@@ -1,4 +1,4 @@
-//===- test/unit/HloParserXlaSpellingsTest.cpp - XLA's HLO text spellings -===//
+//===- HloParserXlaSpellingsTest.cpp - XLA's HLO text spellings -----------===//
 //
 // Part of idxmap. HLO text as XLA and JAX write it, each case checked
 // against what the printer writes back: layouts after a space, with tiling

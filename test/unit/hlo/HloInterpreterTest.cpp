@@ -1,4 +1,4 @@
-//===- test/unit/HloInterpreterTest.cpp - Reference HLO interpreter -------===//
+//===- HloInterpreterTest.cpp - Reference HLO interpreter -----------------===//
 //
 // Part of idxmap. Every op against hand-computed values, with XLA's edge cases
 // (bf16/f16 rounding, integer wrap-around, division by zero, shifts, convert

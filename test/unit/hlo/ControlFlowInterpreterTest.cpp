@@ -1,4 +1,4 @@
-//===- test/unit/ControlFlowInterpreterTest.cpp - while, conditional, ... -===//
+//===- ControlFlowInterpreterTest.cpp - while, conditional, ... -----------===//
 //
 // Part of idxmap. The interpreter's ops after Call in HloOpcode: while
 // (summing, nested, the MaxWork budget stopping an endless loop),

@@ -1,4 +1,4 @@
-//===- test/unit/KernelInfoTest.cpp - The kernels' JSON sidecar -----------===//
+//===- KernelInfoTest.cpp - The kernels' JSON sidecar ---------------------===//
 //
 // Part of idxmap. kernelsToJson and kernelsFromJson round trips, the
 // optional workspace of multi-block reductions, and malformed sidecars.

@@ -1,4 +1,4 @@
-//===- codegen/tests/LowerKernels.h - Op kernels for lowering tests -*- C++ -*-===//
+//===- LowerKernels.h - Op kernels for lowering tests -----------*- C++ -*-===//
 //
 // Part of idxmap. Shared by the CPU test (LowerTest.cpp: ptxas, PTX
 // patterns, constant-folded semantics) and the GPU test (LowerGpu.cpp): every
@@ -7,8 +7,8 @@
 // built with ElementwiseCodegen.
 //
 //===----------------------------------------------------------------------===//
-#ifndef IDXMAP_CODEGEN_TESTS_LOWERKERNELS_H
-#define IDXMAP_CODEGEN_TESTS_LOWERKERNELS_H
+#ifndef IDXMAP_TEST_UNIT_CODEGEN_LOWER_LOWERKERNELS_H
+#define IDXMAP_TEST_UNIT_CODEGEN_LOWER_LOWERKERNELS_H
 
 #include "ElementwiseCodegen.h"
 
@@ -78,4 +78,4 @@ bool sameElement(const Literal &A, const Literal &B, int64_t K);
 } // namespace codegen
 } // namespace idxmap
 
-#endif // IDXMAP_CODEGEN_TESTS_LOWERKERNELS_H
+#endif // IDXMAP_TEST_UNIT_CODEGEN_LOWER_LOWERKERNELS_H

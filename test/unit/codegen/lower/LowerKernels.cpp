@@ -1,4 +1,4 @@
-//===- codegen/tests/LowerKernels.cpp - Op kernels for lowering tests -----===//
+//===- LowerKernels.cpp - Op kernels for lowering tests -------------------===//
 //
 // Part of idxmap. See LowerKernels.h.
 //

@@ -1,4 +1,4 @@
-//===- test/unit/HloParserTest.cpp - HLO text parser and printer ----------===//
+//===- HloParserTest.cpp - HLO text parser and printer --------------------===//
 //
 // Part of idxmap.
 //

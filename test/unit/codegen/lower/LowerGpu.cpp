@@ -1,4 +1,4 @@
-//===- codegen/tests/LowerGpu.cpp - Elementwise kernels on the GPU --------===//
+//===- LowerGpu.cpp - Elementwise kernels on the GPU ----------------------===//
 //
 // Part of idxmap. Runs every op/type kernel of LowerKernels (out[i] =
 // op(in[i], ...)) through the CUDA driver on the special-value grid plus

@@ -1,4 +1,4 @@
-//===- codegen/tests/LowerTest.cpp - Expression and elementwise lowering --===//
+//===- LowerTest.cpp - Expression and elementwise lowering ----------------===//
 //
 // Part of idxmap. CPU tests (no GPU needed) of ExprCodegen and
 // ElementwiseCodegen:
