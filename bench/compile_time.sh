@@ -14,16 +14,17 @@
 set -euo pipefail
 idxmap=$1; runs=${2:-7}
 here=$(cd "$(dirname "$0")" && pwd)
+ex=$here/../test/examples # the bench workloads
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-ws=(); for f in "$here"/hlo/*.hlo; do ws+=("$(basename "$f" .hlo)"); done
+ws=(); for f in "$ex"/*.hlo; do ws+=("$(basename "$f" .hlo)"); done
 for ((i = 0; i < runs; i++)); do
   for w in "${ws[@]}"; do
     t0=$EPOCHREALTIME
-    "$idxmap" emit "$here/hlo/$w.hlo" -o "$tmp/out.ptx" --time 2>"$tmp/err" >/dev/null
+    "$idxmap" emit "$ex/$w.hlo" -o "$tmp/out.ptx" --time 2>"$tmp/err" >/dev/null
     t1=$EPOCHREALTIME
     echo "$(awk '{print ($1 - $2) * 1000}' <<<"$t1 $t0")" >>"$tmp/$w.proc"
     sed -nE 's/^emit: ([0-9.]+) ms.*/\1/p' "$tmp/err" >>"$tmp/$w.cold"
-    "$idxmap" emit "$here/hlo/$w.hlo" -o /dev/null --time --repeat 10 2>&1 >/dev/null |
+    "$idxmap" emit "$ex/$w.hlo" -o /dev/null --time --repeat 10 2>&1 >/dev/null |
       sed -nE 's/^repeat: .* median ([0-9.]+) ms.*/\1/p' >>"$tmp/$w.warm"
   done
 done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (see bench/README.md): times idxmap's kernels for
-# every workload in bench/hlo/ and the peers (XLA, torch.compile, CUB) in the
+# every workload in test/examples/ and the peers (XLA, torch.compile, CUB) in the
 # same command, so that all figures come from one run. Writes the raw
 # outputs to $OUT (or ./bench-out).
 #   bench/gpu_bench.sh IDXMAP_BINARY PEERS_PY [WORKLOAD...]
@@ -9,6 +9,7 @@ set -uo pipefail
 idxmap=$1; peers=$2; shift 2
 out=${OUT:-bench-out}; mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
+ex=$here/../test/examples # the bench workloads
 workloads=("$@")
 [ ${#workloads[@]} -eq 0 ] && workloads=(gelu gelu_64x512x4096)
 nvidia-smi --query-gpu=name,driver_version,clocks.max.memory --format=csv,noheader | tee "$out/device.txt"
@@ -19,10 +20,10 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.memory --format=csv,nohead
 small=" exp_transpose_abs rowsum_f32_262144x8 reduce_rows_4x8 "
 for w in "${workloads[@]}"; do
   echo "=== idxmap $w" | tee -a "$out/idxmap.txt"
-  "$idxmap" run "$here/hlo/$w.hlo" --bench --reps 100 --timer=cupti 2>&1 | tee -a "$out/idxmap.txt"
+  "$idxmap" run "$ex/$w.hlo" --bench --reps 100 --timer=cupti 2>&1 | tee -a "$out/idxmap.txt"
   if [[ "$small" == *" $w "* ]]; then
     echo "=== idxmap $w --no-rotate" | tee -a "$out/idxmap.txt"
-    "$idxmap" run "$here/hlo/$w.hlo" --bench --reps 100 --timer=cupti --no-rotate 2>&1 | tee -a "$out/idxmap.txt"
+    "$idxmap" run "$ex/$w.hlo" --bench --reps 100 --timer=cupti --no-rotate 2>&1 | tee -a "$out/idxmap.txt"
   fi
 done
 # Peer names of the workloads (peers.py's workload list).
@@ -46,7 +47,7 @@ if python3 -c "import cupy, torch" 2>/dev/null; then
   pairs=()
   for w in "${workloads[@]}"; do
     [ -n "${peer[$w]:-}" ] || continue
-    "$idxmap" emit "$here/hlo/$w.hlo" -o "$out/$w.ptx" && pairs+=("${peer[$w]}=$out/$w.ptx")
+    "$idxmap" emit "$ex/$w.hlo" -o "$out/$w.ptx" && pairs+=("${peer[$w]}=$out/$w.ptx")
   done
   [ ${#pairs[@]} -gt 0 ] && python3 "$here/peer_method.py" --peers "$peers" \
     --groups "${PM_GROUPS:-20}" --json "$out/peer_method.json" "${pairs[@]}" 2>&1 |

@@ -102,9 +102,9 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O);
 /// elements (softmax, layer norm), which the row-normalization emitter does
 /// in one kernel.
 ///
-/// Example: for `bench/hlo/softmax_f32_4096x4096.hlo`, A.Kind is
+/// Example: for `test/examples/softmax_f32_4096x4096.hlo`, A.Kind is
 /// EmitterKind::RowReduction and the result is "row normalization"; for
-/// `bench/hlo/rowsum_f32_8192x8192.hlo` it is "row reduction".
+/// `test/examples/rowsum_f32_8192x8192.hlo` it is "row reduction".
 std::string codegenEmitterName(const HloInstruction &Fusion,
                                const FusionAnalysis &A);
 
