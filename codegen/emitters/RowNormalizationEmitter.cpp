@@ -63,6 +63,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 
 namespace idxmap {
@@ -93,7 +94,12 @@ public:
                 const FusionAnalysis &A, const KernelPlan &Plan, Context &Ctx,
                 const MathOptions &Math)
       : M(M), LC(M.getContext()), F(F), A(A), C(*A.Computation), Math(Math),
-        B(LC), Plan(Plan), P(*Plan.RowNormalization), Ctx(Ctx) {}
+        B(LC), Plan(Plan), P(*Plan.RowNormalization), Ctx(Ctx),
+        Input(*P.Reduces.front()->operand(0)), In(Input.shape()), Rows(P.Rows),
+        N(P.RowLength), Vec(P.Vector), NVec(N / Vec), G(P.LanesPerRow),
+        J(P.ChunksPerThread), RPB(P.RowsPerBlock), T(Plan.Block[0]),
+        Blocks(Plan.Grid[0]), W(G > 32 ? G / 32 : 1),
+        RowTail(Blocks * RPB != Rows), ChunkTail(J * G != NVec) {}
 
   Expected<KernelInfo> run();
 
@@ -108,6 +114,23 @@ private:
                                      llvm::ArrayRef<llvm::Value *> Val) {
     return combineReduces(B, Rs, Acc, Val, Math);
   }
+  /// The kernel, its launch and the thread and block ids.
+  std::optional<Diagnostic> createFunction();
+  /// The thread's row and lane, the clamped chunk indices and the logical
+  /// index of every element it holds (Idx) and of its row value (RowIdx).
+  void emitIndices();
+  /// Every vector of every parameter with a proven width, up front.
+  void preloadVectors();
+  /// The reduces of level \p Lv: each element's operands, the in-thread
+  /// tree, the group's lanes, the row's warps, the init value; the results
+  /// become the reduces' values in \p FE and \p FR.
+  void reduceLevel(
+      int Lv, FusedElementEmitter &FE, FusedElementEmitter &FR,
+      std::map<const HloInstruction *, std::vector<llvm::Value *>> &Inits);
+  /// Fast math: divisions by a row value become multiplications.
+  void divideByReciprocals(FusedElementEmitter &FE, FusedElementEmitter &FR);
+  /// Every root's values, then their stores.
+  void storeRoots(FusedElementEmitter &FE, FusedElementEmitter &FR);
   void setOverrides(FusedElementEmitter &FE, const HloInstruction *R,
                     llvm::ArrayRef<llvm::Value *> Vals);
 
@@ -122,11 +145,25 @@ private:
   const RowNormalizationPlan &P;
   /// The plan's maps live here.
   Context &Ctx;
+  /// The rows: the first reduce's operand.
+  const HloInstruction &Input;
+  const Shape &In;
+  /// The plan's sizes; W: warps per row.
+  const int64_t Rows, N, Vec, NVec, G, J, RPB, T, Blocks, W;
+  /// Rows past the end in the last block; chunks past the row's end.
+  const bool RowTail, ChunkTail;
   KernelInfo Info;
   llvm::Function *K = nullptr;
   llvm::Type *IndexTy = nullptr;
-  llvm::Value *Th = nullptr;
+  llvm::Value *Th = nullptr, *Bl = nullptr;
 
+  /// The thread's place (emitIndices).
+  llvm::Value *RowInBlock = nullptr, *Lane = nullptr, *RowValid = nullptr;
+  std::vector<llvm::Value *> ChunkValid;
+  /// Logical input index of element (chunk j, lane l) of the thread.
+  std::vector<std::vector<std::vector<llvm::Value *>>> Idx;
+  /// Index of the thread's row value (the kept dims).
+  std::vector<llvm::Value *> RowIdx;
   /// Preloaded vectors: (parameter, chunk j, lane / width).
   std::map<std::tuple<const HloInstruction *, int64_t, int64_t>, llvm::Value *>
       Vectors;
@@ -148,20 +185,7 @@ void RowNormKernel::setOverrides(FusedElementEmitter &FE,
     }
 }
 
-Expected<KernelInfo> RowNormKernel::run() {
-  const HloInstruction &Input = *P.Reduces.front()->operand(0);
-  const Shape &In = Input.shape();
-  const int64_t Rows = P.Rows, N = P.RowLength;
-  const int64_t Vec = P.Vector, NVec = N / Vec;
-  const int64_t G = P.LanesPerRow, J = P.ChunksPerThread, RPB = P.RowsPerBlock;
-  const int64_t T = Plan.Block[0], Blocks = Plan.Grid[0];
-  const int64_t W = G > 32 ? G / 32 : 1; // warps per row
-  const bool RowTail = Blocks * RPB != Rows, ChunkTail = J * G != NVec;
-  for (const HloInstruction *R : P.Reduces)
-    if (auto Why = checkReducer(*R->toApply()))
-      return unsupported(F, "reducer of '" + R->name() + "': " + *Why);
-
-  // The kernel.
+std::optional<Diagnostic> RowNormKernel::createFunction() {
   Info.Name = kernelName(F.name());
   Info.Fusion = F.name();
   Info.Emitter = "row normalization";
@@ -186,23 +210,24 @@ Expected<KernelInfo> RowNormKernel::run() {
     Largest = std::max(Largest, R->shape().numElements());
   IndexTy = Largest < (int64_t(1) << 31) / 16 ? B.getInt32Ty() : B.getInt64Ty();
   Th = B.CreateZExtOrTrunc(emitThreadId(B, GpuDim::X, unsigned(T)), IndexTy);
-  llvm::Value *Bl =
+  Bl =
       B.CreateZExtOrTrunc(emitBlockId(B, GpuDim::X, unsigned(Blocks)), IndexTy);
-
   Info.ThreadMap = printMap(Plan.Main.Map);
   Info.ThreadMapTarget = Input.name();
+  return std::nullopt;
+}
 
+void RowNormKernel::emitIndices() {
   // Row, lane in the group, clamped indices.
-  llvm::Value *RowInBlock =
-      G == T ? cst(0) : B.CreateLShr(Th, cst(log2Exact(G)));
-  llvm::Value *Lane = G == 1 ? cst(0) : B.CreateAnd(Th, cst(G - 1));
+  RowInBlock = G == T ? cst(0) : B.CreateLShr(Th, cst(log2Exact(G)));
+  Lane = G == 1 ? cst(0) : B.CreateAnd(Th, cst(G - 1));
   llvm::Value *Row = B.CreateAdd(B.CreateMul(Bl, cst(RPB), "", true, true),
                                  RowInBlock, "", true, true);
-  llvm::Value *RowValid =
-      RowTail ? B.CreateICmpULT(Row, cst(Rows)) : B.getTrue();
+  RowValid = RowTail ? B.CreateICmpULT(Row, cst(Rows)) : B.getTrue();
   llvm::Value *RowC =
       RowTail ? B.CreateSelect(RowValid, Row, cst(Rows - 1)) : Row;
-  std::vector<llvm::Value *> ChunkValid(J, B.getTrue()), ChunkC(J);
+  ChunkValid.assign(J, B.getTrue());
+  std::vector<llvm::Value *> ChunkC(J);
   for (int64_t Jj = 0; Jj < J; ++Jj) {
     llvm::Value *V = B.CreateAdd(cst(Jj * G), Lane, "", true, true);
     if (ChunkTail && Jj == J - 1) {
@@ -219,7 +244,7 @@ Expected<KernelInfo> RowNormKernel::run() {
           Ctx, Ctx.dim(0) * N + Ctx.dim(1) * Vec + Ctx.symbol(0), In));
   simplify(EM);
   RangeEvaluator ERE(EM);
-  std::vector<std::vector<std::vector<llvm::Value *>>> Idx(J);
+  Idx.assign(J, {});
   for (int64_t Jj = 0; Jj < J; ++Jj)
     for (int64_t L = 0; L < Vec; ++L) {
       std::vector<llvm::Value *> I;
@@ -229,18 +254,15 @@ Expected<KernelInfo> RowNormKernel::run() {
       Idx[Jj].push_back(std::move(I));
     }
   // Row value index (the kept dims of the row's first element).
-  std::vector<llvm::Value *> RowIdx;
-  {
-    IndexingMap RM(Ctx, {{"row", {0, Rows - 1}}}, {}, {},
-                   delinearizePhysical(Ctx, Ctx.dim(0) * N, In));
-    simplify(RM);
-    RangeEvaluator RRE(RM);
-    for (int64_t D : P.KeptDims)
-      RowIdx.push_back(
-          emitIndexExpr(B, RM.result(D), {RowC}, {}, RRE, IndexTy));
-  }
+  IndexingMap RM(Ctx, {{"row", {0, Rows - 1}}}, {}, {},
+                 delinearizePhysical(Ctx, Ctx.dim(0) * N, In));
+  simplify(RM);
+  RangeEvaluator RRE(RM);
+  for (int64_t D : P.KeptDims)
+    RowIdx.push_back(emitIndexExpr(B, RM.result(D), {RowC}, {}, RRE, IndexTy));
+}
 
-  // Loads: every vector of every proven parameter first, in flight together.
+void RowNormKernel::preloadVectors() {
   for (const HloInstruction *Pm : C.parameters()) {
     int64_t Wd = width(*Pm);
     if (Wd <= 1)
@@ -257,150 +279,127 @@ Expected<KernelInfo> RowNormKernel::run() {
             loadParameterVector(B, *K, *Pm, PIdx, Wd, IndexTy);
       }
   }
-  ParameterLoader ScalarLoader = [this](const HloInstruction &Pm,
-                                        llvm::ArrayRef<llvm::Value *> Index) {
-    return loadParameterElement(B, *K, Pm, Index, IndexTy);
-  };
-  ParameterLoader ElementLoader =
-      [this, ScalarLoader](const HloInstruction &Pm,
-                           llvm::ArrayRef<llvm::Value *> Index) {
-        int64_t Wd = width(Pm);
-        if (Wd <= 1)
-          return ScalarLoader(Pm, Index);
-        // The only map from a row element to this parameter is the proven
-        // one: element (CurJ, CurL) reads lane CurL mod Wd of its vector.
-        llvm::Value *V = Vectors.at({&Pm, CurJ, CurL / Wd});
-        return loadConvert(B, B.CreateExtractElement(V, uint64_t(CurL % Wd)),
-                           Pm.shape().Type);
-      };
-  FusedElementEmitter FE(B, Ctx, C, ElementLoader, Math, IndexTy);
-  FusedElementEmitter FR(B, Ctx, C, ScalarLoader, Math, IndexTy);
+}
 
-  // Init values, once.
-  std::map<const HloInstruction *, std::vector<llvm::Value *>> Inits;
-  for (const HloInstruction *R : P.Reduces) {
+void RowNormKernel::reduceLevel(
+    int Lv, FusedElementEmitter &FE, FusedElementEmitter &FR,
+    std::map<const HloInstruction *, std::vector<llvm::Value *>> &Inits) {
+  std::vector<const HloInstruction *> Rs;
+  std::vector<Slot> Slots;
+  std::vector<llvm::Value *> Ident, Init;
+  for (size_t RI = 0; RI < P.Reduces.size(); ++RI) {
+    const HloInstruction *R = P.Reduces[RI];
+    if (P.Levels[RI] != Lv)
+      continue;
+    Rs.push_back(R);
     int64_t NOut = R->operandCount() / 2;
-    for (int64_t O = 0; O < NOut; ++O)
-      Inits[R].push_back(FR.valueAt(*R->operand(NOut + O), {}));
+    for (int64_t O = 0; O < NOut; ++O) {
+      Slots.push_back({R, O});
+      llvm::Value *I0 = Inits[R][O];
+      llvm::Value *Id =
+          NOut == 1 ? reducerIdentity(LC, *R->toApply(),
+                                      R->operand(NOut + O)->shape().Type)
+                    : nullptr;
+      if (Id && Id->getType() != I0->getType())
+        Id = nullptr;
+      Ident.push_back(Id ? Id : I0);
+      Init.push_back(I0);
+    }
   }
-
-  // Reductions, level by level.
-  for (int Lv = 0; Lv < P.NumLevels; ++Lv) {
-    std::vector<const HloInstruction *> Rs;
-    std::vector<Slot> Slots;
-    std::vector<llvm::Value *> Ident, Init;
-    for (size_t RI = 0; RI < P.Reduces.size(); ++RI) {
-      const HloInstruction *R = P.Reduces[RI];
-      if (P.Levels[RI] != Lv)
-        continue;
-      Rs.push_back(R);
-      int64_t NOut = R->operandCount() / 2;
-      for (int64_t O = 0; O < NOut; ++O) {
-        Slots.push_back({R, O});
-        llvm::Value *I0 = Inits[R][O];
-        llvm::Value *Id =
-            NOut == 1 ? reducerIdentity(LC, *R->toApply(),
-                                        R->operand(NOut + O)->shape().Type)
-                      : nullptr;
-        if (Id && Id->getType() != I0->getType())
-          Id = nullptr;
-        Ident.push_back(Id ? Id : I0);
-        Init.push_back(I0);
+  // Every element's operand values, masked past the row's end.
+  std::vector<std::vector<llvm::Value *>> Elems;
+  for (int64_t Jj = 0; Jj < J; ++Jj)
+    for (int64_t L = 0; L < Vec; ++L) {
+      CurJ = Jj;
+      CurL = L;
+      std::vector<llvm::Value *> Vals;
+      for (size_t S = 0; S < Slots.size(); ++S) {
+        llvm::Value *X =
+            FE.valueAt(*Slots[S].Hero->operand(Slots[S].Out), Idx[Jj][L]);
+        if (!llvm::isa<llvm::ConstantInt>(ChunkValid[Jj]))
+          X = B.CreateSelect(ChunkValid[Jj], X, Ident[S]);
+        Vals.push_back(X);
       }
+      Elems.push_back(std::move(Vals));
     }
-    // Every element's operand values, masked past the row's end.
-    std::vector<std::vector<llvm::Value *>> Elems;
-    for (int64_t Jj = 0; Jj < J; ++Jj)
-      for (int64_t L = 0; L < Vec; ++L) {
-        CurJ = Jj;
-        CurL = L;
-        std::vector<llvm::Value *> Vals;
-        for (size_t S = 0; S < Slots.size(); ++S) {
-          llvm::Value *X =
-              FE.valueAt(*Slots[S].Hero->operand(Slots[S].Out), Idx[Jj][L]);
-          if (!llvm::isa<llvm::ConstantInt>(ChunkValid[Jj]))
-            X = B.CreateSelect(ChunkValid[Jj], X, Ident[S]);
-          Vals.push_back(X);
-        }
-        Elems.push_back(std::move(Vals));
-      }
-    // In-thread tree.
-    while (Elems.size() > 1) {
-      std::vector<std::vector<llvm::Value *>> Next;
-      for (size_t E = 0; E + 1 < Elems.size(); E += 2)
-        Next.push_back(combine(Rs, Elems[E], Elems[E + 1]));
-      if (Elems.size() % 2)
-        Next.push_back(Elems.back());
-      Elems = std::move(Next);
-    }
-    std::vector<llvm::Value *> Acc = Elems.front();
-    // Across the group's lanes within a warp.
-    if (G > 1)
-      Acc = butterflyReduce(B, Rs, std::move(Acc),
-                            unsigned(std::min<int64_t>(G, 32)), Math);
-    // Across the row's warps: partials through shared memory.
-    if (W > 1) {
-      llvm::Value *WarpLane = B.CreateAnd(Th, cst(31));
-      llvm::Value *WarpInRow = B.CreateLShr(Lane, cst(5));
-      SharedSlots Sh(M, Acc, uint64_t(RPB * W),
-                     Info.Name + ".row" + std::to_string(Lv));
-      Info.SharedBytes += unsigned(Sh.bytes(M.getDataLayout()));
-      llvm::Value *Base = B.CreateMul(RowInBlock, cst(W), "", true, true);
-      emitIf(B, B.CreateICmpEQ(WarpLane, cst(0)), [&] {
-        Sh.store(B, B.CreateAdd(Base, WarpInRow, "", true, true), Acc);
-      });
-      // Each level has its own arrays: no barrier is needed after the reads.
-      emitBarrier(B);
-      // Every segment of W lanes reads the W partials (W is a power of two,
-      // at most 32) and combines them, so every thread ends with the row's
-      // value: lanes past W must not start from the identity, they are
-      // the row's threads too.
-      llvm::Value *Rd = B.CreateAnd(WarpLane, cst(W - 1));
-      Acc = butterflyReduce(B, Rs,
-                            Sh.load(B, B.CreateAdd(Base, Rd, "", true, true)),
-                            unsigned(W), Math);
-    }
-    // The init value, once.
-    Acc = combine(Rs, Init, Acc);
-    size_t Pos = 0;
-    for (const HloInstruction *R : Rs) {
-      size_t NOut = R->operandCount() / 2;
-      llvm::ArrayRef<llvm::Value *> Vals(Acc.data() + Pos, NOut);
-      setOverrides(FE, R, Vals);
-      setOverrides(FR, R, Vals);
-      Pos += NOut;
-    }
+  // In-thread tree.
+  while (Elems.size() > 1) {
+    std::vector<std::vector<llvm::Value *>> Next;
+    for (size_t E = 0; E + 1 < Elems.size(); E += 2)
+      Next.push_back(combine(Rs, Elems[E], Elems[E + 1]));
+    if (Elems.size() % 2)
+      Next.push_back(Elems.back());
+    Elems = std::move(Next);
   }
-
-  // Fast math: an f32 division of row elements by a row value (softmax's
-  // e / sum) is a multiplication by the row value's reciprocal, computed
-  // once per row (`rcp.rn`): within 1.5 ulp of the exact quotient for
-  // divisors of magnitude 2^-126 .. 2^126 (as Triton's `div.full.f32`), the
-  // same infinities and NaNs; --precise-math (or
-  // the plan's ExactDivide) keeps `div.rn` per element.
-  if (!Math.Precise && !P.ExactDivide) {
-    for (const HloInstruction *I : C.instructions()) {
-      if (I->opcode() != HloOpcode::Divide ||
-          I->shape().Type != PrimitiveType::F32 || !I->shape().sameDims(In))
-        continue;
-      const HloInstruction *Bc = I->operand(1);
-      if (Bc->opcode() != HloOpcode::Broadcast ||
-          Bc->dimensions() != P.KeptDims ||
-          Bc->operand(0)->shape().rank() != int64_t(P.KeptDims.size()))
-        continue;
-      llvm::Value *Rcp =
-          B.CreateFDiv(llvm::ConstantFP::get(B.getFloatTy(), 1.0),
-                       FR.valueAt(*Bc->operand(0), RowIdx));
-      const HloInstruction *Num = I->operand(0);
-      FE.setOverride(
-          *I, [this, &FE, Num, Rcp](llvm::ArrayRef<llvm::Value *> Index) {
-            return B.CreateFMul(FE.valueAt(*Num, Index), Rcp);
-          });
-    }
+  std::vector<llvm::Value *> Acc = Elems.front();
+  // Across the group's lanes within a warp.
+  if (G > 1)
+    Acc = butterflyReduce(B, Rs, std::move(Acc),
+                          unsigned(std::min<int64_t>(G, 32)), Math);
+  // Across the row's warps: partials through shared memory.
+  if (W > 1) {
+    llvm::Value *WarpLane = B.CreateAnd(Th, cst(31));
+    llvm::Value *WarpInRow = B.CreateLShr(Lane, cst(5));
+    SharedSlots Sh(M, Acc, uint64_t(RPB * W),
+                   Info.Name + ".row" + std::to_string(Lv));
+    Info.SharedBytes += unsigned(Sh.bytes(M.getDataLayout()));
+    llvm::Value *Base = B.CreateMul(RowInBlock, cst(W), "", true, true);
+    emitIf(B, B.CreateICmpEQ(WarpLane, cst(0)), [&] {
+      Sh.store(B, B.CreateAdd(Base, WarpInRow, "", true, true), Acc);
+    });
+    // Each level has its own arrays: no barrier is needed after the reads.
+    emitBarrier(B);
+    // Every segment of W lanes reads the W partials (W is a power of two,
+    // at most 32) and combines them, so every thread ends with the row's
+    // value: lanes past W must not start from the identity, they are the
+    // row's threads too.
+    llvm::Value *Rd = B.CreateAnd(WarpLane, cst(W - 1));
+    Acc = butterflyReduce(B, Rs,
+                          Sh.load(B, B.CreateAdd(Base, Rd, "", true, true)),
+                          unsigned(W), Math);
   }
+  // The init value, once.
+  Acc = combine(Rs, Init, Acc);
+  size_t Pos = 0;
+  for (const HloInstruction *R : Rs) {
+    size_t NOut = R->operandCount() / 2;
+    llvm::ArrayRef<llvm::Value *> Vals(Acc.data() + Pos, NOut);
+    setOverrides(FE, R, Vals);
+    setOverrides(FR, R, Vals);
+    Pos += NOut;
+  }
+}
 
-  // Roots: every value first (straight-line, reusing the cached element
-  // values of the reductions), then the stores.
+void RowNormKernel::divideByReciprocals(FusedElementEmitter &FE,
+                                        FusedElementEmitter &FR) {
+  // An f32 division of row elements by a row value (softmax's e / sum) is a
+  // multiplication by the row value's reciprocal, computed once per row
+  // (`rcp.rn`): within 1.5 ulp of the exact quotient for divisors of
+  // magnitude 2^-126 .. 2^126 (as Triton's `div.full.f32`), the same
+  // infinities and NaNs.
+  for (const HloInstruction *I : C.instructions()) {
+    if (I->opcode() != HloOpcode::Divide ||
+        I->shape().Type != PrimitiveType::F32 || !I->shape().sameDims(In))
+      continue;
+    const HloInstruction *Bc = I->operand(1);
+    if (Bc->opcode() != HloOpcode::Broadcast ||
+        Bc->dimensions() != P.KeptDims ||
+        Bc->operand(0)->shape().rank() != int64_t(P.KeptDims.size()))
+      continue;
+    llvm::Value *Rcp = B.CreateFDiv(llvm::ConstantFP::get(B.getFloatTy(), 1.0),
+                                    FR.valueAt(*Bc->operand(0), RowIdx));
+    const HloInstruction *Num = I->operand(0);
+    FE.setOverride(*I,
+                   [this, &FE, Num, Rcp](llvm::ArrayRef<llvm::Value *> Index) {
+                     return B.CreateFMul(FE.valueAt(*Num, Index), Rcp);
+                   });
+  }
+}
+
+void RowNormKernel::storeRoots(FusedElementEmitter &FE,
+                               FusedElementEmitter &FR) {
+  // Every value first (straight-line, reusing the cached element values of
+  // the reductions), then the stores.
   std::vector<std::vector<std::vector<llvm::Value *>>> Out(A.Roots.size());
   std::vector<llvm::Value *> RowOut(A.Roots.size(), nullptr);
   for (size_t R = 0; R < A.Roots.size(); ++R) {
@@ -452,25 +451,70 @@ Expected<KernelInfo> RowNormKernel::run() {
   // Per-row roots: the group's first thread.
   bool AnyRowValue = std::find(P.ElementRoot.begin(), P.ElementRoot.end(),
                                false) != P.ElementRoot.end();
-  if (AnyRowValue) {
-    llvm::Value *First = G == 1 ? B.getTrue() : B.CreateICmpEQ(Lane, cst(0));
-    if (RowTail)
-      First = B.CreateAnd(First, RowValid);
-    emitIf(B, First, [&] {
-      for (size_t R = 0; R < A.Roots.size(); ++R) {
-        if (P.ElementRoot[R])
-          continue;
-        const Shape &S = A.Roots[R]->shape();
-        PrimitiveType PT = S.Type;
-        llvm::Type *ST = storageType(LC, PT);
-        llvm::Value *Off = physicalOffset(B, S, RowIdx, IndexTy);
-        B.CreateAlignedStore(
-            storeConvert(B, RowOut[R], PT),
-            B.CreateInBoundsGEP(ST, K->getArg(C.parameterCount() + R), Off),
-            llvm::Align(byteWidth(PT)));
-      }
-    });
+  if (!AnyRowValue)
+    return;
+  llvm::Value *First = G == 1 ? B.getTrue() : B.CreateICmpEQ(Lane, cst(0));
+  if (RowTail)
+    First = B.CreateAnd(First, RowValid);
+  emitIf(B, First, [&] {
+    for (size_t R = 0; R < A.Roots.size(); ++R) {
+      if (P.ElementRoot[R])
+        continue;
+      const Shape &S = A.Roots[R]->shape();
+      PrimitiveType PT = S.Type;
+      llvm::Type *ST = storageType(LC, PT);
+      llvm::Value *Off = physicalOffset(B, S, RowIdx, IndexTy);
+      B.CreateAlignedStore(
+          storeConvert(B, RowOut[R], PT),
+          B.CreateInBoundsGEP(ST, K->getArg(C.parameterCount() + R), Off),
+          llvm::Align(byteWidth(PT)));
+    }
+  });
+}
+
+Expected<KernelInfo> RowNormKernel::run() {
+  for (const HloInstruction *R : P.Reduces)
+    if (auto Why = checkReducer(*R->toApply()))
+      return unsupported(F, "reducer of '" + R->name() + "': " + *Why);
+  if (auto Err = createFunction())
+    return *Err;
+  emitIndices();
+  // Loads: every vector of every proven parameter first, in flight together.
+  preloadVectors();
+  ParameterLoader ScalarLoader = [this](const HloInstruction &Pm,
+                                        llvm::ArrayRef<llvm::Value *> Index) {
+    return loadParameterElement(B, *K, Pm, Index, IndexTy);
+  };
+  ParameterLoader ElementLoader =
+      [this, ScalarLoader](const HloInstruction &Pm,
+                           llvm::ArrayRef<llvm::Value *> Index) {
+        int64_t Wd = width(Pm);
+        if (Wd <= 1)
+          return ScalarLoader(Pm, Index);
+        // The only map from a row element to this parameter is the proven
+        // one: element (CurJ, CurL) reads lane CurL mod Wd of its vector.
+        llvm::Value *V = Vectors.at({&Pm, CurJ, CurL / Wd});
+        return loadConvert(B, B.CreateExtractElement(V, uint64_t(CurL % Wd)),
+                           Pm.shape().Type);
+      };
+  // FE computes values per element (through the preloaded vectors), FR per
+  // row (init values, row values, per-row roots).
+  FusedElementEmitter FE(B, Ctx, C, ElementLoader, Math, IndexTy);
+  FusedElementEmitter FR(B, Ctx, C, ScalarLoader, Math, IndexTy);
+
+  // Init values, once.
+  std::map<const HloInstruction *, std::vector<llvm::Value *>> Inits;
+  for (const HloInstruction *R : P.Reduces) {
+    int64_t NOut = R->operandCount() / 2;
+    for (int64_t O = 0; O < NOut; ++O)
+      Inits[R].push_back(FR.valueAt(*R->operand(NOut + O), {}));
   }
+  for (int Lv = 0; Lv < P.NumLevels; ++Lv)
+    reduceLevel(Lv, FE, FR, Inits);
+  // --precise-math (or the plan's ExactDivide) keeps `div.rn` per element.
+  if (!Math.Precise && !P.ExactDivide)
+    divideByReciprocals(FE, FR);
+  storeRoots(FE, FR);
   B.CreateRetVoid();
   return Info;
 }
