@@ -11,8 +11,8 @@
 //     rows per block when G is small). Thread t of the group holds J chunks
 //     of Vec consecutive elements, chunk j at vector index `j * G + t`
 //     (coalesced across the group), read once with vector loads of the width
-//     the indexing maps prove (analyzeAccess of the thread map composed with
-//     each parameter's map) and kept in registers.
+//     the indexing maps prove (the plan's: analyzeAccess of the thread map
+//     composed with each parameter's map) and kept in registers.
 //   - Reductions run in dependency levels (a reduce whose operand reads
 //     another reduce's broadcast comes after it; independent ones share a
 //     level). For each level: every element's reduce operand is computed with
@@ -29,7 +29,7 @@
 //     with vector stores when proven; per-row roots (e.g. the row max as a
 //     side output) are stored by the group's first thread. With fast math,
 //     an f32 division by a row value becomes a multiplication by its
-//     reciprocal (see run()).
+//     reciprocal (divideByReciprocals).
 //
 // Masked tails: chunk indices past the row and rows past the end are
 // clamped to the last valid ones, so every load is in bounds and every value
