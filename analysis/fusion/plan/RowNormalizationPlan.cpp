@@ -395,9 +395,10 @@ std::optional<std::string> planSizes(const PlanInputs &In, KernelPlan &P,
            " elements does not fit in one block (" + std::to_string(J * Vec) +
            " elements per thread at " + std::to_string(G) +
            " threads; at most " + std::to_string(MaxElementsPerThread) + ")";
-  // Blocks of max(G, 256) threads, so that short rows share a block (and a
-  // warp); halved while half the block still covers every row.
-  T = std::max<int64_t>(G, 256);
+  // Blocks of max(G, 256) threads (at most the device's), so that short
+  // rows share a block (and a warp); halved while half the block still
+  // covers every row.
+  T = std::max<int64_t>(G, std::min<int64_t>(256, MaxThreadsPerRow));
   int64_t RPB = T / G;
   Blocks = ceilDiv(Rows, RPB);
   bool Shrunk = false;

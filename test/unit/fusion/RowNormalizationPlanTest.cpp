@@ -206,6 +206,16 @@ TEST(RowNormalizationPlan, BlockLimitFromTheDevice) {
   EXPECT_NE(Q.error().Message.find("128 elements per thread at 256 threads"),
             std::string::npos)
       << Q.error().Message;
+  // Short rows share blocks of at most the device's threads.
+  auto S = softmax(64, 128);
+  ASSERT_TRUE(S);
+  FusionAnalysis SA = analyzeFusion(*S->entry()->root());
+  Small.MaxThreadsPerBlock = 64;
+  Expected<KernelPlan> R = planFusion(Ctx, SA, Tuning{}, Small);
+  ASSERT_TRUE(R) << R.error().str();
+  EXPECT_EQ(R->Block[0], 64);
+  EXPECT_EQ(R->RowNormalization->RowsPerBlock, 4);
+  EXPECT_EQ(R->Grid[0], 16);
 }
 
 TEST(RowNormalizationPlan, LayerNormWithRowValueRoot) {
