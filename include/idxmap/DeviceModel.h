@@ -66,7 +66,8 @@ struct DeviceModel {
 /// Waves of \p Blocks blocks of \p ThreadsPerBlock threads on \p D when only
 /// the thread and block limits of an SM bound residency (registers and
 /// shared memory are the kernel's, known after ptxas): blocks per wave =
-/// SmCount x min(MaxBlocksPerSm, MaxThreadsPerSm / ThreadsPerBlock).
+/// SmCount x min(MaxBlocksPerSm, MaxThreadsPerSm / ThreadsPerBlock), at
+/// least one block per SM.
 ///
 /// Example: on the H100 (132 SMs, 2048 threads per SM), 1056 blocks of 256
 /// threads are one wave (132 x 8); 1057 blocks take 2.
