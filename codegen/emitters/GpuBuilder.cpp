@@ -116,16 +116,21 @@ void SharedSlots::store(llvm::IRBuilderBase &B, llvm::Value *Index,
   }
 }
 
+llvm::Value *SharedSlots::load(llvm::IRBuilderBase &B, size_t Array,
+                               llvm::Value *Index) const {
+  llvm::Value *X =
+      B.CreateLoad(Arrays[Array]->getValueType()->getArrayElementType(),
+                   slot(B, Array, Index));
+  if (Types[Array]->isIntegerTy(1))
+    X = B.CreateTrunc(X, B.getInt1Ty());
+  return X;
+}
+
 std::vector<llvm::Value *> SharedSlots::load(llvm::IRBuilderBase &B,
                                              llvm::Value *Index) const {
   std::vector<llvm::Value *> Vals;
-  for (size_t I = 0; I < Arrays.size(); ++I) {
-    llvm::Value *X = B.CreateLoad(
-        Arrays[I]->getValueType()->getArrayElementType(), slot(B, I, Index));
-    if (Types[I]->isIntegerTy(1))
-      X = B.CreateTrunc(X, B.getInt1Ty());
-    Vals.push_back(X);
-  }
+  for (size_t I = 0; I < Arrays.size(); ++I)
+    Vals.push_back(load(B, I, Index));
   return Vals;
 }
 

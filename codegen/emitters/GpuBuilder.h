@@ -100,6 +100,9 @@ public:
   /// The values of slot \p Index, in their original types.
   std::vector<llvm::Value *> load(llvm::IRBuilderBase &B,
                                   llvm::Value *Index) const;
+  /// The value of slot \p Index of array \p Array alone.
+  llvm::Value *load(llvm::IRBuilderBase &B, size_t Array,
+                    llvm::Value *Index) const;
   /// The arrays' bytes, each rounded up to 16.
   uint64_t bytes(const llvm::DataLayout &DL) const;
 
