@@ -213,27 +213,14 @@ Value *ExprEmitter::emitNode(IRBuilderBase &B, Expr E) {
   Interval R = rangeOf(E);
   if (R.isPoint() && fits(R))
     return constant(R.Lo);
-  switch (E.kind()) {
-  case ExprKind::Constant:
-    return constant(E.value());
-  case ExprKind::Dim:
-  case ExprKind::Symbol:
-    return emitVariable(B, E);
-  case ExprKind::Add:
-    return emitSum(B, E);
-  case ExprKind::Mul:
-    return emitMul(B, E);
-  case ExprKind::FloorDiv:
-    return emitDiv(B, E, /*Ceil=*/false);
-  case ExprKind::CeilDiv:
-    return emitDiv(B, E, /*Ceil=*/true);
-  case ExprKind::Mod:
-    return emitMod(B, E);
-  }
-  return nullptr;
+  return visit(E, B);
 }
 
-Value *ExprEmitter::emitVariable(IRBuilderBase &B, Expr E) {
+Value *ExprEmitter::visitConstant(Expr E, IRBuilderBase &) {
+  return constant(E.value());
+}
+
+Value *ExprEmitter::visitVariable(Expr E, IRBuilderBase &B) {
   unsigned P = E.position();
   const std::vector<Value *> &Vals = E.isDim() ? Dims : Syms;
   assert(P < Vals.size() && Vals[P] && "no value given for a used variable");
@@ -278,7 +265,7 @@ bool flattenSum(Expr E, std::vector<std::pair<Expr, int64_t>> &Terms,
 
 } // namespace
 
-Value *ExprEmitter::emitSum(IRBuilderBase &B, Expr E) {
+Value *ExprEmitter::visitAdd(Expr E, IRBuilderBase &B) {
   std::vector<std::pair<Expr, int64_t>> Flat;
   int64_t Const = 0;
   if (!flattenSum(E, Flat, Const)) {
@@ -359,7 +346,7 @@ Value *ExprEmitter::emitTerms(IRBuilderBase &B, ArrayRef<Term> Terms,
   return Acc;
 }
 
-Value *ExprEmitter::emitMul(IRBuilderBase &B, Expr E) {
+Value *ExprEmitter::visitMul(Expr E, IRBuilderBase &B) {
   Value *L = emit(B, E.lhs());
   Value *R = emit(B, E.rhs());
   Interval LR = rangeOf(E.lhs()), RR = rangeOf(E.rhs());
@@ -427,7 +414,8 @@ Value *ExprEmitter::emitSignedDivCorrected(IRBuilderBase &B, Value *A,
   return B.CreateSub(Q, B.CreateZExt(Fix, IndexTy));
 }
 
-Value *ExprEmitter::emitDiv(IRBuilderBase &B, Expr E, bool Ceil) {
+Value *ExprEmitter::visitDiv(Expr E, IRBuilderBase &B) {
+  bool Ceil = E.kind() == ExprKind::CeilDiv;
   Expr AE = E.lhs(), DE = E.rhs();
   Interval AR = rangeOf(AE);
   Value *A = emit(B, AE);
@@ -477,7 +465,7 @@ Value *ExprEmitter::emitDiv(IRBuilderBase &B, Expr E, bool Ceil) {
                                 /*Ceil=*/true, /*Mod=*/false);
 }
 
-Value *ExprEmitter::emitMod(IRBuilderBase &B, Expr E) {
+Value *ExprEmitter::visitMod(Expr E, IRBuilderBase &B) {
   Expr AE = E.lhs(), ME = E.rhs();
   Interval AR = rangeOf(AE);
   Value *A = emit(B, AE);

@@ -48,6 +48,7 @@
 #define IDXMAP_CODEGEN_EXPRCODEGEN_H
 
 #include "idxmap/Expr.h"
+#include "idxmap/ExprVisitor.h"
 #include "idxmap/IndexingMap.h"
 #include "idxmap/Interval.h"
 #include "idxmap/RangeEvaluator.h"
@@ -94,7 +95,7 @@ bool mapFitsInI32(const IndexingMap &Map, RangeEvaluator &Ranges);
 /// their invariant summands form one hoisted partial sum, then the variant
 /// summands are added, then the constant. Everything else is emitted at the
 /// caller's builder and cached until clearLocalCache()/setDim()/setSymbol().
-class ExprEmitter {
+class ExprEmitter : private ExprVisitor<ExprEmitter, llvm::Value *> {
 public:
   /// \p IndexTy is i32 or i64 (see fitsInI32). \p Dims and \p Syms may hold
   /// nulls for variables that no emitted expression uses.
@@ -132,6 +133,7 @@ public:
   RangeEvaluator &ranges() const { return Ranges; }
 
 private:
+  friend class ExprVisitor<ExprEmitter, llvm::Value *>;
   struct Term {
     Expr Base;
     int64_t Coeff;
@@ -139,13 +141,15 @@ private:
 
   bool isInvariant(Expr E);
   llvm::Value *emitNode(llvm::IRBuilderBase &B, Expr E);
-  llvm::Value *emitVariable(llvm::IRBuilderBase &B, Expr E);
-  llvm::Value *emitSum(llvm::IRBuilderBase &B, Expr E);
+  // One node per kind (ExprVisitor), its operands through emit().
+  llvm::Value *visitConstant(Expr E, llvm::IRBuilderBase &B);
+  llvm::Value *visitVariable(Expr E, llvm::IRBuilderBase &B);
+  llvm::Value *visitAdd(Expr E, llvm::IRBuilderBase &B);
+  llvm::Value *visitMul(Expr E, llvm::IRBuilderBase &B);
+  llvm::Value *visitDiv(Expr E, llvm::IRBuilderBase &B);
+  llvm::Value *visitMod(Expr E, llvm::IRBuilderBase &B);
   llvm::Value *emitTerms(llvm::IRBuilderBase &B, llvm::ArrayRef<Term> Terms,
                          llvm::Value *Acc, Interval &AccRange);
-  llvm::Value *emitMul(llvm::IRBuilderBase &B, Expr E);
-  llvm::Value *emitDiv(llvm::IRBuilderBase &B, Expr E, bool Ceil);
-  llvm::Value *emitMod(llvm::IRBuilderBase &B, Expr E);
   llvm::Value *emitFloorDivByPositive(llvm::IRBuilderBase &B, llvm::Value *A,
                                       Interval ARange, int64_t ADivisor,
                                       llvm::Value *Divisor, int64_t C);

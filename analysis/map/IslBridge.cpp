@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "idxmap/Exact.h"
+#include "idxmap/ExprVisitor.h"
 #include "idxmap/Print.h"
 #include "idxmap/Simplify.h"
 
@@ -326,7 +327,9 @@ std::optional<int64_t> clampedInt(isl_val *V) {
 /// division is an isl div: `floor((d0)/4)`), which isl prints readably. Only
 /// toIslString() uses it; the queries use the flat translation below. On
 /// failure the builders return null handles and Error says why.
-class Translator {
+class Translator : ExprVisitor<Translator, IslAff> {
+  friend class ExprVisitor<Translator, IslAff>;
+
 public:
   Translator(const Session &S, const IndexingMap &M) : S(S), M(M) {
     Space.reset(isl_space_set_alloc(S.ctx(), 0, M.numVars()));
@@ -339,7 +342,7 @@ public:
   IslAff aff(Expr E) {
     if (!Error.empty())
       return IslAff();
-    IslAff A = build(E);
+    IslAff A = visit(E);
     if (!A && Error.empty())
       Error = S.failure();
     return A;
@@ -466,72 +469,69 @@ private:
     return IslAff(Ceil ? isl_aff_ceil(X) : isl_aff_floor(X));
   }
 
-  IslAff build(Expr E) {
-    switch (E.kind()) {
-    case ExprKind::Constant:
-      return constant(E.value());
-    case ExprKind::Dim:
-      if (E.position() >= M.numDims()) {
-        unsupported(E, "a dim the map does not have");
-        return IslAff();
-      }
-      return var(E.position());
-    case ExprKind::Symbol:
-      if (E.position() >= M.numSymbols()) {
-        unsupported(E, "a symbol the map does not have");
-        return IslAff();
-      }
-      return var(M.numDims() + E.position());
-    case ExprKind::Add: {
-      // The summands left to right, with a worklist: a sum of N terms is a
-      // tree N deep.
-      IslAff Acc = constant(0);
-      std::vector<Expr> Work{E.rhs(), E.lhs()};
-      while (!Work.empty() && Acc) {
-        Expr N = Work.back();
-        Work.pop_back();
-        if (N.kind() == ExprKind::Add) {
-          Work.push_back(N.rhs());
-          Work.push_back(N.lhs());
-          continue;
-        }
-        IslAff T = build(N);
-        Acc = T ? IslAff(isl_aff_add(Acc.release(), T.release())) : IslAff();
-      }
-      return Acc;
+  IslAff visitConstant(Expr E) { return constant(E.value()); }
+
+  IslAff visitDim(Expr E) {
+    if (E.position() >= M.numDims()) {
+      unsupported(E, "a dim the map does not have");
+      return IslAff();
     }
-    case ExprKind::Mul: {
-      IslAff L = build(E.lhs());
-      IslAff R = L ? build(E.rhs()) : IslAff();
-      if (!L || !R)
-        return IslAff();
-      if (isl_aff_is_cst(L.get()) != isl_bool_true &&
-          isl_aff_is_cst(R.get()) != isl_bool_true) {
-        unsupported(E, "a product of two non-constant expressions");
-        return IslAff();
+    return var(E.position());
+  }
+
+  IslAff visitSymbol(Expr E) {
+    if (E.position() >= M.numSymbols()) {
+      unsupported(E, "a symbol the map does not have");
+      return IslAff();
+    }
+    return var(M.numDims() + E.position());
+  }
+
+  IslAff visitAdd(Expr E) {
+    // The summands left to right, with a worklist: a sum of N terms is a
+    // tree N deep.
+    IslAff Acc = constant(0);
+    std::vector<Expr> Work{E.rhs(), E.lhs()};
+    while (!Work.empty() && Acc) {
+      Expr N = Work.back();
+      Work.pop_back();
+      if (N.kind() == ExprKind::Add) {
+        Work.push_back(N.rhs());
+        Work.push_back(N.lhs());
+        continue;
       }
-      return IslAff(isl_aff_mul(L.release(), R.release()));
+      IslAff T = visit(N);
+      Acc = T ? IslAff(isl_aff_add(Acc.release(), T.release())) : IslAff();
     }
-    case ExprKind::FloorDiv:
-    case ExprKind::CeilDiv:
-    case ExprKind::Mod: {
-      IslAff L = build(E.lhs());
-      IslVal D = L ? divisor(E, build(E.rhs())) : IslVal();
-      if (!L || !D)
-        return IslAff();
-      if (E.kind() != ExprKind::Mod)
-        return divide(std::move(L), std::move(D),
-                      E.kind() == ExprKind::CeilDiv);
-      // a mod d = a - floor(a / d) * d (MLIR semantics for either sign).
-      IslAff Q = divide(IslAff(L.copy()), IslVal(D.copy()), /*Ceil=*/false);
-      if (!Q)
-        return IslAff();
-      return IslAff(isl_aff_sub(L.release(),
-                                isl_aff_scale_val(Q.release(), D.release())));
+    return Acc;
+  }
+
+  IslAff visitMul(Expr E) {
+    IslAff L = visit(E.lhs());
+    IslAff R = L ? visit(E.rhs()) : IslAff();
+    if (!L || !R)
+      return IslAff();
+    if (isl_aff_is_cst(L.get()) != isl_bool_true &&
+        isl_aff_is_cst(R.get()) != isl_bool_true) {
+      unsupported(E, "a product of two non-constant expressions");
+      return IslAff();
     }
-    }
-    unsupported(E, "an unknown expression kind");
-    return IslAff();
+    return IslAff(isl_aff_mul(L.release(), R.release()));
+  }
+
+  IslAff visitBinary(Expr E) {
+    IslAff L = visit(E.lhs());
+    IslVal D = L ? divisor(E, visit(E.rhs())) : IslVal();
+    if (!L || !D)
+      return IslAff();
+    if (E.kind() != ExprKind::Mod)
+      return divide(std::move(L), std::move(D), E.kind() == ExprKind::CeilDiv);
+    // a mod d = a - floor(a / d) * d (MLIR semantics for either sign).
+    IslAff Q = divide(IslAff(L.copy()), IslVal(D.copy()), /*Ceil=*/false);
+    if (!Q)
+      return IslAff();
+    return IslAff(
+        isl_aff_sub(L.release(), isl_aff_scale_val(Q.release(), D.release())));
   }
 
   const Session &S;
@@ -960,7 +960,9 @@ private:
 /// One copy of a map inside a FlatSystem: its variables are the columns
 /// [Offset, Offset + numVars); expressions translate to forms (memoized, so a
 /// shared subexpression gets one quotient column).
-class FlatMap {
+class FlatMap : ExprVisitor<FlatMap, std::optional<Form>> {
+  friend class ExprVisitor<FlatMap, std::optional<Form>>;
+
 public:
   FlatMap(FlatSystem &Sys, const IndexingMap &M, unsigned Offset)
       : Sys(Sys), M(M), Offset(Offset) {}
@@ -981,7 +983,7 @@ public:
     if (Depth > 200 && E.isBinary() && !formOperandsFirst(E))
       return std::nullopt;
     ++Depth;
-    std::optional<Form> F = build(E);
+    std::optional<Form> F = visit(E);
     --Depth;
     if (F)
       Memo.emplace(E, *F);
@@ -1026,7 +1028,7 @@ public:
 
 private:
   /// Translates the operands of \p E bottom-up without recursion (sums are
-  /// passed through: build() flattens them). False if one fails.
+  /// passed through: visitAdd() flattens them). False if one fails.
   bool formOperandsFirst(Expr E) {
     std::vector<std::pair<Expr, bool>> Work{{E.lhs(), false}, {E.rhs(), false}};
     std::unordered_set<const void *> Seen;
@@ -1056,74 +1058,75 @@ private:
     return std::nullopt;
   }
 
-  std::optional<Form> build(Expr E) {
-    switch (E.kind()) {
-    case ExprKind::Constant:
-      return FlatSystem::constant(E.value());
-    case ExprKind::Dim:
-      if (E.position() >= M.numDims())
-        return fail(E, "a dim the map does not have");
-      return var(E.position());
-    case ExprKind::Symbol:
-      if (E.position() >= M.numSymbols())
-        return fail(E, "a symbol the map does not have");
-      return var(M.numDims() + E.position());
-    case ExprKind::Add: {
-      // The summands left to right into one accumulator, with a worklist:
-      // a sum of N terms is a tree N deep.
-      std::optional<Form> Acc = FlatSystem::constant(0);
-      std::vector<Expr> Work{E.rhs(), E.lhs()};
-      while (!Work.empty() && Acc) {
-        Expr N = Work.back();
-        Work.pop_back();
-        if (N.kind() == ExprKind::Add && !Memo.count(N)) {
-          Work.push_back(N.rhs());
-          Work.push_back(N.lhs());
-          continue;
-        }
-        std::optional<Form> F = form(N);
-        Acc = F ? Sys.add(*Acc, *F) : std::nullopt;
+  std::optional<Form> visitConstant(Expr E) {
+    return FlatSystem::constant(E.value());
+  }
+
+  std::optional<Form> visitDim(Expr E) {
+    if (E.position() >= M.numDims())
+      return fail(E, "a dim the map does not have");
+    return var(E.position());
+  }
+
+  std::optional<Form> visitSymbol(Expr E) {
+    if (E.position() >= M.numSymbols())
+      return fail(E, "a symbol the map does not have");
+    return var(M.numDims() + E.position());
+  }
+
+  std::optional<Form> visitAdd(Expr E) {
+    // The summands left to right into one accumulator, with a worklist:
+    // a sum of N terms is a tree N deep.
+    std::optional<Form> Acc = FlatSystem::constant(0);
+    std::vector<Expr> Work{E.rhs(), E.lhs()};
+    while (!Work.empty() && Acc) {
+      Expr N = Work.back();
+      Work.pop_back();
+      if (N.kind() == ExprKind::Add && !Memo.count(N)) {
+        Work.push_back(N.rhs());
+        Work.push_back(N.lhs());
+        continue;
       }
-      return Acc;
+      std::optional<Form> F = form(N);
+      Acc = F ? Sys.add(*Acc, *F) : std::nullopt;
     }
-    case ExprKind::Mul: {
-      std::optional<Form> L = form(E.lhs());
-      std::optional<Form> R = L ? form(E.rhs()) : std::nullopt;
-      if (!L || !R)
-        return std::nullopt;
-      if (R->isConstant())
-        return Sys.scale(*L, R->K);
-      if (L->isConstant())
-        return Sys.scale(*R, L->K);
-      return fail(E, "a product of two non-constant expressions");
+    return Acc;
+  }
+
+  std::optional<Form> visitMul(Expr E) {
+    std::optional<Form> L = form(E.lhs());
+    std::optional<Form> R = L ? form(E.rhs()) : std::nullopt;
+    if (!L || !R)
+      return std::nullopt;
+    if (R->isConstant())
+      return Sys.scale(*L, R->K);
+    if (L->isConstant())
+      return Sys.scale(*R, L->K);
+    return fail(E, "a product of two non-constant expressions");
+  }
+
+  std::optional<Form> visitBinary(Expr E) {
+    std::optional<Form> L = form(E.lhs());
+    std::optional<Form> R = L ? form(E.rhs()) : std::nullopt;
+    if (!L || !R)
+      return std::nullopt;
+    if (!R->isConstant())
+      return fail(E, "a symbolic divisor");
+    int64_t D = R->K;
+    if (D == 0)
+      return fail(E, "a division by zero");
+    if (E.kind() == ExprKind::FloorDiv)
+      return Sys.floorDiv(*L, D);
+    if (E.kind() == ExprKind::CeilDiv) {
+      // ceil(a / d) = -floor(-a / d).
+      std::optional<Form> NegL = Sys.scale(*L, -1);
+      std::optional<Form> Q = NegL ? Sys.floorDiv(*NegL, D) : std::nullopt;
+      return Q ? Sys.scale(*Q, -1) : std::nullopt;
     }
-    case ExprKind::FloorDiv:
-    case ExprKind::CeilDiv:
-    case ExprKind::Mod: {
-      std::optional<Form> L = form(E.lhs());
-      std::optional<Form> R = L ? form(E.rhs()) : std::nullopt;
-      if (!L || !R)
-        return std::nullopt;
-      if (!R->isConstant())
-        return fail(E, "a symbolic divisor");
-      int64_t D = R->K;
-      if (D == 0)
-        return fail(E, "a division by zero");
-      if (E.kind() == ExprKind::FloorDiv)
-        return Sys.floorDiv(*L, D);
-      if (E.kind() == ExprKind::CeilDiv) {
-        // ceil(a / d) = -floor(-a / d).
-        std::optional<Form> NegL = Sys.scale(*L, -1);
-        std::optional<Form> Q = NegL ? Sys.floorDiv(*NegL, D) : std::nullopt;
-        return Q ? Sys.scale(*Q, -1) : std::nullopt;
-      }
-      // a mod d = a - floor(a / d) * d.
-      std::optional<Form> Q = Sys.floorDiv(*L, D);
-      std::optional<Form> QD = Q ? Sys.scale(*Q, D) : std::nullopt;
-      return QD ? Sys.sub(*L, *QD) : std::nullopt;
-    }
-    }
-    return fail(E, "an unknown expression kind");
+    // a mod d = a - floor(a / d) * d.
+    std::optional<Form> Q = Sys.floorDiv(*L, D);
+    std::optional<Form> QD = Q ? Sys.scale(*Q, D) : std::nullopt;
+    return QD ? Sys.sub(*L, *QD) : std::nullopt;
   }
 
   FlatSystem &Sys;
