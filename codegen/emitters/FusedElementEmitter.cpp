@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FusedElementEmitter.h"
+#include "EmitterSupport.h"
 #include "ExprCodegen.h"
 
 #include "idxmap/HloInterpreter.h"
@@ -229,6 +230,21 @@ llvm::Value *FusedElementEmitter::valueAt(const HloInstruction &I,
                                           int64_t OutputId) {
   if (llvm::Value *V = lookup(I, Index, OutputId))
     return V;
+  if (&I != Building && outlined(I, OutputId)) {
+    llvm::Value *V = callFunction(I, Index);
+    CacheKey Key(&I, OutputId, {Index.begin(), Index.end()});
+    if (Added)
+      Added->push_back(Key);
+    Cache[std::move(Key)] = V;
+    return V;
+  }
+  return valueInline(I, Index, OutputId);
+}
+
+llvm::Value *
+FusedElementEmitter::valueInline(const HloInstruction &I,
+                                 llvm::ArrayRef<llvm::Value *> Index,
+                                 int64_t OutputId) {
   // Depth-first over the operands with an explicit stack, in the order a
   // recursive walk would emit them: each operand's value before the next
   // operand's index, the instruction's own IR last. Only ops that branch
@@ -247,6 +263,10 @@ llvm::Value *FusedElementEmitter::valueAt(const HloInstruction &I,
     if (nextOperand(Stack.back(), R)) {
       if (llvm::Value *V = lookup(*R.I, R.Index, R.OutputId)) {
         Stack.back().Ops.push_back(V);
+        continue;
+      }
+      if (outlined(*R.I, R.OutputId)) {
+        Stack.back().Ops.push_back(valueAt(*R.I, R.Index, R.OutputId));
         continue;
       }
       Step K = stepOf(*R.I, R.OutputId);
@@ -323,6 +343,10 @@ llvm::Value *FusedElementEmitter::compute(const HloInstruction &I,
   HloOpcode Op = I.opcode();
   switch (Op) {
   case HloOpcode::Parameter:
+    // Inside a subgraph function: a plain load of the kernel's argument,
+    // which the function then takes as its own.
+    if (Building)
+      return loadParameterElement(B, *Kernel, I, Index, IndexTy);
     return Loader(I, Index);
   case HloOpcode::Constant: {
     const Literal &L = I.literal();

@@ -18,6 +18,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <vector>
 
 namespace idxmap {
@@ -30,10 +31,28 @@ using ParameterLoader = std::function<llvm::Value *(
 
 /// Computes elements of a fused computation.
 ///
+/// Subgraph functions: a value the partitioner (idxmap/Partition.h) finds
+/// read at several indices ("reached with N indexing maps", "users in N
+/// subgraphs") is computed inline at each of them, so a chain of such
+/// values doubles the IR at every level. When the inline expansion of such
+/// a subgraph root would exceed FunctionThreshold HLO instructions, the
+/// root becomes one internal LLVM function of its index (plus the kernel
+/// arguments its parameter loads use) and each read is a call; LLVM's
+/// inliner (the fast pipeline runs it when a module has such functions)
+/// inlines the cheap ones. The rule keeps the IR of every fusion whose
+/// multi-read values are small exactly as before. Inside a function,
+/// parameters are read with a plain scalar load of the kernel's argument
+/// (loadParameterElement), not with the emitter's ParameterLoader, whose
+/// vector loads and caches depend on where the kernel calls it; a root
+/// from which an overridden instruction is reachable stays inline (an
+/// override's value is the caller's).
+///
 /// Example (inside a kernel body):
 /// \code
 ///   FusedElementEmitter FE(B, Computation, Loader, Math);
 ///   llvm::Value *V = FE.valueAt(*Computation.root(), {I0, I1});
+///   // x24 = add(x23, reverse(x23)), ...: `call float @fusion.x23(i32 %i)`
+///   // and `call float @fusion.x23(i32 %ri)` in the kernel, one body each.
 /// \endcode
 class FusedElementEmitter {
 public:
@@ -66,9 +85,21 @@ public:
       Overrides[&I] = std::move(F);
     else
       Overrides.erase(&I);
+    ReachesOverride.clear();
   }
 
   llvm::Type *indexType() const { return IndexTy; }
+
+  /// Subgraph roots whose inline expansion is larger than this many HLO
+  /// instructions become functions (see the class comment); 0 turns
+  /// subgraph functions off.
+  void setFunctionThreshold(int64_t N) { FunctionThreshold = N; }
+
+  /// The default threshold: larger than the expansion of every value read
+  /// at several indices in the test and corpus modules (at most 77, a
+  /// threefry hash in misc_random.opt.hlo), small enough that a function's
+  /// body stays a few hundred LLVM instructions.
+  static constexpr int64_t DefaultFunctionThreshold = 128;
 
 private:
   /// How valueAt gets an instruction's value: from its operands' values
@@ -149,6 +180,42 @@ private:
   std::map<std::pair<const HloInstruction *, int64_t>, InstructionIndexing>
       Indexing;
   std::map<const HloInstruction *, ValueOverride> Overrides;
+
+  // Subgraph functions (FusedElementFunctions.cpp).
+  /// A subgraph root's function and the values (kernel arguments) each
+  /// call passes after the index.
+  struct SubgraphFunction {
+    llvm::Function *F = nullptr;
+    std::vector<llvm::Value *> Captured;
+  };
+  /// True when valueAt computes \p I by calling its function.
+  bool outlined(const HloInstruction &I, int64_t OutputId);
+  /// Partitions the computation and decides which roots become functions.
+  void planFunctions();
+  /// A call of \p I's function at \p Index (building the functions it
+  /// needs, callees first).
+  llvm::Value *callFunction(const HloInstruction &I,
+                            llvm::ArrayRef<llvm::Value *> Index);
+  /// Builds \p I's function; its callees exist already.
+  void buildFunction(const HloInstruction &I);
+  /// valueAt without the call of \p I's own function.
+  llvm::Value *valueInline(const HloInstruction &I,
+                           llvm::ArrayRef<llvm::Value *> Index,
+                           int64_t OutputId);
+  /// True when an instruction with an override is reachable from \p I.
+  bool reachesOverride(const HloInstruction &I);
+
+  int64_t FunctionThreshold = DefaultFunctionThreshold;
+  bool Planned = false;
+  /// The roots that become functions.
+  std::set<const HloInstruction *> Outline;
+  std::map<const HloInstruction *, SubgraphFunction> Functions;
+  std::map<const HloInstruction *, bool> ReachesOverride;
+  /// The kernel whose arguments functions capture; set at the first call.
+  llvm::Function *Kernel = nullptr;
+  /// While a function's body is built: the instruction (valueAt computes it
+  /// inline) and parameters are read with the plain loader.
+  const HloInstruction *Building = nullptr;
 };
 
 } // namespace codegen

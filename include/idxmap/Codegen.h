@@ -60,7 +60,10 @@ struct TargetOptions {
   /// Which IR pipeline runs when Optimize is set. `Fast` (the default) is a
   /// short function pipeline sized for the emitters' straight-line kernels:
   /// SROA, early CSE, one instruction-combining round, CFG simplification,
-  /// LICM and a second CSE; the NVPTX back end then adds its own
+  /// LICM and a second CSE (a module with subgraph functions, which the
+  /// emitters write for values read at several indices, first runs
+  /// instcombine, early CSE and LLVM's inliner); the NVPTX back end then
+  /// adds its own
   /// address-space inference, straight-line strength reduction and
   /// load/store vectorizer. `O3` is LLVM's default O3 module pipeline; it
   /// is always used when libdevice is linked (its functions must be inlined).
