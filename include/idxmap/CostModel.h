@@ -42,6 +42,17 @@ struct MemoryModel {
   double LaunchSeconds = 2.0e-6;
 };
 
+/// Bytes of \p A's parameters and outputs, each counted once.
+int64_t uniqueBytes(const FusionAnalysis &A);
+
+/// Whether \p A's parameters and outputs stay in \p D's L2 between
+/// launches: together at most a quarter of it (L2 is two partitions, and
+/// the neighbouring kernels' data shares it).
+///
+/// Example: f32[262144,8] (8 MiB in, 1 MiB out) fits the H200's 50 MiB;
+/// f16[8192,1000] (15.6 MiB) does not.
+bool staysInL2(const FusionAnalysis &A, const DeviceModel &D);
+
 /// The estimate of plan \p P of fusion \p A on \p D.
 ///
 /// Example: for `test/examples/rowsum_f32_8192x8192.hlo` on the H200 (268 MB

@@ -66,6 +66,23 @@ double bytesInFlightPerThread(const FusionAnalysis &A, const KernelPlan &P) {
 
 } // namespace
 
+int64_t uniqueBytes(const FusionAnalysis &A) {
+  int64_t Bytes = 0;
+  for (const HloInstruction *Pm : A.Computation->parameters())
+    Bytes += bytesOf(Pm->shape());
+  for (const HloInstruction *R : A.Roots) {
+    Bytes += bytesOf(R->shape());
+    if (R->shape().isTuple())
+      for (const Shape &S : R->shape().TupleShapes)
+        Bytes += bytesOf(S);
+  }
+  return Bytes;
+}
+
+bool staysInL2(const FusionAnalysis &A, const DeviceModel &D) {
+  return D.L2Bytes > 0 && uniqueBytes(A) <= D.L2Bytes / 4;
+}
+
 CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
                           const KernelPlan &P, const DeviceModel &D,
                           const MemoryModel &Mem) {
@@ -89,7 +106,7 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
     Moved += B;
   }
   E.Bytes = Moved;
-  E.L2Resident = D.L2Bytes > 0 && Unique <= double(D.L2Bytes) / 2;
+  E.L2Resident = staysInL2(A, D);
   const double Bandwidth =
       D.DramBytesPerSecond * Mem.DramEfficiency *
       (E.L2Resident ? Mem.L2Speedup : 1.0);

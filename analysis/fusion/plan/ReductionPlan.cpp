@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "Plans.h"
 
+#include "idxmap/CostModel.h"
 #include "idxmap/Delinearize.h"
 #include "idxmap/Simplify.h"
 
@@ -102,12 +103,18 @@ void planRowShape(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP,
     // vectors per row: 31.3 us with a warp per row, 30.5 with 256 threads,
     // 39.1 with 512; f32[8192,8192], 2048 vectors: 60.38-60.42 us with 512
     // threads against 60.69-60.91 with 256, 60.7 with 1024, 61.3 with 128).
-    int64_t Auto = NVec <= 16    ? nextPow2(NVec)
-                   : NVec <= 256 ? 32
-                   : NVec < 2048 ? 256
-                                 : 512;
+    // Counted in 16-byte units of the row, not in vectors: a row whose
+    // length forbids wide vectors (77 bytes of s8, 333 of s32) still gives
+    // each lane several loads (H200, 2026-12-01: row max s8[32768,77] 4.96
+    // us with 32 lanes, 1.98 with 8; s32[16384,333] 14.83 with 256, 11.34
+    // with 128).
+    const int64_t Units = ceilDiv(D2 * byteWidth(Input.Type), 16);
+    int64_t Auto = Units <= 16    ? nextPow2(Units)
+                   : Units <= 256 ? 32
+                   : Units < 2048 ? 256
+                                  : 512;
     G = std::min(choose(In, P, "IDXMAP_RED_ROW_LANES", "lanes_per_row", Auto,
-                        std::to_string(NVec) + " vectors per row"),
+                        std::to_string(Units) + " units of 16 bytes per row"),
                  std::max<int64_t>(32, nextPow2(NVec)));
     if (G > 32) {
       RP.Mode = Mode::BlockPerRow;
@@ -309,8 +316,15 @@ std::optional<std::string> planReduction(const PlanInputs &In, KernelPlan &P) {
   // flight.
   RP.MinBlocksPerSm = choose(In, P, "IDXMAP_RED_MINBLOCKS", "min_blocks", 0,
                              "unset: ptxas keeps full occupancy");
-  RP.EvictFirst = choose(In, P, "IDXMAP_RED_EVICT_FIRST", "evict_first", 1,
-                         "inputs read once pass through L2") != 0;
+  // Inputs read once are streamed past L2 (evict_first) unless the
+  // fusion's data stays there between launches: then the hint would throw
+  // out what the next launch reads (an L2-resident row reduction ran 1.76x
+  // faster without it on the H200, 2026-12-01).
+  const bool InL2 = staysInL2(A, In.Device);
+  RP.EvictFirst =
+      choose(In, P, "IDXMAP_RED_EVICT_FIRST", "evict_first", InL2 ? 0 : 1,
+             InL2 ? "the fusion's data stays in L2 between launches"
+                  : "inputs read once stream past L2") != 0;
   RP.LoadsFirst = choose(In, P, "IDXMAP_RED_LOADS_FIRST", "loads_first", 1,
                          "every load of a step before its first use") != 0;
   P.Main.ThreadsPerBlock = P.Block[0];

@@ -374,11 +374,21 @@ std::optional<std::string> planSizes(const PlanInputs &In, KernelPlan &P,
       "most 32 bytes of the widest, dividing the row");
   const int64_t NVec = N / Vec;
   // Threads per row G (a power of two), chunks per thread J.
-  int64_t Target =
-      choose(In, P, "IDXMAP_ROWNORM_ELEMENTS", "elements", 8,
-             "elements per thread aimed at: 8 (softmax f32[4096,4096] on the "
-             "H200: 33.14-33.22 us against 33.17-33.26 with 16, and 30 % less "
-             "compile time)");
+  // Rows of 2-byte (or narrower) elements: four 16-byte accesses per
+  // thread, issued together; one (8 elements of bf16) leaves too few bytes
+  // in flight and too many warps per row to combine. H200, 2026-12-01
+  // (bench/suite, 8 / 16 / 32 elements): layer norm bf16[32768,4096]
+  // 169.8 / 143.7 / 140.7 us, RMS norm bf16[2048,5120] 16.6 / 13.3 / 12.3,
+  // softmax bf16[4096,1000] 7.06 / 5.80 / 5.46. Rows of 4-byte elements:
+  // two accesses (8 elements); 16 measured the same (softmax
+  // f32[4096,4096] 33.17-33.26 us against 33.14-33.22, layer norm
+  // f32[4096,1023] 10.82 against 10.73) for 30 % more compile time.
+  const bool Narrow = Vec >= 8;
+  int64_t Target = choose(
+      In, P, "IDXMAP_ROWNORM_ELEMENTS", "elements",
+      Narrow ? std::min<int64_t>(64, 4 * Vec) : 8,
+      Narrow ? "four 16-byte accesses per thread in flight (2-byte elements)"
+             : "two 16-byte accesses per thread in flight (4-byte elements)");
   int64_t PerThread = std::max<int64_t>(1, Target / Vec);
   const int64_t MaxThreadsPerRow =
       floorPow2(std::min(In.Device.MaxThreadsPerBlock, In.Device.MaxBlock[0]));
