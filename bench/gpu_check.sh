@@ -25,7 +25,8 @@ in=$here/test/golden/Inputs
 for f in $here/test/examples/*.hlo "$in"/reduce-init-*.hlo "$in"/reduce-side-*.hlo \
   "$in"/reduce-argmax-*.hlo "$in"/reduce-full-chunked.hlo "$in"/reduce-full-small-chunks.hlo \
   "$in"/reduce-row-max-neg-s32.hlo "$in"/reduce-hint-broadcast.hlo "$in"/reduce-row-long.hlo \
-  "$in"/reduce-loop-bf16-long-sum.hlo "$in"/rownorm-softmax-*.hlo "$in"/transpose-*.hlo; do
+  "$in"/reduce-loop-bf16-long-sum.hlo "$in"/rownorm-softmax-*.hlo "$in"/transpose-*.hlo \
+  "$in"/deep-chain-24.hlo; do
   step "run $(basename "$f")" 120 "$bin/idxmap" run "$f"
 done
 # Whole optimized modules (JAX's dumps, golden inputs): every fusion the
