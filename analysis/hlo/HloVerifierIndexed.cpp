@@ -157,10 +157,15 @@ Problem Checker::gather() const {
                   " and indices dimension " + std::to_string(ID) +
                   " differ in size");
   }
+  // XLA also accepts a collapsed slice of size 0, which leaves the output
+  // elements nothing to read: the start index is clamped to the operand's
+  // size, one past its last element. Refused here rather than read out of
+  // bounds.
   for (int64_t D : G.CollapsedSliceDims)
-    if (Sizes[size_t(D)] > 1)
+    if (Sizes[size_t(D)] != 1)
       return fail("collapsed dimension " + std::to_string(D) +
-                  " has slice size " + std::to_string(Sizes[size_t(D)]));
+                  " has slice size " + std::to_string(Sizes[size_t(D)]) +
+                  " (must be 1)");
   for (int64_t D : G.OperandBatchingDims)
     if (Sizes[size_t(D)] > 1)
       return fail("batching dimension " + std::to_string(D) +
