@@ -111,6 +111,7 @@
 #include "Emitters.h"
 #include "ExprCodegen.h"
 #include "FusedElementEmitter.h"
+#include "GpuBuilder.h"
 #include "KernelBuilder.h"
 
 #include "idxmap/Coalescing.h"
@@ -197,18 +198,23 @@ private:
     return false;
   }
   std::vector<llvm::Value *> combine(llvm::ArrayRef<llvm::Value *> Acc,
-                                     llvm::ArrayRef<llvm::Value *> Val);
+                                     llvm::ArrayRef<llvm::Value *> Val) {
+    return combineReduces(B, Heroes, Acc, Val, Math);
+  }
   std::vector<llvm::Value *> loadAccs();
   void storeAccs(llvm::ArrayRef<llvm::Value *> V);
-  llvm::Value *shuffle(llvm::Value *V, unsigned Mask, unsigned Width);
   std::vector<llvm::Value *> warpReduce(std::vector<llvm::Value *> V,
-                                        unsigned Width);
+                                        unsigned Width) {
+    return butterflyReduce(B, Heroes, std::move(V), Width, Math);
+  }
   /// Reduces across the block's warps (after warpReduce(32)): every thread
   /// gets the block's value.
   std::vector<llvm::Value *> blockReduce(std::vector<llvm::Value *> V,
                                          unsigned Threads);
   /// if (Cond) Body(); (no values flow out: use allocas).
-  void emitIf(llvm::Value *Cond, const std::function<void()> &Body);
+  void emitIf(llvm::Value *Cond, const std::function<void()> &Body) {
+    codegen::emitIf(B, Cond, Body);
+  }
   /// for (iv = 0; iv < N; ++iv) Body(iv).
   void emitFor(llvm::Value *N, const std::function<void(llvm::Value *)> &Body);
   /// Computes and stores every root at output index \p OutExprs (exprs in
@@ -247,7 +253,10 @@ private:
   /// step are independent).
   std::vector<std::vector<llvm::Value *>>
   warpReduceSets(std::vector<std::vector<llvm::Value *>> Sets, unsigned Width,
-                 unsigned Lowest = 1);
+                 unsigned Lowest = 1) {
+    return butterflyReduceSets(B, Heroes, std::move(Sets), Width, Lowest,
+                               Math);
+  }
   /// Memory form of an accumulator (pred as i8) and back.
   llvm::Type *storedType(llvm::Type *T) {
     return T->isIntegerTy(1) ? B.getInt8Ty() : T;
@@ -373,23 +382,6 @@ std::vector<llvm::AllocaInst *> ReductionKernel::newAccumulators() {
     Set.push_back(Al);
   }
   return Set;
-}
-
-std::vector<std::vector<llvm::Value *>>
-ReductionKernel::warpReduceSets(std::vector<std::vector<llvm::Value *>> Sets,
-                                unsigned Width, unsigned Lowest) {
-  for (unsigned Mask = Width / 2; Mask >= std::max(Lowest, 1u); Mask /= 2) {
-    std::vector<std::vector<llvm::Value *>> Other;
-    for (const auto &S : Sets) {
-      std::vector<llvm::Value *> O;
-      for (llvm::Value *X : S)
-        O.push_back(shuffle(X, Mask, Width));
-      Other.push_back(std::move(O));
-    }
-    for (size_t I = 0; I < Sets.size(); ++I)
-      Sets[I] = combine(Sets[I], Other[I]);
-  }
-  return Sets;
 }
 
 llvm::Value *ReductionKernel::workspace(uint64_t Bytes) {
@@ -762,21 +754,6 @@ void ReductionKernel::flushSideStores() {
   Pending.clear();
 }
 
-std::vector<llvm::Value *>
-ReductionKernel::combine(llvm::ArrayRef<llvm::Value *> Acc,
-                         llvm::ArrayRef<llvm::Value *> Val) {
-  std::vector<llvm::Value *> Res;
-  size_t Pos = 0;
-  for (const HloInstruction *H : Heroes) {
-    size_t N = H->operandCount() / 2;
-    auto R = emitReduction(B, *H->toApply(), Acc.slice(Pos, N),
-                           Val.slice(Pos, N), Math);
-    Res.insert(Res.end(), R.begin(), R.end());
-    Pos += N;
-  }
-  return Res;
-}
-
 std::vector<llvm::Value *> ReductionKernel::loadAccs() {
   std::vector<llvm::Value *> R;
   for (llvm::AllocaInst *Al : Accs)
@@ -797,26 +774,6 @@ void ReductionKernel::accumulate(
   storeAccs(Acc);
 }
 
-llvm::Value *ReductionKernel::shuffle(llvm::Value *X, unsigned Mask,
-                                      unsigned W) {
-  if (X->getType()->isIntegerTy(1))
-    return B.CreateTrunc(
-        emitShuffleXor(B, B.CreateZExt(X, B.getInt32Ty()), Mask, W),
-        B.getInt1Ty());
-  return emitShuffleXor(B, X, Mask, W);
-}
-
-std::vector<llvm::Value *>
-ReductionKernel::warpReduce(std::vector<llvm::Value *> Vs, unsigned W) {
-  for (unsigned Mask = W / 2; Mask >= 1; Mask /= 2) {
-    std::vector<llvm::Value *> Other;
-    for (llvm::Value *X : Vs)
-      Other.push_back(shuffle(X, Mask, W));
-    Vs = combine(Vs, Other);
-  }
-  return Vs;
-}
-
 std::vector<llvm::Value *>
 ReductionKernel::blockReduce(std::vector<llvm::Value *> Vs, unsigned Threads) {
   Vs = warpReduce(std::move(Vs), WarpSize);
@@ -825,57 +782,20 @@ ReductionKernel::blockReduce(std::vector<llvm::Value *> Vs, unsigned Threads) {
     return Vs;
   llvm::Value *Lane = B.CreateURem(Th, cst(WarpSize));
   llvm::Value *Warp = B.CreateUDiv(Th, cst(WarpSize));
-  std::vector<llvm::GlobalVariable *> Sh;
-  for (size_t I = 0; I < Vs.size(); ++I) {
-    llvm::Type *T =
-        Vs[I]->getType()->isIntegerTy(1) ? B.getInt8Ty() : Vs[I]->getType();
-    Sh.push_back(createSharedArray(M, T, Warps, Info.Name + ".red", 16));
-    Info.SharedBytes += Warps * 8;
-  }
-  emitIf(B.CreateICmpEQ(Lane, cst(0)), [&] {
-    for (size_t I = 0; I < Vs.size(); ++I) {
-      llvm::Value *X = Vs[I];
-      if (X->getType()->isIntegerTy(1))
-        X = B.CreateZExt(X, B.getInt8Ty());
-      llvm::Value *P =
-          B.CreateInBoundsGEP(Sh[I]->getValueType(), Sh[I], {cst(0), Warp});
-      B.CreateStore(X, P);
-    }
-  });
+  SharedSlots Sh(M, Vs, Warps, Info.Name + ".red");
+  Info.SharedBytes += unsigned(Vs.size() * Warps * 8);
+  emitIf(B.CreateICmpEQ(Lane, cst(0)), [&] { Sh.store(B, Warp, Vs); });
   emitBarrier(B);
   // Every warp reads the W partials (lanes >= W take the init value).
   llvm::Value *InRange = B.CreateICmpULT(Lane, cst(Warps));
   llvm::Value *Idx = B.CreateSelect(InRange, Lane, cst(0));
   std::vector<llvm::Value *> Part;
-  for (size_t I = 0; I < Vs.size(); ++I) {
-    llvm::Type *T = Sh[I]->getValueType()->getArrayElementType();
-    llvm::Value *P =
-        B.CreateInBoundsGEP(Sh[I]->getValueType(), Sh[I], {cst(0), Idx});
-    llvm::Value *X = B.CreateLoad(T, P);
-    if (Vs[I]->getType()->isIntegerTy(1))
-      X = B.CreateTrunc(X, B.getInt1Ty());
-    Part.push_back(B.CreateSelect(InRange, X, Idents[I]));
-  }
+  for (size_t I = 0; I < Vs.size(); ++I)
+    Part.push_back(B.CreateSelect(InRange, Sh.load(B, I, Idx), Idents[I]));
   Part = warpReduce(std::move(Part), unsigned(nextPow2(Warps)));
   // Partial reads must finish before the shared arrays are reused.
   emitBarrier(B);
   return Part;
-}
-
-void ReductionKernel::emitIf(llvm::Value *Cond,
-                             const std::function<void()> &Body) {
-  if (auto *CI = llvm::dyn_cast<llvm::ConstantInt>(Cond)) {
-    if (CI->isOne())
-      Body();
-    return;
-  }
-  auto *Then = llvm::BasicBlock::Create(LC, "if.then", K);
-  auto *Done = llvm::BasicBlock::Create(LC, "if.done", K);
-  B.CreateCondBr(Cond, Then, Done);
-  B.SetInsertPoint(Then);
-  Body();
-  B.CreateBr(Done);
-  B.SetInsertPoint(Done);
 }
 
 void ReductionKernel::emitFor(llvm::Value *N,
@@ -1275,24 +1195,18 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
   Accs = ColAccs[0];
   Part = warpReduceSets(std::move(Part), WarpSize, unsigned(L));
   int64_t Pitch = Cols + 1;
-  std::vector<llvm::GlobalVariable *> Sh;
-  for (size_t I = 0; I < Inits.size(); ++I) {
-    llvm::Type *Ty = storedType(Inits[I]->getType());
-    Sh.push_back(
-        createSharedArray(M, Ty, uint64_t(W * Pitch), Info.Name + ".cols", 16));
-    Info.SharedBytes +=
-        unsigned(W * Pitch *
-                 std::max<uint64_t>(1, M.getDataLayout().getTypeAllocSize(Ty)));
-  }
+  SharedSlots Sh(M, Inits, uint64_t(W * Pitch), Info.Name + ".cols");
+  for (llvm::Value *I : Inits)
+    Info.SharedBytes += unsigned(
+        W * Pitch *
+        std::max<uint64_t>(
+            1, M.getDataLayout().getTypeAllocSize(storedType(I->getType()))));
   emitIf(B.CreateICmpULT(Lane32V, cst(L)), [&] {
     for (int64_t J = 0; J < Vec; ++J) {
       llvm::Value *Idx =
           B.CreateAdd(B.CreateMul(WarpV, cst(Pitch)),
                       B.CreateAdd(B.CreateMul(LaneV, cst(Vec)), cst(J)));
-      for (size_t I = 0; I < Inits.size(); ++I)
-        B.CreateStore(
-            toStored(Part[size_t(J)][I]),
-            B.CreateInBoundsGEP(Sh[I]->getValueType(), Sh[I], {cst(0), Idx}));
+      Sh.store(B, Idx, Part[size_t(J)]);
     }
   });
   emitBarrier(B);
@@ -1319,14 +1233,7 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
     storeAccs(Idents);
     for (int64_t Wi = 0; Wi < W; ++Wi) {
       llvm::Value *Idx = B.CreateAdd(cst(Wi * Pitch), Col);
-      std::vector<llvm::Value *> P;
-      for (size_t I = 0; I < Inits.size(); ++I)
-        P.push_back(fromStored(
-            B.CreateLoad(Sh[I]->getValueType()->getArrayElementType(),
-                         B.CreateInBoundsGEP(Sh[I]->getValueType(), Sh[I],
-                                             {cst(0), Idx})),
-            Inits[I]->getType()));
-      storeAccs(combine(loadAccs(), P));
+      storeAccs(combine(loadAccs(), Sh.load(B, Idx)));
     }
     if (Split == 1) {
       Store(Col, loadAccs());
