@@ -563,7 +563,7 @@ ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A,
 }
 
 AccessReport analyzeAccess(const IndexingMap &ThreadToElement, const Shape &S,
-                           bool CountWarps) {
+                           bool CountWarps, int64_t MaxWarps) {
   AccessReport R;
   R.ElementBytes = byteWidth(S.Type);
   // A tuple (a tuple-shaped parameter read through get-tuple-element) has
@@ -614,21 +614,25 @@ AccessReport analyzeAccess(const IndexingMap &ThreadToElement, const Shape &S,
   bool ProvenSame = Affine && (__int128(Coef[{true, 1}]) * Bytes) % 128 == 0 &&
                     (__int128(Coef[{true, 0}]) * 32 * Bytes) % 128 == 0 &&
                     Addr.constraints().empty();
-  if (TotalWarps <= 2048) {
+  MaxWarps = std::max<int64_t>(2, std::min<int64_t>(MaxWarps, 2048));
+  const int64_t Samples = std::min<int64_t>(MaxWarps, 64);
+  if (TotalWarps <= MaxWarps) {
     for (int64_t B = 0; B < Blocks; ++B)
       for (int64_t W = 0; W < WarpsPerBlock; ++W)
         Warps.push_back({B, W});
     R.Coverage = "all " + std::to_string(TotalWarps) + " warps";
   } else {
     // First and last warps and an even spread in between.
-    for (int64_t K = 0; K < 64; ++K) {
-      int64_t G = K == 63 ? TotalWarps - 1 : K * (TotalWarps / 63);
+    for (int64_t K = 0; K < Samples; ++K) {
+      int64_t G = K == Samples - 1 ? TotalWarps - 1
+                                   : K * (TotalWarps / (Samples - 1));
       Warps.push_back({G / WarpsPerBlock, G % WarpsPerBlock});
     }
     R.Coverage = ProvenSame
                      ? "proven for all " + std::to_string(TotalWarps) +
                            " warps (affine, 128-byte-aligned steps)"
-                     : "sampled 64 of " + std::to_string(TotalWarps) + " warps";
+                     : "sampled " + std::to_string(Samples) + " of " +
+                           std::to_string(TotalWarps) + " warps";
   }
   R.Uniform = true;
   bool Any = false;

@@ -230,8 +230,14 @@ analyzeCoalescing(Context &Ctx, const FusionAnalysis &A,
 
 /// The access of one thread→element map composed with \p S's physical
 /// layout: sector and line counts per warp, coverage and vector width.
+/// Grids of up to \p MaxWarps warps (at most 2048) are counted warp by warp,
+/// larger ones sampled at \p MaxWarps warps (at most 64) spread over the
+/// grid, first and last included.
+///
+/// Example: `analyzeAccess(TM.Map, P->shape(), true, 8)` counts 8 warps, a
+/// quick estimate for the cost model; `idxmap analyze` counts up to 2048.
 AccessReport analyzeAccess(const IndexingMap &ThreadToElement, const Shape &S,
-                           bool CountWarps = true);
+                           bool CountWarps = true, int64_t MaxWarps = 2048);
 
 /// A table with one line per access (the `idxmap analyze` format).
 std::string formatCoalescing(const std::vector<AccessReport> &R);

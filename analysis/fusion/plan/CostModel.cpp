@@ -34,7 +34,10 @@ double sectorWaste(const KernelPlan &Plan, const HloInstruction *P,
     return 1;
   IndexingMap Comp = compose(Plan.Main.Map, M);
   simplify(Comp);
-  AccessReport R = analyzeAccess(Comp, P->shape(), /*CountWarps=*/true);
+  // A few warps: the pattern repeats over the grid, and the estimate must
+  // stay a small part of a fusion's compile time.
+  AccessReport R = analyzeAccess(Comp, P->shape(), /*CountWarps=*/true,
+                                 /*MaxWarps=*/4);
   if (R.Undefined || R.MinSectors <= 0 || R.Uniform)
     return 1;
   return std::clamp(double(R.Sectors) / double(R.MinSectors), 1.0, 8.0);
