@@ -329,24 +329,6 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
   return R;
 }
 
-std::string codegenEmitterName(const HloInstruction &Fusion,
-                               const FusionAnalysis &A) {
-  switch (A.Kind) {
-  case EmitterKind::Concatenate:
-    return "loop";
-  case EmitterKind::RowReduction:
-  case EmitterKind::MultiRowReduction:
-  case EmitterKind::FullReduction:
-  case EmitterKind::ColumnReduction:
-    if (isRowNormalization(A))
-      return "row normalization";
-    break;
-  default:
-    break;
-  }
-  return std::string(emitterKindName(A.Kind));
-}
-
 Tolerance kernelTolerance(const HloInstruction &Fusion, bool PreciseMath) {
   codegen::MathOptions Math;
   Math.Precise = PreciseMath;

@@ -96,18 +96,6 @@ struct EmitResult {
 /// \endcode
 Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O);
 
-/// The name of the emitter that emitModule uses for \p Fusion analyzed as
-/// \p A: emitterKindName(A.Kind), except for row reductions whose results
-/// are broadcast back along their rows and combined with the rows'
-/// elements (softmax, layer norm), which the row-normalization emitter does
-/// in one kernel.
-///
-/// Example: for `test/examples/softmax_f32_4096x4096.hlo`, A.Kind is
-/// EmitterKind::RowReduction and the result is "row normalization"; for
-/// `test/examples/rowsum_f32_8192x8192.hlo` it is "row reduction".
-std::string codegenEmitterName(const HloInstruction &Fusion,
-                               const FusionAnalysis &A);
-
 /// True if the fusion emitters compute \p Op inside a fusion (for the
 /// element types interpreterSupportsUnary/Binary accept): the data
 /// movement, elementwise and reduce ops, constants, iota, tuples. Calls,
