@@ -167,10 +167,8 @@ static Expected<KernelInfo> emitFusion(llvm::Module &Mod, const HloModule &M,
   if (!P)
     return P.error();
   Expected<KernelInfo> K = Diagnostic{};
-  if (P->Kind == EmitterKind::Loop && A.Kind == EmitterKind::Transpose)
-    K = codegen::emitLoopKernel(Mod, F, asLoopFusion(A), *P, Ctx, Math);
-  else if (P->Emitter == "loop")
-    K = codegen::emitLoopKernel(Mod, F, A, *P, Ctx, Math);
+  if (P->Emitter == "loop")
+    K = codegen::emitLoopKernel(Mod, F, plannedAnalysis(A, *P), *P, Ctx, Math);
   else if (P->Emitter == "transpose")
     K = codegen::emitTransposeKernel(Mod, F, A, *P, Ctx, Math);
   else

@@ -32,7 +32,7 @@ import kernel_timing  # noqa: E402
 
 # --search: knob values per emitter kind (the sidecar's "emitter"), tried
 # round-robin over the knobs so that a small K still varies each. Names and
-# ranges: `idxmap emit --help`, tuningKnobs() in codegen/Emit.cpp.
+# ranges: `idxmap tuning` (docs/TUNING.md).
 SEARCH_GRID = {
     "row reduction": [("IDXMAP_RED_ROW_LANES", [128, 256, 512, 1024, 64]),
                       ("IDXMAP_RED_ROW_UNROLL", [4, 16, 2]),

@@ -30,12 +30,12 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
                                     Context &Ctx,
                                     const MathOptions &Math);
 
-/// The transpose emitter: 32x32 shared-memory tiles ([32][33], padded) of
-/// the two dims that swap, 128 threads (32 lanes x 4 rows, 8 rows each),
-/// coalesced reads along the input's minor dim with the prologue computed at
-/// the hero operand's index, one barrier, coalesced writes along the
-/// output's minor dim with the epilogue. Falls back to the loop emitter when
-/// the epilogue does not read the transpose one-to-one.
+/// The transpose emitter: shared-memory tiles of the plan's tiling
+/// (TransposePlan: 32 x 32 V tiles, warps, vector widths), coalesced reads
+/// along the input's minor dim with the prologue computed at the hero
+/// operand's index, one barrier, coalesced writes along the output's minor
+/// dim with the epilogue. A fusion whose epilogue does not read the
+/// transpose one-to-one is planned as a loop and never reaches it.
 Expected<KernelInfo> emitTransposeKernel(llvm::Module &M,
                                          const HloInstruction &F,
                                          const FusionAnalysis &A,

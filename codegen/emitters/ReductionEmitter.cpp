@@ -40,67 +40,11 @@
 //     the same index and stored there, with vector stores of the width the
 //     maps prove.
 //
-// Tuning knobs (EmitOptions::Tuning / `idxmap emit --tune NAME=VALUE`,
-// where a value outside the range is an error (validateTuning); else the
-// environment variable of that name, read at emission, where unset, empty
-// or a value below the range means the default and values above are
-// clamped; powers of two are rounded down; the names and ranges are
-// tuningKnobs() in codegen/Emit.cpp):
-//
-//   IDXMAP_RED_ROW_LANES    threads per row (power of two, 1..1024); <= 32:
-//                           rows share a warp, > 32: a block of that many
-//                           threads per row. Default: next_pow2(row / vec)
-//                           for rows of <= 16 vectors, 32 up to 256
-//                           vectors, 256 up to 2047, else 512.
-//   IDXMAP_RED_ROW_THREADS  threads per block when rows share warps
-//                           (power of two, 32..1024). Default 256.
-//   IDXMAP_RED_ROW_K        rows per thread when rows share warps (power of
-//                           two, 1..32; K x U <= 64). Default max(1, 2 / U)
-//                           when the input exceeds 64 MiB, else max(1, 4 / U),
-//                           halved while the grid would have fewer than
-//                           2 x 132 blocks.
-//   IDXMAP_RED_ROW_UNROLL   vector iterations of a row per step (U, loads in
-//                           flight per row per thread, 1..64; also the
-//                           chunks of a chunked full reduction). Default
-//                           min(8, iterations per row).
-//   IDXMAP_RED_FULL_THREADS threads per block of a full reduction (power of
-//                           two, 32..1024). Default 1024 when 2 blocks per
-//                           SM of 1024 x 4 vectors fill the GPU, else 512.
-//   IDXMAP_RED_FULL_UNROLL  vector loads per thread per step (1..32).
-//                           Default 4.
-//   IDXMAP_RED_FULL_CHUNK   bytes of the contiguous chunk a block of a full
-//                           reduction reads (power of two; 0: a grid of
-//                           blocks striding over the whole input). Used
-//                           when the input splits into >= 2 x 132 chunks.
-//                           Default 131072.
-//   IDXMAP_RED_FULL_CHUNK_THREADS  threads per chunk (power of two,
-//                           32..1024). Default 512.
-//   IDXMAP_RED_FULL_BLOCKS_PER_SM  blocks of the full reduction per SM (the
-//                           grid is 132 x this, or less for small inputs;
-//                           1..32). Default 2048 / threads.
-//   IDXMAP_RED_COL_LANES    lanes along the kept minor dim per warp (L,
-//                           power of two, 1..32). Default 32.
-//   IDXMAP_RED_COL_WARPS    warps per block (power of two, 1..32). Default 8.
-//   IDXMAP_RED_COL_UNROLL   row steps per thread in flight (1..64). Default 4.
-//   IDXMAP_RED_MINBLOCKS    `.minnctapersm` of every reduction kernel (0..32;
-//                           0: unset). Unset, ptxas holds the kernels at 32
-//                           registers and issues fewer loads ahead; 1-4
-//                           let it keep more in flight (more registers,
-//                           lower occupancy). Default 0.
-//   IDXMAP_RED_LOADS_FIRST  1: every vector load of a step precedes the
-//                           first use in the IR (ptxas schedules anyway);
-//                           0: loads interleaved with their uses. Default 1.
-//   IDXMAP_RED_EVICT_FIRST  1: parameters the kernel reads exactly once (as
-//                           many elements as the reduce input, one map)
-//                           are loaded with the L1/L2 evict_first hint
-//                           (CacheHint::EvictFirst); 0: plain loads.
-//                           Default 1.
-//   IDXMAP_RED_COL_SPLIT    chunks of the reduced dim (a block each, 1..65536;
-//                           capped so that each chunk has a step and scratch
-//                           stays under 2^24 partials). Default: the largest
-//                           power of two that keeps the grid within half a
-//                           wave of resident blocks (132 x 1024 / threads) and
-//                           gives each chunk >= 2 U steps.
+// The sizes (threads per row, rows per block and per thread, unroll, the
+// chunking of full reductions, column lanes, warps and split) and the cache
+// hints are the plan's (ReductionPlan, analysis/fusion/plan/ReductionPlan.cpp,
+// each with its reason); the knobs that override them are tuningTable()
+// (docs/TUNING.md).
 //
 // Epilogues (elementwise ops on the reduced values, other operands indexed
 // by the output index) are computed with FusedElementEmitter at the output

@@ -57,17 +57,17 @@ struct TransposePlan {
 /// physical form `[D0, D1, D2]` (ReductionInfo); a full reduction is a
 /// single row, or `[1, chunks, chunk]` when it is cut into chunks.
 enum class ReductionMode {
-    /// Rows share a warp: LanesPerRow (<= 32) lanes per row, RowsPerBlock
-    /// rows per block, RowsPerThread rows per thread.
-    RowGroup,
-    /// A block of LanesPerRow (> 32) threads per row (or per chunk of a
-    /// full reduction).
-    BlockPerRow,
-    /// A grid of blocks striding over one row (a full reduction).
-    WholeInput,
-    /// A column reduction `[K1, R, K2]`: ColLanes lanes along K2, Warps
-    /// warps, Split chunks of R.
-    Column,
+  /// Rows share a warp: LanesPerRow (<= 32) lanes per row, RowsPerBlock
+  /// rows per block, RowsPerThread rows per thread.
+  RowGroup,
+  /// A block of LanesPerRow (> 32) threads per row (or per chunk of a
+  /// full reduction).
+  BlockPerRow,
+  /// A grid of blocks striding over one row (a full reduction).
+  WholeInput,
+  /// A column reduction `[K1, R, K2]`: ColLanes lanes along K2, Warps
+  /// warps, Split chunks of R.
+  Column,
 };
 
 /// The reduction emitter's parameters.
@@ -137,7 +137,7 @@ struct CostEstimate {
   double Bytes = 0;
   /// Kernel time in microseconds, and its parts.
   double Microseconds = 0;
-  double MemoryMicroseconds = 0, LaunchMicroseconds = 0, TailMicroseconds = 0;
+  double MemoryMicroseconds = 0, LaunchMicroseconds = 0;
   /// Whether the inputs are expected to stay in L2 between launches.
   bool L2Resident = false;
   std::string Summary;
@@ -212,6 +212,10 @@ std::string printKernelPlan(const KernelPlan &P);
 /// emitter cannot write is planned and emitted as (Kind Loop, no transpose,
 /// every root its own hero).
 FusionAnalysis asLoopFusion(const FusionAnalysis &A);
+
+/// The analysis plan \p P's emitter works on: asLoopFusion(A) for a
+/// transpose fusion planned as a loop, else \p A.
+FusionAnalysis plannedAnalysis(const FusionAnalysis &A, const KernelPlan &P);
 
 /// True when \p A is a row normalization (softmax-like): row reductions
 /// whose results are broadcast back along the rows and combined with the

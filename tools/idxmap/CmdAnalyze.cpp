@@ -56,8 +56,7 @@ static void report(OutputFile &O, const std::string &Title,
   Tuning Overrides;
   tuningFromEnvironment(Overrides);
   Expected<KernelPlan> Plan = planFusion(Ctx, A, Overrides, Device, Fusion);
-  const FusionAnalysis PlannedA =
-      Plan && Plan->Kind != A.Kind ? asLoopFusion(A) : A;
+  const FusionAnalysis PlannedA = Plan ? plannedAnalysis(A, *Plan) : A;
   if (Plan) {
     std::string Text = printKernelPlan(*Plan);
     for (size_t Pos = 0; Pos < Text.size();) {

@@ -94,34 +94,24 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
   GroupedIndexing G;
   if (P.Main.Target && !P.Main.Map.isUndefined())
     G = computeGroupedIndexing(Ctx, C, P.Main.Target);
-  double Unique = 0, Moved = 0;
-  for (const HloInstruction *Pm : C.parameters()) {
-    double B = double(bytesOf(Pm->shape()));
-    Unique += B;
-    Moved += B * sectorWaste(P, Pm, G);
-  }
-  for (const HloInstruction *R : A.Roots) {
-    double B = double(bytesOf(R->shape()));
-    if (R->shape().isTuple())
-      for (const Shape &S : R->shape().TupleShapes)
-        B += double(bytesOf(S));
-    Unique += B;
-    Moved += B;
-  }
+  // Parameters once, times the sectors wasted; outputs once.
+  const double Unique = double(uniqueBytes(A));
+  double Moved = Unique;
+  for (const HloInstruction *Pm : C.parameters())
+    Moved += double(bytesOf(Pm->shape())) * (sectorWaste(P, Pm, G) - 1);
   E.Bytes = Moved;
   E.L2Resident = staysInL2(A, D);
-  const double Bandwidth =
-      D.DramBytesPerSecond * Mem.DramEfficiency *
-      (E.L2Resident ? Mem.L2Speedup : 1.0);
+  const double Bandwidth = D.DramBytesPerSecond * Mem.DramEfficiency *
+                           (E.L2Resident ? Mem.L2Speedup : 1.0);
   const double Latency =
       E.L2Resident ? Mem.L2LatencySeconds : Mem.DramLatencySeconds;
 
   // Occupancy from the thread and block limits (registers and shared
   // memory are ptxas's, unknown here; the plans keep them small).
-  const int64_t Threads = std::max<int64_t>(1, P.Block[0] * P.Block[1] *
-                                                   P.Block[2]);
-  const int64_t Blocks = std::max<int64_t>(1, P.Grid[0] * P.Grid[1] *
-                                                  P.Grid[2]);
+  const int64_t Threads =
+      std::max<int64_t>(1, P.Block[0] * P.Block[1] * P.Block[2]);
+  const int64_t Blocks =
+      std::max<int64_t>(1, P.Grid[0] * P.Grid[1] * P.Grid[2]);
   int64_t PerSm = std::max<int64_t>(
       1, std::min(D.MaxBlocksPerSm, D.MaxThreadsPerSm / Threads));
   if (P.SharedBytes > 0)
@@ -135,8 +125,7 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
   // Little's law: what is in flight over the latency bounds the rate.
   const double InFlight = BusySms * BlocksPerBusySm * double(Threads) *
                           bytesInFlightPerThread(A, P);
-  double Rate = std::min(Bandwidth * BusySms / double(Sms),
-                         InFlight / Latency);
+  double Rate = std::min(Bandwidth * BusySms / double(Sms), InFlight / Latency);
   // A partial last wave runs at the share of the SMs it occupies.
   double Tail = Waves > 1 ? std::ceil(Waves) / Waves : 1.0;
   if (Waves > 8)
@@ -145,7 +134,6 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
   E.LaunchMicroseconds = Mem.LaunchSeconds * 1e6;
   if (P.Reduction && P.Reduction->MultiBlock)
     E.LaunchMicroseconds += 1.0; // partials, an arrival counter, a combine
-  E.TailMicroseconds = 0;
   E.Microseconds = E.MemoryMicroseconds + E.LaunchMicroseconds;
   std::ostringstream OS;
   OS.precision(3);

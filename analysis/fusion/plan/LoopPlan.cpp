@@ -20,6 +20,12 @@ FusionAnalysis asLoopFusion(const FusionAnalysis &A) {
   return L;
 }
 
+FusionAnalysis plannedAnalysis(const FusionAnalysis &A, const KernelPlan &P) {
+  return P.Kind == EmitterKind::Loop && A.Kind == EmitterKind::Transpose
+             ? asLoopFusion(A)
+             : A;
+}
+
 namespace plan {
 
 std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {

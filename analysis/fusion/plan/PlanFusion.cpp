@@ -18,9 +18,8 @@ int64_t choose(const PlanInputs &In, KernelPlan &P, const char *Knob,
                const std::string &Reason) {
   int64_t V = tuned(In.Overrides, Knob, Default);
   P.choose(Name, V,
-           isTuned(In.Overrides, Knob)
-               ? std::string("tuning override ") + Knob
-               : Reason);
+           isTuned(In.Overrides, Knob) ? std::string("tuning override ") + Knob
+                                       : Reason);
   return V;
 }
 

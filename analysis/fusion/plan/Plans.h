@@ -15,6 +15,22 @@ namespace plan {
 
 inline int64_t ceilDiv(int64_t A, int64_t B) { return A / B + (A % B > 0); }
 
+/// The smallest power of two >= \p V (1 for V <= 1).
+inline int64_t nextPow2(int64_t V) {
+  int64_t P = 1;
+  while (P < V)
+    P *= 2;
+  return P;
+}
+
+/// The largest power of two <= \p V (1 for V <= 1).
+inline int64_t floorPow2(int64_t V) {
+  int64_t P = 1;
+  while (P <= V / 2)
+    P *= 2;
+  return P;
+}
+
 /// Everything a planner reads.
 struct PlanInputs {
   Context &Ctx;

@@ -21,13 +21,6 @@ namespace {
 
 using Mode = ReductionMode;
 
-int64_t nextPow2(int64_t V) {
-  int64_t P = 1;
-  while (P < V)
-    P *= 2;
-  return P;
-}
-
 /// Elements per 16-byte access of the widest multi-element parameter.
 int64_t maxVectorElements(const FusionAnalysis &A) {
   int64_t MaxBytes = 1;
@@ -66,10 +59,10 @@ void planRowShape(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP,
                     "bytes per block of a chunked full reduction")
            : 0;
   int64_t Chunk = ChunkBytes / byteWidth(Input.Type);
-  int64_t ChunkThreads =
-      Full ? choose(In, P, "IDXMAP_RED_FULL_CHUNK_THREADS", "chunk_threads",
-                    512, "threads per chunk")
-           : 0;
+  int64_t ChunkThreads = Full
+                             ? choose(In, P, "IDXMAP_RED_FULL_CHUNK_THREADS",
+                                      "chunk_threads", 512, "threads per chunk")
+                             : 0;
   if (Full && Chunk > 0 && D2 % Chunk == 0 && D2 / Chunk >= 2 * Sms &&
       Chunk % (ChunkThreads * Vec) == 0) {
     RP.Mode = Mode::BlockPerRow;
@@ -182,8 +175,8 @@ void planRowMap(const PlanInputs &In, ReductionPlan &RP, int64_t Threads,
                 int64_t Blocks) {
   Context &Ctx = In.Ctx;
   const int64_t D0 = RP.Dims[0], D1 = RP.Dims[1], D2 = RP.Dims[2];
-  const int64_t G = RP.LanesPerRow, RPB = RP.RowsPerBlock,
-                K = RP.RowsPerThread, Vec = RP.Vector, NVec = D2 / Vec;
+  const int64_t G = RP.LanesPerRow, RPB = RP.RowsPerBlock, K = RP.RowsPerThread,
+                Vec = RP.Vector, NVec = D2 / Vec;
   Expr ThE = Ctx.dim(0), BlE = Ctx.dim(1), KE = Ctx.symbol(1);
   switch (RP.Mode) {
   case Mode::RowGroup:
@@ -226,8 +219,8 @@ void planColumns(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP) {
   int64_t L = std::min(choose(In, P, "IDXMAP_RED_COL_LANES", "col_lanes", 32,
                               "a warp's lanes along the kept minor dim"),
                        nextPow2(ceilDiv(K2, Vec)));
-  int64_t W = choose(In, P, "IDXMAP_RED_COL_WARPS", "warps", 8,
-                     "warps per block");
+  int64_t W =
+      choose(In, P, "IDXMAP_RED_COL_WARPS", "warps", 8, "warps per block");
   int64_t T = 32 * W, Cols = L * Vec, RS = T / L;
   int64_t Tiles = ceilDiv(K2, Cols);
   int64_t AllSteps = ceilDiv(R, RS);

@@ -27,20 +27,8 @@ namespace {
 /// row).
 constexpr int64_t MaxElementsPerThread = 64;
 
-int64_t nextPow2(int64_t V) {
-  int64_t P = 1;
-  while (P < V)
-    P *= 2;
-  return P;
-}
-
-/// The largest power of two <= V (V >= 1).
-int64_t floorPow2(int64_t V) {
-  int64_t P = 1;
-  while (P * 2 <= V)
-    P *= 2;
-  return P;
-}
+using plan::floorPow2;
+using plan::nextPow2;
 
 bool isReduceResult(const HloInstruction *I) {
   return I->opcode() == HloOpcode::Reduce ||

@@ -69,12 +69,14 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
     else if (A.Heroes[R] == Hero && readsHeroOneToOne(Root, Hero))
       TP.WriteRoots.push_back(R);
     else if (A.Heroes[R] == Hero)
-      Why = "output '" + Root->name() + "' does not read the transpose "
+      Why = "output '" + Root->name() +
+            "' does not read the transpose "
             "one-to-one";
     else if (Root->shape().numElements() == NIn)
       TP.ReadRoots.push_back(R);
     else
-      Why = "output '" + Root->name() + "' has neither the transpose's "
+      Why = "output '" + Root->name() +
+            "' has neither the transpose's "
             "elements nor its operand's";
   }
   if (Why.empty() && TP.WriteRoots.empty())
@@ -98,19 +100,14 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
                            "0: the tiling's choice");
   int64_t WriteVec = choose(In, P, "IDXMAP_TR_WVEC", "write_vec_override", 0,
                             "0: the tiling's choice");
-  if (Warps > 0) { // a power of two
-    int64_t W = 1;
-    while (W * 2 <= Warps)
-      W *= 2;
-    Warps = W;
-  }
+  if (Warps > 0)
+    Warps = floorPow2(Warps);
   TP.Tiling = transposeTiling(In.Ctx, A, Warps, ReadVec, WriteVec, In.Device);
   const TransposeTiling &T = TP.Tiling;
   if (T.Blocks > In.Device.MaxGrid[0])
     return std::to_string(T.Blocks) +
            " tiles need more blocks than grid.x allows (" +
-           std::to_string(In.Device.MaxGrid[0]) + " on " + In.Device.Name +
-           ")";
+           std::to_string(In.Device.MaxGrid[0]) + " on " + In.Device.Name + ")";
   P.choose("group", T.V,
            "elements of the minor dim per lane: 2 when it is even and tiles "
            "of 32 x 64 still give 8 blocks per SM");
