@@ -24,6 +24,12 @@ bool isWordChar(char C) {
 }
 } // namespace
 
+std::string printableName(std::string_view Name) {
+  if (!Name.empty() && !isWordStart(Name.front()))
+    return "%" + std::string(Name);
+  return std::string(Name);
+}
+
 void HloLexer::skipSpace() {
   while (Pos < Text.size()) {
     char C = Text[Pos];

@@ -13,10 +13,16 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace idxmap {
 namespace hlo {
+
+/// \p Name as the printer writes it so that lexName reads it back: bare
+/// when it starts like a word (a letter or `_`), else with a `%` (XLA's
+/// `%8ayouts`, a name that starts with a digit).
+std::string printableName(std::string_view Name);
 
 class HloLexer {
 public:

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "idxmap/Hlo.h"
 
+#include "HloLexer.h"
+
 #include <cstring>
 
 namespace idxmap {
@@ -145,7 +147,7 @@ std::string HloInstruction::toString() const {
   std::string Out;
   if (isRoot())
     Out += "ROOT ";
-  Out += Name;
+  Out += hlo::printableName(Name);
   Out += " = ";
   Out += Sh.str(/*WithLayout=*/true);
   Out += ' ';
@@ -169,7 +171,7 @@ std::string HloInstruction::toString() const {
     for (size_t K = 0; K < Operands.size(); ++K) {
       if (K)
         Out += ", ";
-      Out += Operands[K]->name();
+      Out += hlo::printableName(Operands[K]->name());
     }
   }
   Out += ')';
@@ -305,7 +307,7 @@ std::string HloInstruction::toString() const {
     for (int64_t K = 0; K < G.Count; ++K) {
       if (K)
         Out += ", ";
-      Out += Called[Next++]->name();
+      Out += hlo::printableName(Called[Next++]->name());
     }
     if (G.Braced)
       Out += '}';
@@ -371,7 +373,7 @@ std::string HloComputation::toString() const {
   std::string Out;
   if (IsEntry)
     Out += "ENTRY ";
-  Out += Name;
+  Out += hlo::printableName(Name);
   Out += " {\n";
   for (const HloInstruction *I : InstrPtrs) {
     Out += "  ";
