@@ -1,0 +1,159 @@
+//===- TransposeKernel.h - The transpose emitter's kernel state -*- C++ -*-===//
+//
+// Part of idxmap. Private to the transpose emitter: the kernel under
+// construction, shared by TransposeEmitter.cpp (the scheme, set-up, launch,
+// the tile's addressing, root stores) and TransposePhases.cpp (the reading
+// phase into the shared tile and the writing phase out of it).
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_CODEGEN_EMITTERS_TRANSPOSEKERNEL_H
+#define IDXMAP_CODEGEN_EMITTERS_TRANSPOSEKERNEL_H
+
+#include "EmitterSupport.h"
+#include "Emitters.h"
+#include "FusedElementEmitter.h"
+
+#include "llvm/IR/GlobalVariable.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <vector>
+
+namespace idxmap {
+namespace codegen {
+namespace transpose {
+
+/// Rows (and groups of columns) of a tile.
+constexpr int64_t Tile = 32;
+
+/// One transpose kernel: the plan's tiling, the maps of each access, and
+/// the IR built so far.
+class TransposeKernel {
+public:
+  TransposeKernel(llvm::Module &M, const HloInstruction &F,
+                  const FusionAnalysis &A, const KernelPlan &Plan, Context &Ctx,
+                  const MathOptions &Math);
+
+  Expected<KernelInfo> run();
+
+private:
+  // Set-up (TransposeEmitter.cpp).
+  /// A map `(th_x, bl_x)[it, j] -> Results` of the read side (\p Write
+  /// false) or the write side, with constraints \p Cs.
+  IndexingMap tileMap(bool Write, std::vector<Expr> Results,
+                      const std::vector<Constraint> &Cs);
+  /// The maps of every access: predicates, the hero operand, the roots,
+  /// the linear offsets.
+  void buildMaps();
+  /// Which parameters the reading phase loads as vectors, and which write
+  /// roots need a per-element index.
+  void classifyAccesses();
+  /// 32-bit index arithmetic when every offset fits.
+  llvm::Type *chooseIndexType();
+  /// The kernel, its launch, the shared tile, and the thread's coordinates.
+  std::optional<Diagnostic> createFunction();
+  /// Pointer to group slot (\p TileRow, \p Group) of a scalar tile, and to
+  /// element (\p TileRow, \p Col) of a vector tile.
+  llvm::Value *groupPtr(llvm::Value *TileRow, llvm::Value *Group);
+  llvm::Value *elemPtr(llvm::Value *TileRow, llvm::Value *Col);
+  /// Loads parameters: from the vector groups of the reading phase, or
+  /// element by element.
+  ParameterLoader loader();
+  /// Stores root \p RootNo's element: at \p Ptr for the default layout,
+  /// else at the physical offset of \p Idx.
+  void storeRoot(size_t RootNo, llvm::Value *Val,
+                 llvm::ArrayRef<llvm::Value *> Idx, llvm::Value *Ptr);
+  /// Pointer to element \p Lin (+ \p Step) of root \p RootNo in the
+  /// default layout.
+  llvm::Value *rootPtr(size_t RootNo, llvm::Value *Lin, int64_t Step = 0);
+  /// The results of \p Map at (th, bl)[\p Syms].
+  std::vector<llvm::Value *> emitResults(const IndexingMap &Map,
+                                         llvm::ArrayRef<llvm::Value *> Syms);
+  llvm::Value *indexConstant(int64_t V) {
+    return llvm::ConstantInt::get(IndexTy, V);
+  }
+
+  // The phases (TransposePhases.cpp).
+  /// Runs \p Body for iteration \p ItV under \p Pred's domain predicate
+  /// (which does not depend on the element j of a group).
+  void predicated(const IndexingMap &Pred, llvm::Value *ItV, Interval ItRange,
+                  const std::function<void(llvm::Value *)> &Body);
+  /// The \p Count iterations of a phase, unrolled or as a counted loop.
+  void iterate(const IndexingMap &Pred, int64_t Count, bool Unroll,
+               const std::function<void(llvm::Value *)> &Body);
+  /// The read phase's linear input offset of iteration 0, and each
+  /// iteration's constant step from it, when there are such steps.
+  void linearInputSteps();
+  /// Reads the tile: the prologue at the hero operand's index, the roots
+  /// written at it.
+  void readPhase();
+  void readIteration(llvm::Value *ItV);
+  /// The index of write root \p K2's element \p Jn of iteration \p ItV.
+  std::vector<llvm::Value *> rootIndex(size_t K2, llvm::Value *ItV, int64_t Jn);
+  /// Writes the tile through the epilogue, the hero's value overridden by
+  /// the tile's element: vector tiles (32 x 32 with ReadVec or WriteVec >
+  /// 1) and scalar tiles.
+  void writePhase();
+  void writeVectorTiles();
+  void writeScalarTiles();
+
+  llvm::Module &M;
+  llvm::LLVMContext &LC;
+  const HloInstruction &F;
+  const FusionAnalysis &A;
+  const HloComputation &C;
+  const KernelPlan &Plan;
+  Context &Ctx;
+  MathOptions Math;
+  llvm::IRBuilder<> B;
+
+  // The plan: the hero, its normalized dims, the tiling.
+  const HloInstruction *Hero = nullptr, *HeroOp = nullptr;
+  const TransposeInfo &TI;
+  const TransposeTiling &Tiling;
+  /// Roots written at the hero operand's index, and through the tile.
+  const std::vector<size_t> &ReadRoots, &WriteRoots;
+  PrimitiveType TilePT;
+  int64_t TileBytes, V, Blocks, Threads, Iters, Rows, Tm;
+  /// Read groups: RG elements of M per lane and load (V, or ReadVec of a 32
+  /// x 32 tile). Write vectors: WV elements of P per lane and store.
+  int64_t RV, WV, RG, WIters;
+  bool VecTile;
+
+  // The maps of the accesses.
+  IndexingMap ReadPred, WritePred, ReadOp, OutLin, InLin;
+  std::vector<IndexingMap> ReadRootMaps, WriteRootMaps;
+  /// Output offset step between the elements of a group.
+  int64_t OutStrideM = 1;
+  /// Parameters loaded as vectors of a lane's group (VectorLoads).
+  std::vector<const HloInstruction *> VecParams;
+  bool VectorLoads = false;
+  std::vector<bool> WriteNeedsIndex;
+
+  // The IR.
+  KernelInfo Info;
+  llvm::Function *K = nullptr;
+  llvm::Type *I32 = nullptr, *IndexTy = nullptr;
+  llvm::Type *TileElemTy = nullptr, *GroupTy = nullptr, *TileTy = nullptr;
+  llvm::Align GroupAlign;
+  llvm::GlobalVariable *TileVar = nullptr;
+  llvm::Value *ThV = nullptr, *BlV = nullptr, *LaneV = nullptr,
+              *WarpV = nullptr;
+  std::optional<FusedElementEmitter> FE;
+  /// Vector-load mode: parameter -> the loaded group of this iteration.
+  std::map<const HloInstruction *, llvm::Value *> Groups;
+  int64_t CurJ = 0;
+  bool FromGroups = false;
+  /// linearInputSteps' answer (empty steps: none).
+  std::vector<int64_t> InLinSteps;
+  llvm::Value *InLinBase = nullptr;
+  /// The tile element the epilogue reads as the hero's value.
+  llvm::Value *Current = nullptr;
+};
+
+} // namespace transpose
+} // namespace codegen
+} // namespace idxmap
+
+#endif

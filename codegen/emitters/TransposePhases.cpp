@@ -1,0 +1,278 @@
+//===- TransposePhases.cpp - Reading and writing a transpose's tiles -----===//
+//
+// Part of idxmap. The two phases of the transpose kernel (the scheme is
+// described at the top of TransposeEmitter.cpp): the reading phase computes
+// the prologue at the hero operand's index and stores it into the shared
+// tile (with the roots written at that index), the writing phase reads the
+// tile transposed and stores every root through the epilogue.
+//
+//===----------------------------------------------------------------------===//
+#include "TransposeKernel.h"
+
+#include "ExprCodegen.h"
+#include "KernelBuilder.h"
+
+#include "idxmap/Simplify.h"
+
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+
+#include <cassert>
+
+namespace idxmap {
+namespace codegen {
+namespace transpose {
+
+void TransposeKernel::predicated(
+    const IndexingMap &Pred, llvm::Value *ItV, Interval ItRange,
+    const std::function<void(llvm::Value *)> &Body) {
+  llvm::Value *J0 = indexConstant(0);
+  DomainCheckOptions O;
+  O.DimValueRanges = {{0, Threads - 1}, {0, Blocks - 1}};
+  O.SymValueRanges = {ItRange, {0, 0}};
+  llvm::Value *Cond =
+      emitDomainCheck(B, Pred, {ThV, BlV}, {ItV, J0}, IndexTy, O);
+  auto *CI = llvm::dyn_cast<llvm::ConstantInt>(Cond);
+  if (CI && CI->isOne()) {
+    Body(ItV);
+    return;
+  }
+  if (CI)
+    return; // never in the domain
+  auto *Then = llvm::BasicBlock::Create(LC, "tile.row", K);
+  auto *Next = llvm::BasicBlock::Create(LC, "tile.next", K);
+  B.CreateCondBr(Cond, Then, Next);
+  B.SetInsertPoint(Then);
+  FE->clearCache();
+  Body(ItV);
+  B.CreateBr(Next);
+  B.SetInsertPoint(Next);
+  FE->clearCache();
+}
+
+void TransposeKernel::iterate(const IndexingMap &Pred, int64_t Count,
+                              bool Unroll,
+                              const std::function<void(llvm::Value *)> &Body) {
+  // Unrolled (read phase: the loads of all iterations are in flight
+  // together; vector tiles' write phase: as a loop of 2 iterations ptxas
+  // kept it rolled, 1.90 against 1.82 us on exp_transpose_abs) or as a
+  // counted loop (the scalar write phase: ptxas unrolls it; the IR stays an
+  // eighth of the size).
+  if (Unroll) {
+    for (int64_t ItNo = 0; ItNo < Count; ++ItNo)
+      predicated(Pred, indexConstant(ItNo), {ItNo, ItNo}, Body);
+    return;
+  }
+  llvm::BasicBlock *Pre = B.GetInsertBlock();
+  auto *Loop = llvm::BasicBlock::Create(LC, "tile.loop", K);
+  auto *Exit = llvm::BasicBlock::Create(LC, "tile.done", K);
+  B.CreateBr(Loop);
+  B.SetInsertPoint(Loop);
+  llvm::PHINode *ItV = B.CreatePHI(IndexTy, 2, "it");
+  ItV->addIncoming(indexConstant(0), Pre);
+  FE->clearCache();
+  predicated(Pred, ItV, {0, Count - 1}, Body);
+  llvm::Value *NextIt =
+      B.CreateAdd(ItV, indexConstant(1), "it.next", true, true);
+  ItV->addIncoming(NextIt, B.GetInsertBlock());
+  B.CreateCondBr(B.CreateICmpULT(NextIt, indexConstant(Count)), Loop, Exit);
+  B.SetInsertPoint(Exit);
+  FE->clearCache();
+}
+
+void TransposeKernel::linearInputSteps() {
+  // When an iteration moves the linear input offset by a constant (the tile
+  // rows are one dim, or dims the simplifier folds), its offset is
+  // iteration 0's plus that constant, and iteration 0's is emitted once
+  // here, where it dominates every iteration. Smaller IR than a full index
+  // computation per iteration (compile time), the same PTX after ptxas.
+  Expr E = InLin.results()[0];
+  auto At = [&](int64_t ItNo) {
+    return E.replace({}, {Ctx.constant(ItNo), Ctx.constant(0)});
+  };
+  for (int64_t ItNo = 0; ItNo < Iters; ++ItNo) {
+    Expr D = simplifyExpr(At(ItNo) - At(0), InLin, /*UseConstraints=*/false);
+    if (!D.isConstant()) {
+      InLinSteps.clear();
+      break;
+    }
+    InLinSteps.push_back(D.value());
+  }
+  if (!InLinSteps.empty())
+    InLinBase = emitResults(InLin, {indexConstant(0), indexConstant(0)})[0];
+}
+
+void TransposeKernel::readPhase() {
+  if (VectorLoads)
+    linearInputSteps();
+  // Warp w reads tile rows w, w + 4, ...; lane l the group l (vector
+  // tiles: ReadVec rows per warp, see transposeTiling).
+  iterate(ReadPred, Iters, /*Unroll=*/true,
+          [&](llvm::Value *ItV) { readIteration(ItV); });
+  FE->clearCache();
+  emitBarrier(B);
+}
+
+void TransposeKernel::readIteration(llvm::Value *ItV) {
+  // Tile row and first column of this lane's group (transposeTiling).
+  llvm::Value *It32 = B.CreateZExtOrTrunc(ItV, I32);
+  llvm::Value *TileRow, *Col;
+  if (VecTile) {
+    const int32_t Lanes = int32_t(Tile / RV);
+    TileRow =
+        B.CreateAdd(B.CreateAdd(B.CreateUDiv(LaneV, B.getInt32(Lanes)),
+                                B.CreateMul(WarpV, B.getInt32(int32_t(RV)))),
+                    B.CreateMul(It32, B.getInt32(int32_t(Rows * RV))));
+    Col = B.CreateMul(B.CreateURem(LaneV, B.getInt32(Lanes)),
+                      B.getInt32(int32_t(RV)));
+  } else {
+    TileRow = B.CreateAdd(WarpV, B.CreateMul(It32, B.getInt32(Rows)));
+    Col = LaneV;
+  }
+  if (VectorLoads) {
+    auto *ItC = llvm::cast<llvm::ConstantInt>(ItV);
+    llvm::Value *Lin0 =
+        InLinBase ? B.CreateAdd(InLinBase,
+                                indexConstant(InLinSteps[ItC->getZExtValue()]))
+                  : emitResults(InLin, {ItV, indexConstant(0)})[0];
+    Groups.clear();
+    for (const HloInstruction *P : VecParams) {
+      llvm::Type *PT =
+          llvm::FixedVectorType::get(storageType(LC, P->shape().Type), RG);
+      llvm::Value *Ptr =
+          B.CreateInBoundsGEP(storageType(LC, P->shape().Type),
+                              K->getArg(P->parameterNumber()), Lin0);
+      Groups[P] = B.CreateAlignedLoad(
+          PT, Ptr, llvm::Align(uint64_t(RG * byteWidth(P->shape().Type))));
+    }
+  }
+  llvm::Value *Group = llvm::PoisonValue::get(GroupTy);
+  std::vector<llvm::Value *> Idx;
+  for (int64_t Jn = 0; Jn < RG; ++Jn) {
+    CurJ = Jn;
+    FromGroups = VectorLoads;
+    FE->clearCache();
+    // With vector loads the loader ignores the index (the prologue is
+    // elementwise over parameters and scalar constants).
+    if (!VectorLoads)
+      Idx = emitResults(ReadOp, {ItV, indexConstant(Jn)});
+    else if (Jn == 0)
+      Idx.assign(HeroOp->shape().rank(), indexConstant(0));
+    llvm::Value *Val = FE->valueAt(*HeroOp, Idx);
+    llvm::Value *St = storeConvert(B, Val, TilePT);
+    Group = RG == 1 ? St : B.CreateInsertElement(Group, St, Jn);
+    if (ReadRoots.empty())
+      continue;
+    llvm::Value *Lin = emitResults(InLin, {ItV, indexConstant(Jn)})[0];
+    for (size_t K2 = 0; K2 < ReadRoots.size(); ++K2) {
+      std::vector<llvm::Value *> RIdx =
+          emitResults(ReadRootMaps[K2], {ItV, indexConstant(Jn)});
+      storeRoot(ReadRoots[K2], FE->valueAt(*A.Roots[ReadRoots[K2]], RIdx), RIdx,
+                rootPtr(ReadRoots[K2], Lin));
+    }
+  }
+  FromGroups = false;
+  FE->clearCache();
+  B.CreateAlignedStore(Group,
+                       VecTile ? elemPtr(TileRow, Col) : groupPtr(TileRow, Col),
+                       GroupAlign);
+}
+
+std::vector<llvm::Value *>
+TransposeKernel::rootIndex(size_t K2, llvm::Value *ItV, int64_t Jn) {
+  // None (zeros) for an epilogue that reads no parameter and no layout
+  // (elementwise ops of the transpose and scalar constants).
+  if (WriteNeedsIndex[K2])
+    return emitResults(WriteRootMaps[K2], {ItV, indexConstant(Jn)});
+  return std::vector<llvm::Value *>(A.Roots[WriteRoots[K2]]->shape().rank(),
+                                    indexConstant(0));
+}
+
+void TransposeKernel::writePhase() {
+  FE->setOverride(*Hero,
+                  [&](llvm::ArrayRef<llvm::Value *>) { return Current; });
+  if (VecTile)
+    writeVectorTiles();
+  else
+    writeScalarTiles();
+  FE->setOverride(*Hero, nullptr);
+}
+
+void TransposeKernel::writeVectorTiles() {
+  // Lane l of warp w, iteration it: tile column l / (32 / WV) + WV w +
+  // WV W it, rows WV (l mod (32 / WV)) + j; one WV-element store per root
+  // (P % WV == 0: the vector is one output row's, aligned, in or out).
+  const int32_t Lanes = int32_t(Tile / WV);
+  llvm::Value *Row0 = B.CreateMul(B.CreateURem(LaneV, B.getInt32(Lanes)),
+                                  B.getInt32(int32_t(WV)));
+  llvm::Value *Col0 = B.CreateAdd(B.CreateUDiv(LaneV, B.getInt32(Lanes)),
+                                  B.CreateMul(WarpV, B.getInt32(int32_t(WV))));
+  iterate(WritePred, WIters, /*Unroll=*/true, [&](llvm::Value *ItV) {
+    llvm::Value *Col =
+        B.CreateAdd(Col0, B.CreateMul(B.CreateZExtOrTrunc(ItV, I32),
+                                      B.getInt32(int32_t(Rows * WV))));
+    llvm::Value *Lin0 = emitResults(OutLin, {ItV, indexConstant(0)})[0];
+    std::vector<std::vector<llvm::Value *>> Vals(WriteRoots.size());
+    // Rows Row0 + j (Row0 % WV == 0, j < WV) share a swizzle: element
+    // (Row0 + j, Col) is j rows after (Row0, Col).
+    llvm::Value *Ptr0 = elemPtr(Row0, Col);
+    for (int64_t Jn = 0; Jn < WV; ++Jn) {
+      llvm::Value *Ptr =
+          B.CreateConstInBoundsGEP1_64(TileElemTy, Ptr0, uint64_t(Jn * Tm));
+      Current =
+          loadConvert(B,
+                      B.CreateAlignedLoad(TileElemTy, Ptr,
+                                          llvm::Align(uint64_t(TileBytes))),
+                      TilePT);
+      for (size_t K2 = 0; K2 < WriteRoots.size(); ++K2) {
+        std::vector<llvm::Value *> RIdx = rootIndex(K2, ItV, Jn);
+        llvm::Value *Val = FE->valueAt(*A.Roots[WriteRoots[K2]], RIdx);
+        if (WV == 1) // scalar writes (forced), any layout
+          storeRoot(WriteRoots[K2], Val, RIdx, rootPtr(WriteRoots[K2], Lin0));
+        else
+          Vals[K2].push_back(
+              storeConvert(B, Val, A.Roots[WriteRoots[K2]]->shape().Type));
+      }
+      FE->clearCache();
+    }
+    for (size_t K2 = 0; WV > 1 && K2 < WriteRoots.size(); ++K2) {
+      const Shape &S = A.Roots[WriteRoots[K2]]->shape();
+      llvm::Type *ST = storageType(LC, S.Type);
+      llvm::Value *Vec =
+          llvm::PoisonValue::get(llvm::FixedVectorType::get(ST, WV));
+      for (int64_t Jn = 0; Jn < WV; ++Jn)
+        Vec = B.CreateInsertElement(Vec, Vals[K2][Jn], Jn);
+      B.CreateAlignedStore(
+          Vec, rootPtr(WriteRoots[K2], Lin0),
+          llvm::Align(uint64_t(std::min<int64_t>(WV * byteWidth(S.Type), 16))));
+    }
+  });
+}
+
+void TransposeKernel::writeScalarTiles() {
+  // Lane l writes output column l (A); warp w the groups w, w + 4, ... of
+  // M, one output row per element of the group.
+  iterate(WritePred, Iters, /*Unroll=*/false, [&](llvm::Value *ItV) {
+    llvm::Value *GroupNo = B.CreateAdd(
+        WarpV, B.CreateMul(B.CreateZExtOrTrunc(ItV, I32), B.getInt32(Rows)));
+    llvm::Value *Group =
+        B.CreateAlignedLoad(GroupTy, groupPtr(LaneV, GroupNo), GroupAlign);
+    // Element j of the group is j output rows further: offset + j * stride.
+    llvm::Value *Lin0 = emitResults(OutLin, {ItV, indexConstant(0)})[0];
+    for (int64_t Jn = 0; Jn < V; ++Jn) {
+      llvm::Value *St = V == 1 ? Group : B.CreateExtractElement(Group, Jn);
+      Current = loadConvert(B, St, TilePT);
+      for (size_t K2 = 0; K2 < WriteRoots.size(); ++K2) {
+        std::vector<llvm::Value *> RIdx = rootIndex(K2, ItV, Jn);
+        storeRoot(WriteRoots[K2], FE->valueAt(*A.Roots[WriteRoots[K2]], RIdx),
+                  RIdx, rootPtr(WriteRoots[K2], Lin0, Jn * OutStrideM));
+      }
+      // Values computed from this element must not be reused.
+      FE->clearCache();
+    }
+  });
+}
+
+} // namespace transpose
+} // namespace codegen
+} // namespace idxmap
