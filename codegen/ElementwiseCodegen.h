@@ -110,6 +110,10 @@ struct MathOptions {
   /// The GPU whose launch limits the emitters' kernels must fit
   /// (EmitOptions::Device).
   DeviceModel Device = defaultDeviceModel("sm_90");
+  /// The values of the fused computation that are computed by functions of
+  /// their index (FusedElementEmitter): the kernel plan's Functions, which
+  /// emitFusion sets for each kernel. Empty: every value inline.
+  std::vector<const HloInstruction *> SubgraphFunctions;
 };
 
 //===----------------------------------------------------------------------===//

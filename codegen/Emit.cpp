@@ -166,13 +166,16 @@ static Expected<KernelInfo> emitFusion(llvm::Module &Mod, const HloModule &M,
   Expected<KernelPlan> P = planFusion(Ctx, A, Math.Tuning, Math.Device, &F);
   if (!P)
     return P.error();
+  codegen::MathOptions KernelMath = Math;
+  KernelMath.SubgraphFunctions = P->Functions;
   Expected<KernelInfo> K = Diagnostic{};
   if (P->Emitter == "loop")
-    K = codegen::emitLoopKernel(Mod, F, plannedAnalysis(A, *P), *P, Ctx, Math);
+    K = codegen::emitLoopKernel(Mod, F, plannedAnalysis(A, *P), *P, Ctx,
+                                KernelMath);
   else if (P->Emitter == "transpose")
-    K = codegen::emitTransposeKernel(Mod, F, A, *P, Ctx, Math);
+    K = codegen::emitTransposeKernel(Mod, F, A, *P, Ctx, KernelMath);
   else
-    K = codegen::emitReductionKernel(Mod, F, A, *P, Ctx, Math);
+    K = codegen::emitReductionKernel(Mod, F, A, *P, Ctx, KernelMath);
   if (!K)
     return K.error();
   // Emitters check their grid as they size it; shared arrays added later

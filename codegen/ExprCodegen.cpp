@@ -35,7 +35,6 @@
 #include <algorithm>
 #include <cassert>
 #include <limits>
-#include <unordered_set>
 
 using namespace llvm;
 
@@ -70,17 +69,6 @@ bool fitsBits(const Interval &I, unsigned Bits) {
   return I.Lo >= typeMin(Bits) && I.Hi <= typeMax(Bits);
 }
 
-bool fitsI32Rec(Expr E, RangeEvaluator &R, std::unordered_set<Expr> &Seen) {
-  if (!Seen.insert(E).second)
-    return true;
-  Interval I = R.range(E);
-  if (!I.isEmpty() && !fitsBits(I, 32))
-    return false;
-  if (E.isBinary())
-    return fitsI32Rec(E.lhs(), R, Seen) && fitsI32Rec(E.rhs(), R, Seen);
-  return true;
-}
-
 /// Converts a variable's value to the index type: zext for a non-negative
 /// range, sext otherwise, trunc when wider.
 Value *castToIndex(IRBuilderBase &B, Value *V, Type *IndexTy, bool NonNeg) {
@@ -94,30 +82,6 @@ Value *castToIndex(IRBuilderBase &B, Value *V, Type *IndexTy, bool NonNeg) {
 }
 
 } // namespace
-
-//===----------------------------------------------------------------------===//
-// Width selection
-//===----------------------------------------------------------------------===//
-
-bool fitsInI32(Expr E, RangeEvaluator &Ranges) {
-  std::unordered_set<Expr> Seen;
-  return fitsI32Rec(E, Ranges, Seen);
-}
-
-bool mapFitsInI32(const IndexingMap &Map, RangeEvaluator &Ranges) {
-  if (Map.isUndefined())
-    return false;
-  if (Map.isKnownEmpty())
-    return true;
-  for (Expr R : Map.results())
-    if (!fitsInI32(R, Ranges))
-      return false;
-  RangeEvaluator NoConstraints(Map, /*UseConstraints=*/false);
-  for (const Constraint &C : Map.constraints())
-    if (!fitsInI32(C.E, NoConstraints))
-      return false;
-  return true;
-}
 
 //===----------------------------------------------------------------------===//
 // ExprEmitter

@@ -68,17 +68,10 @@ class Value;
 namespace idxmap {
 namespace codegen {
 
-/// True when every node of \p E's tree has a known range (not the full int64
-/// range) within int32 over \p Ranges' domain: then emitting \p E with an i32
-/// index type gives exactly the int64 value at every point of the domain.
-bool fitsInI32(Expr E, RangeEvaluator &Ranges);
-
-/// True when every result of \p Map fits (fitsInI32 with \p Ranges), and
-/// every constraint expression fits over the variable bounds alone (what
-/// emitDomainCheck evaluates). Bounds of variables do not matter: the domain
-/// check compares the variables' run-time values, which the caller provides
-/// in the index type.
-bool mapFitsInI32(const IndexingMap &Map, RangeEvaluator &Ranges);
+/// The width test of the index type (idxmap/RangeEvaluator.h): i32 when
+/// every subexpression fits.
+using idxmap::fitsInI32;
+using idxmap::mapFitsInI32;
 
 /// Emits expressions of one map into a kernel, each distinct subexpression
 /// once (a per-kernel cache), in a hoisting-friendly order.

@@ -32,6 +32,7 @@
 #include "SimplifyInternal.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <unordered_set>
 
 namespace idxmap {
@@ -530,6 +531,42 @@ ExprInfo RangeEvaluator::info(Expr E) {
   snapToDivisor(Out);
   Cache.emplace(E, Out);
   return Out;
+}
+
+//===----------------------------------------------------------------------===//
+// 32-bit arithmetic
+//===----------------------------------------------------------------------===//
+
+static bool fitsI32Rec(Expr E, RangeEvaluator &R,
+                       std::unordered_set<Expr> &Seen) {
+  if (!Seen.insert(E).second)
+    return true;
+  Interval I = R.range(E);
+  if (!I.isEmpty() && (I.isFull() || I.Lo < INT32_MIN || I.Hi > INT32_MAX))
+    return false;
+  if (E.isBinary())
+    return fitsI32Rec(E.lhs(), R, Seen) && fitsI32Rec(E.rhs(), R, Seen);
+  return true;
+}
+
+bool fitsInI32(Expr E, RangeEvaluator &Ranges) {
+  std::unordered_set<Expr> Seen;
+  return fitsI32Rec(E, Ranges, Seen);
+}
+
+bool mapFitsInI32(const IndexingMap &Map, RangeEvaluator &Ranges) {
+  if (Map.isUndefined())
+    return false;
+  if (Map.isKnownEmpty())
+    return true;
+  for (Expr R : Map.results())
+    if (!fitsInI32(R, Ranges))
+      return false;
+  RangeEvaluator NoConstraints(Map, /*UseConstraints=*/false);
+  for (const Constraint &C : Map.constraints())
+    if (!fitsInI32(C.E, NoConstraints))
+      return false;
+  return true;
 }
 
 } // namespace idxmap

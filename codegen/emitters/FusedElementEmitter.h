@@ -34,13 +34,13 @@ using ParameterLoader = std::function<llvm::Value *(
 /// Subgraph functions: a value the partitioner (idxmap/Partition.h) finds
 /// read at several indices ("reached with N indexing maps", "users in N
 /// subgraphs") is computed inline at each of them, so a chain of such
-/// values doubles the IR at every level. When the inline expansion of such
-/// a subgraph root would exceed FunctionThreshold HLO instructions, the
-/// root becomes one internal LLVM function of its index (plus the kernel
-/// arguments its parameter loads use) and each read is a call; LLVM's
-/// inliner (the fast pipeline runs it when a module has such functions)
-/// inlines the cheap ones. The rule keeps the IR of every fusion whose
-/// multi-read values are small exactly as before. Inside a function,
+/// values doubles the IR at every level. The kernel plan names the subgraph
+/// roots whose inline expansion would be large (KernelPlan::Functions,
+/// passed as MathOptions::SubgraphFunctions); each becomes one internal
+/// LLVM function of its index (plus the kernel arguments its parameter
+/// loads use) and each read is a call; LLVM's inliner (the fast pipeline
+/// runs it when a module has such functions) inlines the cheap ones. Inside
+/// a function,
 /// parameters are read with a plain scalar load of the kernel's argument
 /// (loadParameterElement), not with the emitter's ParameterLoader, whose
 /// vector loads and caches depend on where the kernel calls it; a root
@@ -89,17 +89,6 @@ public:
   }
 
   llvm::Type *indexType() const { return IndexTy; }
-
-  /// Subgraph roots whose inline expansion is larger than this many HLO
-  /// instructions become functions (see the class comment); 0 turns
-  /// subgraph functions off.
-  void setFunctionThreshold(int64_t N) { FunctionThreshold = N; }
-
-  /// The default threshold: larger than the expansion of every value read
-  /// at several indices in the test and corpus modules (at most 77, a
-  /// threefry hash in misc_random.opt.hlo), small enough that a function's
-  /// body stays a few hundred LLVM instructions.
-  static constexpr int64_t DefaultFunctionThreshold = 128;
 
 private:
   /// How valueAt gets an instruction's value: from its operands' values
@@ -190,8 +179,6 @@ private:
   };
   /// True when valueAt computes \p I by calling its function.
   bool outlined(const HloInstruction &I, int64_t OutputId);
-  /// Partitions the computation and decides which roots become functions.
-  void planFunctions();
   /// A call of \p I's function at \p Index (building the functions it
   /// needs, callees first).
   llvm::Value *callFunction(const HloInstruction &I,
@@ -205,9 +192,7 @@ private:
   /// True when an instruction with an override is reachable from \p I.
   bool reachesOverride(const HloInstruction &I);
 
-  int64_t FunctionThreshold = DefaultFunctionThreshold;
-  bool Planned = false;
-  /// The roots that become functions.
+  /// The roots that become functions (the plan's).
   std::set<const HloInstruction *> Outline;
   std::map<const HloInstruction *, SubgraphFunction> Functions;
   std::map<const HloInstruction *, bool> ReachesOverride;

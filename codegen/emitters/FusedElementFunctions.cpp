@@ -2,7 +2,8 @@
 //
 // Part of idxmap. The values of a fused computation that are read at several
 // indices become functions of their index when inlining them would be large
-// (FusedElementEmitter's class comment has the rule): without them, a chain
+// (the kernel plan decides which: analysis/fusion/plan/SubgraphFunctions.cpp;
+// FusedElementEmitter's class comment has the rule): without them, a chain
 // `x[k] = x[k-1] + reverse(x[k-1])` doubles the IR at every level (20
 // levels: 30 s and 3 GB to emit). As in XLA's emitters, where each subgraph
 // of the computation partitioner is a function of its indices taking the
@@ -12,8 +13,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FusedElementEmitter.h"
-
-#include "idxmap/Partition.h"
 
 #include "llvm/IR/Attributes.h"
 #include "llvm/IR/Function.h"
@@ -25,84 +24,8 @@
 namespace idxmap {
 namespace codegen {
 
-namespace {
-
-/// True when the partitioner found \p I read at several indices ("reached
-/// with N indexing maps"): each read expands it again.
-bool readAtSeveralIndices(const PartitionedComputation &P,
-                          const HloInstruction &I) {
-  auto It = P.Reasons.find(&I);
-  return It != P.Reasons.end() &&
-         llvm::StringRef(It->second).starts_with("reached with");
-}
-
-/// The number of operand slots that read \p I.
-int64_t readCount(const HloInstruction &I) {
-  int64_t Uses = 0;
-  for (const HloInstruction *U : I.users())
-    Uses += std::count(U->operands().begin(), U->operands().end(), &I);
-  return Uses;
-}
-
-/// True when some instruction of \p C is read more than once (a user with
-/// two uses of it counts): otherwise nothing is expanded twice and the
-/// partition is not needed.
-bool anyValueReadTwice(const HloComputation &C) {
-  for (const HloInstruction *I : C.instructions())
-    if (readCount(*I) > 1)
-      return true;
-  return false;
-}
-
-} // namespace
-
-void FusedElementEmitter::planFunctions() {
-  Planned = true;
-  if (!anyValueReadTwice(C))
-    return;
-  // A context of its own: expressions the kernel's context already holds
-  // order the terms of the index arithmetic it emits, so partitioning in
-  // it would change the IR of every kernel.
-  Context PartitionCtx;
-  PartitionedComputation P = partitionComputation(PartitionCtx, C);
-  // The IR an inline expansion of each subgraph writes, in HLO
-  // instructions: its members, plus for every operand outside it a call (a
-  // function), a load (a parameter) or its share of that subgraph's
-  // expansion: all of it for a root read at several indices, else (a root
-  // read by several subgraphs at one index, shared through the cache)
-  // 1/E of it for each of its E reads. Callee subgraphs come after their
-  // users in P.Subgraphs.
-  std::vector<double> Size(P.Subgraphs.size(), 0);
-  for (size_t S = P.Subgraphs.size(); S-- > 0;) {
-    const Subgraph &G = P.Subgraphs[S];
-    double Sum = 0;
-    for (const HloInstruction *M : G.Instructions) {
-      Sum += 1;
-      for (const HloInstruction *O : M->operands()) {
-        auto It = P.SubgraphOf.find(O);
-        if (It == P.SubgraphOf.end() || Outline.count(O))
-          Sum += 1;
-        else if (size_t(It->second) != S)
-          Sum += readAtSeveralIndices(P, *O)
-                     ? Size[size_t(It->second)]
-                     : Size[size_t(It->second)] / double(readCount(*O));
-      }
-    }
-    Size[S] = std::min(Sum, 1e18);
-    if (Sum <= double(FunctionThreshold))
-      continue;
-    for (const HloInstruction *R : G.Roots)
-      if (readAtSeveralIndices(P, *R) && R->shape().isArray())
-        Outline.insert(R);
-  }
-}
-
 bool FusedElementEmitter::outlined(const HloInstruction &I, int64_t OutputId) {
-  if (FunctionThreshold <= 0 || OutputId != 0)
-    return false;
-  if (!Planned)
-    planFunctions();
-  if (!Outline.count(&I))
+  if (OutputId != 0 || !Outline.count(&I))
     return false;
   return Overrides.empty() || !reachesOverride(I);
 }

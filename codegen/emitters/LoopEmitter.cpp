@@ -83,12 +83,7 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
   setLaunchBounds(*K, {unsigned(T), /*Exact=*/true, 0});
   llvm::IRBuilder<> B(&K->getEntryBlock());
 
-  // 32-bit index arithmetic when every offset fits.
-  int64_t MaxElements = N;
-  for (const HloInstruction *P : C.parameters())
-    MaxElements = std::max(MaxElements, P->shape().numElements());
-  llvm::Type *IndexTy =
-      MaxElements < (int64_t(1) << 31) / 16 ? B.getInt32Ty() : B.getInt64Ty();
+  llvm::Type *IndexTy = P.Index32 ? B.getInt32Ty() : B.getInt64Ty();
   llvm::Value *Th =
       B.CreateZExtOrTrunc(emitThreadId(B, GpuDim::X, unsigned(T)), IndexTy);
   llvm::Value *Bl =

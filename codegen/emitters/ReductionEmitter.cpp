@@ -263,12 +263,7 @@ std::optional<Diagnostic> ReductionKernel::createFunction(int64_t Threads,
   int64_t MinBlocks = RP.MinBlocksPerSm;
   setLaunchBounds(*K, {unsigned(Threads), /*Exact=*/true, unsigned(MinBlocks)});
   B.SetInsertPoint(&K->getEntryBlock());
-  int64_t Largest = In->numElements();
-  for (const HloInstruction *P : C.parameters())
-    Largest = std::max(Largest, P->shape().numElements());
-  for (const HloInstruction *R : A.Roots)
-    Largest = std::max(Largest, R->shape().numElements());
-  IndexTy = Largest < (int64_t(1) << 31) / 16 ? B.getInt32Ty() : B.getInt64Ty();
+  IndexTy = Plan.Index32 ? B.getInt32Ty() : B.getInt64Ty();
   Th = B.CreateZExtOrTrunc(emitThreadId(B, GpuDim::X, unsigned(Threads)),
                            IndexTy);
   Bl =

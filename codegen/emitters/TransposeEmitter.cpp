@@ -77,7 +77,6 @@
 
 #include "idxmap/Coalescing.h"
 #include "idxmap/Codegen.h"
-#include "idxmap/RangeEvaluator.h"
 #include "idxmap/Simplify.h"
 
 #include "llvm/ADT/bit.h"
@@ -151,7 +150,11 @@ TransposeKernel::TransposeKernel(llvm::Module &M, const HloInstruction &F,
     : M(M), LC(M.getContext()), F(F), A(A), C(*A.Computation), Plan(Plan),
       Ctx(Ctx), Math(Math), B(LC), Hero(transposeHero(A)), TI(*A.Transpose),
       Tiling(Plan.Transpose->Tiling), ReadRoots(Plan.Transpose->ReadRoots),
-      WriteRoots(Plan.Transpose->WriteRoots) {
+      WriteRoots(Plan.Transpose->WriteRoots),
+      ReadPred(Plan.Transpose->ReadPred), WritePred(Plan.Transpose->WritePred),
+      ReadOp(Plan.Transpose->ReadOp), OutLin(Plan.Transpose->OutLin),
+      InLin(Plan.Transpose->InLin), ReadRootMaps(Plan.Transpose->ReadRootMaps),
+      WriteRootMaps(Plan.Transpose->WriteRootMaps) {
   HeroOp = Hero->operand(0);
   TilePT = Hero->shape().Type;
   TileBytes = byteWidth(TilePT);
@@ -168,62 +171,6 @@ TransposeKernel::TransposeKernel(llvm::Module &M, const HloInstruction &F,
   RG = Tiling.readGroup();
   WIters = Tiling.WriteIters;
   VecTile = RV > 1 || WV > 1;
-}
-
-IndexingMap TransposeKernel::tileMap(bool Write, std::vector<Expr> Results,
-                                     const std::vector<Constraint> &Cs) {
-  // j is the element of a vector group; the write side has its own range
-  // with vector tiles.
-  IndexingMap Map(Ctx, {{"th_x", {0, Threads - 1}}, {"bl_x", {0, Blocks - 1}}},
-                  {{"it", {0, (Write ? WIters : Iters) - 1}},
-                   {"j", {0, (Write ? Tiling.writeGroup() : RG) - 1}}},
-                  {}, std::move(Results), Cs);
-  simplify(Map);
-  return Map;
-}
-
-void TransposeKernel::buildMaps() {
-  // Normalized input index read (lane = vector group along M, row along
-  // the output-contiguous dims P) and written (lane along P, row = vector
-  // group along M), with the ragged edges as constraints. D[M] is a
-  // multiple of V, so a vector group is entirely in or out.
-  const int64_t R = int64_t(TI.Dims.size());
-  Expr LinIn = Ctx.constant(0), LinOut = Ctx.constant(0);
-  for (int64_t D = 0; D < R; ++D)
-    LinIn = LinIn * TI.Dims[D] + Tiling.ReadIdx[D];
-  for (int64_t O = 0; O < R; ++O)
-    LinOut = LinOut * TI.Dims[TI.Permutation[O]] +
-             Tiling.WriteIdx[TI.Permutation[O]];
-  ReadPred = tileMap(false, Tiling.ReadIdx, Tiling.ReadCs);
-  WritePred = tileMap(true, Tiling.WriteIdx, Tiling.WriteCs);
-  ReadOp = tileMap(false, delinearize(Ctx, LinIn, HeroOp->shape().Dims),
-                   Tiling.ReadCs);
-  for (size_t K2 : ReadRoots)
-    ReadRootMaps.push_back(
-        tileMap(false, delinearize(Ctx, LinIn, A.Roots[K2]->shape().Dims),
-                Tiling.ReadCs));
-  for (size_t K2 : WriteRoots)
-    WriteRootMaps.push_back(
-        tileMap(true, delinearize(Ctx, LinOut, A.Roots[K2]->shape().Dims),
-                Tiling.WriteCs));
-  OutLin = tileMap(true, {LinOut}, Tiling.WriteCs);
-  InLin = tileMap(false, {LinIn}, Tiling.ReadCs);
-}
-
-llvm::Type *TransposeKernel::chooseIndexType() {
-  // 32-bit index arithmetic when every offset fits.
-  int64_t Largest = std::max(HeroOp->shape().numElements(), Blocks * Threads);
-  for (const HloInstruction *P : C.parameters())
-    Largest = std::max(Largest, P->shape().numElements());
-  for (const HloInstruction *Root : A.Roots)
-    Largest = std::max(Largest, Root->shape().numElements());
-  bool Narrow = Largest < (int64_t(1) << 31) / 16;
-  for (const IndexingMap *Mp :
-       {&ReadPred, &WritePred, &ReadOp, &OutLin, &InLin}) {
-    RangeEvaluator RE(*Mp);
-    Narrow = Narrow && mapFitsInI32(*Mp, RE);
-  }
-  return Narrow ? I32 : llvm::Type::getInt64Ty(LC);
 }
 
 void TransposeKernel::classifyAccesses() {
@@ -372,9 +319,8 @@ TransposeKernel::emitResults(const IndexingMap &Map,
 
 Expected<KernelInfo> TransposeKernel::run() {
   requestBackEndOptLevel(M, Plan.BackEndOptLevel);
-  buildMaps();
   I32 = llvm::Type::getInt32Ty(LC);
-  IndexTy = chooseIndexType();
+  IndexTy = Plan.Index32 ? I32 : llvm::Type::getInt64Ty(LC);
   classifyAccesses();
   if (auto Err = createFunction())
     return *Err;

@@ -39,18 +39,9 @@ public:
 
 private:
   // Set-up (TransposeEmitter.cpp).
-  /// A map `(th_x, bl_x)[it, j] -> Results` of the read side (\p Write
-  /// false) or the write side, with constraints \p Cs.
-  IndexingMap tileMap(bool Write, std::vector<Expr> Results,
-                      const std::vector<Constraint> &Cs);
-  /// The maps of every access: predicates, the hero operand, the roots,
-  /// the linear offsets.
-  void buildMaps();
   /// Which parameters the reading phase loads as vectors, and which write
   /// roots need a per-element index.
   void classifyAccesses();
-  /// 32-bit index arithmetic when every offset fits.
-  llvm::Type *chooseIndexType();
   /// The kernel, its launch, the shared tile, and the thread's coordinates.
   std::optional<Diagnostic> createFunction();
   /// Pointer to group slot (\p TileRow, \p Group) of a scalar tile, and to
@@ -121,9 +112,9 @@ private:
   int64_t RV, WV, RG, WIters;
   bool VecTile;
 
-  // The maps of the accesses.
-  IndexingMap ReadPred, WritePred, ReadOp, OutLin, InLin;
-  std::vector<IndexingMap> ReadRootMaps, WriteRootMaps;
+  // The maps of the accesses (TransposePlan's).
+  const IndexingMap &ReadPred, &WritePred, &ReadOp, &OutLin, &InLin;
+  const std::vector<IndexingMap> &ReadRootMaps, &WriteRootMaps;
   /// Output offset step between the elements of a group.
   int64_t OutStrideM = 1;
   /// Parameters loaded as vectors of a lane's group (VectorLoads).

@@ -44,12 +44,20 @@ struct LoopPlan {
   bool SharedMapping = true;
 };
 
-/// The transpose emitter's parameters: the tiling, and which roots are
-/// written through the tile (the transpose read one-to-one) and which at the
-/// hero operand's index, in the reading phase.
+/// The transpose emitter's parameters: the tiling, which roots are written
+/// through the tile (the transpose read one-to-one) and which at the hero
+/// operand's index, in the reading phase, and the map of every access.
 struct TransposePlan {
   TransposeTiling Tiling;
   std::vector<size_t> ReadRoots, WriteRoots;
+  /// The accesses `(th_x, bl_x)[it, j]` of the reading phase (it <
+  /// Tiling.Iters, j < readGroup()) and of the writing phase (it <
+  /// WriteIters, j < writeGroup()), the ragged edges as constraints: the
+  /// normalized index read and written (the predicates), the hero operand's
+  /// index, each read and write root's index, and the linear input and
+  /// output offsets.
+  IndexingMap ReadPred, WritePred, ReadOp, InLin, OutLin;
+  std::vector<IndexingMap> ReadRootMaps, WriteRootMaps;
 };
 
 /// How the reduction emitter spreads a reduction over threads (the
@@ -170,6 +178,18 @@ struct KernelPlan {
   /// The main access: thread to element of the hero's operand (or of the
   /// output, for the loop emitter), with its launch.
   ThreadMapping Main;
+  /// Index arithmetic in 32 bits: every offset the kernel computes fits
+  /// (arrays and threads below 2^27 elements, and for the transpose every
+  /// subexpression of its maps within int32). The loop, transpose and
+  /// reduction planners decide it; the row-normalization emitter still
+  /// applies the element-count rule itself.
+  bool Index32 = true;
+  /// Subgraph functions: a value the partitioner finds read at several
+  /// indices whose inline expansion passes FunctionThreshold HLO
+  /// instructions (0: never) becomes a function of its index; Functions are
+  /// those values, in the order they were found (SubgraphFunctions.cpp).
+  int64_t FunctionThreshold = 128;
+  std::vector<const HloInstruction *> Functions;
   std::optional<LoopPlan> Loop;
   std::optional<TransposePlan> Transpose;
   std::optional<ReductionPlan> Reduction;

@@ -69,6 +69,23 @@ private:
   std::unordered_map<Expr, std::vector<int64_t>> DivisorsOf;
 };
 
+/// True when every node of \p E's tree has a known range (not the full int64
+/// range) within int32 over \p Ranges' domain: then computing \p E in 32-bit
+/// arithmetic gives exactly the int64 value at every point of the domain.
+///
+/// Example: over `d0 in [0, 1023]`, `fitsInI32(d0 * 4096, RE)` is true,
+/// `fitsInI32(d0 * 4194304, RE)` false (the product passes 2^31 - 1).
+bool fitsInI32(Expr E, RangeEvaluator &Ranges);
+
+/// True when every result of \p Map fits (fitsInI32 with \p Ranges), and
+/// every constraint expression fits over the variable bounds alone (what a
+/// domain check evaluates). Bounds of variables do not matter: a domain
+/// check compares the variables' run-time values, given in the index type.
+///
+/// Example: `(d0)[s0] -> (d0 * 4 + s0), d0 in [0, 1023], s0 in [0, 3]`
+/// fits; the same map with `d0 in [0, 2^30]` does not.
+bool mapFitsInI32(const IndexingMap &Map, RangeEvaluator &Ranges);
+
 } // namespace idxmap
 
 #endif // IDXMAP_RANGEEVALUATOR_H

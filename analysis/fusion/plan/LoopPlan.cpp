@@ -67,6 +67,11 @@ std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
                : "one block per " +
                      std::to_string(TM.ThreadsPerBlock * TM.Vector) +
                      " outputs");
+  // The emitter addresses the largest output and every parameter.
+  int64_t MaxElements = TM.Target->shape().numElements();
+  for (const HloInstruction *Param : A.Computation->parameters())
+    MaxElements = std::max(MaxElements, Param->shape().numElements());
+  chooseIndexWidth(P, MaxElements);
   P.Loop = LoopPlan{Uniform};
   // H200, 2026-11-30: gelu 13.18-13.22 us at back-end O0 and O3.
   P.BackEndOptLevel = 0;

@@ -23,6 +23,19 @@ int64_t choose(const PlanInputs &In, KernelPlan &P, const char *Knob,
   return V;
 }
 
+void chooseIndexWidth(KernelPlan &P, int64_t Largest, bool MapsFit) {
+  // Byte offsets of 16-byte vectors of the largest array stay below 2^31.
+  const int64_t Limit = (int64_t(1) << 31) / 16;
+  P.Index32 = Largest < Limit && MapsFit;
+  P.choose("index_bits", P.Index32 ? 32 : 64,
+           Largest >= Limit
+               ? std::to_string(Largest) + " elements: offsets need 64 bits"
+           : !MapsFit
+               ? "a subexpression of the maps passes 32 bits"
+               : "every offset fits: at most " + std::to_string(Largest) +
+                     " elements (32-bit below 2^27)");
+}
+
 } // namespace plan
 
 /// `fusion 'NAME': WHY` at \p Fusion (else at the computation).
@@ -80,6 +93,7 @@ Expected<KernelPlan> planFusion(Context &Ctx, const FusionAnalysis &A,
   }
   if (Why)
     return planFailure(A, Fusion, P.Emitter + " emitter: " + *Why);
+  plan::planSubgraphFunctions(*A.Computation, P);
   if (auto Over = checkLaunch(Device, P.Grid, P.Block, P.SharedBytes))
     return planFailure(A, Fusion,
                        "the kernel's launch does not fit the device: " + *Over);

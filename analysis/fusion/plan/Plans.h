@@ -47,6 +47,17 @@ std::optional<std::string> planReduction(const PlanInputs &In, KernelPlan &P);
 std::optional<std::string> planRowNormalization(const PlanInputs &In,
                                                 KernelPlan &P);
 
+/// Records the width of the kernel's index arithmetic in \p P (Index32):
+/// 32 bits when \p Largest (the elements of the largest array the kernel
+/// addresses, or its thread count) is below 2^31 / 16 and \p MapsFit (the
+/// plan's maps fit in 32-bit arithmetic, mapFitsInI32).
+void chooseIndexWidth(KernelPlan &P, int64_t Largest, bool MapsFit = true);
+
+/// Which values of \p C become functions of their index (KernelPlan's
+/// Functions, at P.FunctionThreshold), with the choices' reasons when some
+/// value is read more than once (SubgraphFunctions.cpp).
+void planSubgraphFunctions(const HloComputation &C, KernelPlan &P);
+
 /// `tuned(In.Overrides, Name, Default)`, recorded in \p P as a choice with
 /// \p Reason, or with "tuning override" when the knob is set.
 int64_t choose(const PlanInputs &In, KernelPlan &P, const char *Knob,

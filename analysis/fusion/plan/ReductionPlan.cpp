@@ -320,6 +320,12 @@ std::optional<std::string> planReduction(const PlanInputs &In, KernelPlan &P) {
                   : "inputs read once stream past L2") != 0;
   RP.LoadsFirst = choose(In, P, "IDXMAP_RED_LOADS_FIRST", "loads_first", 1,
                          "every load of a step before its first use") != 0;
+  int64_t Largest = Input.numElements();
+  for (const HloInstruction *Param : A.Computation->parameters())
+    Largest = std::max(Largest, Param->shape().numElements());
+  for (const HloInstruction *Root : A.Roots)
+    Largest = std::max(Largest, Root->shape().numElements());
+  chooseIndexWidth(P, Largest);
   P.Main.ThreadsPerBlock = P.Block[0];
   P.Main.Blocks = P.Grid[0];
   P.Main.Vector = RP.Vector;

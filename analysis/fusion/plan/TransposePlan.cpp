@@ -8,6 +8,11 @@
 //===----------------------------------------------------------------------===//
 #include "Plans.h"
 
+#include "idxmap/Delinearize.h"
+#include "idxmap/RangeEvaluator.h"
+#include "idxmap/Simplify.h"
+
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -53,6 +58,75 @@ static bool readsHeroOneToOne(const HloInstruction *I,
         return true;
       };
   return Reach(I) && Valid(I);
+}
+
+/// A map `(th_x, bl_x)[it, j] -> Results` of tiling \p T's reading phase
+/// (\p Write false) or writing phase, with constraints \p Cs; j is the
+/// element of a vector group.
+static IndexingMap tileMap(Context &Ctx, const TransposeTiling &T, bool Write,
+                           std::vector<Expr> Results,
+                           const std::vector<Constraint> &Cs) {
+  IndexingMap Map(Ctx,
+                  {{"th_x", {0, T.Threads - 1}}, {"bl_x", {0, T.Blocks - 1}}},
+                  {{"it", {0, (Write ? T.WriteIters : T.Iters) - 1}},
+                   {"j", {0, (Write ? T.writeGroup() : T.readGroup()) - 1}}},
+                  {}, std::move(Results), Cs);
+  simplify(Map);
+  return Map;
+}
+
+/// The maps of every access of \p TP's tiling (TransposePlan's comment).
+static void planTileMaps(Context &Ctx, const FusionAnalysis &A,
+                         TransposePlan &TP) {
+  const TransposeInfo &TI = *A.Transpose;
+  const TransposeTiling &T = TP.Tiling;
+  const HloInstruction *HeroOp = transposeHero(A)->operand(0);
+  // Normalized input index read (lane = vector group along M, row along
+  // the output-contiguous dims P) and written (lane along P, row = vector
+  // group along M), with the ragged edges as constraints. D[M] is a
+  // multiple of V, so a vector group is entirely in or out.
+  const int64_t R = int64_t(TI.Dims.size());
+  Expr LinIn = Ctx.constant(0), LinOut = Ctx.constant(0);
+  for (int64_t D = 0; D < R; ++D)
+    LinIn = LinIn * TI.Dims[D] + T.ReadIdx[D];
+  for (int64_t O = 0; O < R; ++O)
+    LinOut =
+        LinOut * TI.Dims[TI.Permutation[O]] + T.WriteIdx[TI.Permutation[O]];
+  TP.ReadPred = tileMap(Ctx, T, false, T.ReadIdx, T.ReadCs);
+  TP.WritePred = tileMap(Ctx, T, true, T.WriteIdx, T.WriteCs);
+  TP.ReadOp = tileMap(Ctx, T, false,
+                      delinearize(Ctx, LinIn, HeroOp->shape().Dims), T.ReadCs);
+  for (size_t K : TP.ReadRoots)
+    TP.ReadRootMaps.push_back(
+        tileMap(Ctx, T, false,
+                delinearize(Ctx, LinIn, A.Roots[K]->shape().Dims), T.ReadCs));
+  for (size_t K : TP.WriteRoots)
+    TP.WriteRootMaps.push_back(
+        tileMap(Ctx, T, true,
+                delinearize(Ctx, LinOut, A.Roots[K]->shape().Dims), T.WriteCs));
+  TP.OutLin = tileMap(Ctx, T, true, {LinOut}, T.WriteCs);
+  TP.InLin = tileMap(Ctx, T, false, {LinIn}, T.ReadCs);
+}
+
+/// Records the index width of \p TP's kernel: the arrays, the threads, and
+/// every subexpression of the maps the kernel evaluates per thread.
+static void chooseTileIndexWidth(const FusionAnalysis &A,
+                                 const TransposePlan &TP, KernelPlan &P) {
+  const TransposeTiling &T = TP.Tiling;
+  int64_t Largest =
+      std::max(transposeHero(A)->operand(0)->shape().numElements(),
+               T.Blocks * T.Threads);
+  for (const HloInstruction *Param : A.Computation->parameters())
+    Largest = std::max(Largest, Param->shape().numElements());
+  for (const HloInstruction *Root : A.Roots)
+    Largest = std::max(Largest, Root->shape().numElements());
+  bool MapsFit = true;
+  for (const IndexingMap *Mp :
+       {&TP.ReadPred, &TP.WritePred, &TP.ReadOp, &TP.OutLin, &TP.InLin}) {
+    RangeEvaluator RE(*Mp);
+    MapsFit = MapsFit && mapFitsInI32(*Mp, RE);
+  }
+  chooseIndexWidth(P, Largest, MapsFit);
 }
 
 std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
@@ -116,6 +190,8 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
   P.choose("write_vec", T.WriteVec, "elements per write of a 32 x 32 tile");
   P.choose("blocks", T.Blocks, "one block per tile");
   P.Main = transposeReadMapping(In.Ctx, A, T);
+  planTileMaps(In.Ctx, A, TP);
+  chooseTileIndexWidth(A, TP, P);
   // H200, 2026-11-30: exp_transpose_abs 2.08 us at back-end O0, 1.86 at
   // O3 (loop strength reduction of the tile loops).
   P.BackEndOptLevel = 3;
