@@ -153,6 +153,8 @@ ReductionKernel::arriveLast(llvm::Value *Idx, int64_t N, int64_t Arrivals) {
 }
 
 std::optional<Diagnostic> ReductionKernel::collect() {
+  // The plan refused fusions whose roots this emitter cannot write
+  // (planReduction: side outputs, epilogues, tuple-shaped outputs).
   for (size_t R = 0; R < A.Roots.size(); ++R) {
     const HloInstruction *H = A.Heroes[R];
     if (H->opcode() != HloOpcode::Reduce) {
@@ -162,9 +164,10 @@ std::optional<Diagnostic> ReductionKernel::collect() {
     if (std::find(Heroes.begin(), Heroes.end(), H) == Heroes.end())
       Heroes.push_back(H);
   }
-  if (Heroes.empty())
-    return unsupported(F, "no reduce hero");
+  assert(!Heroes.empty() && "a reduction plan without a reduce hero");
   for (const HloInstruction *H : Heroes) {
+    // Whether the reducer's ops can be emitted is codegen's table
+    // (checkElementwise), not the plan's.
     if (auto Why = checkReducer(*H->toApply()))
       return unsupported(F, "reducer of '" + H->name() + "': " + *Why);
     int64_t N = H->operandCount() / 2;
@@ -172,64 +175,13 @@ std::optional<Diagnostic> ReductionKernel::collect() {
       Slots.push_back({H, K2});
   }
   In = &Heroes.front()->operand(0)->shape();
-  // Epilogues: every instruction on a path from a root to a hero must be
-  // elementwise on the reduce's output shape (or a get-tuple-element of a
-  // variadic hero): then it is read at the thread's own output index.
-  std::set<const HloInstruction *> HeroSet(Heroes.begin(), Heroes.end());
-  std::map<const HloInstruction *, bool> Dep;
-  std::function<bool(const HloInstruction *)> DependsOnHero =
-      [&](const HloInstruction *I) -> bool {
-    if (HeroSet.count(I))
-      return true;
-    auto It = Dep.find(I);
-    if (It != Dep.end())
-      return It->second;
-    bool D = false;
-    for (const HloInstruction *O : I->operands())
-      D |= DependsOnHero(O);
-    Dep[I] = D;
-    return D;
-  };
   for (SideRoot &S : Sides) {
     const HloInstruction *R = A.Roots[S.Root];
-    if (!R->shape().isArray())
-      return unsupported(F, "tuple-shaped output '" + R->name() + "'");
-    if (DependsOnHero(R))
-      return unsupported(F, "side output '" + R->name() +
-                                "' depends on a reduction but is not an "
-                                "elementwise epilogue of it");
-    if (R->shape().numElements() != In->numElements())
-      return unsupported(F, "side output '" + R->name() +
-                                "' does not have the reduce input's element "
-                                "count");
+    assert(R->shape().isArray() &&
+           R->shape().numElements() == In->numElements() &&
+           "a side output the plan should have refused");
     S.SameIndex = R->shape().sameDims(*In);
   }
-  std::set<const HloInstruction *> Seen;
-  std::vector<const HloInstruction *> Work;
-  for (size_t R = 0; R < A.Roots.size(); ++R)
-    if (!isSide(R))
-      Work.push_back(A.Roots[R]);
-  const Shape &OutS = Heroes.front()->shape().isArray()
-                          ? Heroes.front()->shape()
-                          : Heroes.front()->shape().TupleShapes.front();
-  while (!Work.empty()) {
-    const HloInstruction *I = Work.back();
-    Work.pop_back();
-    if (!Seen.insert(I).second || HeroSet.count(I) || !DependsOnHero(I))
-      continue;
-    bool Ok = (I->opcode() == HloOpcode::GetTupleElement &&
-               HeroSet.count(I->operand(0))) ||
-              (isElementwise(I->opcode()) && I->shape().isArray() &&
-               I->shape().sameDims(OutS));
-    if (!Ok)
-      return unsupported(F, "epilogue op '" + I->name() +
-                                "' is not elementwise on the reduced values");
-    for (const HloInstruction *O : I->operands())
-      Work.push_back(O);
-  }
-  for (const HloInstruction *R : A.Roots)
-    if (!R->shape().isArray())
-      return unsupported(F, "tuple-shaped output '" + R->name() + "'");
   return std::nullopt;
 }
 
@@ -562,8 +514,7 @@ void ReductionKernel::emitEpilogue(llvm::ArrayRef<llvm::Value *> Reduced,
 }
 
 Expected<KernelInfo> ReductionKernel::run() {
-  if (!A.Reduction)
-    return unsupported(F, "no canonical reduction");
+  assert(A.Reduction && "a reduction plan without a canonical reduction");
   if (auto D = collect())
     return *D;
   if (A.Kind == EmitterKind::ColumnReduction)

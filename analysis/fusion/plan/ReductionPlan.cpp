@@ -14,6 +14,9 @@
 #include "idxmap/Simplify.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
 
 namespace idxmap {
 namespace plan {
@@ -272,6 +275,74 @@ void planColumns(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP) {
   RP.Linear = (K1E * R + RE) * K2 + K2E;
 }
 
+/// Why the reduction emitter cannot write \p A's roots, if it cannot: every
+/// root is an array; a root whose hero is no reduce (a side output) has the
+/// reduce input's element count and reads no reduce; every instruction
+/// between a root and a reduce hero is elementwise on the reduced shape (or
+/// a get-tuple-element of a variadic hero), read at the output's index.
+std::optional<std::string> rootsProblem(const FusionAnalysis &A,
+                                        const HloInstruction &FirstHero) {
+  std::set<const HloInstruction *> Heroes;
+  for (const HloInstruction *H : A.Heroes)
+    if (H->opcode() == HloOpcode::Reduce)
+      Heroes.insert(H);
+  std::map<const HloInstruction *, bool> Dep;
+  std::function<bool(const HloInstruction *)> DependsOnHero =
+      [&](const HloInstruction *I) -> bool {
+    if (Heroes.count(I))
+      return true;
+    auto It = Dep.find(I);
+    if (It != Dep.end())
+      return It->second;
+    bool D = false;
+    for (const HloInstruction *O : I->operands())
+      D |= DependsOnHero(O);
+    Dep[I] = D;
+    return D;
+  };
+  const int64_t InElements = FirstHero.operand(0)->shape().numElements();
+  std::vector<const HloInstruction *> Work;
+  for (size_t R = 0; R < A.Roots.size(); ++R) {
+    const HloInstruction *Root = A.Roots[R];
+    if (A.Heroes[R]->opcode() == HloOpcode::Reduce) {
+      Work.push_back(Root);
+      continue;
+    }
+    if (!Root->shape().isArray())
+      return "tuple-shaped output '" + Root->name() + "'";
+    if (DependsOnHero(Root))
+      return "side output '" + Root->name() +
+             "' depends on a reduction but is not an elementwise epilogue "
+             "of it";
+    if (Root->shape().numElements() != InElements)
+      return "side output '" + Root->name() +
+             "' does not have the reduce input's element count";
+  }
+  const Shape &OutS = FirstHero.shape().isArray()
+                          ? FirstHero.shape()
+                          : FirstHero.shape().TupleShapes.front();
+  std::set<const HloInstruction *> Seen;
+  while (!Work.empty()) {
+    const HloInstruction *I = Work.back();
+    Work.pop_back();
+    if (!Seen.insert(I).second || Heroes.count(I) || !DependsOnHero(I))
+      continue;
+    bool Ok = (I->opcode() == HloOpcode::GetTupleElement &&
+               Heroes.count(I->operand(0))) ||
+              (isElementwise(I->opcode()) && I->shape().isArray() &&
+               I->shape().sameDims(OutS));
+    if (!Ok)
+      return "epilogue op '" + I->name() +
+             "' is not elementwise on the reduced values";
+    for (const HloInstruction *O : I->operands())
+      Work.push_back(O);
+  }
+  for (const HloInstruction *Root : A.Roots)
+    if (!Root->shape().isArray())
+      return "tuple-shaped output '" + Root->name() + "'";
+  return std::nullopt;
+}
+
 } // namespace
 
 std::optional<std::string> planReduction(const PlanInputs &In, KernelPlan &P) {
@@ -286,6 +357,10 @@ std::optional<std::string> planReduction(const PlanInputs &In, KernelPlan &P) {
     if (H->opcode() == HloOpcode::Reduce &&
         H->operand(0)->shape().numElements() == 0)
       return "reduce '" + H->name() + "' has no elements to reduce";
+  // The emitter writes every root from the plan: a fusion whose roots it
+  // cannot write is refused here (the emitter only asserts).
+  if (auto Why = rootsProblem(A, *Hero))
+    return Why;
   ReductionPlan RP;
   RP.Dims = A.Reduction->Dims;
   bool Full = A.Kind == EmitterKind::FullReduction;
