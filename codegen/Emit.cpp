@@ -163,7 +163,11 @@ static Expected<KernelInfo> emitFusion(llvm::Module &Mod, const HloModule &M,
   // Every decision is the plan's; the emitters build IR from it. The
   // plan's maps live in Ctx, which the emitter keeps using.
   Context Ctx;
-  Expected<KernelPlan> P = planFusion(Ctx, A, Math.Tuning, Math.Device, &F);
+  auto Cached = O.FusionTuning.find(F.name());
+  Tuning Knobs = Cached == O.FusionTuning.end()
+                     ? Math.Tuning
+                     : overlayTuning(Cached->second, Math.Tuning);
+  Expected<KernelPlan> P = planFusion(Ctx, A, Knobs, Math.Device, &F);
   if (!P)
     return P.error();
   codegen::MathOptions KernelMath = Math;
@@ -265,6 +269,9 @@ invalidIr(const llvm::Module &Mod, const std::set<std::string> &Functions) {
 Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
   if (auto Err = validateTuning(O.Tuning))
     return optionError(*Err);
+  for (const auto &[Fusion, Knobs] : O.FusionTuning)
+    if (auto Err = validateTuning(Knobs))
+      return optionError("fusion '" + Fusion + "': " + *Err);
   if (auto Err = validateTargetOptions(O.Target))
     return *Err;
   auto TM = createNvptxTargetMachine(O.Target);

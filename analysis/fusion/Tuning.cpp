@@ -129,6 +129,14 @@ bool isTuned(const Tuning &T, std::string_view Name) {
   return K && (T.*(K->Field)).has_value();
 }
 
+Tuning overlayTuning(const Tuning &Under, const Tuning &Over) {
+  Tuning T = Under;
+  for (const TuningKnobInfo &K : tuningTable())
+    if (auto V = Over.*(K.Field))
+      T.*(K.Field) = V;
+  return T;
+}
+
 std::string printTuning(const Tuning &T) {
   std::string S;
   for (const TuningKnobInfo &K : tuningTable())

@@ -37,6 +37,12 @@ struct EmitOptions {
   /// reductions 256 threads per row. A value outside its knob's range is an
   /// error of emitModule (validateTuning).
   idxmap::Tuning Tuning;
+  /// Overrides of single fusions, by fusion name (a tune cache's knobs:
+  /// cachedFusionTunings in TuneCache.h), layered under Tuning: a knob set
+  /// in Tuning wins. Example: `O.FusionTuning["fusion.3"].RedRowUnroll =
+  /// 16;` plans fusion.3 with 16 unrolled iterations unless
+  /// `O.Tuning.RedRowUnroll` says otherwise. Checked as Tuning is.
+  std::map<std::string, idxmap::Tuning> FusionTuning;
   /// The GPU whose limits kernels must fit (grid, block, shared memory,
   /// parameter bytes); defaultDeviceModel(Target.Gpu) when empty.
   std::optional<DeviceModel> Device;

@@ -223,6 +223,38 @@ Expected<KernelPlan> planFusion(Context &Ctx, const FusionAnalysis &A,
                                 const DeviceModel &Device,
                                 const HloInstruction *Fusion = nullptr);
 
+/// One plan among those planCandidates finds, with the knobs that give it:
+/// planFusion(Ctx, A, Knobs, Device) makes Plan (its estimate included).
+struct PlanCandidate {
+  Tuning Knobs;
+  KernelPlan Plan;
+};
+
+/// The plans an autotuner measures for fusion \p A: the rules' own plan
+/// (Knobs = \p Overrides) and variants over a grid of the knobs of its
+/// emitter (docs/TUNING.md lists the grid), each with \p Overrides set as
+/// given (a knob set there is never varied), planned by planFusion and
+/// estimated by the cost model. Variants whose plan fails, or equals an
+/// earlier one (emitter, grid, block and every choice's value), are
+/// dropped. Sorted by estimate, stably: on ties the rules' plan comes first,
+/// then the variants that set fewer knobs. At most \p MaxCandidates (at
+/// least 1); the rules' plan is always kept, in the last place when its
+/// estimate ranks it lower. Fails as planFusion fails for the rules' plan.
+/// planFusion's own choice is unchanged: this only lists alternatives.
+///
+/// Example: a row reduction f32[8192,8192] -> [8192] on the H200:
+/// \code
+///   auto C = planCandidates(Ctx, A, Tuning{}, *lookupDeviceModel("H200"));
+///   // (*C)[k].Plan.Emitter == "row reduction" for every k; the candidate
+///   // whose Knobs are empty is planFusion's plan; others set e.g.
+///   // IDXMAP_RED_ROW_LANES=256 IDXMAP_RED_ROW_UNROLL=16.
+/// \endcode
+Expected<std::vector<PlanCandidate>>
+planCandidates(Context &Ctx, const FusionAnalysis &A, const Tuning &Overrides,
+               const DeviceModel &Device,
+               const HloInstruction *Fusion = nullptr,
+               size_t MaxCandidates = 24);
+
 /// The plan as text: emitter and launch, then one line per choice (name,
 /// value, reason), then the cost estimate (not the thread map: `idxmap
 /// analyze` prints Main with printMap).

@@ -86,6 +86,13 @@ std::optional<std::string> validateTuning(const Tuning &T);
 /// Whether knob \p Name is set in \p T.
 bool isTuned(const Tuning &T, std::string_view Name);
 
+/// \p Under with every knob set in \p Over replaced by Over's value: how
+/// a tune cache's knobs are layered under the caller's overrides.
+///
+/// Example: Under = {RedRowLanes = 256, RedRowUnroll = 4}, Over =
+/// {RedRowUnroll = 16} gives {RedRowLanes = 256, RedRowUnroll = 16}.
+Tuning overlayTuning(const Tuning &Under, const Tuning &Over);
+
 /// The set knobs as `NAME=VALUE` separated by spaces ("" when none).
 std::string printTuning(const Tuning &T);
 

@@ -42,9 +42,16 @@ static const Command AnalyzeCommand = {
     runAnalyze};
 static CommandRegistration RegisterAnalyze(AnalyzeCommand);
 
+/// The tune cache analyze plans with: its file and entries.
+struct CacheInUse {
+  std::string File;
+  TuneCache Cache;
+};
+
 static void report(OutputFile &O, const std::string &Title,
                    const HloModule *Module, const HloInstruction *Fusion,
-                   const FusionAnalysis &A, const DeviceModel &Device) {
+                   const FusionAnalysis &A, const DeviceModel &Device,
+                   const CacheInUse &Tuned) {
   O << Title << "\n";
   for (size_t K = 0; K < A.Roots.size(); ++K)
     O << "  root " << A.Roots[K]->name() << ": hero " << A.Heroes[K]->name()
@@ -55,7 +62,19 @@ static void report(OutputFile &O, const std::string &Title,
   Context Ctx;
   Tuning Overrides;
   tuningFromEnvironment(Overrides);
+  // As emit: a cached fusion's knobs under the environment's.
+  const TuneCacheEntry *Cached =
+      Fusion ? Tuned.Cache.find(fusionFingerprint(*Fusion->fusedComputation()),
+                                Device.Name)
+             : nullptr;
+  if (Cached)
+    Overrides = overlayTuning(Cached->Knobs, Overrides);
   Expected<KernelPlan> Plan = planFusion(Ctx, A, Overrides, Device, Fusion);
+  if (Cached) {
+    std::string Knobs = printTuning(Cached->Knobs);
+    O << "  tuned: from cache " << Tuned.File << " ("
+      << (Knobs.empty() ? "the rules' plan" : Knobs) << ")\n";
+  }
   const FusionAnalysis PlannedA = Plan ? plannedAnalysis(A, *Plan) : A;
   if (Plan) {
     std::string Text = printKernelPlan(*Plan);
@@ -137,15 +156,21 @@ static const HloInstruction *unsupportedRoot(const FusionAnalysis &A) {
 static int runAnalyze(int Argc, char **Argv) {
   std::string File = "-", Fusion, DeviceName = "H100";
   OutputOptions Out;
+  TuneCacheOption TuneCacheFile;
   ArgParser P(AnalyzeCommand);
   P.positional("FILE", &File, "HLO module, or - for stdin", true);
   P.option("--fusion", "NAME", &Fusion, "only this fusion instruction");
   P.option("--device", "NAME|FILE.json", &DeviceName,
            "the GPU the kernels are planned for: a preset (A100, H100, "
            "H200) or a JSON file (default: H100, emit's for sm_90)");
+  TuneCacheFile.addTo(P);
   Out.addTo(P, /*AllowFormat=*/false);
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
+  CacheInUse Tuned;
+  if (!TuneCacheFile.load(Tuned.Cache))
+    return ExitRejected;
+  Tuned.File = TuneCacheFile.File;
   auto Device = readDeviceOption(DeviceName);
   if (!Device) {
     if (Device.error().Loc.File.empty())
@@ -187,7 +212,7 @@ static int runAnalyze(int Argc, char **Argv) {
     report(O,
            "fusion " + F->name() + " (calls " + F->fusedComputation()->name() +
                ")",
-           M->get(), F, analyzeFusion(*F), *Device);
+           M->get(), F, analyzeFusion(*F), *Device, Tuned);
   }
   if (!Fusion.empty() && !Found) {
     printError(displayName(File), "no fusion named '" + Fusion + "'");
@@ -225,7 +250,7 @@ static int runAnalyze(int Argc, char **Argv) {
       return ExitRejected;
     }
     report(O, "computation " + (*M)->entry()->name() + " (no fusion)", M->get(),
-           nullptr, A, *Device);
+           nullptr, A, *Device, Tuned);
   }
   return O.close() ? ExitOk : ExitRejected;
 }

@@ -48,6 +48,7 @@ static int runEmit(int Argc, char **Argv) {
   bool Precise = false, Time = false;
   std::string Repeat = "0", Tune, MaxInstructions, Device;
   OutputOptions Out;
+  TuneCacheOption TuneCacheFile;
   ArgParser P(EmitCommand);
   P.positional("FILE", &File, "HLO module, or - for stdin", true);
   P.choice("--emit", {"ptx", "llvm"}, &EmitKind, "what to write");
@@ -68,6 +69,7 @@ static int runEmit(int Argc, char **Argv) {
            "the GPU's model whose limits kernels must fit: a preset (A100, "
            "H100, H200) or a JSON file (default: the preset of --gpu, "
            "A100 for sm_80, else H100)");
+  TuneCacheFile.addTo(P);
   P.option("--max-fusion-instructions", "N", &MaxInstructions,
            "reject fusions of more than N instructions (default 25000; 0: "
            "no limit)");
@@ -133,6 +135,11 @@ static int runEmit(int Argc, char **Argv) {
     printDiagnostic(M.error());
     return ExitRejected;
   }
+  TuneCache Cache;
+  if (!TuneCacheFile.load(Cache))
+    return ExitRejected;
+  O.FusionTuning = cachedFusionTunings(
+      Cache, **M, O.Device ? O.Device->Name : defaultDeviceModel(Gpu).Name);
   O.OnlyFusion = Fusion;
   O.KeepLlvmIr = EmitKind == "llvm";
   // A whole module: emit the fusions that can be, name the others.

@@ -49,6 +49,7 @@ static int runRun(int Argc, char **Argv) {
                     Inputs, Fusion, TolText, Timer = "auto", Tune;
   bool Bench = false, Precise = false, NoCheck = false, NoRotate = false,
        Strict = false;
+  TuneCacheOption TuneCacheFile;
   ArgParser P(RunCommand);
   P.positional("FILE", &File, "an HLO module or a .ptx file");
   P.option("--hlo", "FILE", &HloFile, "the HLO module of a .ptx file");
@@ -58,6 +59,7 @@ static int runRun(int Argc, char **Argv) {
   P.option("--fusion", "NAME", &Fusion, "only this fusion (HLO input)");
   P.option("--tune", "NAME=VALUE[,...]", &Tune,
            "emitter tuning knobs, as `idxmap emit --tune` (HLO input)");
+  TuneCacheFile.addTo(P);
   P.option("--tolerance", "ABS,REL", &TolText, "float tolerance override");
   P.choice("--gpu", {"sm_80", "sm_90", "sm_90a"}, &Gpu, "target GPU");
   P.flag("--precise-math", &Precise, "libdevice math (HLO input)");
@@ -195,6 +197,10 @@ static int runRun(int Argc, char **Argv) {
     }
     O.OnlyFusion = Fusion;
     O.Tuning = Tuning;
+    TuneCache Cache;
+    if (!TuneCacheFile.load(Cache))
+      return ExitRejected;
+    O.FusionTuning = cachedFusionTunings(Cache, **M, O.Device->Name);
     // A whole module: run the fusions that can be emitted, name the others
     // (as `emit` does).
     O.SkipUnsupported = true;

@@ -79,6 +79,7 @@
 #include "idxmap/IndexingMap.h"
 #include "idxmap/Parse.h"
 #include "idxmap/Simplify.h"
+#include "idxmap/TuneCache.h"
 #include "idxmap/Tuning.h"
 
 #include <cstdint>
@@ -340,6 +341,30 @@ std::optional<std::string> parseTuning(const std::string &Text, Tuning &Out);
 /// preset (A100, H100, H200) nor a device model file: cannot open 'V100':
 /// No such file or directory".
 Expected<DeviceModel> readDeviceOption(const std::string &Text);
+
+/// `--tune-cache FILE` of emit, run and analyze: the cache `idxmap tune`
+/// writes, whose knobs plan each fusion it holds for the device, under the
+/// knobs of --tune and of the environment (which win).
+///
+/// Example:
+/// \code
+///   TuneCacheOption TC;
+///   TC.addTo(P);
+///   ...
+///   TuneCache Cache;
+///   if (!TC.load(Cache)) return ExitRejected;
+///   O.FusionTuning = cachedFusionTunings(Cache, *M, DeviceName);
+/// \endcode
+struct TuneCacheOption {
+  /// The flag's value; after load(), the file read ("" when none).
+  std::string File;
+  void addTo(ArgParser &P);
+  /// Reads File, else the file IDXMAP_TUNE_CACHE names (one that does not
+  /// exist yet is an empty cache there), else leaves \p Cache empty.
+  /// Prints the error (an unreadable file, a located JSON error) and
+  /// returns false on failure.
+  bool load(TuneCache &Cache);
+};
 
 /// One chunk of an input buffer.
 struct Chunk {

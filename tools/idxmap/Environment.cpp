@@ -53,6 +53,8 @@ std::optional<std::string> targetOptionsFromEnvironment(TargetOptions &T) {
   return std::nullopt;
 }
 
+std::string tuneCachePathFromEnvironment() { return env("IDXMAP_TUNE_CACHE"); }
+
 runtime::CudaDriver::OpenOptions driverOptionsFromEnvironment() {
   runtime::CudaDriver::OpenOptions O;
   O.LibraryPath = env("IDXMAP_LIBCUDA");

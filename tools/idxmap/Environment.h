@@ -37,6 +37,10 @@ void tuningFromEnvironment(Tuning &T);
 /// read it): "IDXMAP_BACKEND_OPT: expected 0, 1, 2 or 3, got '7'".
 std::optional<std::string> targetOptionsFromEnvironment(TargetOptions &T);
 
+/// The tune cache of IDXMAP_TUNE_CACHE (empty when unset): the default of
+/// `--tune-cache` for emit, run and analyze.
+std::string tuneCachePathFromEnvironment();
+
 /// The driver library of IDXMAP_LIBCUDA (empty when unset: libcuda.so.1).
 runtime::CudaDriver::OpenOptions driverOptionsFromEnvironment();
 

@@ -1,0 +1,176 @@
+//===- PlanCandidatesTest.cpp - Plans for an autotuner --------------------===//
+//
+// Part of idxmap. planCandidates: the rules' plan first without overrides
+// (and equal to planFusion's), every candidate's knobs giving its plan back
+// through planFusion, the caller's overrides kept in every candidate, no
+// two candidates with one plan, the order by estimate and the count limit.
+//
+//===----------------------------------------------------------------------===//
+#include "idxmap/Hlo.h"
+#include "idxmap/KernelPlan.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <set>
+#include <string>
+
+using namespace idxmap;
+
+namespace {
+
+/// A module with one fusion `fusion` whose computation is \p Body over
+/// parameter `p` of shape \p In.
+std::unique_ptr<HloModule> fusionModule(const std::string &In,
+                                        const std::string &Out,
+                                        const std::string &Body) {
+  std::string Text = "HloModule m\n"
+                     "add {\n  a = f32[] parameter(0)\n"
+                     "  b = f32[] parameter(1)\n"
+                     "  ROOT s = f32[] add(a, b)\n}\n"
+                     "fused {\n" +
+                     Body + "}\nENTRY main {\n  p = " + In +
+                     " parameter(0)\n  ROOT fusion = " + Out +
+                     " fusion(p), kind=kInput, calls=fused\n}\n";
+  auto M = parseHloModule(Text, "test.hlo");
+  EXPECT_TRUE(M) << M.error().str();
+  return M ? std::move(*M) : nullptr;
+}
+
+/// A sum of the rows of f32[R, N].
+std::unique_ptr<HloModule> rowSum(int64_t R, int64_t N) {
+  std::string S = "f32[" + std::to_string(R) + "," + std::to_string(N) + "]";
+  std::string V = "f32[" + std::to_string(R) + "]";
+  return fusionModule(S, V,
+                      "  x = " + S +
+                          " parameter(0)\n  z = f32[] constant(0)\n"
+                          "  ROOT r = " +
+                          V + " reduce(x, z), dimensions={1}, to_apply=add\n");
+}
+
+/// A sum of the columns of f32[R, N].
+std::unique_ptr<HloModule> columnSum(int64_t R, int64_t N) {
+  std::string S = "f32[" + std::to_string(R) + "," + std::to_string(N) + "]";
+  std::string V = "f32[" + std::to_string(N) + "]";
+  return fusionModule(S, V,
+                      "  x = " + S +
+                          " parameter(0)\n  z = f32[] constant(0)\n"
+                          "  ROOT r = " +
+                          V + " reduce(x, z), dimensions={0}, to_apply=add\n");
+}
+
+/// The plan's identity: launch and every choice's value.
+std::string signature(const KernelPlan &P) {
+  std::string S = P.Emitter;
+  for (int K = 0; K < 3; ++K)
+    S += " " + std::to_string(P.Grid[K]) + "/" + std::to_string(P.Block[K]);
+  for (const PlanChoice &C : P.Choices)
+    S += " " + C.Name + "=" + std::to_string(C.Value);
+  return S;
+}
+
+const HloInstruction &fusionOf(const HloModule &M) {
+  return *M.entry()->root();
+}
+
+DeviceModel h200() { return *lookupDeviceModel("H200"); }
+
+TEST(PlanCandidates, FirstWithoutOverridesIsPlanFusionsPlan) {
+  auto M = rowSum(8192, 8192);
+  ASSERT_TRUE(M);
+  FusionAnalysis A = analyzeFusion(fusionOf(*M));
+  Context Ctx;
+  auto C = planCandidates(Ctx, A, Tuning{}, h200(), &fusionOf(*M));
+  ASSERT_TRUE(C) << C.error().str();
+  ASSERT_GT(C->size(), 1u);
+  auto P = planFusion(Ctx, A, Tuning{}, h200(), &fusionOf(*M));
+  ASSERT_TRUE(P);
+  // Ties keep the rules' plan first; a variant may still estimate lower.
+  auto Rules = std::find_if(C->begin(), C->end(), [](const PlanCandidate &X) {
+    return printTuning(X.Knobs).empty();
+  });
+  ASSERT_NE(Rules, C->end());
+  EXPECT_EQ(signature(Rules->Plan), signature(*P));
+  EXPECT_EQ(Rules->Plan.Cost.Microseconds, P->Cost.Microseconds);
+  for (auto It = C->begin(); It != Rules; ++It)
+    EXPECT_LT(It->Plan.Cost.Microseconds, P->Cost.Microseconds);
+}
+
+TEST(PlanCandidates, KnobsReproduceEachPlan) {
+  for (auto &M : {rowSum(8192, 8192), rowSum(4096, 64), columnSum(4096, 512)}) {
+    ASSERT_TRUE(M);
+    FusionAnalysis A = analyzeFusion(fusionOf(*M));
+    Context Ctx;
+    auto C = planCandidates(Ctx, A, Tuning{}, h200(), &fusionOf(*M), 64);
+    ASSERT_TRUE(C) << C.error().str();
+    EXPECT_GT(C->size(), 1u) << C->front().Plan.Emitter;
+    for (const PlanCandidate &X : *C) {
+      auto P = planFusion(Ctx, A, X.Knobs, h200(), &fusionOf(*M));
+      ASSERT_TRUE(P) << printTuning(X.Knobs);
+      EXPECT_EQ(signature(*P), signature(X.Plan)) << printTuning(X.Knobs);
+      EXPECT_EQ(P->Cost.Microseconds, X.Plan.Cost.Microseconds);
+    }
+  }
+}
+
+TEST(PlanCandidates, SortedUniqueAndLimited) {
+  auto M = rowSum(8192, 8192);
+  ASSERT_TRUE(M);
+  FusionAnalysis A = analyzeFusion(fusionOf(*M));
+  Context Ctx;
+  auto All = planCandidates(Ctx, A, Tuning{}, h200(), &fusionOf(*M), 1000);
+  ASSERT_TRUE(All);
+  std::set<std::string> Seen;
+  for (size_t I = 0; I < All->size(); ++I) {
+    EXPECT_TRUE(Seen.insert(signature((*All)[I].Plan)).second)
+        << "duplicate plan: " << printTuning((*All)[I].Knobs);
+    if (I) {
+      EXPECT_LE((*All)[I - 1].Plan.Cost.Microseconds,
+                (*All)[I].Plan.Cost.Microseconds);
+    }
+  }
+  ASSERT_GT(All->size(), 5u);
+  for (size_t Max : {1u, 3u, 5u}) {
+    auto Few = planCandidates(Ctx, A, Tuning{}, h200(), &fusionOf(*M), Max);
+    ASSERT_TRUE(Few);
+    EXPECT_EQ(Few->size(), Max);
+    // The rules' plan is always measured.
+    EXPECT_TRUE(
+        std::any_of(Few->begin(), Few->end(), [](const PlanCandidate &X) {
+          return printTuning(X.Knobs).empty();
+        }));
+  }
+}
+
+TEST(PlanCandidates, OverridesAreKept) {
+  auto M = rowSum(8192, 8192);
+  ASSERT_TRUE(M);
+  FusionAnalysis A = analyzeFusion(fusionOf(*M));
+  Context Ctx;
+  Tuning Over;
+  Over.RedRowLanes = 256;
+  Over.RedEvictFirst = 0;
+  auto C = planCandidates(Ctx, A, Over, h200(), &fusionOf(*M), 1000);
+  ASSERT_TRUE(C);
+  ASSERT_GT(C->size(), 1u);
+  for (const PlanCandidate &X : *C) {
+    EXPECT_EQ(X.Knobs.RedRowLanes, 256);
+    EXPECT_EQ(X.Knobs.RedEvictFirst, 0);
+    EXPECT_EQ(X.Plan.Block[0], 256);
+  }
+}
+
+TEST(PlanCandidates, LoopFusionHasOnlyTheRulesPlan) {
+  auto M = fusionModule("f32[1024]", "f32[1024]",
+                        "  x = f32[1024] parameter(0)\n"
+                        "  ROOT e = f32[1024] exponential(x)\n");
+  ASSERT_TRUE(M);
+  FusionAnalysis A = analyzeFusion(fusionOf(*M));
+  Context Ctx;
+  auto C = planCandidates(Ctx, A, Tuning{}, h200(), &fusionOf(*M));
+  ASSERT_TRUE(C);
+  ASSERT_EQ(C->size(), 1u);
+  EXPECT_EQ(C->front().Plan.Emitter, "loop");
+}
+
+} // namespace
