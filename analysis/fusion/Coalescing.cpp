@@ -477,21 +477,32 @@ void mergeReport(AccessReport &Into, const AccessReport &R, bool First) {
 } // namespace
 
 ThreadMapping loopThreadMapping(Context &Ctx, const Shape &Output,
-                                int64_t Vector, int64_t ThreadsPerBlock) {
+                                int64_t Vector, int64_t ThreadsPerBlock,
+                                int64_t Unroll) {
   int64_t N = std::max<int64_t>(1, Output.numElements());
   int64_t Threads = ceilDiv(N, Vector);
   int64_t T = std::min(ThreadsPerBlock, Threads);
-  int64_t B = ceilDiv(Threads, T);
-  Expr Lin = (Ctx.dim(1) * T + Ctx.dim(0)) * Vector + Ctx.symbol(0);
+  int64_t U = std::max<int64_t>(1, std::min(Unroll, ceilDiv(Threads, T)));
+  int64_t B = ceilDiv(Threads, T * U);
+  // Unrolled, a block's U runs of T vectors follow one another: each run
+  // is one coalesced access of the block.
+  Expr Thread = U == 1 ? Ctx.dim(1) * T + Ctx.dim(0)
+                       : (Ctx.dim(1) * U + Ctx.symbol(0)) * T + Ctx.dim(0);
+  Expr Lin = Thread * Vector + Ctx.symbol(U == 1 ? 0 : 1);
   std::vector<Constraint> Cs;
-  // The grid covers B * T * Vector elements, at most T * Vector - 1 past
-  // N; a product that overflows certainly overshoots.
+  // The grid covers B * U * T * Vector elements, at most U * T * Vector - 1
+  // past N; a product that overflows certainly overshoots.
   int64_t Covered;
-  if (__builtin_mul_overflow(B, T, &Covered) ||
+  if (__builtin_mul_overflow(B, T * U, &Covered) ||
       __builtin_mul_overflow(Covered, Vector, &Covered) || Covered != N)
     Cs.push_back({Lin, {0, N - 1}});
-  return makeMapping(Ctx, T, B, {named("vec", Vector - 1)}, Lin, Cs, Output,
-                     nullptr);
+  std::vector<Variable> Syms;
+  if (U > 1)
+    Syms.push_back(named("u", U - 1));
+  Syms.push_back(named("vec", Vector - 1));
+  ThreadMapping TM = makeMapping(Ctx, T, B, Syms, Lin, Cs, Output, nullptr);
+  TM.Unroll = U;
+  return TM;
 }
 
 GridStride gridStride(int64_t Blocks, int64_t MaxGridX) {
@@ -553,7 +564,16 @@ ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A,
     break;
   }
   const Shape &Out = A.Roots.front()->shape();
-  int64_t Bytes = std::max<int64_t>(1, maxElementBytes(A));
+  // The widest element the kernel moves (a parameter read per element or
+  // an output): a bf16 fusion computing in f32 still reads and writes
+  // 16 bytes of bf16 per access.
+  int64_t Bytes = 1;
+  for (const HloInstruction *P : A.Computation->parameters())
+    if (P->shape().isArray() && P->shape().numElements() > 1)
+      Bytes = std::max<int64_t>(Bytes, byteWidth(P->shape().Type));
+  for (const HloInstruction *R : A.Roots)
+    if (R->shape().isArray())
+      Bytes = std::max<int64_t>(Bytes, byteWidth(R->shape().Type));
   int64_t V = std::max<int64_t>(1, 16 / Bytes);
   while (V > 1 && Out.numElements() % V != 0)
     V /= 2;

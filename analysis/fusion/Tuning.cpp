@@ -13,6 +13,9 @@ namespace idxmap {
 const std::vector<TuningKnobInfo> &tuningTable() {
   using T = Tuning;
   static const std::vector<TuningKnobInfo> Table = {
+      {"IDXMAP_LOOP_UNROLL", &T::LoopUnroll, 1, 16, true,
+       "16 bytes of the widest element per thread, a wave of blocks kept",
+       "loop: vectors each thread computes (independent, in flight)"},
       {"IDXMAP_RED_COL_LANES", &T::RedColLanes, 1, 32, true, "32",
        "column reduction: lanes along the kept minor dim per warp"},
       {"IDXMAP_RED_COL_SPLIT", &T::RedColSplit, 1, 1 << 16, false,

@@ -120,9 +120,11 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
     B.SetInsertPoint(Exit);
     B.CreateRetVoid();
   };
-  if (TM.Blocks * T != Threads) {
-    llvm::Value *Tid =
-        B.CreateAdd(B.CreateMul(Bl, llvm::ConstantInt::get(IndexTy, T)), Th);
+  // Unrolled, thread th of block bl computes runs (bl * U + u) * T + th.
+  const int64_t U = Uniform ? TM.Unroll : 1;
+  if (TM.Blocks * T * U != Threads) {
+    llvm::Value *Tid = B.CreateAdd(
+        B.CreateMul(Bl, llvm::ConstantInt::get(IndexTy, T * U)), Th);
     auto *Body = llvm::BasicBlock::Create(LC, "body", K);
     B.CreateCondBr(
         B.CreateICmpULT(Tid, llvm::ConstantInt::get(IndexTy, Threads)), Body,
@@ -206,41 +208,74 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
     Finish();
     return Info;
   }
+  // Every run's values first (its loads in flight together), then the
+  // stores. A run past the end computes run 0's values (always there) and
+  // skips its store.
+  auto IdxC = [&](int64_t V2) { return llvm::ConstantInt::get(IndexTy, V2); };
+  llvm::Value *Run0 = B.CreateAdd(B.CreateMul(Bl, IdxC(T * U), "", true, true),
+                                  Th, "", true, true);
   RangeEvaluator RE(TM.Map);
-  std::vector<std::vector<llvm::Value *>> Values(A.Roots.size());
-  for (Lane = 0; Lane < V; ++Lane) {
-    std::vector<llvm::Value *> Idx;
-    llvm::Value *LaneV = llvm::ConstantInt::get(IndexTy, Lane);
-    for (Expr E : TM.Map.results())
-      Idx.push_back(emitIndexExpr(B, E, {Th, Bl}, {LaneV}, RE, IndexTy));
-    for (size_t R = 0; R < A.Roots.size(); ++R)
-      Values[R].push_back(FE.valueAt(*A.Roots[R], Idx));
+  std::vector<llvm::Value *> RunValid(size_t(U), nullptr);
+  std::vector<std::vector<std::vector<llvm::Value *>>> Values(
+      static_cast<size_t>(U));
+  for (int64_t Uu = 0; Uu < U; ++Uu) {
+    llvm::Value *USym = IdxC(Uu);
+    if (Uu > 0 && TM.Blocks * T * U != Threads) {
+      RunValid[Uu] = B.CreateICmpULT(
+          B.CreateAdd(Run0, IdxC(Uu * T), "", true, true), IdxC(Threads));
+      USym = B.CreateSelect(RunValid[Uu], USym, IdxC(0));
+    }
+    Values[Uu].resize(A.Roots.size());
+    for (int64_t L = 0; L < V; ++L) {
+      Lane = Uu * V + L;
+      std::vector<llvm::Value *> Syms = {IdxC(L)};
+      if (U > 1)
+        Syms.insert(Syms.begin(), USym);
+      std::vector<llvm::Value *> Idx;
+      for (Expr E : TM.Map.results())
+        Idx.push_back(emitIndexExpr(B, E, {Th, Bl}, Syms, RE, IndexTy));
+      for (size_t R = 0; R < A.Roots.size(); ++R)
+        Values[Uu][R].push_back(FE.valueAt(*A.Roots[R], Idx));
+    }
   }
 
-  // Stores: the loop mapping walks the output in physical order, so the
-  // thread's run starts at (bl * T + th) * V.
-  llvm::Value *Start = B.CreateMul(
-      B.CreateAdd(
-          B.CreateMul(Bl, llvm::ConstantInt::get(IndexTy, T), "", true, true),
-          Th, "", true, true),
-      llvm::ConstantInt::get(IndexTy, V), "", true, true);
-  for (size_t R = 0; R < A.Roots.size(); ++R) {
-    PrimitiveType PT = A.Roots[R]->shape().Type;
-    llvm::Type *ST = storageType(LC, PT);
-    llvm::Value *Base = K->getArg(C.parameterCount() + R);
-    llvm::Value *Ptr = B.CreateInBoundsGEP(ST, Base, Start);
-    int64_t Bytes = byteWidth(PT);
-    if (V == 1) {
-      B.CreateAlignedStore(storeConvert(B, Values[R][0], PT), Ptr,
-                           llvm::Align(Bytes));
-      continue;
+  // Stores: the loop mapping walks the output in physical order, so run r
+  // starts at element r * V.
+  for (int64_t Uu = 0; Uu < U; ++Uu) {
+    llvm::BasicBlock *After = nullptr;
+    if (RunValid[Uu]) {
+      auto *Store =
+          llvm::BasicBlock::Create(LC, "store" + std::to_string(Uu), K);
+      After = llvm::BasicBlock::Create(LC, "stored" + std::to_string(Uu), K);
+      B.CreateCondBr(RunValid[Uu], Store, After);
+      B.SetInsertPoint(Store);
     }
-    auto *VT = llvm::FixedVectorType::get(ST, unsigned(V));
-    llvm::Value *Vec = llvm::PoisonValue::get(VT);
-    for (int64_t L = 0; L < V; ++L)
-      Vec = B.CreateInsertElement(Vec, storeConvert(B, Values[R][L], PT),
-                                  uint64_t(L));
-    B.CreateAlignedStore(Vec, Ptr, llvm::Align(V * Bytes));
+    llvm::Value *Start = B.CreateMul(
+        Uu == 0 ? Run0 : B.CreateAdd(Run0, IdxC(Uu * T), "", true, true),
+        IdxC(V), "", true, true);
+    for (size_t R = 0; R < A.Roots.size(); ++R) {
+      PrimitiveType PT = A.Roots[R]->shape().Type;
+      llvm::Type *ST = storageType(LC, PT);
+      llvm::Value *Base = K->getArg(C.parameterCount() + R);
+      llvm::Value *Ptr = B.CreateInBoundsGEP(ST, Base, Start);
+      int64_t Bytes = byteWidth(PT);
+      const std::vector<llvm::Value *> &Vals = Values[Uu][R];
+      if (V == 1) {
+        B.CreateAlignedStore(storeConvert(B, Vals[0], PT), Ptr,
+                             llvm::Align(Bytes));
+        continue;
+      }
+      auto *VT = llvm::FixedVectorType::get(ST, unsigned(V));
+      llvm::Value *Vec = llvm::PoisonValue::get(VT);
+      for (int64_t L = 0; L < V; ++L)
+        Vec = B.CreateInsertElement(Vec, storeConvert(B, Vals[L], PT),
+                                    uint64_t(L));
+      B.CreateAlignedStore(Vec, Ptr, llvm::Align(V * Bytes));
+    }
+    if (After) {
+      B.CreateBr(After);
+      B.SetInsertPoint(After);
+    }
   }
   Finish();
   return Info;

@@ -204,16 +204,63 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
     llvm::Value *CPtr = CounterPtr;
     emitIf(IsLast, [&] {
       threadFence();
-      ForColumns([&](llvm::Value *Col) {
-        storeAccs(Idents);
-        emitFor(cst(Split), [&](llvm::Value *SV) {
-          llvm::Value *Idx = B.CreateAdd(
-              B.CreateMul(B.CreateAdd(B.CreateMul(TileIdV, cst(Split)), SV),
-                          cst(Cols)),
-              Col);
-          storeAccs(combine(loadAccs(), loadScratch(Scratch, Idx)));
+      // Group g of column c folds chunks g, g + NG, ... in order, NB loads
+      // at a time, into slot [g][c] of the shared tile; then each column
+      // folds its groups in order.
+      const int64_t NG = RP.CombineGroups, NB = RP.CombineBatch;
+      const int64_t Batches = ceilDiv(ceilDiv(Split, NG), NB);
+      const bool Ragged = Batches * NB * NG != Split;
+      for (int64_t J = 0; J < ceilDiv(Cols * NG, T); ++J) {
+        llvm::Value *Id = B.CreateAdd(Th, cst(J * T));
+        llvm::Value *Col = B.CreateURem(Id, cst(Cols));
+        llvm::Value *G = B.CreateUDiv(Id, cst(Cols));
+        llvm::Value *Ok = B.CreateICmpULT(Id, cst(Cols * NG));
+        if (ColMask)
+          Ok = B.CreateAnd(
+              Ok, B.CreateICmpULT(B.CreateAdd(ColBaseV, Col), cst(K2)));
+        emitIf(Ok, [&] {
+          storeAccs(Idents);
+          auto Batch = [&](llvm::Value *BIdx) {
+            std::vector<std::vector<llvm::Value *>> Vals;
+            for (int64_t U2 = 0; U2 < NB; ++U2) {
+              llvm::Value *S = B.CreateAdd(
+                  G, B.CreateMul(B.CreateAdd(B.CreateMul(BIdx, cst(NB)),
+                                             cst(U2)),
+                                 cst(NG)));
+              llvm::Value *Valid =
+                  Ragged ? B.CreateICmpULT(S, cst(Split)) : nullptr;
+              if (Valid)
+                S = B.CreateSelect(Valid, S, G);
+              llvm::Value *Idx = B.CreateAdd(
+                  B.CreateMul(
+                      B.CreateAdd(B.CreateMul(TileIdV, cst(Split)), S),
+                      cst(Cols)),
+                  Col);
+              std::vector<llvm::Value *> V = loadScratch(Scratch, Idx);
+              if (Valid)
+                for (size_t I = 0; I < V.size(); ++I)
+                  V[I] = B.CreateSelect(Valid, V[I], Idents[I]);
+              Vals.push_back(std::move(V));
+            }
+            std::vector<llvm::Value *> Acc = loadAccs();
+            for (const auto &V : Vals)
+              Acc = combine(Acc, V);
+            storeAccs(Acc);
+          };
+          if (Batches > 1)
+            emitFor(cst(Batches), Batch);
+          else
+            Batch(cst(0));
+          Sh.store(B, B.CreateAdd(B.CreateMul(G, cst(Pitch)), Col),
+                   loadAccs());
         });
-        Store(Col, loadAccs());
+      }
+      emitBarrier(B);
+      ForColumns([&](llvm::Value *Col) {
+        std::vector<llvm::Value *> Acc = Idents;
+        for (int64_t G = 0; G < NG; ++G)
+          Acc = combine(Acc, Sh.load(B, B.CreateAdd(cst(G * Pitch), Col)));
+        Store(Col, Acc);
       });
       emitIf(B.CreateICmpEQ(Th, cst(0)),
              [&] { B.CreateStore(B.getInt32(0), CPtr, /*isVolatile=*/true); });

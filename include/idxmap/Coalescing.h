@@ -35,6 +35,9 @@ struct ThreadMapping {
   /// needs more blocks than grid.x allows.
   int64_t Iterations = 1;
   int64_t Vector = 1;
+  /// Runs of Vector elements each thread computes (the loop emitter's
+  /// unrolling: the range variable `u` before `vec`).
+  int64_t Unroll = 1;
   IndexingMap Map;
   /// The instruction whose index Map yields (the root for loop fusions, the
   /// hero's first operand for reductions and transposes).
@@ -52,8 +55,14 @@ struct ThreadMapping {
 ///                         (th_x * 4 + vec) mod 4096 ...)
 ///   domain: th_x in [0, 127], bl_x in [0, 511], vec in [0, 3]
 /// \endcode
+///
+/// With \p Unroll = U > 1 each thread computes U runs, T runs apart, so
+/// that each of its U accesses is coalesced across the block:
+/// `linear = ((bl_x * U + u) * T + th_x) * V + vec`, with the range
+/// variable `u` before `vec` (U is capped by the runs there are).
 ThreadMapping loopThreadMapping(Context &Ctx, const Shape &Output,
-                                int64_t Vector, int64_t ThreadsPerBlock = 128);
+                                int64_t Vector, int64_t ThreadsPerBlock = 128,
+                                int64_t Unroll = 1);
 
 /// How a mapping of \p Blocks blocks launches on a GPU whose grid.x allows
 /// at most \p MaxGridX: `Iterations = ceil(Blocks / MaxGridX)` blocks of

@@ -89,6 +89,11 @@ struct ReductionPlan {
   /// Vector iterations of a row (or row steps of a column) in flight.
   int64_t Unroll = 1;
   int64_t ColLanes = 32, Warps = 8, Split = 1;
+  /// A split column reduction's last block: CombineGroups groups of
+  /// threads per column each fold every CombineGroups-th chunk partial,
+  /// CombineBatch loads in flight at a time, then the groups combine in
+  /// order through shared memory (deterministic for a given plan).
+  int64_t CombineGroups = 1, CombineBatch = 1;
   /// Several blocks combine their partials through the workspace.
   bool MultiBlock = false;
   /// Inputs read once get the L1/L2 evict_first hint.

@@ -28,6 +28,7 @@ namespace idxmap {
 ///   // or by name, validated: setTuning(T, "IDXMAP_RED_ROW_LANES", 256)
 /// \endcode
 struct Tuning {
+  std::optional<int64_t> LoopUnroll;
   std::optional<int64_t> RedColLanes, RedColSplit, RedColUnroll, RedColWarps;
   std::optional<int64_t> RedEvictFirst, RedFullBlocksPerSm, RedFullChunk,
       RedFullChunkThreads, RedFullThreads, RedFullUnroll;

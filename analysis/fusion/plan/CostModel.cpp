@@ -59,12 +59,13 @@ double bytesInFlightPerThread(const FusionAnalysis &A, const KernelPlan &P) {
   if (P.Transpose)
     return double(P.Transpose->Tiling.readGroup() * Elem *
                   P.Transpose->Tiling.Iters);
-  // Loop: one vector of every parameter the thread reads.
+  // Loop: one vector of every parameter the thread reads, per run.
   double Bytes = 0;
   for (const HloInstruction *Pm : A.Computation->parameters())
     if (Pm->shape().isArray() && Pm->shape().numElements() > 1)
       Bytes += double(P.Main.Vector * byteWidth(Pm->shape().Type));
-  return std::max(Bytes, double(P.Main.Vector * Elem));
+  return std::max(Bytes, double(P.Main.Vector * Elem)) *
+         double(std::max<int64_t>(1, P.Main.Unroll));
 }
 
 } // namespace
@@ -132,8 +133,18 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
     Tail = 1.0 + (Tail - 1.0) / 4; // many waves: blocks end unevenly anyway
   E.MemoryMicroseconds = Moved / Rate * Tail * 1e6;
   E.LaunchMicroseconds = Mem.LaunchSeconds * 1e6;
-  if (P.Reduction && P.Reduction->MultiBlock)
-    E.LaunchMicroseconds += 1.0; // partials, an arrival counter, a combine
+  if (P.Reduction && P.Reduction->MultiBlock) {
+    // Partials through the workspace, an arrival counter, then the last
+    // block's fold: one L2 round trip per batch of partial loads.
+    const ReductionPlan &R = *P.Reduction;
+    double Trips =
+        R.Mode == ReductionMode::Column
+            ? std::ceil(std::ceil(double(R.Split) /
+                                  double(std::max<int64_t>(1, R.CombineGroups))) /
+                        double(std::max<int64_t>(1, R.CombineBatch)))
+            : std::ceil(double(Blocks) / double(Threads));
+    E.LaunchMicroseconds += 0.5 + (Trips + 1) * Mem.L2LatencySeconds * 1e6;
+  }
   E.Microseconds = E.MemoryMicroseconds + E.LaunchMicroseconds;
   std::ostringstream OS;
   OS.precision(3);

@@ -50,12 +50,40 @@ std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
                    : loopThreadMapping(In.Ctx, Largest->shape(), 1);
   if (!Uniform)
     P.Main.Target = Largest;
-  const ThreadMapping &TM = P.Main;
-  P.choose("vector", TM.Vector,
+  P.choose("vector", P.Main.Vector,
            Uniform ? "output elements per thread: the widest run of at most "
                      "16 bytes of the widest element dividing the output"
                    : "outputs of different shapes or layouts: each walked "
                      "element by element");
+  if (Uniform) {
+    // A thread with less than 16 bytes of its widest access in flight
+    // leaves the loads too few to cover DRAM's latency (Little's law:
+    // 2048 threads x 4 bytes per SM is a quarter of what the H200 needs);
+    // unroll to 16 bytes, but keep a full wave of resident blocks.
+    int64_t Bytes = byteWidth(Largest->shape().Type);
+    for (const HloInstruction *Pm : A.Computation->parameters())
+      if (Pm->shape().isArray() && Pm->shape().numElements() > 1)
+        Bytes = std::max<int64_t>(Bytes, byteWidth(Pm->shape().Type));
+    const int64_t Runs = ceilDiv(Largest->shape().numElements(),
+                                 P.Main.Vector);
+    const int64_t T = P.Main.ThreadsPerBlock;
+    const int64_t Wave =
+        In.Device.SmCount * std::max<int64_t>(1, In.Device.MaxThreadsPerSm / T);
+    int64_t Auto = std::max<int64_t>(1, 16 / (P.Main.Vector * Bytes));
+    while (Auto > 1 && ceilDiv(Runs, T * Auto) < Wave)
+      Auto /= 2;
+    int64_t U = choose(In, P, "IDXMAP_LOOP_UNROLL", "unroll", Auto,
+                       Auto > 1 ? "16 bytes of the widest element in flight "
+                                  "per thread"
+                                : "a vector of 16 bytes, or too few blocks "
+                                  "for more");
+    if (U > 1) {
+      const HloInstruction *Target = P.Main.Target;
+      P.Main = loopThreadMapping(In.Ctx, Target->shape(), P.Main.Vector, T, U);
+      P.Main.Target = Target;
+    }
+  }
+  const ThreadMapping &TM = P.Main;
   P.choose("threads", TM.ThreadsPerBlock, "threads per block");
   // More blocks than grid.x allows: each block walks blocks bl, bl + Grid,
   // ... of the mapping (a grid-stride loop).
@@ -65,7 +93,8 @@ std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
                ? "grid.x limit: " + std::to_string(GS.Iterations) +
                      " blocks of the mapping per block (grid stride)"
                : "one block per " +
-                     std::to_string(TM.ThreadsPerBlock * TM.Vector) +
+                     std::to_string(TM.ThreadsPerBlock * TM.Vector *
+                                    TM.Unroll) +
                      " outputs");
   // The emitter addresses the largest output and every parameter.
   int64_t MaxElements = TM.Target->shape().numElements();

@@ -103,4 +103,35 @@ TEST(LoopThreadMappingTest, LaunchedMappingCoversEveryElementOnce) {
   EXPECT_EQ(gridStride(33, 7).Iterations, 5);
 }
 
+TEST(LoopThreadMappingTest, UnrolledMappingCoversEveryElementOnce) {
+  Context Ctx;
+  // 1003 f32 (odd: one element per run), 8 threads x 4 runs per block:
+  // ceil(1003 / 32) = 32 blocks, the last one ragged.
+  const int64_t N = 1003;
+  ThreadMapping TM = loopThreadMapping(Ctx, Shape(PrimitiveType::F32, {N}),
+                                       /*Vector=*/1, /*ThreadsPerBlock=*/8,
+                                       /*Unroll=*/4);
+  EXPECT_EQ(TM.Unroll, 4);
+  EXPECT_EQ(TM.Blocks, 32);
+  ASSERT_EQ(TM.Map.rangeVars().size(), 2u);
+  EXPECT_EQ(TM.Map.rangeVars()[0].Name, "u");
+  EXPECT_EQ(TM.Map.rangeVars().back().Name, "vec");
+  EXPECT_FALSE(TM.Map.constraints().empty());
+  expectEachElementOnce(TM.Map, N);
+  // Run u of a block is T consecutive elements: thread th of block 3, run 2
+  // computes element (3 * 4 + 2) * 8 + th.
+  for (int64_t Th = 0; Th < 8; ++Th)
+    EXPECT_EQ(evaluateChecked(TM.Map.result(0), {Th, 3}, {2, 0}),
+              std::optional<int64_t>((3 * 4 + 2) * 8 + Th));
+  // Launched on at most 5 blocks, still each element once.
+  expectEachElementOnce(launchedThreadMapping(TM, 5).Map, N);
+  // More runs than there are: capped, and exact (no constraint).
+  ThreadMapping Small = loopThreadMapping(
+      Ctx, Shape(PrimitiveType::F32, {16}), /*Vector=*/2, 8, /*Unroll=*/4);
+  EXPECT_EQ(Small.Unroll, 1);
+  EXPECT_EQ(Small.Blocks, 1);
+  EXPECT_TRUE(Small.Map.constraints().empty());
+  expectEachElementOnce(Small.Map, 16);
+}
+
 } // namespace
