@@ -108,18 +108,22 @@ Value *emitExp(IRBuilderBase &B, Value *X, const MathOptions &M) {
 
 Value *isNan(IRBuilderBase &B, Value *X) { return B.CreateFCmpUNO(X, X); }
 
-/// XLA's maximum: NaN when either operand is NaN, else the larger. This is
-/// llvm.maximum (IEEE 754-2019 maximum; it also orders -0 below +0, which
-/// compares equal), one `max.NaN` instruction from sm_80 on: the selects
-/// around an ordered compare took five per element and made a bf16 or f16
-/// row max compute-bound.
+/// XLA's maximum: isnan(A) ? A : isnan(B) ? B : (A < B ? B : A) (the HLO
+/// evaluator's std::max after its NaN checks). llvm.maximum is one
+/// `max.NaN` from sm_80 on and agrees but for zeros of both signs, which
+/// it orders (-0 < +0) where XLA returns A: A when A == B. Three
+/// instructions where the selects around ordered compares took five or
+/// more per element and made a bf16 or f16 row max compute-bound.
 Value *floatMax(IRBuilderBase &B, Value *A, Value *Bv) {
-  return B.CreateBinaryIntrinsic(Intrinsic::maximum, A, Bv);
+  return B.CreateSelect(B.CreateFCmpOEQ(A, Bv), A,
+                        B.CreateBinaryIntrinsic(Intrinsic::maximum, A, Bv));
 }
 
-/// XLA's minimum: llvm.minimum, as floatMax.
+/// XLA's minimum: isnan(A) ? A : isnan(B) ? B : (B < A ? B : A), as
+/// floatMax.
 Value *floatMin(IRBuilderBase &B, Value *A, Value *Bv) {
-  return B.CreateBinaryIntrinsic(Intrinsic::minimum, A, Bv);
+  return B.CreateSelect(B.CreateFCmpOEQ(A, Bv), A,
+                        B.CreateBinaryIntrinsic(Intrinsic::minimum, A, Bv));
 }
 
 Value *unaryFloat(IRBuilderBase &B, HloOpcode Op, Value *X,

@@ -38,6 +38,7 @@ std::vector<Axis> searchGrid(const std::string &Emitter) {
     return {{"IDXMAP_RED_COL_LANES", {8, 16, 32}},
             {"IDXMAP_RED_COL_WARPS", {4, 8, 16}},
             {"IDXMAP_RED_COL_UNROLL", {2, 4, 8}},
+            {"IDXMAP_RED_COL_SPLIT", {64, 128, 256, 512}},
             {"IDXMAP_RED_EVICT_FIRST", {0, 1}}};
   if (Emitter == "full reduction")
     return {{"IDXMAP_RED_FULL_THREADS", {256, 512, 1024}},
@@ -47,6 +48,8 @@ std::vector<Axis> searchGrid(const std::string &Emitter) {
   if (Emitter == "row normalization")
     return {{"IDXMAP_ROWNORM_ELEMENTS", {4, 8, 16, 32}},
             {"IDXMAP_RED_EVICT_FIRST", {0, 1}}};
+  if (Emitter == "loop")
+    return {{"IDXMAP_LOOP_UNROLL", {1, 2, 4, 8}}};
   if (Emitter == "transpose")
     return {{"IDXMAP_TR_WARPS", {2, 4, 8, 16}},
             {"IDXMAP_TR_RVEC", {1, 2, 4}},

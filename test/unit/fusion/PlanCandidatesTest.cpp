@@ -160,17 +160,24 @@ TEST(PlanCandidates, OverridesAreKept) {
   }
 }
 
-TEST(PlanCandidates, LoopFusionHasOnlyTheRulesPlan) {
-  auto M = fusionModule("f32[1024]", "f32[1024]",
-                        "  x = f32[1024] parameter(0)\n"
-                        "  ROOT e = f32[1024] exponential(x)\n");
+TEST(PlanCandidates, LoopFusionVariesOnlyItsUnroll) {
+  // f32[1003]: one element per run; the rules leave unroll 1 (too few
+  // blocks for more), the variants unroll 2, 4 and 8.
+  auto M = fusionModule("f32[1003]", "f32[1003]",
+                        "  x = f32[1003] parameter(0)\n"
+                        "  ROOT e = f32[1003] exponential(x)\n");
   ASSERT_TRUE(M);
   FusionAnalysis A = analyzeFusion(fusionOf(*M));
   Context Ctx;
   auto C = planCandidates(Ctx, A, Tuning{}, h200(), &fusionOf(*M));
   ASSERT_TRUE(C);
-  ASSERT_EQ(C->size(), 1u);
-  EXPECT_EQ(C->front().Plan.Emitter, "loop");
+  ASSERT_EQ(C->size(), 4u);
+  std::set<int64_t> Unrolls;
+  for (const PlanCandidate &P : *C) {
+    EXPECT_EQ(P.Plan.Emitter, "loop");
+    Unrolls.insert(P.Plan.Main.Unroll);
+  }
+  EXPECT_EQ(Unrolls, (std::set<int64_t>{1, 2, 4, 8}));
 }
 
 } // namespace

@@ -90,8 +90,7 @@ TEST(Tuning, PrintsTheSetKnobsAndTheTable) {
   std::string Table = formatTuningTable();
   EXPECT_EQ(Table.rfind("| knob | range | default | what it sets |\n"
                         "|---|---|---|---|\n"
-                        "| `IDXMAP_RED_COL_LANES` | 1..32, power of two | 32 "
-                        "| ",
+                        "| `IDXMAP_LOOP_UNROLL` | 1..16, power of two | ",
                         0),
             0u)
       << Table;
