@@ -108,22 +108,18 @@ Value *emitExp(IRBuilderBase &B, Value *X, const MathOptions &M) {
 
 Value *isNan(IRBuilderBase &B, Value *X) { return B.CreateFCmpUNO(X, X); }
 
-/// XLA's maximum: isnan(A) ? A : isnan(B) ? B : (A < B ? B : A) (the HLO
-/// evaluator's std::max after its NaN checks). llvm.maximum is one
-/// `max.NaN` from sm_80 on and agrees but for zeros of both signs, which
-/// it orders (-0 < +0) where XLA returns A: A when A == B. Three
-/// instructions where the selects around ordered compares took five or
-/// more per element and made a bf16 or f16 row max compute-bound.
+/// XLA's maximum: IEEE 754-2019 maximum (NaN when either is NaN, -0 below
+/// +0), as XLA's GPU emitters lower it (arith.maximumf): llvm.maximum, one
+/// `max.NaN` from sm_80 on, where selects around ordered compares took five
+/// or more instructions per element and made a bf16 or f16 row max
+/// compute-bound.
 Value *floatMax(IRBuilderBase &B, Value *A, Value *Bv) {
-  return B.CreateSelect(B.CreateFCmpOEQ(A, Bv), A,
-                        B.CreateBinaryIntrinsic(Intrinsic::maximum, A, Bv));
+  return B.CreateBinaryIntrinsic(Intrinsic::maximum, A, Bv);
 }
 
-/// XLA's minimum: isnan(A) ? A : isnan(B) ? B : (B < A ? B : A), as
-/// floatMax.
+/// XLA's minimum: llvm.minimum, as floatMax.
 Value *floatMin(IRBuilderBase &B, Value *A, Value *Bv) {
-  return B.CreateSelect(B.CreateFCmpOEQ(A, Bv), A,
-                        B.CreateBinaryIntrinsic(Intrinsic::minimum, A, Bv));
+  return B.CreateBinaryIntrinsic(Intrinsic::minimum, A, Bv);
 }
 
 Value *unaryFloat(IRBuilderBase &B, HloOpcode Op, Value *X,

@@ -352,17 +352,24 @@ typename TR::Compute applyBinary(HloOpcode Op, typename TR::Compute A,
       return A * B;
     case HloOpcode::Divide:
       return A / B;
+    // IEEE 754-2019 maximum and minimum, as XLA's GPU emitters lower them
+    // (arith.maximumf and minimumf: llvm.maximum, one max.NaN from sm_80):
+    // NaN when either is NaN, and -0 below +0.
     case HloOpcode::Maximum:
       if (std::isnan(A))
         return A;
       if (std::isnan(B))
         return B;
+      if (A == B)
+        return std::signbit(A) ? B : A;
       return std::max(A, B);
     case HloOpcode::Minimum:
       if (std::isnan(A))
         return A;
       if (std::isnan(B))
         return B;
+      if (A == B)
+        return std::signbit(A) ? A : B;
       return std::min(A, B);
     case HloOpcode::Power:
       if (A == C(1) || B == C(0))

@@ -195,11 +195,12 @@ TEST(HloInterpreter, BinaryFloatOps) {
   expectSame(doubles(binary("add", A, B)), {1, -4, 4, 7.5, 2, 0});
   expectSame(doubles(binary("subtract", A, B)), {1, -10, 10, 3.5, 0, 0});
   expectSame(doubles(binary("multiply", A, B)), {0, -21, -21, 11, 1, 0});
-  // maximum/minimum propagate NaN from either side; ties keep the lhs.
-  Literal C = lit(PT::F32, {4}, {NaN, 1, -0.0, 0.0});
-  Literal D = lit(PT::F32, {4}, {1, NaN, 0.0, -0.0});
-  expectSame(doubles(binary("maximum", C, D)), {NaN, NaN, -0.0, 0.0});
-  expectSame(doubles(binary("minimum", C, D)), {NaN, NaN, -0.0, 0.0});
+  // maximum/minimum propagate NaN from either side and order -0 below +0
+  // (IEEE 754-2019, as XLA's GPU emitters).
+  Literal C = lit(PT::F32, {5}, {NaN, 1, -0.0, 0.0, -0.0});
+  Literal D = lit(PT::F32, {5}, {1, NaN, 0.0, -0.0, -0.0});
+  expectSame(doubles(binary("maximum", C, D)), {NaN, NaN, 0.0, 0.0, -0.0});
+  expectSame(doubles(binary("minimum", C, D)), {NaN, NaN, -0.0, -0.0, -0.0});
   // power: x^0 = 1 and 1^y = 1 even for NaN.
   Literal P = lit(PT::F32, {6}, {0, 1, NaN, 2, 2, -8});
   Literal Q = lit(PT::F32, {6}, {0, NaN, 0, 10, -1, 1.0 / 3});
