@@ -222,17 +222,25 @@ void planColumns(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP) {
   // 16 lanes: a warp reads two rows of 16 vectors, twice the rows in
   // flight per step of 32 lanes (H200, 2026-12-02: column sum
   // bf16[32768,768] 15.14 us against 18.40 with 32 lanes, f32[4096,1000]
-  // 6.88 against 7.50); 32 when one tile of 32 lanes holds a row that 16
-  // lanes would cut into two ragged tiles (f32[64,1024,96], 24 vectors:
-  // 7.88 us with 32 lanes, 8.14 with 16).
+  // 6.88 against 7.50, mid max f32[128,77,512] 5.70 against 6.38). 32
+  // lanes when one tile of 32 lanes holds a row that 16 lanes would cut
+  // into two ragged tiles (f32[64,1024,96], 24 vectors: 7.88 us with 32
+  // lanes, 8.14 with 16), and when the reduced dim is short (fewer than 8
+  // steps of 32-lane rows): there twice the blocks, each with a block's
+  // fixed cost and a ragged last step, lose (f32[65536,26,128]: 252.0 us
+  // with 16 lanes, 208.6 with 32).
   const int64_t RowVectors = ceilDiv(K2, Vec);
   const int64_t TileVectors = nextPow2(RowVectors);
   const bool OneWideTile = RowVectors > 16 && RowVectors < 32;
+  const bool FewRows = R < 8 * 8; // 8 rows per step of 256 threads
+  const bool Wide = OneWideTile || FewRows;
   int64_t L = std::min(
       choose(In, P, "IDXMAP_RED_COL_LANES", "col_lanes",
-             std::min<int64_t>(OneWideTile ? 32 : 16, TileVectors),
+             std::min<int64_t>(Wide ? 32 : 16, TileVectors),
              std::to_string(RowVectors) + " vectors per row: " +
                  (OneWideTile ? "one tile of 32 lanes holds it"
+                  : FewRows   ? std::to_string(R) +
+                                  " rows: fewer than 8 steps, fewer blocks"
                               : "16 lanes, two rows per warp")),
       TileVectors);
   int64_t W =
