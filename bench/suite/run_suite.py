@@ -138,7 +138,8 @@ def prepare(a, f, work):
     """Emits FUSION's PTX (and variants) and reads the estimate."""
     p = types.SimpleNamespace(fusion=f, hlo=os.path.join(a.hlo_dir, f.name + ".hlo"),
                               estimate=None, ptx=None, emitter="?", kernels=[],
-                              variants=[], notes=[f.note] if f.note else [], error=None)
+                              variants=[], variant_estimates={},
+                              notes=[f.note] if f.note else [], error=None)
     if not os.path.exists(p.hlo):
         p.hlo = os.path.join(work, f.name + ".hlo")
         with open(p.hlo, "w") as o:
@@ -178,6 +179,10 @@ def prepare(a, f, work):
             if s not in seen:
                 seen.add(s)
                 p.variants.append((tune, vptx))
+                r = run_tool([a.idxmap, "analyze", p.hlo, "--device", a.device,
+                              "--tune", tune])
+                m = re.search(r"estimate:\s*([0-9.]+) us", r.stdout or "")
+                p.variant_estimates[tune] = float(m.group(1)) if m else None
     return p
 
 
@@ -442,7 +447,7 @@ def warm_up(M, f, contenders, ncopies, rec):
         rec["warmup_s"][name] = time.time() - s
 
 
-def summarize(rec, times, per_call, checks, kernels):
+def summarize(rec, times, per_call, checks, kernels, p):
     """idxmap's median, the best peer's and their ratio; with variants, the
     best of them and the default's distance from it."""
     for name in times:
@@ -473,9 +478,18 @@ def summarize(rec, times, per_call, checks, kernels):
                 rec["default_over_best"] = rec["idxmap_us"] / rec["best_variant_us"]
         for label, (_, tune) in kernels.items():
             if tune:
-                rec["variants"][tune] = dict(check=checks[label])
+                rec["variants"][tune] = dict(check=checks[label],
+                                             estimate_us=p.variant_estimates.get(tune))
                 if label in valid:
                     rec["variants"][tune]["median"] = valid[label]["median"]
+        # The cost model's pick among the timed plans (ties keep the
+        # default), and how far it is from the best of them.
+        est = {n: (p.estimate if not kernels[n][1] else p.variant_estimates.get(kernels[n][1]))
+               for n in cand}
+        if cand and all(e is not None for e in est.values()):
+            pick = min(cand, key=lambda n: (est[n], bool(kernels[n][1])))
+            rec["model_pick"] = kernels[pick][1] or "default"
+            rec["model_pick_over_best"] = cand[pick]["median"] / rec["best_variant_us"]
 
 
 def measure(a, M, p, work):
@@ -504,7 +518,7 @@ def measure(a, M, p, work):
     times, per_call = kernel_timing.time_groups(
         contenders, a.groups, kernel_timing.mark, activities=ACTIVITIES,
         trace=os.path.join(work, "suite.trace.json"))
-    summarize(rec, times, per_call, checks, kernels)
+    summarize(rec, times, per_call, checks, kernels, p)
     rec["seconds"] = time.time() - t0
     return rec
 
@@ -577,6 +591,9 @@ def report(a, recs):
         s = [r for r in recs if "default_over_best" in r]
         summary += (f"; search: default within 3 % of the best variant on "
                     f"{sum(r['default_over_best'] <= 1.03 for r in s)} of {len(s)}")
+        m = [r for r in recs if "model_pick_over_best" in r]
+        summary += (f", the cost model's pick (lowest estimate) on "
+                    f"{sum(r['model_pick_over_best'] <= 1.03 for r in m)} of {len(m)}")
     print(summary)
 
 

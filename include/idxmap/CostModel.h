@@ -4,19 +4,25 @@
 // map, the fusion's indexing maps and the device model, in the spirit of
 // XLA's indexing-based performance model (bytes moved over bandwidth, with
 // occupancy), with the parts XLA leaves out where the maps allow:
-//   - bytes: each parameter's elements once, times the sectors a warp
-//     request touches over the fewest it could (analyzeAccess of the thread
-//     map composed with the parameter's map), outputs once;
-//   - where the data lives: inputs and outputs that fit in half the L2 stay
-//     there between launches, and are read at L2 bandwidth;
+//   - bytes: of each parameter the elements the kernel reads (a slice, at
+//     most the target's points per map), times the sectors a warp request
+//     touches over the fewest it could (analyzeAccess of the thread map
+//     composed with the parameter's map) when it reads only part of it; a
+//     parameter read whole moves each sector once; outputs once;
+//   - where the data lives: inputs and outputs that fit in a quarter of the
+//     L2 stay there between launches, and are read at L2 bandwidth;
+//   - reads and writes: DRAM turns around between them, so a written byte
+//     costs more of the bandwidth than a read one;
 //   - latency: a kernel reaches the bandwidth only with enough bytes in
 //     flight per SM (Little's law: bandwidth per SM x memory latency); the
 //     plan's loads in flight per thread (vector width x unroll x rows per
 //     thread) times the resident threads give what it has;
-//   - waves: a grid that leaves SMs idle, or ends in a partial wave, loses
-//     that share of the bandwidth;
-//   - fixed costs: a launch, a grid-wide combine of partials, per-row
-//     barriers and shuffles.
+//   - SMs: a grid that leaves SMs idle loses their share, though an SM
+//     alone pulls more than its even share;
+//   - fixed costs: a launch, a grid-wide combine of partials (an L2 round
+//     trip per batch of partials the last block folds).
+// The figures beyond the device model (MemoryModel) are calibrated on the
+// broad suite (bench/suite/, bench/RESULTS.md).
 // No LLVM here.
 //
 //===----------------------------------------------------------------------===//
@@ -35,11 +41,18 @@ struct MemoryModel {
   double L2LatencySeconds = 300e-9;
   /// L2 bandwidth over DRAM bandwidth.
   double L2Speedup = 2.5;
-  /// The share of the DRAM data-sheet bandwidth a streaming kernel reaches
-  /// (H200: a device-to-device copy moves 4.27 of 4.8 TB/s).
-  double DramEfficiency = 0.89;
+  /// The share of the data-sheet bandwidth that reads and writes reach:
+  /// DRAM turns around between them, so a write costs more (H200: 1 GB
+  /// read-only reductions move 4.55 of 4.8 TB/s, a 0.5 + 0.5 GB elementwise
+  /// kernel 4.25).
+  double ReadEfficiency = 0.95;
+  double WriteEfficiency = 0.83;
+  /// How many times its even share of the bandwidth one SM pulls when
+  /// others are idle (a grid of 64 blocks of one row each reads at nearly
+  /// the full bandwidth).
+  double SmBandwidthShare = 2.0;
   /// A launch's fixed cost (the kernel time of an empty grid).
-  double LaunchSeconds = 2.0e-6;
+  double LaunchSeconds = 1.5e-6;
 };
 
 /// Bytes of \p A's parameters and outputs, each counted once.
@@ -56,11 +69,11 @@ bool staysInL2(const FusionAnalysis &A, const DeviceModel &D);
 /// The estimate of plan \p P of fusion \p A on \p D.
 ///
 /// Example: for `test/examples/rowsum_f32_8192x8192.hlo` on the H200 (268 MB
-/// read once, from DRAM, 512 threads per row with 8 loads of 16 bytes in
-/// flight each): about 60 us, memory-bound:
+/// read once, from DRAM, 512 threads per row with 4 loads of 16 bytes in
+/// flight each): about 60 us, bandwidth-bound:
 /// \code
 ///   CostEstimate E = estimateCost(Ctx, A, *P, *lookupDeviceModel("H200"));
-///   // E.Bytes ~ 2.68e8, E.L2Resident == false, E.Microseconds ~ 58
+///   // E.Bytes ~ 2.68e8, E.L2Resident == false, E.Microseconds ~ 60
 /// \endcode
 CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
                           const KernelPlan &P, const DeviceModel &D,

@@ -95,15 +95,41 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
   GroupedIndexing G;
   if (P.Main.Target && !P.Main.Map.isUndefined())
     G = computeGroupedIndexing(Ctx, C, P.Main.Target);
-  // Parameters once, times the sectors wasted; outputs once.
+  // Reads: each parameter's elements the kernel reads (a slice reads its
+  // part: at most the target's points per map), times the sectors a warp
+  // request touches over the fewest it could when it reads only part; a
+  // parameter read whole moves each sector once, whatever a warp wastes
+  // (its neighbours read the rest through L2). Writes: every output once.
   const double Unique = double(uniqueBytes(A));
-  double Moved = Unique;
-  for (const HloInstruction *Pm : C.parameters())
-    Moved += double(bytesOf(Pm->shape())) * (sectorWaste(P, Pm, G) - 1);
+  const double TargetElems =
+      P.Main.Target && P.Main.Target->shape().isArray()
+          ? double(P.Main.Target->shape().numElements())
+          : 0;
+  double Read = 0, Write = 0;
+  for (const HloInstruction *Pm : C.parameters()) {
+    const double Bytes = double(bytesOf(Pm->shape()));
+    auto It = G.find(Pm);
+    if (Bytes == 0 || It == G.end() || TargetElems == 0) {
+      Read += Bytes;
+      continue;
+    }
+    const double Elems = double(Pm->shape().numElements());
+    const double Part =
+        std::min(1.0, TargetElems * double(It->second.size()) / Elems);
+    Read += Part < 1 ? Bytes * std::min(1.0, Part * sectorWaste(P, Pm, G))
+                     : Bytes;
+  }
+  for (const HloInstruction *R : A.Roots) {
+    Write += double(bytesOf(R->shape()));
+    if (R->shape().isTuple())
+      for (const Shape &S : R->shape().TupleShapes)
+        Write += double(bytesOf(S));
+  }
+  const double Moved = Read + Write;
   E.Bytes = Moved;
   E.L2Resident = staysInL2(A, D);
-  const double Bandwidth = D.DramBytesPerSecond * Mem.DramEfficiency *
-                           (E.L2Resident ? Mem.L2Speedup : 1.0);
+  const double Peak =
+      D.DramBytesPerSecond * (E.L2Resident ? Mem.L2Speedup : 1.0);
   const double Latency =
       E.L2Resident ? Mem.L2LatencySeconds : Mem.DramLatencySeconds;
 
@@ -123,15 +149,20 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
   const double BusySms = std::min<double>(double(Sms), double(Blocks));
   const double BlocksPerBusySm =
       std::min<double>(double(PerSm), std::ceil(double(Blocks) / Sms));
+  // An SM alone pulls up to SmBandwidthShare times its even share.
+  const double Share =
+      std::min(1.0, Mem.SmBandwidthShare * BusySms / double(Sms));
+  // DRAM turns around between reads and writes: a write costs more of the
+  // data-sheet bandwidth than a read.
+  const double BandwidthSeconds =
+      (Read / Mem.ReadEfficiency + Write / Mem.WriteEfficiency) /
+      (Peak * Share);
   // Little's law: what is in flight over the latency bounds the rate.
   const double InFlight = BusySms * BlocksPerBusySm * double(Threads) *
                           bytesInFlightPerThread(A, P);
-  double Rate = std::min(Bandwidth * BusySms / double(Sms), InFlight / Latency);
-  // A partial last wave runs at the share of the SMs it occupies.
-  double Tail = Waves > 1 ? std::ceil(Waves) / Waves : 1.0;
-  if (Waves > 8)
-    Tail = 1.0 + (Tail - 1.0) / 4; // many waves: blocks end unevenly anyway
-  E.MemoryMicroseconds = Moved / Rate * Tail * 1e6;
+  const double LatencySeconds = Moved / (InFlight / Latency);
+  const bool LatencyBound = LatencySeconds > BandwidthSeconds;
+  E.MemoryMicroseconds = std::max(BandwidthSeconds, LatencySeconds) * 1e6;
   E.LaunchMicroseconds = Mem.LaunchSeconds * 1e6;
   if (P.Reduction && P.Reduction->MultiBlock) {
     // Partials through the workspace, an arrival counter, then the last
@@ -149,12 +180,11 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
   std::ostringstream OS;
   OS.precision(3);
   OS << E.Bytes / 1e6 << " MB moved";
-  if (Moved > Unique * 1.01)
-    OS << " (" << Unique / 1e6 << " MB unique)";
+  if (std::abs(Moved - Unique) > Unique * 0.01)
+    OS << " (" << Unique / 1e6 << " MB in the arrays)";
   OS << (E.L2Resident ? ", in L2" : ", from DRAM") << ", "
-     << (Rate >= Bandwidth * BusySms / double(Sms) * 0.999
-             ? "bandwidth-bound"
-             : "latency-bound (" + std::to_string(int64_t(InFlight / 1024)) +
+     << (!LatencyBound ? "bandwidth-bound"
+                       : "latency-bound (" + std::to_string(int64_t(InFlight / 1024)) +
                    " KiB in flight)")
      << ", " << Waves << " waves";
   E.Summary = OS.str();

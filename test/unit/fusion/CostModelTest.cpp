@@ -94,9 +94,9 @@ TEST(CostModel, L2ResidentAgainstDram) {
             3 * 1e6 * E.Bytes / h200().DramBytesPerSecond);
 }
 
-TEST(CostModel, StridedAccessWastesSectors) {
-  // Every fourth f32 of the input: a warp's request touches four times the
-  // sectors it uses, so more bytes move than the fusion's unique bytes.
+TEST(CostModel, SlicesMoveTheSectorsTheyTouch) {
+  // Every fourth f32 of the input: a quarter of the elements, but a warp's
+  // request touches every sector, so the whole input moves.
   auto F = plan(fusionModule("f32[4194304]", "f32[1048576]",
                              "  x = f32[4194304] parameter(0)\n"
                              "  ROOT s = f32[1048576] slice(x), "
@@ -105,11 +105,18 @@ TEST(CostModel, StridedAccessWastesSectors) {
   const double Unique = double(uniqueBytes(F->A));
   EXPECT_EQ(Unique, double((int64_t(16) << 20) + (int64_t(4) << 20)));
   CostEstimate E = estimateCost(F->Ctx, F->A, F->P, h200());
-  EXPECT_GT(E.Bytes, Unique * 1.5);
-  // At most 8 times the parameter's bytes (the model's cap).
-  EXPECT_LE(E.Bytes, Unique + 7.0 * double(int64_t(16) << 20));
-  EXPECT_NE(E.Summary.find("MB unique"), std::string::npos);
-  // The dense read of the same input wastes nothing.
+  EXPECT_DOUBLE_EQ(E.Bytes, Unique);
+  // The first quarter, contiguous: only that quarter moves.
+  auto Q = plan(fusionModule("f32[4194304]", "f32[1048576]",
+                             "  x = f32[4194304] parameter(0)\n"
+                             "  ROOT s = f32[1048576] slice(x), "
+                             "slice={[0:1048576]}\n"));
+  ASSERT_TRUE(Q);
+  CostEstimate Part = estimateCost(Q->Ctx, Q->A, Q->P, h200());
+  EXPECT_DOUBLE_EQ(Part.Bytes, double(int64_t(8) << 20));
+  EXPECT_NE(Part.Summary.find("MB in the arrays"), std::string::npos);
+  EXPECT_LT(Part.MemoryMicroseconds, E.MemoryMicroseconds);
+  // The dense read of the same input moves its bytes once.
   auto D = plan(negate(int64_t(1) << 22));
   ASSERT_TRUE(D);
   CostEstimate Dense = estimateCost(D->Ctx, D->A, D->P, h200());

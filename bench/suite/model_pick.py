@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Judges the cost model on recorded measurements, without a GPU.
+Accuracy: for every fusion of a run_suite.py JSON, the estimate of its
+default plan (`idxmap analyze`) over its measured time. Choice: for each
+fusion measured with variants (--search), the estimate of every timed plan
+(`idxmap analyze --tune KNOBS`), the plan the model picks (the lowest
+estimate; ties keep the default) and how far its measured time is from the
+best measured plan. Prints one line per fusion and two summary lines.
+
+  python3 bench/suite/model_pick.py --idxmap BIN --json RUN.json [--device H200]
+
+The estimates come from BIN's model and the plans from BIN's rules, so BIN
+should be the binary the run measured, or one whose rules make the same
+plans (a new cost model judged on old measurements).
+"""
+import argparse, json, os, re, subprocess, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def estimate(idxmap, hlo, device, tune):
+    cmd = [idxmap, "analyze", hlo, "--device", device] + (["--tune", tune] if tune else [])
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    m = re.search(r"estimate:\s*([0-9.]+) us", r.stdout or "")
+    return float(m.group(1)) if m else None
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--idxmap", required=True)
+    ap.add_argument("--json", required=True)
+    ap.add_argument("--device", default="H200")
+    ap.add_argument("--hlo-dir", default=os.path.join(HERE, "hlo"))
+    a = ap.parse_args(argv)
+    with open(a.json) as f:
+        run = json.load(f)
+    ratios = []
+    for r in run["fusions"]:
+        if r.get("idxmap_us"):
+            e = estimate(a.idxmap, os.path.join(a.hlo_dir, r["name"] + ".hlo"), a.device, None)
+            if e is not None:
+                ratios.append(e / r["idxmap_us"])
+    if ratios:
+        ratios.sort()
+        near = lambda t: sum(abs(x - 1) <= t for x in ratios)
+        print(f"accuracy: estimate / measured over {len(ratios)} fusions: median "
+              f"{ratios[len(ratios) // 2]:.3f}, within 10 % on {near(0.10)}, within 20 % "
+              f"on {near(0.20)}, range {ratios[0]:.2f}-{ratios[-1]:.2f}")
+    within, judged = 0, 0
+    print(f"{'fusion':36s} {'plans':>5s} {'pick':34s} {'pick_us':>8s} {'best':34s} "
+          f"{'best_us':>8s} {'pick/best':>9s}")
+    for r in run["fusions"]:
+        timed = {}
+        if "idxmap_us" in r:
+            timed[""] = r["idxmap_us"]
+        for tune, v in (r.get("variants") or {}).items():
+            if v.get("median") is not None and v.get("check", {}).get("ok") is not False:
+                timed[tune] = v["median"]
+        if len(timed) < 2:
+            continue
+        hlo = os.path.join(a.hlo_dir, r["name"] + ".hlo")
+        est = {t: estimate(a.idxmap, hlo, a.device, t) for t in timed}
+        if any(e is None for e in est.values()):
+            print(f"{r['name']:36s} no estimate for every plan")
+            continue
+        # min over (estimate, not default): ties keep the default plan.
+        pick = min(timed, key=lambda t: (est[t], t != ""))
+        best = min(timed, key=lambda t: timed[t])
+        ratio = timed[pick] / timed[best]
+        judged += 1
+        within += ratio <= 1.03
+        print(f"{r['name'][:36]:36s} {len(timed):5d} {(pick or 'default')[:34]:34s} "
+              f"{timed[pick]:8.2f} {(best or 'default')[:34]:34s} {timed[best]:8.2f} "
+              f"{ratio:9.3f}")
+    print(f"summary: the model's pick within 3 % of the best measured plan on "
+          f"{within} of {judged} fusions")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
