@@ -18,9 +18,21 @@ import argparse, json, os, re, subprocess, sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def tune_env(tune):
+    """The environment that sets TUNE's knobs ("NAME=V[,NAME=V]"): every
+    idxmap reads its knobs from there (older binaries' analyze has no
+    --tune)."""
+    env = dict(os.environ)
+    for kv in re.split(r"[,\s]+", tune or ""):
+        if "=" in kv:
+            k, v = kv.split("=", 1)
+            env[k] = v
+    return env
+
+
 def estimate(idxmap, hlo, device, tune):
-    cmd = [idxmap, "analyze", hlo, "--device", device] + (["--tune", tune] if tune else [])
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    cmd = [idxmap, "analyze", hlo, "--device", device]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=tune_env(tune))
     m = re.search(r"estimate:\s*([0-9.]+) us", r.stdout or "")
     return float(m.group(1)) if m else None
 

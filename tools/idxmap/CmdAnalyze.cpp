@@ -42,10 +42,12 @@ static const Command AnalyzeCommand = {
     runAnalyze};
 static CommandRegistration RegisterAnalyze(AnalyzeCommand);
 
-/// The tune cache analyze plans with: its file and entries.
+/// What analyze plans with besides the rules: the tune cache (its file and
+/// entries) and the overrides of the environment and --tune.
 struct CacheInUse {
   std::string File;
   TuneCache Cache;
+  Tuning Overrides;
 };
 
 static void report(OutputFile &O, const std::string &Title,
@@ -60,9 +62,8 @@ static void report(OutputFile &O, const std::string &Title,
   O << "  reason: " << A.Reason << "\n";
   // The kernel's plan, as emit would make it (no IR is built).
   Context Ctx;
-  Tuning Overrides;
-  tuningFromEnvironment(Overrides);
-  // As emit: a cached fusion's knobs under the environment's.
+  Tuning Overrides = Tuned.Overrides;
+  // As emit: a cached fusion's knobs under the environment's and --tune's.
   const TuneCacheEntry *Cached =
       Fusion ? Tuned.Cache.find(fusionFingerprint(*Fusion->fusedComputation()),
                                 Device.Name)
@@ -154,7 +155,7 @@ static const HloInstruction *unsupportedRoot(const FusionAnalysis &A) {
 }
 
 static int runAnalyze(int Argc, char **Argv) {
-  std::string File = "-", Fusion, DeviceName = "H100";
+  std::string File = "-", Fusion, DeviceName = "H100", Tune;
   OutputOptions Out;
   TuneCacheOption TuneCacheFile;
   ArgParser P(AnalyzeCommand);
@@ -163,11 +164,19 @@ static int runAnalyze(int Argc, char **Argv) {
   P.option("--device", "NAME|FILE.json", &DeviceName,
            "the GPU the kernels are planned for: a preset (A100, H100, "
            "H200) or a JSON file (default: H100, emit's for sm_90)");
+  P.option("--tune", "NAME=VALUE[,...]", &Tune,
+           "set tuning knobs, as emit (wins over the environment)");
   TuneCacheFile.addTo(P);
   Out.addTo(P, /*AllowFormat=*/false);
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
   CacheInUse Tuned;
+  tuningFromEnvironment(Tuned.Overrides);
+  if (!Tune.empty())
+    if (auto Err = parseTuning(Tune, Tuned.Overrides))
+      return P.usageError(*Err);
+  if (auto Err = validateTuning(Tuned.Overrides))
+    return P.usageError("--tune: " + *Err);
   if (!TuneCacheFile.load(Tuned.Cache))
     return ExitRejected;
   Tuned.File = TuneCacheFile.File;
