@@ -13,8 +13,9 @@ IDXMAP_APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libzstd-dev
 )
-# tools/check.sh's second build (ASan + UBSan, libFuzzer targets) uses clang.
-IDXMAP_TEST_APT_PACKAGES=(clang-19 libfuzzer-19-dev)
+# tools/check.sh's second build (ASan + UBSan, libFuzzer targets) uses clang
+# and its sanitizer runtimes (Debian 12's libclang-rt-19-dev since 19.1.7-3).
+IDXMAP_TEST_APT_PACKAGES=(clang-19 libclang-rt-19-dev libfuzzer-19-dev)
 
 idxmap_missing_packages() {
   local p missing=()
