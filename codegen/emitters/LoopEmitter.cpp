@@ -1,8 +1,8 @@
 //===- LoopEmitter.cpp - One thread per contiguous run of outputs ---------===//
 //
-// Part of idxmap. The launch shape, the thread→output map and every
-// parameter's vector width come from the analysis (heroThreadMapping,
-// analyzeCoalescing): nothing here re-derives them.
+// Part of idxmap. The launch shape, the thread→output map, the unrolling
+// and every parameter's vector width come from the plan (KernelPlan::Main,
+// LoopPlan): nothing here re-derives them.
 //
 //===----------------------------------------------------------------------===//
 #include "EmitterSupport.h"
@@ -46,15 +46,6 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
   const ThreadMapping &TM = P.Main;
   const HloInstruction *Largest = TM.Target;
   const bool Uniform = P.Loop->SharedMapping;
-  std::vector<AccessReport> Reports =
-      analyzeCoalescing(Ctx, A, /*CountWarps=*/false);
-  // Maps from every output to every instruction (all roots together).
-  GroupedIndexing G;
-  for (size_t R = 0; R < A.Roots.size(); ++R)
-    for (auto &[I, Maps] : computeGroupedIndexing(Ctx, C, nullptr, R))
-      for (OperandMap &OM : Maps)
-        if (std::find(G[I].begin(), G[I].end(), OM) == G[I].end())
-          G[I].push_back(std::move(OM));
   const Shape &OutShape = Largest->shape();
   int64_t N = OutShape.numElements(), V = TM.Vector, T = TM.ThreadsPerBlock;
   int64_t Threads = ceilDiv(N, V);
@@ -132,18 +123,11 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
     B.SetInsertPoint(Body);
   }
 
-  // Per parameter: the proven vector width, used only when the parameter is
-  // reached through one map (the one the proof is about).
+  // Per parameter: the vector width the plan proved.
   std::map<const HloInstruction *, int64_t> Width;
-  for (size_t K2 = 0; K2 < C.parameters().size(); ++K2) {
-    const HloInstruction *P = C.parameters()[K2];
-    auto It = G.find(P);
-    bool OneMap = It != G.end() && It->second.size() == 1;
-    Width[P] =
-        Uniform && OneMap && K2 < Reports.size() && Reports[K2].VectorWidth > 1
-            ? Reports[K2].VectorWidth
-            : 1;
-  }
+  for (size_t K2 = 0; K2 < C.parameters().size(); ++K2)
+    Width[C.parameters()[K2]] =
+        K2 < P.Loop->LoadWidth.size() ? P.Loop->LoadWidth[K2] : 1;
   int64_t Lane = 0;
   // A vector load is reused only in the block that loaded it (values from a
   // branch of pad or concatenate do not dominate the rest).

@@ -42,6 +42,10 @@ struct LoopPlan {
   /// Every output has one shape and layout: they share Main and its vector
   /// width; otherwise each is walked element by element by the thread ids.
   bool SharedMapping = true;
+  /// Per parameter (by number): elements per vector load, the width the
+  /// maps prove under Main when the outputs reach the parameter through one
+  /// map (1: element by element).
+  std::vector<int64_t> LoadWidth;
 };
 
 /// The transpose emitter's parameters: the tiling, which roots are written

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "Plans.h"
 
+#include "idxmap/HloIndexing.h"
+
 #include <algorithm>
 
 namespace idxmap {
@@ -27,6 +29,36 @@ FusionAnalysis plannedAnalysis(const FusionAnalysis &A, const KernelPlan &P) {
 }
 
 namespace plan {
+namespace {
+
+/// Per parameter: the vector width analyzeCoalescing proves under \p Main,
+/// when every output reaches the parameter through one map (the one the
+/// proof is about); 1 otherwise, and for outputs walked on their own.
+std::vector<int64_t> loadWidths(const PlanInputs &In, const ThreadMapping &Main,
+                                bool Uniform) {
+  const HloComputation &C = *In.A.Computation;
+  std::vector<int64_t> Widths(C.parameters().size(), 1);
+  if (!Uniform)
+    return Widths;
+  std::vector<AccessReport> Reports = analyzeCoalescing(
+      In.Ctx, In.A, Main, /*CountWarps=*/false, In.Device);
+  // Maps from every output to every instruction (all roots together).
+  GroupedIndexing G;
+  for (size_t R = 0; R < In.A.Roots.size(); ++R)
+    for (auto &[I, Maps] : computeGroupedIndexing(In.Ctx, C, nullptr, R))
+      for (OperandMap &OM : Maps)
+        if (std::find(G[I].begin(), G[I].end(), OM) == G[I].end())
+          G[I].push_back(std::move(OM));
+  for (size_t K = 0; K < C.parameters().size(); ++K) {
+    auto It = G.find(C.parameters()[K]);
+    bool OneMap = It != G.end() && It->second.size() == 1;
+    if (OneMap && K < Reports.size() && Reports[K].VectorWidth > 1)
+      Widths[K] = Reports[K].VectorWidth;
+  }
+  return Widths;
+}
+
+} // namespace
 
 std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
   const FusionAnalysis &A = In.A;
@@ -101,7 +133,7 @@ std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
   for (const HloInstruction *Param : A.Computation->parameters())
     MaxElements = std::max(MaxElements, Param->shape().numElements());
   chooseIndexWidth(P, MaxElements);
-  P.Loop = LoopPlan{Uniform};
+  P.Loop = LoopPlan{Uniform, loadWidths(In, P.Main, Uniform)};
   // H200, 2026-11-30: gelu 13.18-13.22 us at back-end O0 and O3.
   P.BackEndOptLevel = 0;
   P.Grid[0] = GS.Grid;
