@@ -8,6 +8,7 @@
 #include "idxmap/Coalescing.h"
 #include "idxmap/Compose.h"
 #include "idxmap/Delinearize.h"
+#include "idxmap/KernelPlan.h"
 #include "idxmap/Print.h"
 #include "idxmap/RangeEvaluator.h"
 #include "idxmap/Simplify.h"
@@ -42,95 +43,6 @@ ThreadMapping makeMapping(Context &Ctx, int64_t T, int64_t B,
                   std::move(Range), {}, delinearizePhysical(Ctx, Lin, S), Cs);
   simplify(TM.Map);
   return TM;
-}
-
-int64_t maxElementBytes(const FusionAnalysis &A) {
-  int64_t B = 1;
-  for (const HloInstruction *I : A.Computation->instructions())
-    if (I->shape().isArray())
-      B = std::max(B, byteWidth(I->shape().Type));
-  return B;
-}
-
-ThreadMapping reductionMapping(Context &Ctx, const FusionAnalysis &A,
-                               const DeviceModel &Device) {
-  const HloInstruction *Hero = nullptr;
-  for (const HloInstruction *H : A.Heroes)
-    if (H->opcode() == HloOpcode::Reduce) {
-      Hero = H;
-      break;
-    }
-  const Shape &In = Hero->operand(0)->shape();
-  const ReductionInfo &R = *A.Reduction;
-  int64_t Bytes = std::max<int64_t>(1, maxElementBytes(A));
-  int64_t D0 = R.Dims[0], D1 = R.Dims[1], D2 = R.Dims[2];
-  auto Pow2AtMost = [](int64_t V) {
-    int64_t P = 1;
-    while (P * 2 <= V)
-      P *= 2;
-    return P;
-  };
-  int64_t V = std::max<int64_t>(1, 16 / Bytes);
-  while (V > 1 && D2 % V != 0)
-    V /= 2;
-  Expr Th = Ctx.dim(0), Bl = Ctx.dim(1);
-  if (A.Kind == EmitterKind::FullReduction) {
-    int64_t T = 256;
-    // At most one wave of resident blocks.
-    int64_t B = std::max<int64_t>(
-        1, std::min<int64_t>(residentBlocks(Device, T), ceilDiv(D2, T * V)));
-    int64_t Iters = ceilDiv(D2, B * T * V);
-    Expr Lin = ((Ctx.symbol(0) * (B * T) + Bl * T + Th) * V) + Ctx.symbol(1);
-    std::vector<Constraint> Cs;
-    if (Iters * B * T * V != D2)
-      Cs.push_back({Lin, {0, D2 - 1}});
-    return makeMapping(Ctx, T, B, {named("it", Iters - 1), named("vec", V - 1)},
-                       Lin, Cs, In, Hero->operand(0));
-  }
-  if (R.IsRow) {
-    // Lanes per row: a whole warp for long rows, fewer for short ones.
-    int64_t G =
-        std::min<int64_t>(Pow2AtMost(std::max<int64_t>(1, ceilDiv(D2, V))), 32);
-    if (ceilDiv(D2, V) > G && G < 32)
-      G *= 2;
-    int64_t T =
-        G == 32
-            ? std::min<int64_t>(
-                  256, std::max<int64_t>(32, ceilDiv(ceilDiv(D2, V), 32) * 32))
-            : 128;
-    int64_t LanesPerRow = G == 32 ? T : G;
-    int64_t RowsPerBlock = G == 32 ? 1 : (T / G);
-    int64_t Rows = D0 * D1;
-    int64_t B = ceilDiv(Rows, RowsPerBlock);
-    int64_t Iters = ceilDiv(D2, LanesPerRow * V);
-    Expr Row = G == 32 ? Bl : Bl * RowsPerBlock + Th.floorDiv(G);
-    Expr Lane = G == 32 ? Th : Th % G;
-    Expr Col = (Ctx.symbol(0) * LanesPerRow + Lane) * V + Ctx.symbol(1);
-    std::vector<Constraint> Cs;
-    if (Iters * LanesPerRow * V != D2)
-      Cs.push_back({Col, {0, D2 - 1}});
-    if (B * RowsPerBlock != Rows)
-      Cs.push_back({Row, {0, Rows - 1}});
-    return makeMapping(Ctx, T, B, {named("it", Iters - 1), named("vec", V - 1)},
-                       Row * D2 + Col, Cs, In, Hero->operand(0));
-  }
-  // Column reduction [K1, R, K2]: 32 lanes along K2 (times V), 32 rows of
-  // the reduced dim per iteration.
-  V = std::max<int64_t>(1, 16 / Bytes);
-  while (V > 1 && (D2 % V != 0 || 32 * V > D2))
-    V /= 2;
-  int64_t T = 1024, TilesK2 = ceilDiv(D2, 32 * V);
-  int64_t B = D0 * TilesK2, Iters = ceilDiv(D1, 32);
-  Expr K1 = Bl.floorDiv(TilesK2);
-  Expr K2 = (Bl % TilesK2) * (32 * V) + (Th % 32) * V + Ctx.symbol(1);
-  Expr Red = Ctx.symbol(0) * 32 + Th.floorDiv(32);
-  std::vector<Constraint> Cs;
-  if (TilesK2 * 32 * V != D2)
-    Cs.push_back({K2, {0, D2 - 1}});
-  if (Iters * 32 != D1)
-    Cs.push_back({Red, {0, D1 - 1}});
-  return makeMapping(Ctx, T, B, {named("it", Iters - 1), named("vec", V - 1)},
-                     (K1 * D1 + Red) * D2 + K2, Cs, In, Hero->operand(0));
 }
 
 /// Tiles of a tiling with groups of \p V elements of the minor dim: row
@@ -556,8 +468,27 @@ ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A,
   case EmitterKind::RowReduction:
   case EmitterKind::MultiRowReduction:
   case EmitterKind::ColumnReduction:
-  case EmitterKind::FullReduction:
-    return reductionMapping(Ctx, A, Device);
+  case EmitterKind::FullReduction: {
+    // The reduction (or row-normalization) plan's own read of the hero's
+    // operand; undefined when no plan fits (a reduction of no elements).
+    Expected<KernelPlan> P = planFusion(Ctx, A, Tuning{}, Device);
+    if (P)
+      return P->Main;
+    // No plan: a reduction of no elements, read by no thread (an empty
+    // domain), or an unknown map.
+    ThreadMapping None;
+    for (const HloInstruction *H : A.Heroes)
+      if (H->opcode() == HloOpcode::Reduce && !None.Target)
+        None.Target = H->operand(0);
+    if (None.Target && None.Target->shape().isArray() &&
+        None.Target->shape().numElements() == 0) {
+      std::vector<Expr> Zeros(size_t(None.Target->shape().rank()),
+                              Ctx.constant(0));
+      None.Map = IndexingMap(Ctx, {named("th_x", 0), named("bl_x", 0)}, {},
+                             {}, Zeros, {{Ctx.dim(0), {1, 0}}});
+    }
+    return None;
+  }
   case EmitterKind::Transpose:
     return transposeMapping(Ctx, A, Device);
   default:

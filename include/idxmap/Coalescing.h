@@ -196,6 +196,8 @@ ThreadMapping transposeReadMapping(Context &Ctx, const FusionAnalysis &A,
 
 /// The emitter's mapping for the hero of \p A (reads of the hero's first
 /// operand for reductions and transposes, the output for loop fusions).
+/// For reductions it is the plan's (planFusion without overrides:
+/// KernelPlan::Main), undefined when no plan fits.
 ThreadMapping
 heroThreadMapping(Context &Ctx, const FusionAnalysis &A,
                   const DeviceModel &Device = defaultDeviceModel("sm_90"));
