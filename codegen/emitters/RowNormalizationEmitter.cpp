@@ -203,12 +203,7 @@ std::optional<Diagnostic> RowNormKernel::createFunction() {
   K = createKernel(M, Info.Name, Specs);
   setLaunchBounds(*K, {unsigned(T), /*Exact=*/true, 0});
   B.SetInsertPoint(&K->getEntryBlock());
-  int64_t Largest = In.numElements();
-  for (const HloInstruction *Pm : C.parameters())
-    Largest = std::max(Largest, Pm->shape().numElements());
-  for (const HloInstruction *R : A.Roots)
-    Largest = std::max(Largest, R->shape().numElements());
-  IndexTy = Largest < (int64_t(1) << 31) / 16 ? B.getInt32Ty() : B.getInt64Ty();
+  IndexTy = Plan.Index32 ? B.getInt32Ty() : B.getInt64Ty();
   Th = B.CreateZExtOrTrunc(emitThreadId(B, GpuDim::X, unsigned(T)), IndexTy);
   Bl =
       B.CreateZExtOrTrunc(emitBlockId(B, GpuDim::X, unsigned(Blocks)), IndexTy);

@@ -189,9 +189,7 @@ struct KernelPlan {
   ThreadMapping Main;
   /// Index arithmetic in 32 bits: every offset the kernel computes fits
   /// (arrays and threads below 2^27 elements, and for the transpose every
-  /// subexpression of its maps within int32). The loop, transpose and
-  /// reduction planners decide it; the row-normalization emitter still
-  /// applies the element-count rule itself.
+  /// subexpression of its maps within int32). Every planner decides it.
   bool Index32 = true;
   /// Subgraph functions: a value the partitioner finds read at several
   /// indices whose inline expansion passes FunctionThreshold HLO

@@ -477,6 +477,13 @@ std::optional<std::string> planRowNormalization(const PlanInputs &In,
       P.choose("store_vector " + A.Roots[R]->name(), RN.StoreWidth[R],
                "elements per store, proven from the thread map");
 
+  int64_t Largest = RN.Reduces.front()->operand(0)->shape().numElements();
+  for (const HloInstruction *Pm : A.Computation->parameters())
+    Largest = std::max(Largest, Pm->shape().numElements());
+  for (const HloInstruction *R : A.Roots)
+    Largest = std::max(Largest, R->shape().numElements());
+  chooseIndexWidth(P, Largest);
+
   P.Main.ThreadsPerBlock = T;
   P.Main.Blocks = Blocks;
   P.Main.Vector = RN.Vector;
