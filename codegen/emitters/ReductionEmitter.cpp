@@ -5,9 +5,9 @@
 // `(a * Dmid + m) * Dminor + c`, delinearized into the input's logical index,
 // and the prologue (everything between the parameters and the reduce input)
 // is computed at that index with FusedElementEmitter. Parameters whose
-// contiguity and alignment the maps prove (analyzeAccess of the kernel's
-// thread map composed with the fusion's grouped indexing) are read with
-// vector loads of the proven width.
+// contiguity and alignment the maps prove (the plan's LoadWidth:
+// analyzeAccess of the kernel's thread map composed with the fusion's
+// grouped indexing) are read with vector loads of the proven width.
 //
 //   - Row / multi-row / full: each thread accumulates in registers over its
 //     share of a row, then a `shfl.sync.bfly` butterfly within groups of G
@@ -274,50 +274,16 @@ void ReductionKernel::setInputMap(std::vector<Variable> Syms, Expr Lin,
           delinearizePhysical(Ctx, Lin, A.Roots[S.Root]->shape()), Cs);
       simplify(S.Map);
     }
-  // Maps from every hero input to every parameter; a parameter reached by
-  // exactly one map gets the width proven for it.
-  std::map<const HloInstruction *, std::vector<IndexingMap>> Maps;
-  auto AddParameterMaps = [&](const HloInstruction *From) {
-    for (auto &[I, OMs] : computeGroupedIndexing(Ctx, C, From))
-      if (I->opcode() == HloOpcode::Parameter)
-        for (const OperandMap &OM : OMs)
-          if (std::find(Maps[I].begin(), Maps[I].end(), OM.Map) ==
-              Maps[I].end())
-            Maps[I].push_back(OM.Map);
-  };
-  for (const HloInstruction *H : Heroes)
-    for (int64_t K2 = 0; K2 < H->operandCount() / 2; ++K2)
-      AddParameterMaps(H->operand(K2));
-  // Side outputs computed at the input's index read their parameters in
-  // the same loop (and through the same vector cache).
-  for (const SideRoot &S : Sides)
-    if (S.SameIndex)
-      AddParameterMaps(A.Roots[S.Root]);
-  for (SideRoot &S : Sides) {
-    S.Width = 1;
-    if (!S.SameIndex || V == 1)
-      continue;
-    AccessReport R =
-        analyzeAccess(InMap, A.Roots[S.Root]->shape(), /*CountWarps=*/false);
-    while (S.Width * 2 <= R.VectorWidth && V % (S.Width * 2) == 0)
-      S.Width *= 2;
-  }
-  bool EvictFirst = RP.EvictFirst;
-  for (const HloInstruction *P : C.parameters()) {
-    Width[P] = 1;
-    Hint[P] = CacheHint::Normal;
-    auto It = Maps.find(P);
-    // One map from an iteration space of the parameter's size: every
-    // element is read once (an init value or a broadcast operand is not).
-    if (EvictFirst && It != Maps.end() && It->second.size() == 1 &&
-        P->shape().isArray() && P->shape().numElements() == In->numElements())
-      Hint[P] = CacheHint::EvictFirst;
-    if (V == 1 || It == Maps.end() || It->second.size() != 1)
-      continue;
-    IndexingMap Comp = compose(InMap, It->second.front());
-    simplify(Comp);
-    AccessReport R = analyzeAccess(Comp, P->shape(), /*CountWarps=*/false);
-    Width[P] = std::max<int64_t>(1, R.VectorWidth);
+  // The widths the plan proved, and its evict_first hint on the
+  // parameters read once.
+  for (SideRoot &S : Sides)
+    S.Width = S.Root < RP.SideStoreWidth.size() ? RP.SideStoreWidth[S.Root] : 1;
+  for (size_t K2 = 0; K2 < C.parameters().size(); ++K2) {
+    const HloInstruction *P = C.parameters()[K2];
+    Width[P] = K2 < RP.LoadWidth.size() ? RP.LoadWidth[K2] : 1;
+    Hint[P] = RP.EvictFirst && K2 < RP.ReadOnce.size() && RP.ReadOnce[K2]
+                  ? CacheHint::EvictFirst
+                  : CacheHint::Normal;
   }
 }
 

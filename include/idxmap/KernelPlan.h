@@ -102,6 +102,16 @@ struct ReductionPlan {
   bool MultiBlock = false;
   /// Inputs read once get the L1/L2 evict_first hint.
   bool EvictFirst = true;
+  /// Per parameter (by number): elements per vector load the maps prove
+  /// under KernelPlan::Main for a parameter the heroes' inputs (and the
+  /// side outputs of the input's dims) reach through one map (1: element
+  /// by element), and whether the kernel reads each of its elements once
+  /// (one map from an iteration space of its size: the loads EvictFirst
+  /// applies to). Per root: the store width of a side output computed at
+  /// the input's index (1 for every other root).
+  std::vector<int64_t> LoadWidth;
+  std::vector<bool> ReadOnce;
+  std::vector<int64_t> SideStoreWidth;
   /// Every load of a step precedes the first use in the IR.
   bool LoadsFirst = true;
   /// `.minnctapersm` (0: unset).

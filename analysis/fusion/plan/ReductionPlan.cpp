@@ -9,8 +9,10 @@
 //===----------------------------------------------------------------------===//
 #include "Plans.h"
 
+#include "idxmap/Compose.h"
 #include "idxmap/CostModel.h"
 #include "idxmap/Delinearize.h"
+#include "idxmap/HloIndexing.h"
 #include "idxmap/Simplify.h"
 
 #include <algorithm>
@@ -385,6 +387,67 @@ std::optional<std::string> rootsProblem(const FusionAnalysis &A,
   return std::nullopt;
 }
 
+/// The widths and read-once flags of ReductionPlan (see KernelPlan.h), from
+/// the maps composed with \p Read, the plan's read of the input \p Input.
+void planAccesses(const PlanInputs &In, const IndexingMap &Read,
+                  const Shape &Input, ReductionPlan &RP) {
+  const FusionAnalysis &A = In.A;
+  const HloComputation &C = *A.Computation;
+  const int64_t V = RP.Vector;
+  // Maps from every hero input (and every side output at the input's
+  // index) to every parameter.
+  std::map<const HloInstruction *, std::vector<IndexingMap>> Maps;
+  auto AddParameterMaps = [&](const HloInstruction *From) {
+    for (auto &[I, OMs] : computeGroupedIndexing(In.Ctx, C, From))
+      if (I->opcode() == HloOpcode::Parameter)
+        for (const OperandMap &OM : OMs)
+          if (std::find(Maps[I].begin(), Maps[I].end(), OM.Map) ==
+              Maps[I].end())
+            Maps[I].push_back(OM.Map);
+  };
+  std::vector<const HloInstruction *> Heroes;
+  for (const HloInstruction *H : A.Heroes)
+    if (H->opcode() == HloOpcode::Reduce &&
+        std::find(Heroes.begin(), Heroes.end(), H) == Heroes.end())
+      Heroes.push_back(H);
+  for (const HloInstruction *H : Heroes)
+    for (int64_t K = 0; K < H->operandCount() / 2; ++K)
+      AddParameterMaps(H->operand(K));
+  RP.SideStoreWidth.assign(A.Roots.size(), 1);
+  for (size_t R = 0; R < A.Roots.size(); ++R) {
+    const HloInstruction *Root = A.Roots[R];
+    if (A.Heroes[R]->opcode() == HloOpcode::Reduce ||
+        !Root->shape().sameDims(Input))
+      continue;
+    AddParameterMaps(Root);
+    if (V == 1)
+      continue;
+    AccessReport Rep = analyzeAccess(Read, Root->shape(), /*CountWarps=*/false);
+    int64_t W = 1;
+    while (W * 2 <= Rep.VectorWidth && V % (W * 2) == 0)
+      W *= 2;
+    RP.SideStoreWidth[R] = W;
+  }
+  RP.LoadWidth.assign(C.parameters().size(), 1);
+  RP.ReadOnce.assign(C.parameters().size(), false);
+  for (size_t K = 0; K < C.parameters().size(); ++K) {
+    const HloInstruction *Pm = C.parameters()[K];
+    auto It = Maps.find(Pm);
+    if (It == Maps.end() || It->second.size() != 1)
+      continue;
+    // One map from an iteration space of the parameter's size: every
+    // element is read once (an init value or a broadcast operand is not).
+    RP.ReadOnce[K] = Pm->shape().isArray() &&
+                     Pm->shape().numElements() == Input.numElements();
+    if (V == 1)
+      continue;
+    IndexingMap Comp = compose(Read, It->second.front());
+    simplify(Comp);
+    AccessReport Rep = analyzeAccess(Comp, Pm->shape(), /*CountWarps=*/false);
+    RP.LoadWidth[K] = std::max<int64_t>(1, Rep.VectorWidth);
+  }
+}
+
 } // namespace
 
 std::optional<std::string> planReduction(const PlanInputs &In, KernelPlan &P) {
@@ -452,6 +515,7 @@ std::optional<std::string> planReduction(const PlanInputs &In, KernelPlan &P) {
       RP.Syms, {}, delinearizePhysical(In.Ctx, RP.Linear, Input),
       RP.Constraints);
   simplify(P.Main.Map);
+  planAccesses(In, P.Main.Map, Input, RP);
   P.Reduction = std::move(RP);
   return std::nullopt;
 }
