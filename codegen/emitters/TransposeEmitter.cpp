@@ -90,59 +90,6 @@ namespace idxmap {
 namespace codegen {
 namespace transpose {
 
-namespace {
-
-/// True when every parameter that \p Op reads is read at Op's own index:
-/// the path is elementwise ops over arrays of Op's dims (scalar constants
-/// allowed), and Op and the parameters have the default layout. Collects
-/// those parameters.
-bool identityPrologue(const HloInstruction *Op,
-                      std::vector<const HloInstruction *> &Params) {
-  if (!Op->shape().isArray() || !Op->shape().hasDefaultLayout())
-    return false;
-  const std::vector<int64_t> &Dims = Op->shape().Dims;
-  std::function<bool(const HloInstruction *)> Walk =
-      [&](const HloInstruction *X) {
-        if (X->opcode() == HloOpcode::Constant && X->shape().rank() == 0)
-          return true;
-        if (!X->shape().isArray() || X->shape().Dims != Dims ||
-            !X->shape().hasDefaultLayout())
-          return false;
-        if (X->opcode() == HloOpcode::Parameter) {
-          if (std::find(Params.begin(), Params.end(), X) == Params.end())
-            Params.push_back(X);
-          return true;
-        }
-        if (!isElementwise(X->opcode()))
-          return false;
-        for (const HloInstruction *O : X->operands())
-          if (!Walk(O))
-            return false;
-        return true;
-      };
-  return Walk(Op);
-}
-
-/// True when the epilogue \p Root needs the index of its element: it reads
-/// more than \p Hero through elementwise ops, copies and scalar constants.
-bool readsBeyondHero(const HloInstruction *Root, const HloInstruction *Hero) {
-  std::function<bool(const HloInstruction *)> Needs =
-      [&](const HloInstruction *X) {
-        if (X == Hero ||
-            (X->opcode() == HloOpcode::Constant && X->shape().rank() == 0))
-          return false;
-        if (!isElementwise(X->opcode()) && X->opcode() != HloOpcode::Copy)
-          return true;
-        for (const HloInstruction *O : X->operands())
-          if (Needs(O))
-            return true;
-        return false;
-      };
-  return Needs(Root);
-}
-
-} // namespace
-
 TransposeKernel::TransposeKernel(llvm::Module &M, const HloInstruction &F,
                                  const FusionAnalysis &A,
                                  const KernelPlan &Plan, Context &Ctx,
@@ -174,23 +121,16 @@ TransposeKernel::TransposeKernel(llvm::Module &M, const HloInstruction &F,
 }
 
 void TransposeKernel::classifyAccesses() {
-  // Vector loads of the prologue's parameters when each is read at the hero
-  // operand's own linear offset (then element j of a group sits at offset
-  // LinIn + j, aligned to the group because D[M] % RG == 0).
-  VectorLoads = RG > 1 && identityPrologue(HeroOp, VecParams);
-  for (size_t K2 : ReadRoots)
-    VectorLoads = VectorLoads &&
-                  A.Roots[K2]->shape().Dims == HeroOp->shape().Dims &&
-                  identityPrologue(A.Roots[K2], VecParams);
+  // The plan proved which parameters load as vectors and which write roots
+  // need their element's index (TransposePlan).
+  VectorLoads = Plan.Transpose->VectorLoads;
+  VecParams = Plan.Transpose->VectorParams;
+  WriteNeedsIndex = Plan.Transpose->WriteNeedsIndex;
   // Output offset step between the elements of a group (rows of M in the
-  // output), and which write roots need a per-element index: those with a
-  // non-default layout or an epilogue that reads more than the transpose.
+  // output).
   const int64_t R = int64_t(TI.Dims.size()), Mi = R - 1;
   for (int64_t O = R; O-- > 0 && TI.Permutation[O] != Mi;)
     OutStrideM *= TI.Dims[TI.Permutation[O]];
-  for (size_t K2 : WriteRoots)
-    WriteNeedsIndex.push_back(!A.Roots[K2]->shape().hasDefaultLayout() ||
-                              readsBeyondHero(A.Roots[K2], Hero));
 }
 
 std::optional<Diagnostic> TransposeKernel::createFunction() {

@@ -129,6 +129,59 @@ static void chooseTileIndexWidth(const FusionAnalysis &A,
   chooseIndexWidth(P, Largest, MapsFit);
 }
 
+namespace {
+
+/// True when every parameter that \p Op reads is read at Op's own index:
+/// the path is elementwise ops over arrays of Op's dims (scalar constants
+/// allowed), and Op and the parameters have the default layout. Collects
+/// those parameters.
+bool identityPrologue(const HloInstruction *Op,
+                      std::vector<const HloInstruction *> &Params) {
+  if (!Op->shape().isArray() || !Op->shape().hasDefaultLayout())
+    return false;
+  const std::vector<int64_t> &Dims = Op->shape().Dims;
+  std::function<bool(const HloInstruction *)> Walk =
+      [&](const HloInstruction *X) {
+        if (X->opcode() == HloOpcode::Constant && X->shape().rank() == 0)
+          return true;
+        if (!X->shape().isArray() || X->shape().Dims != Dims ||
+            !X->shape().hasDefaultLayout())
+          return false;
+        if (X->opcode() == HloOpcode::Parameter) {
+          if (std::find(Params.begin(), Params.end(), X) == Params.end())
+            Params.push_back(X);
+          return true;
+        }
+        if (!isElementwise(X->opcode()))
+          return false;
+        for (const HloInstruction *O : X->operands())
+          if (!Walk(O))
+            return false;
+        return true;
+      };
+  return Walk(Op);
+}
+
+/// True when the epilogue \p Root needs the index of its element: it reads
+/// more than \p Hero through elementwise ops, copies and scalar constants.
+bool readsBeyondHero(const HloInstruction *Root, const HloInstruction *Hero) {
+  std::function<bool(const HloInstruction *)> Needs =
+      [&](const HloInstruction *X) {
+        if (X == Hero ||
+            (X->opcode() == HloOpcode::Constant && X->shape().rank() == 0))
+          return false;
+        if (!isElementwise(X->opcode()) && X->opcode() != HloOpcode::Copy)
+          return true;
+        for (const HloInstruction *O : X->operands())
+          if (Needs(O))
+            return true;
+        return false;
+      };
+  return Needs(Root);
+}
+
+} // namespace
+
 std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
   const FusionAnalysis &A = In.A;
   const HloInstruction *Hero = transposeHero(A);
@@ -191,6 +244,19 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
   P.choose("blocks", T.Blocks, "one block per tile");
   P.Main = transposeReadMapping(In.Ctx, A, T);
   planTileMaps(In.Ctx, A, TP);
+  // Vector loads of the prologue's parameters when each is read at the
+  // hero operand's own linear offset (element j of a group then sits at
+  // offset LinIn + j, aligned to the group because D[M] % group == 0).
+  const HloInstruction *HeroOp = Hero->operand(0);
+  TP.VectorLoads =
+      T.readGroup() > 1 && identityPrologue(HeroOp, TP.VectorParams);
+  for (size_t K : TP.ReadRoots)
+    TP.VectorLoads = TP.VectorLoads &&
+                     A.Roots[K]->shape().Dims == HeroOp->shape().Dims &&
+                     identityPrologue(A.Roots[K], TP.VectorParams);
+  for (size_t K : TP.WriteRoots)
+    TP.WriteNeedsIndex.push_back(!A.Roots[K]->shape().hasDefaultLayout() ||
+                                 readsBeyondHero(A.Roots[K], Hero));
   chooseTileIndexWidth(A, TP, P);
   // H200, 2026-11-30: exp_transpose_abs 2.08 us at back-end O0, 1.86 at
   // O3 (loop strength reduction of the tile loops).
