@@ -220,13 +220,11 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
     return Why;
   }
   // Warps per block (tile rows per iteration) and the vector widths of 32
-  // x 32 tiles: transposeTiling's choices unless overridden.
-  int64_t Warps = choose(In, P, "IDXMAP_TR_WARPS", "warps_override", 0,
-                         "0: the tiling's choice");
-  int64_t ReadVec = choose(In, P, "IDXMAP_TR_RVEC", "read_vec_override", 0,
-                           "0: the tiling's choice");
-  int64_t WriteVec = choose(In, P, "IDXMAP_TR_WVEC", "write_vec_override", 0,
-                            "0: the tiling's choice");
+  // x 32 tiles: transposeTiling's choices unless overridden (the choices
+  // below then name the override).
+  int64_t Warps = tuned(In.Overrides, "IDXMAP_TR_WARPS", 0);
+  int64_t ReadVec = tuned(In.Overrides, "IDXMAP_TR_RVEC", 0);
+  int64_t WriteVec = tuned(In.Overrides, "IDXMAP_TR_WVEC", 0);
   if (Warps > 0)
     Warps = floorPow2(Warps);
   TP.Tiling = transposeTiling(In.Ctx, A, Warps, ReadVec, WriteVec, In.Device);
@@ -238,9 +236,18 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
   P.choose("group", T.V,
            "elements of the minor dim per lane: 2 when it is even and tiles "
            "of 32 x 64 still give 8 blocks per SM");
-  P.choose("warps", T.Warps, "warps per block (tile rows per iteration)");
-  P.choose("read_vec", T.ReadVec, "elements per read of a 32 x 32 tile");
-  P.choose("write_vec", T.WriteVec, "elements per write of a 32 x 32 tile");
+  auto Reason = [&](const char *Knob, const char *Rule) {
+    return isTuned(In.Overrides, Knob) && tuned(In.Overrides, Knob, 0) > 0
+               ? std::string("tuning override ") + Knob
+               : std::string(Rule);
+  };
+  P.choose("warps", T.Warps,
+           Reason("IDXMAP_TR_WARPS",
+                  "warps per block (tile rows per iteration)"));
+  P.choose("read_vec", T.ReadVec,
+           Reason("IDXMAP_TR_RVEC", "elements per read of a 32 x 32 tile"));
+  P.choose("write_vec", T.WriteVec,
+           Reason("IDXMAP_TR_WVEC", "elements per write of a 32 x 32 tile"));
   P.choose("blocks", T.Blocks, "one block per tile");
   P.Main = transposeReadMapping(In.Ctx, A, T);
   planTileMaps(In.Ctx, A, TP);
