@@ -421,6 +421,20 @@ readBounded(std::istream &In, const std::string &Name, std::string &Out) {
 }
 } // namespace
 
+std::unique_ptr<HloModule> readHloModule(const std::string &File) {
+  std::string Text;
+  if (auto Err = readInput(File, Text)) {
+    printError(displayName(File), *Err);
+    return nullptr;
+  }
+  auto M = parseHloModule(Text, displayName(File));
+  if (!M) {
+    printDiagnostic(M.error());
+    return nullptr;
+  }
+  return std::move(*M);
+}
+
 std::optional<std::string> readInput(const std::string &Path,
                                      std::string &Out) {
   Out.clear();

@@ -187,20 +187,13 @@ static int runAnalyze(int Argc, char **Argv) {
     printDiagnostic(Device.error());
     return ExitRejected;
   }
-  std::string Text;
-  if (auto Err = readInput(File, Text)) {
-    printError(displayName(File), *Err);
+  std::unique_ptr<HloModule> M = readHloModule(File);
+  if (!M)
     return ExitRejected;
-  }
-  auto M = parseHloModule(Text, displayName(File));
-  if (!M) {
-    printDiagnostic(M.error());
-    return ExitRejected;
-  }
   OutputFile O;
   if (!O.open(Out))
     return ExitRejected;
-  std::vector<const HloInstruction *> Fusions = kernelFusions(**M);
+  std::vector<const HloInstruction *> Fusions = kernelFusions(*M);
   bool Found = false;
   int Analyzed = 0;
   std::vector<Diagnostic> Skipped;
@@ -212,7 +205,7 @@ static int runAnalyze(int Argc, char **Argv) {
     // Triton gemm's dot, complex values): named, not analyzed.
     if (auto U = findUnmodeledInstruction(*F->fusedComputation())) {
       Skipped.push_back(
-          (*M)->diagnose(U->Instruction->sourceOffset(),
+          M->diagnose(U->Instruction->sourceOffset(),
                          "fusion '" + F->name() + "': " + U->Reason));
       O << skippedFusionLine(F->name(), Skipped.back().Message) << "\n";
       continue;
@@ -221,7 +214,7 @@ static int runAnalyze(int Argc, char **Argv) {
     report(O,
            "fusion " + F->name() + " (calls " + F->fusedComputation()->name() +
                ")",
-           M->get(), F, analyzeFusion(*F), *Device, Tuned);
+           M.get(), F, analyzeFusion(*F), *Device, Tuned);
   }
   if (!Fusion.empty() && !Found) {
     printError(displayName(File), "no fusion named '" + Fusion + "'");
@@ -234,16 +227,16 @@ static int runAnalyze(int Argc, char **Argv) {
     return ExitRejected;
   }
   if (Fusions.empty()) {
-    const HloComputation &Entry = *(*M)->entry();
+    const HloComputation &Entry = *M->entry();
     const HloInstruction *Root = Entry.root();
     if (Root->opcode() == HloOpcode::Tuple && Root->operandCount() == 0) {
-      printDiagnostic((*M)->diagnose(Root->sourceOffset(),
+      printDiagnostic(M->diagnose(Root->sourceOffset(),
                                      "the ENTRY computation has no outputs"));
       return ExitRejected;
     }
     // A module before fusion (dots, loops, custom-calls) is not a kernel.
     if (auto U = findUnmodeledInstruction(Entry)) {
-      printDiagnostic((*M)->diagnose(
+      printDiagnostic(M->diagnose(
           U->Instruction->sourceOffset(),
           "the module has no fusion and its ENTRY computation is not one "
           "kernel: " +
@@ -252,13 +245,13 @@ static int runAnalyze(int Argc, char **Argv) {
     }
     FusionAnalysis A = analyzeComputation(Entry);
     if (const HloInstruction *R = unsupportedRoot(A)) {
-      printDiagnostic((*M)->diagnose(R->sourceOffset(),
+      printDiagnostic(M->diagnose(R->sourceOffset(),
                                      "output '" + R->name() +
                                          "' is the tuple " + R->shape().str() +
                                          "; analyze needs array outputs"));
       return ExitRejected;
     }
-    report(O, "computation " + (*M)->entry()->name() + " (no fusion)", M->get(),
+    report(O, "computation " + M->entry()->name() + " (no fusion)", M.get(),
            nullptr, A, *Device, Tuned);
   }
   return O.close() ? ExitOk : ExitRejected;

@@ -93,28 +93,21 @@ static int runHlo(int Argc, char **Argv) {
     }
   }
 
-  std::string Text;
-  if (auto Err = readInput(File, Text)) {
-    printError(displayName(File), *Err);
+  std::unique_ptr<HloModule> M = readHloModule(File);
+  if (!M)
     return ExitRejected;
-  }
-  auto M = parseHloModule(Text, displayName(File));
-  if (!M) {
-    printDiagnostic(M.error());
-    return ExitRejected;
-  }
   OutputFile O;
   if (!O.open(Out))
     return ExitRejected;
 
   if (!Evaluate) {
-    O << printHloModule(**M);
+    O << printHloModule(*M);
     return O.close() ? ExitOk : ExitRejected;
   }
 
-  const HloComputation *C = (*M)->entry();
+  const HloComputation *C = M->entry();
   if (!CompName.empty()) {
-    C = (*M)->findComputation(CompName);
+    C = M->findComputation(CompName);
     if (!C) {
       printError(displayName(File), "no computation named '" + CompName + "'");
       return ExitRejected;
@@ -124,7 +117,7 @@ static int runHlo(int Argc, char **Argv) {
   // interpreter names any other type it meets inside).
   for (const HloInstruction *Param : C->parameters())
     if (!hasOnlyComputeTypes(Param->shape())) {
-      printDiagnostic((*M)->diagnose(
+      printDiagnostic(M->diagnose(
           Param->sourceOffset(),
           "cannot evaluate '" + Param->name() + "': the interpreter has no " +
               Param->shape().str() + " values"));
@@ -135,7 +128,7 @@ static int runHlo(int Argc, char **Argv) {
   for (const HloInstruction *Param : C->parameters()) {
     int64_t Bytes = Param->shape().byteSize();
     if (Bytes > MaxBytes - ArgBytes) {
-      printDiagnostic((*M)->diagnose(
+      printDiagnostic(M->diagnose(
           Param->sourceOffset(),
           "the arguments need more than " + std::to_string(MaxBytes) +
               " bytes (--max-bytes): '" + Param->name() + "' is " +

@@ -80,17 +80,10 @@ static int runIndexing(int Argc, char **Argv) {
   if (Direction == "input-to-output" && Operand < 0)
     return P.usageError("--direction=input-to-output needs --operand K");
 
-  std::string Text;
-  if (auto Err = readInput(File, Text)) {
-    printError(displayName(File), *Err);
+  std::unique_ptr<HloModule> M = readHloModule(File);
+  if (!M)
     return ExitRejected;
-  }
-  auto M = parseHloModule(Text, displayName(File));
-  if (!M) {
-    printDiagnostic(M.error());
-    return ExitRejected;
-  }
-  const HloModule &Mod = **M;
+  const HloModule &Mod = *M;
   const HloInstruction *I = nullptr;
   if (!Instr.empty()) {
     I = findAnywhere(Mod, Instr);

@@ -62,17 +62,10 @@ static int runPartition(int Argc, char **Argv) {
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
 
-  std::string Text;
-  if (auto Err = readInput(File, Text)) {
-    printError(displayName(File), *Err);
+  std::unique_ptr<HloModule> M = readHloModule(File);
+  if (!M)
     return ExitRejected;
-  }
-  auto M = parseHloModule(Text, displayName(File));
-  if (!M) {
-    printDiagnostic(M.error());
-    return ExitRejected;
-  }
-  const HloModule &Mod = **M;
+  const HloModule &Mod = *M;
 
   std::vector<const HloComputation *> Comps;
   if (!FusionName.empty()) {

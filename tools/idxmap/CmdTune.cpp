@@ -314,18 +314,11 @@ static int runTune(int Argc, char **Argv) {
     printError(displayName(File), *Err);
     return ExitRejected;
   }
-  std::string Text;
-  if (auto Err = readInput(File, Text)) {
-    printError(displayName(File), *Err);
+  std::unique_ptr<HloModule> M = readHloModule(File);
+  if (!M)
     return ExitRejected;
-  }
-  auto M = parseHloModule(Text, displayName(File));
-  if (!M) {
-    printDiagnostic(M.error());
-    return ExitRejected;
-  }
-  S.Module = M->get();
-  std::vector<const HloInstruction *> Fusions = fusionsToTune(**M, Fusion);
+  S.Module = M.get();
+  std::vector<const HloInstruction *> Fusions = fusionsToTune(*M, Fusion);
   if (Fusions.empty()) {
     printError(displayName(File),
                Fusion.empty() ? "the module has no fusion to tune"

@@ -76,6 +76,7 @@
 #include "idxmap/DeviceModel.h"
 #include "idxmap/Diagnostics.h"
 #include "idxmap/Domain.h"
+#include "idxmap/Hlo.h"
 #include "idxmap/IndexingMap.h"
 #include "idxmap/Parse.h"
 #include "idxmap/Simplify.h"
@@ -310,6 +311,11 @@ uint64_t &maxInputBytes();
 /// 'x.txt': No such file or directory" (also for directories) or "'/dev/zero'
 /// is larger than the input limit of 67108864 bytes (--max-input-bytes)".
 std::optional<std::string> readInput(const std::string &Path, std::string &Out);
+
+/// Reads and parses the HLO module in \p File ("-": stdin). On failure
+/// prints the error (`FILE: error: ...`, or the parser's located
+/// diagnostic) and returns null: the command then exits 1.
+std::unique_ptr<HloModule> readHloModule(const std::string &File);
 
 /// Parses \p Text as a whole decimal number in [\p Min, \p Max]: digits only
 /// (no sign, no spaces, no suffix), no overflow. For numeric option values,
