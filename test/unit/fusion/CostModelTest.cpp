@@ -10,33 +10,22 @@
 #include "idxmap/Hlo.h"
 #include "idxmap/KernelPlan.h"
 
+#include "support/FusionModules.h"
+
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 
 using namespace idxmap;
+using namespace idxmap::testing;
 
 namespace {
-
-/// A module whose entry root is loop fusion `fusion` of \p Body (named
-/// `fused`) on one parameter of shape \p In, with output shape \p Out.
-std::unique_ptr<HloModule> fusionModule(const std::string &In,
-                                        const std::string &Out,
-                                        const std::string &Body) {
-  std::string Text = "HloModule m\nfused {\n" + Body +
-                     "}\nENTRY main {\n  p = " + In +
-                     " parameter(0)\n  ROOT fusion = " + Out +
-                     " fusion(p), kind=kLoop, calls=fused\n}\n";
-  auto M = parseHloModule(Text, "test.hlo");
-  EXPECT_TRUE(M) << M.error().str();
-  return M ? std::move(*M) : nullptr;
-}
 
 /// negate(x) over f32[N]: N * 4 bytes in, as many out.
 std::unique_ptr<HloModule> negate(int64_t N) {
   std::string S = "f32[" + std::to_string(N) + "]";
-  return fusionModule(S, S,
+  return oneFusionModule(S, S,
                       "  x = " + S + " parameter(0)\n  ROOT n = " + S +
                           " negate(x)\n");
 }
@@ -97,7 +86,7 @@ TEST(CostModel, L2ResidentAgainstDram) {
 TEST(CostModel, SlicesMoveTheSectorsTheyTouch) {
   // Every fourth f32 of the input: a quarter of the elements, but a warp's
   // request touches every sector, so the whole input moves.
-  auto F = plan(fusionModule("f32[4194304]", "f32[1048576]",
+  auto F = plan(oneFusionModule("f32[4194304]", "f32[1048576]",
                              "  x = f32[4194304] parameter(0)\n"
                              "  ROOT s = f32[1048576] slice(x), "
                              "slice={[0:4194304:4]}\n"));
@@ -107,7 +96,7 @@ TEST(CostModel, SlicesMoveTheSectorsTheyTouch) {
   CostEstimate E = estimateCost(F->Ctx, F->A, F->P, h200());
   EXPECT_DOUBLE_EQ(E.Bytes, Unique);
   // The first quarter, contiguous: only that quarter moves.
-  auto Q = plan(fusionModule("f32[4194304]", "f32[1048576]",
+  auto Q = plan(oneFusionModule("f32[4194304]", "f32[1048576]",
                              "  x = f32[4194304] parameter(0)\n"
                              "  ROOT s = f32[1048576] slice(x), "
                              "slice={[0:1048576]}\n"));

@@ -9,6 +9,8 @@
 #include "idxmap/Hlo.h"
 #include "idxmap/KernelPlan.h"
 
+#include "support/FusionModules.h"
+
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -16,32 +18,15 @@
 #include <string>
 
 using namespace idxmap;
+using namespace idxmap::testing;
 
 namespace {
-
-/// A module with one fusion `fusion` whose computation is \p Body over
-/// parameter `p` of shape \p In.
-std::unique_ptr<HloModule> fusionModule(const std::string &In,
-                                        const std::string &Out,
-                                        const std::string &Body) {
-  std::string Text = "HloModule m\n"
-                     "add {\n  a = f32[] parameter(0)\n"
-                     "  b = f32[] parameter(1)\n"
-                     "  ROOT s = f32[] add(a, b)\n}\n"
-                     "fused {\n" +
-                     Body + "}\nENTRY main {\n  p = " + In +
-                     " parameter(0)\n  ROOT fusion = " + Out +
-                     " fusion(p), kind=kInput, calls=fused\n}\n";
-  auto M = parseHloModule(Text, "test.hlo");
-  EXPECT_TRUE(M) << M.error().str();
-  return M ? std::move(*M) : nullptr;
-}
 
 /// A sum of the rows of f32[R, N].
 std::unique_ptr<HloModule> rowSum(int64_t R, int64_t N) {
   std::string S = "f32[" + std::to_string(R) + "," + std::to_string(N) + "]";
   std::string V = "f32[" + std::to_string(R) + "]";
-  return fusionModule(S, V,
+  return oneFusionModule(S, V,
                       "  x = " + S +
                           " parameter(0)\n  z = f32[] constant(0)\n"
                           "  ROOT r = " +
@@ -52,7 +37,7 @@ std::unique_ptr<HloModule> rowSum(int64_t R, int64_t N) {
 std::unique_ptr<HloModule> columnSum(int64_t R, int64_t N) {
   std::string S = "f32[" + std::to_string(R) + "," + std::to_string(N) + "]";
   std::string V = "f32[" + std::to_string(N) + "]";
-  return fusionModule(S, V,
+  return oneFusionModule(S, V,
                       "  x = " + S +
                           " parameter(0)\n  z = f32[] constant(0)\n"
                           "  ROOT r = " +
@@ -67,10 +52,6 @@ std::string signature(const KernelPlan &P) {
   for (const PlanChoice &C : P.Choices)
     S += " " + C.Name + "=" + std::to_string(C.Value);
   return S;
-}
-
-const HloInstruction &fusionOf(const HloModule &M) {
-  return *M.entry()->root();
 }
 
 DeviceModel h200() { return *lookupDeviceModel("H200"); }
@@ -163,7 +144,7 @@ TEST(PlanCandidates, OverridesAreKept) {
 TEST(PlanCandidates, LoopFusionVariesOnlyItsUnroll) {
   // f32[1003]: one element per run; the rules leave unroll 1 (too few
   // blocks for more), the variants unroll 2, 4 and 8.
-  auto M = fusionModule("f32[1003]", "f32[1003]",
+  auto M = oneFusionModule("f32[1003]", "f32[1003]",
                         "  x = f32[1003] parameter(0)\n"
                         "  ROOT e = f32[1003] exponential(x)\n");
   ASSERT_TRUE(M);

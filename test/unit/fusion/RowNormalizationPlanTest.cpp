@@ -11,12 +11,15 @@
 #include "idxmap/KernelPlan.h"
 #include "idxmap/Print.h"
 
+#include "support/FusionModules.h"
+
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 
 using namespace idxmap;
+using namespace idxmap::testing;
 
 namespace {
 
@@ -31,25 +34,11 @@ const char *AddF32 = "add_f32 {\n"
                      "  ROOT m = f32[] maximum(a, b)\n"
                      "}\n";
 
-/// A module whose entry root is fusion `fusion` of computation \p Body
-/// (named `fused`) on one parameter of shape \p In.
-std::unique_ptr<HloModule> fusionModule(const std::string &In,
-                                        const std::string &Out,
-                                        const std::string &Body) {
-  std::string Text = "HloModule m\n" + std::string(AddF32) + "fused {\n" +
-                     Body + "}\nENTRY main {\n  p = " + In +
-                     " parameter(0)\n  ROOT fusion = " + Out +
-                     " fusion(p), kind=kInput, calls=fused\n}\n";
-  auto M = parseHloModule(Text, "test.hlo");
-  EXPECT_TRUE(M) << M.error().str();
-  return M ? std::move(*M) : nullptr;
-}
-
 /// Softmax of f32[R, N] rows.
 std::unique_ptr<HloModule> softmax(int64_t R, int64_t N) {
   std::string S = "f32[" + std::to_string(R) + "," + std::to_string(N) + "]";
   std::string V = "f32[" + std::to_string(R) + "]";
-  return fusionModule(
+  return oneFusionModule(
       S, S,
       "  x = " + S + " parameter(0)\n" +
           "  ninf = f32[] constant(-inf)\n"
@@ -169,7 +158,7 @@ TEST(RowNormalizationPlan, FewShortRowsShrinkTheBlock) {
 }
 
 TEST(RowNormalizationPlan, RowTooLongForOneBlock) {
-  auto M = fusionModule("f32[8,131072]", "f32[8,131072]",
+  auto M = oneFusionModule("f32[8,131072]", "f32[8,131072]",
                         "  x = f32[8,131072] parameter(0)\n"
                         "  zero = f32[] constant(0)\n"
                         "  s = f32[8] reduce(x, zero), dimensions={1}, "
@@ -264,7 +253,7 @@ TEST(RowNormalizationPlan, LayerNormWithRowValueRoot) {
 TEST(RowNormalizationPlan, PlainReductionIsNot) {
   // A row sum with an epilogue but no broadcast back along the row: the
   // reduction emitter's.
-  auto M = fusionModule("f32[64,256]", "f32[64]",
+  auto M = oneFusionModule("f32[64,256]", "f32[64]",
                         "  x = f32[64,256] parameter(0)\n"
                         "  zero = f32[] constant(0)\n"
                         "  s = f32[64] reduce(x, zero), dimensions={1}, "
