@@ -484,8 +484,8 @@ ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A,
         None.Target->shape().numElements() == 0) {
       std::vector<Expr> Zeros(size_t(None.Target->shape().rank()),
                               Ctx.constant(0));
-      None.Map = IndexingMap(Ctx, {named("th_x", 0), named("bl_x", 0)}, {},
-                             {}, Zeros, {{Ctx.dim(0), {1, 0}}});
+      None.Map = IndexingMap(Ctx, {named("th_x", 0), named("bl_x", 0)}, {}, {},
+                             Zeros, {{Ctx.dim(0), {1, 0}}});
     }
     return None;
   }

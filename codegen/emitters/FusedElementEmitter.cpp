@@ -27,8 +27,8 @@ FusedElementEmitter::FusedElementEmitter(llvm::IRBuilder<> &B, Context &Ctx,
                                          const MathOptions &Math,
                                          llvm::Type *IndexTy)
     : B(B), Ctx(Ctx), C(C), Loader(std::move(Loader)), Math(Math),
-      IndexTy(IndexTy), Outline(Math.SubgraphFunctions.begin(),
-                                Math.SubgraphFunctions.end()) {}
+      IndexTy(IndexTy),
+      Outline(Math.SubgraphFunctions.begin(), Math.SubgraphFunctions.end()) {}
 
 const InstructionIndexing &
 FusedElementEmitter::indexingOf(const HloInstruction &I, int64_t OutputId) {

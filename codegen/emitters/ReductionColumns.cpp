@@ -224,17 +224,16 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
             std::vector<std::vector<llvm::Value *>> Vals;
             for (int64_t U2 = 0; U2 < NB; ++U2) {
               llvm::Value *S = B.CreateAdd(
-                  G, B.CreateMul(B.CreateAdd(B.CreateMul(BIdx, cst(NB)),
-                                             cst(U2)),
-                                 cst(NG)));
+                  G,
+                  B.CreateMul(B.CreateAdd(B.CreateMul(BIdx, cst(NB)), cst(U2)),
+                              cst(NG)));
               llvm::Value *Valid =
                   Ragged ? B.CreateICmpULT(S, cst(Split)) : nullptr;
               if (Valid)
                 S = B.CreateSelect(Valid, S, G);
               llvm::Value *Idx = B.CreateAdd(
-                  B.CreateMul(
-                      B.CreateAdd(B.CreateMul(TileIdV, cst(Split)), S),
-                      cst(Cols)),
+                  B.CreateMul(B.CreateAdd(B.CreateMul(TileIdV, cst(Split)), S),
+                              cst(Cols)),
                   Col);
               std::vector<llvm::Value *> V = loadScratch(Scratch, Idx);
               if (Valid)
@@ -251,8 +250,7 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
             emitFor(cst(Batches), Batch);
           else
             Batch(cst(0));
-          Sh.store(B, B.CreateAdd(B.CreateMul(G, cst(Pitch)), Col),
-                   loadAccs());
+          Sh.store(B, B.CreateAdd(B.CreateMul(G, cst(Pitch)), Col), loadAccs());
         });
       }
       emitBarrier(B);

@@ -206,7 +206,7 @@ static int runAnalyze(int Argc, char **Argv) {
     if (auto U = findUnmodeledInstruction(*F->fusedComputation())) {
       Skipped.push_back(
           M->diagnose(U->Instruction->sourceOffset(),
-                         "fusion '" + F->name() + "': " + U->Reason));
+                      "fusion '" + F->name() + "': " + U->Reason));
       O << skippedFusionLine(F->name(), Skipped.back().Message) << "\n";
       continue;
     }
@@ -231,7 +231,7 @@ static int runAnalyze(int Argc, char **Argv) {
     const HloInstruction *Root = Entry.root();
     if (Root->opcode() == HloOpcode::Tuple && Root->operandCount() == 0) {
       printDiagnostic(M->diagnose(Root->sourceOffset(),
-                                     "the ENTRY computation has no outputs"));
+                                  "the ENTRY computation has no outputs"));
       return ExitRejected;
     }
     // A module before fusion (dots, loops, custom-calls) is not a kernel.
@@ -246,9 +246,9 @@ static int runAnalyze(int Argc, char **Argv) {
     FusionAnalysis A = analyzeComputation(Entry);
     if (const HloInstruction *R = unsupportedRoot(A)) {
       printDiagnostic(M->diagnose(R->sourceOffset(),
-                                     "output '" + R->name() +
-                                         "' is the tuple " + R->shape().str() +
-                                         "; analyze needs array outputs"));
+                                  "output '" + R->name() + "' is the tuple " +
+                                      R->shape().str() +
+                                      "; analyze needs array outputs"));
       return ExitRejected;
     }
     report(O, "computation " + M->entry()->name() + " (no fusion)", M.get(),

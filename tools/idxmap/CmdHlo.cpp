@@ -117,10 +117,10 @@ static int runHlo(int Argc, char **Argv) {
   // interpreter names any other type it meets inside).
   for (const HloInstruction *Param : C->parameters())
     if (!hasOnlyComputeTypes(Param->shape())) {
-      printDiagnostic(M->diagnose(
-          Param->sourceOffset(),
-          "cannot evaluate '" + Param->name() + "': the interpreter has no " +
-              Param->shape().str() + " values"));
+      printDiagnostic(M->diagnose(Param->sourceOffset(),
+                                  "cannot evaluate '" + Param->name() +
+                                      "': the interpreter has no " +
+                                      Param->shape().str() + " values"));
       return ExitRejected;
     }
   // The arguments are sized before any is allocated.

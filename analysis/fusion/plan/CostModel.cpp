@@ -101,10 +101,9 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
   // parameter read whole moves each sector once, whatever a warp wastes
   // (its neighbours read the rest through L2). Writes: every output once.
   const double Unique = double(uniqueBytes(A));
-  const double TargetElems =
-      P.Main.Target && P.Main.Target->shape().isArray()
-          ? double(P.Main.Target->shape().numElements())
-          : 0;
+  const double TargetElems = P.Main.Target && P.Main.Target->shape().isArray()
+                                 ? double(P.Main.Target->shape().numElements())
+                                 : 0;
   double Read = 0, Write = 0;
   for (const HloInstruction *Pm : C.parameters()) {
     const double Bytes = double(bytesOf(Pm->shape()));
@@ -116,8 +115,8 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
     const double Elems = double(Pm->shape().numElements());
     const double Part =
         std::min(1.0, TargetElems * double(It->second.size()) / Elems);
-    Read += Part < 1 ? Bytes * std::min(1.0, Part * sectorWaste(P, Pm, G))
-                     : Bytes;
+    Read +=
+        Part < 1 ? Bytes * std::min(1.0, Part * sectorWaste(P, Pm, G)) : Bytes;
   }
   for (const HloInstruction *R : A.Roots) {
     Write += double(bytesOf(R->shape()));
@@ -170,8 +169,8 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
     const ReductionPlan &R = *P.Reduction;
     double Trips =
         R.Mode == ReductionMode::Column
-            ? std::ceil(std::ceil(double(R.Split) /
-                                  double(std::max<int64_t>(1, R.CombineGroups))) /
+            ? std::ceil(std::ceil(double(R.Split) / double(std::max<int64_t>(
+                                                        1, R.CombineGroups))) /
                         double(std::max<int64_t>(1, R.CombineBatch)))
             : std::ceil(double(Blocks) / double(Threads));
     E.LaunchMicroseconds += 0.5 + (Trips + 1) * Mem.L2LatencySeconds * 1e6;
@@ -183,8 +182,9 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
   if (std::abs(Moved - Unique) > Unique * 0.01)
     OS << " (" << Unique / 1e6 << " MB in the arrays)";
   OS << (E.L2Resident ? ", in L2" : ", from DRAM") << ", "
-     << (!LatencyBound ? "bandwidth-bound"
-                       : "latency-bound (" + std::to_string(int64_t(InFlight / 1024)) +
+     << (!LatencyBound
+             ? "bandwidth-bound"
+             : "latency-bound (" + std::to_string(int64_t(InFlight / 1024)) +
                    " KiB in flight)")
      << ", " << Waves << " waves";
   E.Summary = OS.str();

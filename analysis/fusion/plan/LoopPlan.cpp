@@ -40,8 +40,8 @@ std::vector<int64_t> loadWidths(const PlanInputs &In, const ThreadMapping &Main,
   std::vector<int64_t> Widths(C.parameters().size(), 1);
   if (!Uniform)
     return Widths;
-  std::vector<AccessReport> Reports = analyzeCoalescing(
-      In.Ctx, In.A, Main, /*CountWarps=*/false, In.Device);
+  std::vector<AccessReport> Reports =
+      analyzeCoalescing(In.Ctx, In.A, Main, /*CountWarps=*/false, In.Device);
   // Maps from every output to every instruction (all roots together).
   GroupedIndexing G;
   for (size_t R = 0; R < In.A.Roots.size(); ++R)
@@ -96,8 +96,7 @@ std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
     for (const HloInstruction *Pm : A.Computation->parameters())
       if (Pm->shape().isArray() && Pm->shape().numElements() > 1)
         Bytes = std::max<int64_t>(Bytes, byteWidth(Pm->shape().Type));
-    const int64_t Runs = ceilDiv(Largest->shape().numElements(),
-                                 P.Main.Vector);
+    const int64_t Runs = ceilDiv(Largest->shape().numElements(), P.Main.Vector);
     const int64_t T = P.Main.ThreadsPerBlock;
     const int64_t Wave =
         In.Device.SmCount * std::max<int64_t>(1, In.Device.MaxThreadsPerSm / T);
@@ -120,14 +119,14 @@ std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
   // More blocks than grid.x allows: each block walks blocks bl, bl + Grid,
   // ... of the mapping (a grid-stride loop).
   GridStride GS = gridStride(TM.Blocks, In.Device.MaxGrid[0]);
-  P.choose("blocks", GS.Grid,
-           GS.Iterations > 1
-               ? "grid.x limit: " + std::to_string(GS.Iterations) +
-                     " blocks of the mapping per block (grid stride)"
-               : "one block per " +
-                     std::to_string(TM.ThreadsPerBlock * TM.Vector *
-                                    TM.Unroll) +
-                     " outputs");
+  P.choose(
+      "blocks", GS.Grid,
+      GS.Iterations > 1
+          ? "grid.x limit: " + std::to_string(GS.Iterations) +
+                " blocks of the mapping per block (grid stride)"
+          : "one block per " +
+                std::to_string(TM.ThreadsPerBlock * TM.Vector * TM.Unroll) +
+                " outputs");
   // The emitter addresses the largest output and every parameter.
   int64_t MaxElements = TM.Target->shape().numElements();
   for (const HloInstruction *Param : A.Computation->parameters())

@@ -243,7 +243,7 @@ void planColumns(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP) {
                  (OneWideTile ? "one tile of 32 lanes holds it"
                   : FewRows   ? std::to_string(R) +
                                   " rows: fewer than 8 steps, fewer blocks"
-                              : "16 lanes, two rows per warp")),
+                            : "16 lanes, two rows per warp")),
       TileVectors);
   int64_t W =
       choose(In, P, "IDXMAP_RED_COL_WARPS", "warps", 8, "warps per block");
@@ -274,9 +274,9 @@ void planColumns(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP) {
   int64_t Iters = ceilDiv(AllSteps, Split); // steps per chunk
   Split = ceilDiv(AllSteps, Iters);         // every chunk has rows
   if (P.Choices[SplitChoice].Value != Split) {
-    P.Choices[SplitChoice].Reason += " (" + std::to_string(Iters) +
-                                     " whole steps per chunk: " +
-                                     std::to_string(Split) + " chunks)";
+    P.Choices[SplitChoice].Reason +=
+        " (" + std::to_string(Iters) +
+        " whole steps per chunk: " + std::to_string(Split) + " chunks)";
     P.Choices[SplitChoice].Value = Split;
   }
   if (Split > 1) {
@@ -286,12 +286,12 @@ void planColumns(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP) {
     // for XLA); groups of threads per column, each with a batch of loads
     // in flight, cut that to Split / (groups x batch) round trips.
     int64_t Groups = std::max<int64_t>(1, std::min({T / Cols, W, Split}));
-    RP.CombineGroups = P.choose(
-        "combine_groups", Groups,
-        "thread groups per column folding the chunks' partials");
-    RP.CombineBatch = P.choose(
-        "combine_batch", std::min<int64_t>(32, ceilDiv(Split, Groups)),
-        "partials each thread loads at a time (up to 32)");
+    RP.CombineGroups =
+        P.choose("combine_groups", Groups,
+                 "thread groups per column folding the chunks' partials");
+    RP.CombineBatch =
+        P.choose("combine_batch", std::min<int64_t>(32, ceilDiv(Split, Groups)),
+                 "partials each thread loads at a time (up to 32)");
   }
   int64_t RC = Iters * RS;                  // rows per chunk
   U = std::min(U, Iters);

@@ -25,9 +25,8 @@ namespace {
 /// negate(x) over f32[N]: N * 4 bytes in, as many out.
 std::unique_ptr<HloModule> negate(int64_t N) {
   std::string S = "f32[" + std::to_string(N) + "]";
-  return oneFusionModule(S, S,
-                      "  x = " + S + " parameter(0)\n  ROOT n = " + S +
-                          " negate(x)\n");
+  return oneFusionModule(
+      S, S, "  x = " + S + " parameter(0)\n  ROOT n = " + S + " negate(x)\n");
 }
 
 DeviceModel h200() { return *lookupDeviceModel("H200"); }
@@ -87,9 +86,9 @@ TEST(CostModel, SlicesMoveTheSectorsTheyTouch) {
   // Every fourth f32 of the input: a quarter of the elements, but a warp's
   // request touches every sector, so the whole input moves.
   auto F = plan(oneFusionModule("f32[4194304]", "f32[1048576]",
-                             "  x = f32[4194304] parameter(0)\n"
-                             "  ROOT s = f32[1048576] slice(x), "
-                             "slice={[0:4194304:4]}\n"));
+                                "  x = f32[4194304] parameter(0)\n"
+                                "  ROOT s = f32[1048576] slice(x), "
+                                "slice={[0:4194304:4]}\n"));
   ASSERT_TRUE(F);
   const double Unique = double(uniqueBytes(F->A));
   EXPECT_EQ(Unique, double((int64_t(16) << 20) + (int64_t(4) << 20)));
@@ -97,9 +96,9 @@ TEST(CostModel, SlicesMoveTheSectorsTheyTouch) {
   EXPECT_DOUBLE_EQ(E.Bytes, Unique);
   // The first quarter, contiguous: only that quarter moves.
   auto Q = plan(oneFusionModule("f32[4194304]", "f32[1048576]",
-                             "  x = f32[4194304] parameter(0)\n"
-                             "  ROOT s = f32[1048576] slice(x), "
-                             "slice={[0:1048576]}\n"));
+                                "  x = f32[4194304] parameter(0)\n"
+                                "  ROOT s = f32[1048576] slice(x), "
+                                "slice={[0:1048576]}\n"));
   ASSERT_TRUE(Q);
   CostEstimate Part = estimateCost(Q->Ctx, Q->A, Q->P, h200());
   EXPECT_DOUBLE_EQ(Part.Bytes, double(int64_t(8) << 20));

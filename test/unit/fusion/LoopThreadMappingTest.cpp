@@ -126,8 +126,8 @@ TEST(LoopThreadMappingTest, UnrolledMappingCoversEveryElementOnce) {
   // Launched on at most 5 blocks, still each element once.
   expectEachElementOnce(launchedThreadMapping(TM, 5).Map, N);
   // More runs than there are: capped, and exact (no constraint).
-  ThreadMapping Small = loopThreadMapping(
-      Ctx, Shape(PrimitiveType::F32, {16}), /*Vector=*/2, 8, /*Unroll=*/4);
+  ThreadMapping Small = loopThreadMapping(Ctx, Shape(PrimitiveType::F32, {16}),
+                                          /*Vector=*/2, 8, /*Unroll=*/4);
   EXPECT_EQ(Small.Unroll, 1);
   EXPECT_EQ(Small.Blocks, 1);
   EXPECT_TRUE(Small.Map.constraints().empty());

@@ -27,10 +27,11 @@ std::unique_ptr<HloModule> rowSum(int64_t R, int64_t N) {
   std::string S = "f32[" + std::to_string(R) + "," + std::to_string(N) + "]";
   std::string V = "f32[" + std::to_string(R) + "]";
   return oneFusionModule(S, V,
-                      "  x = " + S +
-                          " parameter(0)\n  z = f32[] constant(0)\n"
-                          "  ROOT r = " +
-                          V + " reduce(x, z), dimensions={1}, to_apply=add\n");
+                         "  x = " + S +
+                             " parameter(0)\n  z = f32[] constant(0)\n"
+                             "  ROOT r = " +
+                             V +
+                             " reduce(x, z), dimensions={1}, to_apply=add\n");
 }
 
 /// A sum of the columns of f32[R, N].
@@ -38,10 +39,11 @@ std::unique_ptr<HloModule> columnSum(int64_t R, int64_t N) {
   std::string S = "f32[" + std::to_string(R) + "," + std::to_string(N) + "]";
   std::string V = "f32[" + std::to_string(N) + "]";
   return oneFusionModule(S, V,
-                      "  x = " + S +
-                          " parameter(0)\n  z = f32[] constant(0)\n"
-                          "  ROOT r = " +
-                          V + " reduce(x, z), dimensions={0}, to_apply=add\n");
+                         "  x = " + S +
+                             " parameter(0)\n  z = f32[] constant(0)\n"
+                             "  ROOT r = " +
+                             V +
+                             " reduce(x, z), dimensions={0}, to_apply=add\n");
 }
 
 /// The plan's identity: launch and every choice's value.
@@ -145,8 +147,8 @@ TEST(PlanCandidates, LoopFusionVariesOnlyItsUnroll) {
   // f32[1003]: one element per run; the rules leave unroll 1 (too few
   // blocks for more), the variants unroll 2, 4 and 8.
   auto M = oneFusionModule("f32[1003]", "f32[1003]",
-                        "  x = f32[1003] parameter(0)\n"
-                        "  ROOT e = f32[1003] exponential(x)\n");
+                           "  x = f32[1003] parameter(0)\n"
+                           "  ROOT e = f32[1003] exponential(x)\n");
   ASSERT_TRUE(M);
   FusionAnalysis A = analyzeFusion(fusionOf(*M));
   Context Ctx;

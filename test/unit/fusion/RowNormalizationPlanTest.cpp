@@ -159,12 +159,12 @@ TEST(RowNormalizationPlan, FewShortRowsShrinkTheBlock) {
 
 TEST(RowNormalizationPlan, RowTooLongForOneBlock) {
   auto M = oneFusionModule("f32[8,131072]", "f32[8,131072]",
-                        "  x = f32[8,131072] parameter(0)\n"
-                        "  zero = f32[] constant(0)\n"
-                        "  s = f32[8] reduce(x, zero), dimensions={1}, "
-                        "to_apply=add_f32\n"
-                        "  b = f32[8,131072] broadcast(s), dimensions={0}\n"
-                        "  ROOT y = f32[8,131072] divide(x, b)\n");
+                           "  x = f32[8,131072] parameter(0)\n"
+                           "  zero = f32[] constant(0)\n"
+                           "  s = f32[8] reduce(x, zero), dimensions={1}, "
+                           "to_apply=add_f32\n"
+                           "  b = f32[8,131072] broadcast(s), dimensions={0}\n"
+                           "  ROOT y = f32[8,131072] divide(x, b)\n");
   ASSERT_TRUE(M);
   const HloInstruction &F = *M->entry()->root();
   FusionAnalysis A = analyzeFusion(F);
@@ -254,11 +254,11 @@ TEST(RowNormalizationPlan, PlainReductionIsNot) {
   // A row sum with an epilogue but no broadcast back along the row: the
   // reduction emitter's.
   auto M = oneFusionModule("f32[64,256]", "f32[64]",
-                        "  x = f32[64,256] parameter(0)\n"
-                        "  zero = f32[] constant(0)\n"
-                        "  s = f32[64] reduce(x, zero), dimensions={1}, "
-                        "to_apply=add_f32\n"
-                        "  ROOT y = f32[64] negate(s)\n");
+                           "  x = f32[64,256] parameter(0)\n"
+                           "  zero = f32[] constant(0)\n"
+                           "  s = f32[64] reduce(x, zero), dimensions={1}, "
+                           "to_apply=add_f32\n"
+                           "  ROOT y = f32[64] negate(s)\n");
   ASSERT_TRUE(M);
   FusionAnalysis A = analyzeFusion(*M->entry()->root());
   EXPECT_FALSE(isRowNormalization(A));
