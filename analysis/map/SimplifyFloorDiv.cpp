@@ -65,7 +65,12 @@ Extraction extractMultiples(const LinearSum &S, int64_t D) {
   }
   int64_t Q = *checkedFloorDiv(S.Constant, D); // D != 0, D != -1.
   Out.Extracted.Constant = Q;
-  Out.Rem.Constant = S.Constant - Q * D; // In (-|D|, |D|): no overflow.
+  // The floor remainder S.Constant - Q * D, without forming Q * D: near
+  // INT64_MIN the product passes it (floor(INT64_MIN / 100) * 100).
+  int64_t R = S.Constant % D;
+  if (R != 0 && ((R < 0) != (D < 0)))
+    R += D; // opposite signs: no overflow
+  Out.Rem.Constant = R;
   return Out;
 }
 
