@@ -178,7 +178,7 @@ static int runRun(int Argc, char **Argv) {
   auto Drv = runtime::CudaDriver::open(driverOptionsFromEnvironment());
   if (!Drv) {
     std::fprintf(stderr, "idxmap run: %s\n", Drv.error().Message.c_str());
-    return Drv.error().isUnavailable() ? 3 : ExitRejected;
+    return Drv.error().isUnavailable() ? ExitNoDevice : ExitRejected;
   }
   const runtime::DeviceInfo &D = (*Drv)->device();
   std::printf("device: %s (%s), %d SMs, driver CUDA %s\n", D.Name.c_str(),
@@ -248,7 +248,7 @@ static int runRun(int Argc, char **Argv) {
     RO.Cupti->stop();
   if (!Results) {
     std::fprintf(stderr, "idxmap run: %s\n", Results.error().Message.c_str());
-    return Results.error().isUnavailable() ? 3 : ExitRejected;
+    return Results.error().isUnavailable() ? ExitNoDevice : ExitRejected;
   }
   bool AllOk = true;
   for (const KernelRunResult &R : *Results) {

@@ -85,7 +85,7 @@ static const Command TuneCommand = {
     "analyze --tune-cache FILE` then plan with them. Prints a table per\n"
     "fusion: knobs, estimate, measured time, the one chosen. --dry-run\n"
     "prints the candidates and estimates without a GPU. Exit codes: 0 done,\n"
-    "1 a rejected input, no candidate passing, or no CUDA driver or GPU\n"
+    "1 a rejected input or no candidate passing, 3 no CUDA driver or GPU\n"
     "(after printing the candidates), 2 usage.",
     runTune};
 static CommandRegistration RegisterTune(TuneCommand);
@@ -383,7 +383,7 @@ static int runTune(int Argc, char **Argv) {
     std::fflush(stdout);
     std::fprintf(stderr, "idxmap tune: cannot time the candidates: %s\n",
                  Drv->error().Message.c_str());
-    return ExitRejected;
+    return Drv->error().isUnavailable() ? ExitNoDevice : ExitRejected;
   }
   if (CachePath.empty()) {
     std::printf("no tune cache named (--cache or IDXMAP_TUNE_CACHE): "

@@ -102,7 +102,13 @@ namespace cli {
 // Exit codes and the command registry
 //===----------------------------------------------------------------------===//
 
-enum ExitCode : int { ExitOk = 0, ExitRejected = 1, ExitUsage = 2 };
+enum ExitCode : int {
+  ExitOk = 0,
+  ExitRejected = 1,
+  ExitUsage = 2,
+  /// `run` and `tune`: no CUDA driver or GPU to run on.
+  ExitNoDevice = 3
+};
 
 /// One subcommand of `idxmap`.
 struct Command {
