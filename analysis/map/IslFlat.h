@@ -507,25 +507,9 @@ private:
   /// Translates the operands of \p E bottom-up without recursion (sums are
   /// passed through: visitAdd() flattens them). False if one fails.
   bool formOperandsFirst(Expr E) {
-    std::vector<std::pair<Expr, bool>> Work{{E.lhs(), false}, {E.rhs(), false}};
-    std::unordered_set<const void *> Seen;
-    while (!Work.empty()) {
-      auto [N, Expanded] = Work.back();
-      Work.pop_back();
-      if (!N.isBinary() || Memo.count(N))
-        continue;
-      if (Expanded) {
-        if (N.kind() != ExprKind::Add && !form(N))
-          return false;
-        continue;
-      }
-      if (!Seen.insert(N.storage()).second)
-        continue;
-      Work.push_back({N, true});
-      Work.push_back({N.rhs(), false});
-      Work.push_back({N.lhs(), false});
-    }
-    return true;
+    return visitOperandsPostOrder(
+        E, [&](Expr N) { return Memo.count(N) != 0; },
+        [&](Expr N) { return form(N).has_value(); });
   }
 
   std::optional<Form> fail(Expr E, const std::string &What) {

@@ -31,6 +31,8 @@
 
 #include "SimplifyInternal.h"
 
+#include "idxmap/ExprVisitor.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <unordered_set>
@@ -433,27 +435,14 @@ static ExprInfo evaluateSum(RangeEvaluator &RE, const IndexingMap &Map,
 }
 
 void RangeEvaluator::computeOperandsFirst(Expr E) {
-  // Post-order without recursion over the uncached nodes below E; sums are
-  // passed through (evaluating every partial sum of a long sum would be
-  // quadratic: the sum itself flattens them without recursion).
-  std::vector<std::pair<Expr, bool>> Work{{E.lhs(), false}, {E.rhs(), false}};
-  std::unordered_set<const void *> Seen;
-  while (!Work.empty()) {
-    auto [N, Expanded] = Work.back();
-    Work.pop_back();
-    if (!N.isBinary() || Cache.count(N))
-      continue;
-    if (Expanded) {
-      if (N.kind() != ExprKind::Add)
-        info(N); // its operands are known: one level deep
-      continue;
-    }
-    if (!Seen.insert(N.storage()).second)
-      continue;
-    Work.push_back({N, true});
-    Work.push_back({N.rhs(), false});
-    Work.push_back({N.lhs(), false});
-  }
+  // Each node's operands are known when it is visited: info() goes one
+  // level deep.
+  visitOperandsPostOrder(
+      E, [&](Expr N) { return Cache.count(N) != 0; },
+      [&](Expr N) {
+        info(N);
+        return true;
+      });
 }
 
 ExprInfo RangeEvaluator::info(Expr E) {

@@ -208,7 +208,7 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
       // at a time, into slot [g][c] of the shared tile; then each column
       // folds its groups in order.
       const int64_t NG = RP.CombineGroups, NB = RP.CombineBatch;
-      const int64_t Batches = ceilDiv(ceilDiv(Split, NG), NB);
+      const int64_t Batches = RP.combineBatches();
       const bool Ragged = Batches * NB * NG != Split;
       for (int64_t J = 0; J < ceilDiv(Cols * NG, T); ++J) {
         llvm::Value *Id = B.CreateAdd(Th, cst(J * T));

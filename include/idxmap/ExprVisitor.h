@@ -16,7 +16,9 @@
 
 #include "idxmap/Expr.h"
 
+#include <unordered_set>
 #include <utility>
+#include <vector>
 
 namespace idxmap {
 
@@ -118,6 +120,39 @@ private:
 
   Derived &self() { return static_cast<Derived &>(*this); }
 };
+
+/// Visits the binary nodes strictly below \p E in post order (operands
+/// before their users), each once and without recursion, for passes whose
+/// own recursion would overflow the stack on deep expressions. A node for
+/// which \p Known holds is skipped with everything below it; a sum is
+/// descended but not visited (the passes flatten sums themselves, and
+/// visiting every partial sum of a long one would be quadratic). Stops when
+/// \p Visit returns false, and returns false then.
+///
+/// Example: for `(d0 floordiv 4) * 2 + s0`, visits `d0 floordiv 4`, then
+/// `(d0 floordiv 4) * 2`; not the sum itself.
+template <typename KnownFn, typename VisitFn>
+bool visitOperandsPostOrder(Expr E, KnownFn &&Known, VisitFn &&Visit) {
+  std::vector<std::pair<Expr, bool>> Work{{E.lhs(), false}, {E.rhs(), false}};
+  std::unordered_set<const void *> Seen;
+  while (!Work.empty()) {
+    auto [N, Expanded] = Work.back();
+    Work.pop_back();
+    if (!N.isBinary() || Known(N))
+      continue;
+    if (Expanded) {
+      if (N.kind() != ExprKind::Add && !Visit(N))
+        return false;
+      continue;
+    }
+    if (!Seen.insert(N.storage()).second)
+      continue;
+    Work.push_back({N, true});
+    Work.push_back({N.rhs(), false});
+    Work.push_back({N.lhs(), false});
+  }
+  return true;
+}
 
 } // namespace idxmap
 

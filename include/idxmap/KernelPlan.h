@@ -106,6 +106,12 @@ struct ReductionPlan {
   /// CombineBatch loads in flight at a time, then the groups combine in
   /// order through shared memory (deterministic for a given plan).
   int64_t CombineGroups = 1, CombineBatch = 1;
+  /// The batches of loads each thread of that fold issues: one L2 round
+  /// trip each.
+  int64_t combineBatches() const {
+    int64_t PerGroup = (Split + CombineGroups - 1) / CombineGroups;
+    return (PerGroup + CombineBatch - 1) / CombineBatch;
+  }
   /// Several blocks combine their partials through the workspace.
   bool MultiBlock = false;
   /// Inputs read once get the L1/L2 evict_first hint.

@@ -68,18 +68,24 @@ double bytesInFlightPerThread(const FusionAnalysis &A, const KernelPlan &P) {
          double(std::max<int64_t>(1, P.Main.Unroll));
 }
 
-} // namespace
-
-int64_t uniqueBytes(const FusionAnalysis &A) {
+/// Bytes of \p A's outputs (a tuple root's elements each).
+int64_t outputBytes(const FusionAnalysis &A) {
   int64_t Bytes = 0;
-  for (const HloInstruction *Pm : A.Computation->parameters())
-    Bytes += bytesOf(Pm->shape());
   for (const HloInstruction *R : A.Roots) {
     Bytes += bytesOf(R->shape());
     if (R->shape().isTuple())
       for (const Shape &S : R->shape().TupleShapes)
         Bytes += bytesOf(S);
   }
+  return Bytes;
+}
+
+} // namespace
+
+int64_t uniqueBytes(const FusionAnalysis &A) {
+  int64_t Bytes = outputBytes(A);
+  for (const HloInstruction *Pm : A.Computation->parameters())
+    Bytes += bytesOf(Pm->shape());
   return Bytes;
 }
 
@@ -104,7 +110,7 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
   const double TargetElems = P.Main.Target && P.Main.Target->shape().isArray()
                                  ? double(P.Main.Target->shape().numElements())
                                  : 0;
-  double Read = 0, Write = 0;
+  double Read = 0;
   for (const HloInstruction *Pm : C.parameters()) {
     const double Bytes = double(bytesOf(Pm->shape()));
     auto It = G.find(Pm);
@@ -118,12 +124,7 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
     Read +=
         Part < 1 ? Bytes * std::min(1.0, Part * sectorWaste(P, Pm, G)) : Bytes;
   }
-  for (const HloInstruction *R : A.Roots) {
-    Write += double(bytesOf(R->shape()));
-    if (R->shape().isTuple())
-      for (const Shape &S : R->shape().TupleShapes)
-        Write += double(bytesOf(S));
-  }
+  const double Write = double(outputBytes(A));
   const double Moved = Read + Write;
   E.Bytes = Moved;
   E.L2Resident = staysInL2(A, D);
@@ -167,12 +168,9 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
     // Partials through the workspace, an arrival counter, then the last
     // block's fold: one L2 round trip per batch of partial loads.
     const ReductionPlan &R = *P.Reduction;
-    double Trips =
-        R.Mode == ReductionMode::Column
-            ? std::ceil(std::ceil(double(R.Split) / double(std::max<int64_t>(
-                                                        1, R.CombineGroups))) /
-                        double(std::max<int64_t>(1, R.CombineBatch)))
-            : std::ceil(double(Blocks) / double(Threads));
+    double Trips = R.Mode == ReductionMode::Column
+                       ? double(R.combineBatches())
+                       : std::ceil(double(Blocks) / double(Threads));
     E.LaunchMicroseconds += 0.5 + (Trips + 1) * Mem.L2LatencySeconds * 1e6;
   }
   E.Microseconds = E.MemoryMicroseconds + E.LaunchMicroseconds;

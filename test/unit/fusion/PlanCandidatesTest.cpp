@@ -22,28 +22,26 @@ using namespace idxmap::testing;
 
 namespace {
 
-/// A sum of the rows of f32[R, N].
-std::unique_ptr<HloModule> rowSum(int64_t R, int64_t N) {
+/// A sum over dim \p Dim of f32[R, N].
+std::unique_ptr<HloModule> sum2d(int64_t R, int64_t N, int Dim) {
   std::string S = "f32[" + std::to_string(R) + "," + std::to_string(N) + "]";
-  std::string V = "f32[" + std::to_string(R) + "]";
+  std::string V = "f32[" + std::to_string(Dim == 1 ? R : N) + "]";
   return oneFusionModule(S, V,
                          "  x = " + S +
                              " parameter(0)\n  z = f32[] constant(0)\n"
                              "  ROOT r = " +
-                             V +
-                             " reduce(x, z), dimensions={1}, to_apply=add\n");
+                             V + " reduce(x, z), dimensions={" +
+                             std::to_string(Dim) + "}, to_apply=add\n");
+}
+
+/// A sum of the rows of f32[R, N].
+std::unique_ptr<HloModule> rowSum(int64_t R, int64_t N) {
+  return sum2d(R, N, 1);
 }
 
 /// A sum of the columns of f32[R, N].
 std::unique_ptr<HloModule> columnSum(int64_t R, int64_t N) {
-  std::string S = "f32[" + std::to_string(R) + "," + std::to_string(N) + "]";
-  std::string V = "f32[" + std::to_string(N) + "]";
-  return oneFusionModule(S, V,
-                         "  x = " + S +
-                             " parameter(0)\n  z = f32[] constant(0)\n"
-                             "  ROOT r = " +
-                             V +
-                             " reduce(x, z), dimensions={0}, to_apply=add\n");
+  return sum2d(R, N, 0);
 }
 
 /// The plan's identity: launch and every choice's value.
