@@ -27,6 +27,11 @@ int64_t ceilDiv(int64_t A, int64_t B) { return A / B + (A % B > 0); }
 
 Variable named(const char *Name, int64_t Hi) { return {Name, {0, Hi}}; }
 
+/// The largest power of two <= \p V (V >= 1).
+int64_t powerOf2Below(int64_t V) {
+  return int64_t(1) << (63 - __builtin_clzll(uint64_t(V)));
+}
+
 /// Builds the mapping from `(th_x, bl_x)[iters..., vec]` given the
 /// canonical linear physical offset into \p Target's shape.
 ThreadMapping makeMapping(Context &Ctx, int64_t T, int64_t B,
@@ -69,11 +74,14 @@ int64_t transposeGroupWidth(const TransposeInfo &TI,
 }
 
 TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
-                                int64_t TileBytes, int64_t Warps,
-                                int64_t ReadVec, int64_t WriteVec,
+                                int64_t TileBytes, const TransposeRequest &Want,
                                 const DeviceModel &Device) {
   TransposeTiling T;
   const int64_t R = TI.Dims.size(), M = R - 1;
+  int64_t Warps = Want.Warps, ReadVec = Want.ReadVec,
+          WriteVec = Want.WriteVec;
+  T.SubP = Want.SubP > 0 ? powerOf2Below(std::min<int64_t>(Want.SubP, 8)) : 1;
+  T.SubM = Want.SubM > 0 ? powerOf2Below(std::min<int64_t>(Want.SubM, 8)) : 1;
   T.V = transposeGroupWidth(TI, Device);
   // Measured on the H200 (2026-11-30, CUPTI, interleaved groups):
   // f32[8192,8192] (V = 2) 131.5 us with 8 warps against 132.8 with 4;
@@ -85,7 +93,8 @@ TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
   T.Threads = 32 * Warps;
   const std::vector<int64_t> RowDims = TI.dimsAfterMinor();
   const int64_t Tm = 32 * T.V, P = TI.elementsAfterMinor(),
-                TilesP = ceilDiv(P, 32), TilesM = ceilDiv(TI.Dims[M], Tm);
+                TilesP = ceilDiv(P, 32 * T.SubP),
+                TilesM = ceilDiv(TI.Dims[M], Tm * T.SubM);
   // Vector accesses of a 32 x 32 tile of 4-byte elements: writes of up to
   // 4 consecutive elements of P (P % W == 0 keeps a vector inside one
   // output row and aligned), then reads of 2 of M (D[M] even) when writes
@@ -130,25 +139,39 @@ TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
     Stride *= Order[K].second;
   }
   T.Blocks = Stride;
-  Expr Lane = Th % 32, Row = Th.floorDiv(32) + It * Warps;
-  Expr ReadP = TileP * 32 + Row, WriteP = TileP * 32 + Lane;
-  Expr ReadM = TileOf[M] * Tm + Lane * T.V + J,
-       WriteM = TileOf[M] * Tm + Row * T.V + J;
+  // Each phase's iteration It covers sub-tile It / N, its iteration It mod
+  // N within it (N = Iters or WriteIters): the first tile's row along P and
+  // column along M, and the iteration.
+  struct SubTile {
+    Expr P0, M0, I;
+  };
+  auto SubTileOf = [&](int64_t N) {
+    if (T.subTiles() == 1)
+      return SubTile{TileP * 32, TileOf[M] * Tm, It};
+    Expr S = It.floorDiv(N);
+    return SubTile{(TileP * T.SubP + S % T.SubP) * 32,
+                   (TileOf[M] * T.SubM + S.floorDiv(T.SubP)) * Tm, It % N};
+  };
+  const SubTile RS = SubTileOf(T.Iters), WS = SubTileOf(T.WriteIters);
+  Expr Lane = Th % 32;
+  Expr ReadP = RS.P0 + Th.floorDiv(32) + RS.I * Warps, WriteP = WS.P0 + Lane;
+  Expr ReadM = RS.M0 + Lane * T.V + J,
+       WriteM = WS.M0 + (Th.floorDiv(32) + WS.I * Warps) * T.V + J;
   if (T.ReadVec > 1) {
     // Lane l of warp w reads tile row l / (32 / R) + R w + R W' it (W'
     // warps), elements R (l mod (32 / R)) + j of M.
     const int64_t Rv = T.ReadVec, Lanes = 32 / Rv;
-    ReadP = TileP * 32 + Lane.floorDiv(Lanes) + Th.floorDiv(32) * Rv +
-            It * (Warps * Rv);
-    ReadM = TileOf[M] * Tm + (Lane % Lanes) * Rv + J;
+    ReadP = RS.P0 + Lane.floorDiv(Lanes) + Th.floorDiv(32) * Rv +
+            RS.I * (Warps * Rv);
+    ReadM = RS.M0 + (Lane % Lanes) * Rv + J;
   }
   if (T.WriteVec > 1) {
     // Lane l of warp w writes tile column l / (32 / W) + W w + W W' it
     // (W' warps), elements W (l mod (32 / W)) + j of P.
     const int64_t Wv = T.WriteVec, Lanes = 32 / Wv;
-    WriteP = TileP * 32 + (Lane % Lanes) * Wv + J;
-    WriteM = TileOf[M] * Tm + Lane.floorDiv(Lanes) + Th.floorDiv(32) * Wv +
-             It * (Warps * Wv);
+    WriteP = WS.P0 + (Lane % Lanes) * Wv + J;
+    WriteM = WS.M0 + Lane.floorDiv(Lanes) + Th.floorDiv(32) * Wv +
+             WS.I * (Warps * Wv);
   }
   T.ReadIdx = T.WriteIdx = TileOf;
   T.ReadIdx[M] = ReadM;
@@ -165,11 +188,11 @@ TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
   };
   Spread(ReadP, T.ReadIdx);
   Spread(WriteP, T.WriteIdx);
-  if (TI.Dims[M] % Tm != 0) {
+  if (TI.Dims[M] % (Tm * T.SubM) != 0) {
     T.ReadCs.push_back({ReadM, {0, TI.Dims[M] - 1}});
     T.WriteCs.push_back({WriteM, {0, TI.Dims[M] - 1}});
   }
-  if (P % 32 != 0) {
+  if (P % (32 * T.SubP) != 0) {
     T.ReadCs.push_back({ReadP, {0, P - 1}});
     T.WriteCs.push_back({WriteP, {0, P - 1}});
   }
@@ -177,16 +200,17 @@ TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
 }
 
 TransposeTiling transposeTiling(Context &Ctx, const FusionAnalysis &A,
-                                int64_t Warps, int64_t ReadVec,
-                                int64_t WriteVec, const DeviceModel &Device) {
+                                const TransposeRequest &Want,
+                                const DeviceModel &Device) {
   const HloInstruction *Hero = transposeHero(A);
+  TransposeRequest W = Want;
   // One root in another layout makes every root's writes scalar (the write
   // phase is shared by the roots).
   for (size_t R = 0; R < A.Roots.size(); ++R)
     if (A.Heroes[R] == Hero && !A.Roots[R]->shape().hasDefaultLayout())
-      WriteVec = 1;
-  return transposeTiling(Ctx, *A.Transpose, byteWidth(Hero->shape().Type),
-                         Warps, ReadVec, WriteVec, Device);
+      W.WriteVec = 1;
+  return transposeTiling(Ctx, *A.Transpose, byteWidth(Hero->shape().Type), W,
+                         Device);
 }
 
 namespace {
@@ -195,7 +219,7 @@ namespace {
 /// input's minor dim.
 ThreadMapping transposeMapping(Context &Ctx, const FusionAnalysis &A,
                                const DeviceModel &Device) {
-  return transposeReadMapping(Ctx, A, transposeTiling(Ctx, A, 0, 0, 0, Device));
+  return transposeReadMapping(Ctx, A, transposeTiling(Ctx, A, {}, Device));
 }
 
 } // namespace
@@ -211,7 +235,8 @@ ThreadMapping transposeReadMapping(Context &Ctx, const FusionAnalysis &A,
   const Shape &In = Hero->operand(0)->shape();
   return makeMapping(
       Ctx, T.Threads, T.Blocks,
-      {named("it", T.Iters - 1), named("vec", T.readGroup() - 1)}, Lin,
+      {named("it", T.readIterations() - 1), named("vec", T.readGroup() - 1)},
+      Lin,
       T.ReadCs, In, Hero->operand(0));
 }
 
@@ -224,7 +249,7 @@ IndexingMap transposeOutputMap(Context &Ctx, const FusionAnalysis &A,
                                const DeviceModel &Device) {
   const TransposeInfo &TI = *A.Transpose;
   int64_t R = TI.Dims.size();
-  TransposeTiling T = transposeTiling(Ctx, A, 0, 0, 0, Device);
+  TransposeTiling T = transposeTiling(Ctx, A, {}, Device);
   // Output normalized order is the permutation of the input's.
   Expr Lin = Ctx.constant(0);
   for (int64_t O = 0; O < R; ++O)
@@ -232,7 +257,8 @@ IndexingMap transposeOutputMap(Context &Ctx, const FusionAnalysis &A,
   const Shape &Out = A.Roots.front()->shape();
   IndexingMap Map(
       Ctx, Read.Map.dims(),
-      {named("it", T.WriteIters - 1), named("vec", T.writeGroup() - 1)}, {},
+      {named("it", T.writeIterations() - 1), named("vec", T.writeGroup() - 1)},
+      {},
       delinearizePhysical(Ctx, Lin, Out), T.WriteCs);
   simplify(Map);
   return Map;

@@ -31,8 +31,9 @@ import gen  # noqa: E402
 import kernel_timing  # noqa: E402
 
 # --search: knob values per emitter kind (the sidecar's "emitter"), tried
-# round-robin over the knobs so that a small K still varies each. Names and
-# ranges: `idxmap tuning` (docs/TUNING.md).
+# round-robin over the knobs so that a small K still varies each (a None
+# knob: each value is a whole setting of several knobs). Names and ranges:
+# `idxmap tuning` (docs/TUNING.md).
 SEARCH_GRID = {
     "row reduction": [("IDXMAP_RED_ROW_LANES", [128, 256, 512, 1024, 64]),
                       ("IDXMAP_RED_ROW_UNROLL", [4, 16, 2]),
@@ -54,7 +55,11 @@ SEARCH_GRID = {
     "row normalization": [("IDXMAP_ROWNORM_ELEMENTS", [16, 4, 32]),
                           ("IDXMAP_RED_EVICT_FIRST", [0])],
     "loop": [("IDXMAP_LOOP_UNROLL", [1, 2, 4, 8])],
-    "transpose": [("IDXMAP_TR_WARPS", [4, 8, 16, 2]),
+    "transpose": [("IDXMAP_TR_SUBP", [2, 4, 1]),
+                  ("IDXMAP_TR_SUBM", [2, 1]),
+                  ("IDXMAP_TR_WARPS", [8, 4, 16, 2]),
+                  (None, ["IDXMAP_TR_SUBP=2,IDXMAP_TR_SUBM=2",
+                          "IDXMAP_TR_SUBP=2,IDXMAP_TR_WARPS=8"]),
                   ("IDXMAP_TR_RVEC", [1]),
                   ("IDXMAP_TR_WVEC", [1])],
 }
@@ -130,7 +135,7 @@ def candidates(emitter):
     """The --tune settings of EMITTER's grid, round-robin over its knobs."""
     grid, out = SEARCH_GRID.get(emitter, []), []
     for i in range(max((len(v) for _, v in grid), default=0)):
-        out += [f"{k}={v[i]}" for k, v in grid if i < len(v)]
+        out += [f"{k}={v[i]}" if k else v[i] for k, v in grid if i < len(v)]
     return out
 
 

@@ -117,6 +117,7 @@ TransposeKernel::TransposeKernel(llvm::Module &M, const HloInstruction &F,
   WV = Tiling.WriteVec;
   RG = Tiling.readGroup();
   WIters = Tiling.WriteIters;
+  Subs = Tiling.subTiles();
   VecTile = RV > 1 || WV > 1;
 }
 
@@ -141,7 +142,7 @@ std::optional<Diagnostic> TransposeKernel::createFunction() {
   Info.Fusion = F.name();
   Info.Emitter = "transpose";
   if (auto Err = setLaunchShape(Info, F, Math.Device, Blocks, Threads,
-                                Tile * Tm * TileBytes))
+                                Plan.SharedBytes))
     return *Err;
   std::vector<KernelParamSpec> Specs;
   for (const HloInstruction *P : C.parameters()) {
@@ -160,10 +161,13 @@ std::optional<Diagnostic> TransposeKernel::createFunction() {
   // once each. Write phase: lane l loads group q of row l, at slot q ^ l:
   // every 16-byte (8-, 4-byte) wavefront of 8 (16, 32) lanes covers
   // distinct banks. No padding, no conflicts.
-  TileVar =
-      createSharedArray(M, TileElemTy, uint64_t(Tile * Tm), Info.Name + "_tile",
-                        unsigned(std::max<int64_t>(RG * TileBytes, 4)));
-  TileTy = llvm::ArrayType::get(TileElemTy, uint64_t(Tile * Tm));
+  // Sub-tiles follow one another, Tile * Tm elements each.
+  assert(Plan.SharedBytes == Subs * Tile * Tm * TileBytes &&
+         "the plan's shared bytes are the tiles'");
+  TileVar = createSharedArray(M, TileElemTy, uint64_t(Subs * Tile * Tm),
+                              Info.Name + "_tile",
+                              unsigned(std::max<int64_t>(RG * TileBytes, 4)));
+  TileTy = llvm::ArrayType::get(TileElemTy, uint64_t(Subs * Tile * Tm));
 
   B.SetInsertPoint(&K->getEntryBlock());
   ThV = B.CreateZExtOrTrunc(emitThreadId(B, GpuDim::X, unsigned(Threads)),
@@ -177,17 +181,29 @@ std::optional<Diagnostic> TransposeKernel::createFunction() {
   return std::nullopt;
 }
 
-llvm::Value *TransposeKernel::groupPtr(llvm::Value *TileRow,
-                                       llvm::Value *Group) {
+llvm::Value *TransposeKernel::subTileBase(llvm::Value *Sub) {
+  if (!Sub)
+    return nullptr;
+  if (auto *C = llvm::dyn_cast<llvm::ConstantInt>(Sub))
+    if (C->isZero())
+      return nullptr;
+  return B.CreateMul(Sub, B.getInt32(int32_t(Tile * Tm)), "", true, true);
+}
+
+llvm::Value *TransposeKernel::groupPtr(llvm::Value *TileRow, llvm::Value *Group,
+                                       llvm::Value *Sub) {
   llvm::Value *Slot = B.CreateXor(Group, TileRow);
   llvm::Value *Off =
       B.CreateAdd(B.CreateMul(TileRow, B.getInt32(int32_t(Tm)), "", true, true),
                   B.CreateMul(Slot, B.getInt32(int32_t(V)), "", true, true), "",
                   true, true);
+  if (llvm::Value *Base = subTileBase(Sub))
+    Off = B.CreateAdd(Base, Off, "", true, true);
   return B.CreateInBoundsGEP(TileTy, TileVar, {B.getInt32(0), Off});
 }
 
-llvm::Value *TransposeKernel::elemPtr(llvm::Value *TileRow, llvm::Value *Col) {
+llvm::Value *TransposeKernel::elemPtr(llvm::Value *TileRow, llvm::Value *Col,
+                                      llvm::Value *Sub) {
   // Vector tiles (V = 1). Slots of GS = max(ReadVec, WriteVec) <= 4
   // elements; slot Col / GS of row a lives at (Col / GS) ^ ((a / WriteVec)
   // mod (32 / GS)). A read lane's ReadVec elements stay in one aligned slot,
@@ -212,6 +228,8 @@ llvm::Value *TransposeKernel::elemPtr(llvm::Value *TileRow, llvm::Value *Col) {
       B.CreateAdd(B.CreateMul(TileRow, B.getInt32(int32_t(Tm)), "", true, true),
                   B.CreateOr(B.CreateShl(Slot, GSLog, "", true, true), InSlot),
                   "", true, true);
+  if (llvm::Value *Base = subTileBase(Sub))
+    Off = B.CreateAdd(Base, Off, "", true, true);
   return B.CreateInBoundsGEP(TileTy, TileVar, {B.getInt32(0), Off});
 }
 

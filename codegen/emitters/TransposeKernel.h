@@ -45,9 +45,14 @@ private:
   /// The kernel, its launch, the shared tile, and the thread's coordinates.
   std::optional<Diagnostic> createFunction();
   /// Pointer to group slot (\p TileRow, \p Group) of a scalar tile, and to
-  /// element (\p TileRow, \p Col) of a vector tile.
-  llvm::Value *groupPtr(llvm::Value *TileRow, llvm::Value *Group);
-  llvm::Value *elemPtr(llvm::Value *TileRow, llvm::Value *Col);
+  /// element (\p TileRow, \p Col) of a vector tile, in sub-tile \p Sub (an
+  /// i32; null: the first).
+  llvm::Value *groupPtr(llvm::Value *TileRow, llvm::Value *Group,
+                        llvm::Value *Sub = nullptr);
+  llvm::Value *elemPtr(llvm::Value *TileRow, llvm::Value *Col,
+                       llvm::Value *Sub = nullptr);
+  /// The element offset of sub-tile \p Sub; null for the first.
+  llvm::Value *subTileBase(llvm::Value *Sub);
   /// Loads parameters: from the vector groups of the reading phase, or
   /// element by element.
   ParameterLoader loader();
@@ -110,6 +115,9 @@ private:
   /// Read groups: RG elements of M per lane and load (V, or ReadVec of a 32
   /// x 32 tile). Write vectors: WV elements of P per lane and store.
   int64_t RV, WV, RG, WIters;
+  /// Sub-tiles per block (TransposeTiling::subTiles): a phase's iteration
+  /// it is iteration it mod N of sub-tile it / N (N = Iters or WIters).
+  int64_t Subs = 1;
   bool VecTile;
 
   // The maps of the accesses (TransposePlan's).

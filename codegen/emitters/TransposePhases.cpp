@@ -90,7 +90,7 @@ void TransposeKernel::linearInputSteps() {
   auto At = [&](int64_t ItNo) {
     return E.replace({}, {Ctx.constant(ItNo), Ctx.constant(0)});
   };
-  for (int64_t ItNo = 0; ItNo < Iters; ++ItNo) {
+  for (int64_t ItNo = 0; ItNo < Iters * Subs; ++ItNo) {
     Expr D = simplifyExpr(At(ItNo) - At(0), InLin, /*UseConstraints=*/false);
     if (!D.isConstant()) {
       InLinSteps.clear();
@@ -107,15 +107,19 @@ void TransposeKernel::readPhase() {
     linearInputSteps();
   // Warp w reads tile rows w, w + 4, ...; lane l the group l (vector
   // tiles: ReadVec rows per warp, see transposeTiling).
-  iterate(ReadPred, Iters, /*Unroll=*/true,
+  iterate(ReadPred, Iters * Subs, /*Unroll=*/true,
           [&](llvm::Value *ItV) { readIteration(ItV); });
   FE->clearCache();
   emitBarrier(B);
 }
 
 void TransposeKernel::readIteration(llvm::Value *ItV) {
-  // Tile row and first column of this lane's group (transposeTiling).
-  llvm::Value *It32 = B.CreateZExtOrTrunc(ItV, I32);
+  // Tile row and first column of this lane's group (transposeTiling), in
+  // sub-tile ItNo / Iters.
+  const int64_t ItNo =
+      int64_t(llvm::cast<llvm::ConstantInt>(ItV)->getZExtValue());
+  llvm::Value *It32 = B.getInt32(int32_t(ItNo % Iters));
+  llvm::Value *Sub = B.getInt32(int32_t(ItNo / Iters));
   llvm::Value *TileRow, *Col;
   if (VecTile) {
     const int32_t Lanes = int32_t(Tile / RV);
@@ -130,10 +134,8 @@ void TransposeKernel::readIteration(llvm::Value *ItV) {
     Col = LaneV;
   }
   if (VectorLoads) {
-    auto *ItC = llvm::cast<llvm::ConstantInt>(ItV);
     llvm::Value *Lin0 =
-        InLinBase ? B.CreateAdd(InLinBase,
-                                indexConstant(InLinSteps[ItC->getZExtValue()]))
+        InLinBase ? B.CreateAdd(InLinBase, indexConstant(InLinSteps[ItNo]))
                   : emitResults(InLin, {ItV, indexConstant(0)})[0];
     Groups.clear();
     for (const HloInstruction *P : VecParams) {
@@ -174,7 +176,8 @@ void TransposeKernel::readIteration(llvm::Value *ItV) {
   FromGroups = false;
   FE->clearCache();
   B.CreateAlignedStore(Group,
-                       VecTile ? elemPtr(TileRow, Col) : groupPtr(TileRow, Col),
+                       VecTile ? elemPtr(TileRow, Col, Sub)
+                               : groupPtr(TileRow, Col, Sub),
                        GroupAlign);
 }
 
@@ -207,15 +210,18 @@ void TransposeKernel::writeVectorTiles() {
                                   B.getInt32(int32_t(WV)));
   llvm::Value *Col0 = B.CreateAdd(B.CreateUDiv(LaneV, B.getInt32(Lanes)),
                                   B.CreateMul(WarpV, B.getInt32(int32_t(WV))));
-  iterate(WritePred, WIters, /*Unroll=*/true, [&](llvm::Value *ItV) {
-    llvm::Value *Col =
-        B.CreateAdd(Col0, B.CreateMul(B.CreateZExtOrTrunc(ItV, I32),
-                                      B.getInt32(int32_t(Rows * WV))));
+  iterate(WritePred, WIters * Subs, /*Unroll=*/true, [&](llvm::Value *ItV) {
+    const int64_t ItNo =
+        int64_t(llvm::cast<llvm::ConstantInt>(ItV)->getZExtValue());
+    llvm::Value *Sub = B.getInt32(int32_t(ItNo / WIters));
+    llvm::Value *Col = B.CreateAdd(
+        Col0, B.CreateMul(B.getInt32(int32_t(ItNo % WIters)),
+                          B.getInt32(int32_t(Rows * WV))));
     llvm::Value *Lin0 = emitResults(OutLin, {ItV, indexConstant(0)})[0];
     std::vector<std::vector<llvm::Value *>> Vals(WriteRoots.size());
     // Rows Row0 + j (Row0 % WV == 0, j < WV) share a swizzle: element
     // (Row0 + j, Col) is j rows after (Row0, Col).
-    llvm::Value *Ptr0 = elemPtr(Row0, Col);
+    llvm::Value *Ptr0 = elemPtr(Row0, Col, Sub);
     for (int64_t Jn = 0; Jn < WV; ++Jn) {
       llvm::Value *Ptr =
           B.CreateConstInBoundsGEP1_64(TileElemTy, Ptr0, uint64_t(Jn * Tm));
@@ -252,11 +258,16 @@ void TransposeKernel::writeVectorTiles() {
 void TransposeKernel::writeScalarTiles() {
   // Lane l writes output column l (A); warp w the groups w, w + 4, ... of
   // M, one output row per element of the group.
-  iterate(WritePred, Iters, /*Unroll=*/false, [&](llvm::Value *ItV) {
-    llvm::Value *GroupNo = B.CreateAdd(
-        WarpV, B.CreateMul(B.CreateZExtOrTrunc(ItV, I32), B.getInt32(Rows)));
-    llvm::Value *Group =
-        B.CreateAlignedLoad(GroupTy, groupPtr(LaneV, GroupNo), GroupAlign);
+  iterate(WritePred, Iters * Subs, /*Unroll=*/false, [&](llvm::Value *ItV) {
+    llvm::Value *It32 = B.CreateZExtOrTrunc(ItV, I32), *Sub = nullptr;
+    if (Subs > 1) {
+      Sub = B.CreateUDiv(It32, B.getInt32(int32_t(Iters)));
+      It32 = B.CreateURem(It32, B.getInt32(int32_t(Iters)));
+    }
+    llvm::Value *GroupNo =
+        B.CreateAdd(WarpV, B.CreateMul(It32, B.getInt32(Rows)));
+    llvm::Value *Group = B.CreateAlignedLoad(
+        GroupTy, groupPtr(LaneV, GroupNo, Sub), GroupAlign);
     // Element j of the group is j output rows further: offset + j * stride.
     llvm::Value *Lin0 = emitResults(OutLin, {ItV, indexConstant(0)})[0];
     for (int64_t Jn = 0; Jn < V; ++Jn) {

@@ -167,25 +167,42 @@ struct TransposeTiling {
   /// Elements a lane writes per iteration (V output rows, or WriteVec
   /// consecutive elements of P).
   int64_t writeGroup() const { return std::max(V, WriteVec); }
+  /// Sub-tiles per block: SubP x SubM tiles, adjacent along P and along M,
+  /// each read and written as above; the range variable it then counts the
+  /// iterations of every sub-tile, it = s Iters + i (s = sP + SubP sM, i
+  /// the iteration within sub-tile s; writes likewise with WriteIters).
+  /// More bytes in flight per block, the same accesses per warp.
+  int64_t SubP = 1, SubM = 1;
+  int64_t subTiles() const { return SubP * SubM; }
+  /// Iterations of every sub-tile: the range of it in the maps.
+  int64_t readIterations() const { return Iters * subTiles(); }
+  int64_t writeIterations() const { return WriteIters * subTiles(); }
 };
-/// \p TileBytes is the tile element's size; \p Warps 0 picks the warps per
-/// block: 8 for 4-byte elements in tiles of 32 x 64 (V = 2), else 4.
-/// \p ReadVec and \p WriteVec 0 pick the vector widths of a V = 1 tiling
-/// of 4-byte elements: WriteVec the widest of 4, 2 dividing P, ReadVec 2
-/// when D[M] is even and WriteVec > 1, both at most 32 / Warps; 1 forces
-/// scalar accesses on that side; other requests are rounded down to a power
-/// of two that divides the extent.
+
+/// What a caller asks of transposeTiling; 0 lets it choose. Warps, ReadVec
+/// and WriteVec as below; SubP and SubM the sub-tiles per block along P and
+/// along M (rounded down to a power of two, at most 8; default 1).
+struct TransposeRequest {
+  int64_t Warps = 0, ReadVec = 0, WriteVec = 0, SubP = 0, SubM = 0;
+};
+/// \p TileBytes is the tile element's size; \p Want.Warps 0 picks the warps
+/// per block: 8 for 4-byte elements in tiles of 32 x 64 (V = 2), else 4.
+/// \p Want.ReadVec and \p Want.WriteVec 0 pick the vector widths of a V = 1
+/// tiling of 4-byte elements: WriteVec the widest of 4, 2 dividing P,
+/// ReadVec 2 when D[M] is even and WriteVec > 1, both at most 32 / Warps; 1
+/// forces scalar accesses on that side; other requests are rounded down to
+/// a power of two that divides the extent.
 TransposeTiling
 transposeTiling(Context &Ctx, const TransposeInfo &TI, int64_t TileBytes,
-                int64_t Warps = 0, int64_t ReadVec = 0, int64_t WriteVec = 0,
+                const TransposeRequest &Want = {},
                 const DeviceModel &Device = defaultDeviceModel("sm_90"));
 /// The tiling of fusion \p A's transpose hero (A.Transpose set): its
 /// element size, and vector writes only when every root written through the
 /// transpose has the default layout. What the emitter and `idxmap analyze`
 /// use.
 TransposeTiling
-transposeTiling(Context &Ctx, const FusionAnalysis &A, int64_t Warps = 0,
-                int64_t ReadVec = 0, int64_t WriteVec = 0,
+transposeTiling(Context &Ctx, const FusionAnalysis &A,
+                const TransposeRequest &Want = {},
                 const DeviceModel &Device = defaultDeviceModel("sm_90"));
 
 /// The reads of tiling \p T of \p A's transpose hero: `(th_x, bl_x)[it,

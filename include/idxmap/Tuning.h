@@ -35,7 +35,7 @@ struct Tuning {
   std::optional<int64_t> RedLoadsFirst, RedMinBlocks, RedRowK, RedRowLanes,
       RedRowThreads, RedRowUnroll;
   std::optional<int64_t> RowNormElements, RowNormExactDivide;
-  std::optional<int64_t> TrReadVec, TrWarps, TrWriteVec;
+  std::optional<int64_t> TrReadVec, TrSubP, TrSubM, TrWarps, TrWriteVec;
 };
 
 /// One knob of the table: its name (also the environment variable the tool

@@ -7,7 +7,8 @@
 // output in the input's order), keeps those the analysis sends to the
 // transpose emitter, emits each to PTX and runs it through the CUDA driver
 // against the reference interpreter. Exit 0 when every kernel matches, 1 on
-// a mismatch or an emission failure, 77 without a CUDA driver. --dry-run
+// a mismatch or an emission failure, 77 without a CUDA driver. Every third
+// fusion is emitted with a random tiling (sub-tiles per block, warps). --dry-run
 // needs no driver: it emits every fusion, checks the launch metadata and
 // runs the interpreter on it; --print also prints each module.
 //
@@ -172,9 +173,19 @@ int main(int Argc, char **Argv) {
     // (test/unit/codegen/lower/LowerGpu.cpp).
     EmitOptions EO;
     EO.Target.PreciseMath = true;
+    // Every third fusion takes a random tiling (sub-tiles per block, warps),
+    // so that tilings the plan does not choose by default run too.
+    if (S % 3 == 2) {
+      std::mt19937_64 K(S * 0x9e3779b97f4a7c15ULL);
+      EO.Tuning.TrSubP = int64_t(1) << (K() % 3);
+      EO.Tuning.TrSubM = int64_t(1) << (K() % 2);
+      EO.Tuning.TrWarps = int64_t(2) << (K() % 3);
+    }
+    const std::string Knobs = printTuning(EO.Tuning);
     auto R = emitModule(**M, EO);
     if (!R) {
-      std::printf("FAIL seed %llu: emit: %s\n%s\n", (unsigned long long)S,
+      std::printf("FAIL seed %llu (%s): emit: %s\n%s\n",
+                  (unsigned long long)S, Knobs.c_str(),
                   R.error().str().c_str(), Text.c_str());
       ++Failed;
       continue;
@@ -213,14 +224,16 @@ int main(int Argc, char **Argv) {
     std::ostringstream Log;
     auto Res = runKernels(**Drv, **M, R->Ptx, R->Kernels, RO, Log);
     if (!Res) {
-      std::printf("FAIL seed %llu: run: %s\n%s\n", (unsigned long long)S,
+      std::printf("FAIL seed %llu (%s): run: %s\n%s\n",
+                  (unsigned long long)S, Knobs.c_str(),
                   Res.error().Message.c_str(), Text.c_str());
       ++Failed;
       continue;
     }
     for (const KernelRunResult &K : *Res) {
       if (!K.Ok) {
-        std::printf("FAIL seed %llu:\n", (unsigned long long)S);
+        std::printf("FAIL seed %llu (%s):\n", (unsigned long long)S,
+                    Knobs.c_str());
         for (const std::string &L : K.OutputReports)
           std::printf("  %s\n", L.c_str());
         std::printf("%s\n", Text.c_str());

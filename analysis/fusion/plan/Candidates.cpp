@@ -53,7 +53,9 @@ std::vector<Axis> searchGrid(const std::string &Emitter) {
   if (Emitter == "transpose")
     return {{"IDXMAP_TR_WARPS", {2, 4, 8, 16}},
             {"IDXMAP_TR_RVEC", {1, 2, 4}},
-            {"IDXMAP_TR_WVEC", {1, 2, 4}}};
+            {"IDXMAP_TR_WVEC", {1, 2, 4}},
+            {"IDXMAP_TR_SUBP", {1, 2, 4}},
+            {"IDXMAP_TR_SUBM", {1, 2}}};
   return {};
 }
 

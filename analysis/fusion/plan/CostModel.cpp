@@ -58,7 +58,7 @@ double bytesInFlightPerThread(const FusionAnalysis &A, const KernelPlan &P) {
   }
   if (P.Transpose)
     return double(P.Transpose->Tiling.readGroup() * Elem *
-                  P.Transpose->Tiling.Iters);
+                  P.Transpose->Tiling.readIterations());
   // Loop: one vector of every parameter the thread reads, per run.
   double Bytes = 0;
   for (const HloInstruction *Pm : A.Computation->parameters())

@@ -68,7 +68,9 @@ static IndexingMap tileMap(Context &Ctx, const TransposeTiling &T, bool Write,
                            const std::vector<Constraint> &Cs) {
   IndexingMap Map(Ctx,
                   {{"th_x", {0, T.Threads - 1}}, {"bl_x", {0, T.Blocks - 1}}},
-                  {{"it", {0, (Write ? T.WriteIters : T.Iters) - 1}},
+                  {{"it",
+                    {0, (Write ? T.writeIterations() : T.readIterations()) -
+                            1}},
                    {"j", {0, (Write ? T.writeGroup() : T.readGroup()) - 1}}},
                   {}, std::move(Results), Cs);
   simplify(Map);
@@ -222,12 +224,15 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
   // Warps per block (tile rows per iteration) and the vector widths of 32
   // x 32 tiles: transposeTiling's choices unless overridden (the choices
   // below then name the override).
-  int64_t Warps = tuned(In.Overrides, "IDXMAP_TR_WARPS", 0);
-  int64_t ReadVec = tuned(In.Overrides, "IDXMAP_TR_RVEC", 0);
-  int64_t WriteVec = tuned(In.Overrides, "IDXMAP_TR_WVEC", 0);
-  if (Warps > 0)
-    Warps = floorPow2(Warps);
-  TP.Tiling = transposeTiling(In.Ctx, A, Warps, ReadVec, WriteVec, In.Device);
+  TransposeRequest Want;
+  Want.Warps = tuned(In.Overrides, "IDXMAP_TR_WARPS", 0);
+  Want.ReadVec = tuned(In.Overrides, "IDXMAP_TR_RVEC", 0);
+  Want.WriteVec = tuned(In.Overrides, "IDXMAP_TR_WVEC", 0);
+  Want.SubP = tuned(In.Overrides, "IDXMAP_TR_SUBP", 1);
+  Want.SubM = tuned(In.Overrides, "IDXMAP_TR_SUBM", 1);
+  if (Want.Warps > 0)
+    Want.Warps = floorPow2(Want.Warps);
+  TP.Tiling = transposeTiling(In.Ctx, A, Want, In.Device);
   const TransposeTiling &T = TP.Tiling;
   if (T.Blocks > In.Device.MaxGrid[0])
     return std::to_string(T.Blocks) +
@@ -248,7 +253,15 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
            Reason("IDXMAP_TR_RVEC", "elements per read of a 32 x 32 tile"));
   P.choose("write_vec", T.WriteVec,
            Reason("IDXMAP_TR_WVEC", "elements per write of a 32 x 32 tile"));
-  P.choose("blocks", T.Blocks, "one block per tile");
+  if (T.subTiles() > 1) {
+    P.choose("sub_p", T.SubP,
+             Reason("IDXMAP_TR_SUBP", "tiles per block along P"));
+    P.choose("sub_m", T.SubM,
+             Reason("IDXMAP_TR_SUBM", "tiles per block along M"));
+  }
+  P.choose("blocks", T.Blocks,
+           T.subTiles() > 1 ? "one block per sub_p x sub_m tiles"
+                            : "one block per tile");
   P.Main = transposeReadMapping(In.Ctx, A, T);
   planTileMaps(In.Ctx, A, TP);
   // Vector loads of the prologue's parameters when each is read at the
@@ -270,6 +283,9 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
   P.BackEndOptLevel = 3;
   P.Grid[0] = T.Blocks;
   P.Block[0] = T.Threads;
+  // Every sub-tile's 32 rows of 32 V elements.
+  P.SharedBytes = T.subTiles() * 32 * 32 * T.V *
+                  byteWidth(transposeHero(A)->shape().Type);
   P.Transpose = std::move(TP);
   return std::nullopt;
 }

@@ -26,6 +26,9 @@ struct Case {
   std::vector<int64_t> Dims, Permutation;
   int64_t Warps, ReadVec, WriteVec;  // requested (0: the default)
   int64_t WantReadVec, WantWriteVec; // chosen
+  int64_t SubP = 1, SubM = 1, TileBytes = 4;
+  /// The GPU's SMs: few make tiles of 32 x 64 (V = 2) fill it.
+  int64_t Sms = 132;
 };
 
 std::string describe(const Case &C) {
@@ -36,7 +39,9 @@ std::string describe(const Case &C) {
   for (int64_t P : C.Permutation)
     S += std::to_string(P) + " ";
   return S + "] warps " + std::to_string(C.Warps) + " rvec " +
-         std::to_string(C.ReadVec) + " wvec " + std::to_string(C.WriteVec);
+         std::to_string(C.ReadVec) + " wvec " + std::to_string(C.WriteVec) +
+         " sub " + std::to_string(C.SubP) + "x" + std::to_string(C.SubM) +
+         " bytes " + std::to_string(C.TileBytes);
 }
 
 /// Linear offsets of a normalized input index in the input and the output.
@@ -96,15 +101,24 @@ void check(const Case &C) {
   SCOPED_TRACE(describe(C));
   Context Ctx;
   TransposeInfo TI{C.Dims, C.Permutation};
-  TransposeTiling T =
-      transposeTiling(Ctx, TI, 4, C.Warps, C.ReadVec, C.WriteVec);
+  TransposeRequest Want;
+  Want.Warps = C.Warps;
+  Want.ReadVec = C.ReadVec;
+  Want.WriteVec = C.WriteVec;
+  Want.SubP = C.SubP;
+  Want.SubM = C.SubM;
+  DeviceModel Device = defaultDeviceModel("sm_90");
+  Device.SmCount = C.Sms;
+  TransposeTiling T = transposeTiling(Ctx, TI, C.TileBytes, Want, Device);
   EXPECT_EQ(T.ReadVec, C.WantReadVec);
   EXPECT_EQ(T.WriteVec, C.WantWriteVec);
+  EXPECT_EQ(T.SubP, C.SubP);
+  EXPECT_EQ(T.SubM, C.SubM);
   int64_t N = 1;
   for (int64_t D : C.Dims)
     N *= D;
   std::vector<int64_t> Reads(N, 0), Writes(N, 0), Owner(N, -1);
-  enumerate(C, T, T.ReadIdx, T.ReadCs, T.Iters, T.readGroup(),
+  enumerate(C, T, T.ReadIdx, T.ReadCs, T.readIterations(), T.readGroup(),
             [&](Offsets O, int64_t Bl, int64_t J, Offsets First) {
               ++Reads[O.In];
               Owner[O.In] = Bl;
@@ -113,7 +127,7 @@ void check(const Case &C) {
                 EXPECT_EQ(O.In, First.In + J);
               }
             });
-  enumerate(C, T, T.WriteIdx, T.WriteCs, T.WriteIters, T.writeGroup(),
+  enumerate(C, T, T.WriteIdx, T.WriteCs, T.writeIterations(), T.writeGroup(),
             [&](Offsets O, int64_t Bl, int64_t J, Offsets First) {
               ++Writes[O.In];
               EXPECT_EQ(Owner[O.In], Bl) << "element " << O.In;
@@ -166,10 +180,34 @@ TEST(TransposeTiling, WarpCounts) {
   check({{20, 16, 70}, {2, 1, 0}, 32, 0, 0, 1, 1});
 }
 
+TEST(TransposeTiling, SubTiles) {
+  // Several tiles per block, along P, along M and both, ragged on both
+  // sides; scalar and vector tiles; 2-byte tiles.
+  check({{45, 70}, {1, 0}, 0, 0, 0, 1, 1, 2, 1});
+  check({{45, 70}, {1, 0}, 0, 0, 0, 1, 1, 1, 2});
+  check({{3, 36, 50}, {0, 2, 1}, 0, 0, 0, 2, 4, 2, 2});
+  check({{6, 5, 4, 34}, {3, 2, 1, 0}, 0, 0, 0, 2, 4, 4, 1});
+  check({{97, 13, 103}, {2, 0, 1}, 0, 0, 0, 1, 1, 2, 2, 2});
+  // Tiles of 32 x 64 (V = 2: 4 SMs need 32 tiles), 8 warps.
+  check({{5, 70, 130}, {0, 2, 1}, 0, 0, 0, 1, 1, 2, 1, 4, 4});
+  check({{5, 70, 130}, {0, 2, 1}, 0, 0, 0, 1, 1, 1, 2, 2, 4});
+  Context Ctx;
+  DeviceModel Four = defaultDeviceModel("sm_90");
+  Four.SmCount = 4;
+  TransposeRequest Want;
+  Want.SubP = 2;
+  TransposeTiling T =
+      transposeTiling(Ctx, {{5, 70, 130}, {0, 2, 1}}, 4, Want, Four);
+  EXPECT_EQ(T.V, 2);
+  EXPECT_EQ(T.Warps, 8);
+  EXPECT_EQ(T.Blocks, 5 * 2 * 3); // P: 2 blocks of 2 tiles; M: 3 tiles
+}
+
 TEST(TransposeTiling, OnlyNarrowTilesOf4ByteElementsUseVectors) {
   // Tiles of 32 x 64 (V = 2) keep their own scheme: no ReadVec/WriteVec.
   Context Ctx;
   TransposeTiling T = transposeTiling(Ctx, {{8192, 8192}, {1, 0}}, 4);
+  EXPECT_EQ(T.subTiles(), 1);
   EXPECT_EQ(T.V, 2);
   EXPECT_EQ(T.ReadVec, 1);
   EXPECT_EQ(T.WriteVec, 1);
