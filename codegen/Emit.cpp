@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "idxmap/Emit.h"
+#include "idxmap/Codegen.h"
 #include "idxmap/KernelPlan.h"
 #include "emitters/Emitters.h"
 

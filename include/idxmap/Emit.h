@@ -2,18 +2,19 @@
 //
 // Part of idxmap. The top of codegen: analyze each fusion of a module, run
 // its emitter, and produce one PTX module with a kernel per fusion plus the
-// launch metadata of each kernel.
+// launch metadata of each kernel. No LLVM types here: a program that only
+// emits PTX links idxmap::codegen and includes no LLVM header.
 //
 //===----------------------------------------------------------------------===//
 #ifndef IDXMAP_EMIT_H
 #define IDXMAP_EMIT_H
 
-#include "idxmap/Codegen.h"
 #include "idxmap/DeviceModel.h"
 #include "idxmap/Fusion.h"
 #include "idxmap/Hlo.h"
 #include "idxmap/HloInterpreter.h"
 #include "idxmap/KernelInfo.h"
+#include "idxmap/Target.h"
 #include "idxmap/Tuning.h"
 
 #include <map>

@@ -9,7 +9,7 @@
 #ifndef IDXMAP_TOOLS_ENVIRONMENT_H
 #define IDXMAP_TOOLS_ENVIRONMENT_H
 
-#include "idxmap/Codegen.h"
+#include "idxmap/Target.h"
 #include "idxmap/Runtime.h"
 #include "idxmap/Tuning.h"
 
