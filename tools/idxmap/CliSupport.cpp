@@ -9,6 +9,7 @@
 
 #include "idxmap/Emit.h"
 #include "idxmap/Print.h"
+#include "idxmap/Version.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -54,7 +55,7 @@ const Command *findCommand(std::string_view Name) {
   return It == registry().end() ? nullptr : &It->second;
 }
 
-const char *toolVersion() { return "0.1.0"; }
+const char *toolVersion() { return IDXMAP_VERSION_STRING; }
 
 ExactHooks &exactHooks() {
   static ExactHooks H;
