@@ -1,7 +1,8 @@
-// Uses the installed library: parse, simplify, print.
+// Parses, simplifies and prints a map with the installed idxmap::analysis.
 #include "idxmap/Parse.h"
 #include "idxmap/Print.h"
 #include "idxmap/Simplify.h"
+#include "idxmap/Version.h"
 
 #include <cstdio>
 
@@ -15,6 +16,7 @@ int main() {
     return 1;
   }
   idxmap::simplify(*M);
-  std::printf("%s\n", idxmap::printMap(*M).c_str());
+  std::printf("idxmap %s\n%s\n", IDXMAP_VERSION_STRING,
+              idxmap::printMap(*M).c_str());
   return 0;
 }
