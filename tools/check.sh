@@ -3,10 +3,12 @@
 # missing (Debian 12, as root; otherwise prints the apt command and exits 2),
 # then runs the whole test suite twice, each time in a fresh build directory:
 #   1. build/check (g++, RelWithDebInfo): every ctest test (unit, golden,
-#      seeded fuzzers, install, GPU tests that skip without a driver);
+#      seeded fuzzers, the C API, outside projects against an install
+#      (test/consumer), GPU tests that skip without a driver);
 #   2. build/check-sanitize (clang-19, AddressSanitizer + UndefinedBehavior-
-#      Sanitizer, IDXMAP_FUZZ=ON): the same tests but the install test (its
-#      downstream project is not built with the sanitizers) and the GPU ones
+#      Sanitizer, IDXMAP_FUZZ=ON): the same tests but the consumer tests (the
+#      outside projects are not built with the sanitizers), the C API from
+#      Python and the GPU ones
 #      (test/CMakeLists.txt leaves them out there), plus the libFuzzer
 #      targets: their seed corpora replayed, then IDXMAP_FUZZ_SECONDS
 #      (default 60) of fuzzing each.
