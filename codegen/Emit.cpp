@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "idxmap/Emit.h"
+#include "emitters/Emitters.h"
 #include "idxmap/Codegen.h"
 #include "idxmap/KernelPlan.h"
-#include "emitters/Emitters.h"
 
 #include "idxmap/Fusion.h"
 

@@ -9,8 +9,8 @@
 #ifndef IDXMAP_TOOLS_ENVIRONMENT_H
 #define IDXMAP_TOOLS_ENVIRONMENT_H
 
-#include "idxmap/Target.h"
 #include "idxmap/Runtime.h"
+#include "idxmap/Target.h"
 #include "idxmap/Tuning.h"
 
 #include <optional>
