@@ -29,7 +29,7 @@ fi
 
 launcher=()
 if command -v ccache >/dev/null 2>&1; then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
 jobs=$(idxmap_jobs)
 
@@ -43,7 +43,7 @@ cmake --build "$build" -j "$jobs"
 san=${SANITIZE_BUILD_DIR:-$root/build/check-sanitize}
 rm -rf "$san"
 cmake -S "$root" -B "$san" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_COMPILER=clang++-19 -DIDXMAP_FUZZ=ON -DIDXMAP_BUILD_BENCH=OFF \
+  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 -DIDXMAP_FUZZ=ON -DIDXMAP_BUILD_BENCH=OFF \
   -DIDXMAP_FUZZ_SECONDS="${IDXMAP_FUZZ_SECONDS:-60}" "${launcher[@]}"
 cmake --build "$san" -j "$jobs"
 # Every sanitizer report (leaks included) aborts the process and is also
