@@ -229,7 +229,7 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
   Want.ReadVec = tuned(In.Overrides, "IDXMAP_TR_RVEC", 0);
   Want.WriteVec = tuned(In.Overrides, "IDXMAP_TR_WVEC", 0);
   Want.SubP = tuned(In.Overrides, "IDXMAP_TR_SUBP", 1);
-  Want.SubM = tuned(In.Overrides, "IDXMAP_TR_SUBM", 1);
+  Want.SubM = tuned(In.Overrides, "IDXMAP_TR_SUBM", 0);
   if (Want.Warps > 0)
     Want.Warps = floorPow2(Want.Warps);
   TP.Tiling = transposeTiling(In.Ctx, A, Want, In.Device);
@@ -255,9 +255,13 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
            Reason("IDXMAP_TR_WVEC", "elements per write of a 32 x 32 tile"));
   if (T.subTiles() > 1) {
     P.choose("sub_p", T.SubP,
-             Reason("IDXMAP_TR_SUBP", "tiles per block along P"));
+             Reason("IDXMAP_TR_SUBP",
+                    "tiles per block along P: one (2 or 4 were slower on 9 "
+                    "of the suite's 10 transposes)"));
     P.choose("sub_m", T.SubM,
-             Reason("IDXMAP_TR_SUBM", "tiles per block along M"));
+             Reason("IDXMAP_TR_SUBM",
+                    "tiles per block along M: the block's tile rows span "
+                    "128 bytes of the input (at most 4 tiles)"));
   }
   P.choose("blocks", T.Blocks,
            T.subTiles() > 1 ? "one block per sub_p x sub_m tiles"
