@@ -82,18 +82,19 @@ TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
           WriteVec = Want.WriteVec;
   T.SubP = Want.SubP > 0 ? powerOf2Below(std::min<int64_t>(Want.SubP, 8)) : 1;
   T.V = transposeGroupWidth(TI, Device);
-  // Tiles of narrow elements side by side along M until a block's tile rows
-  // span 128 bytes of the input: a warp's reads of 64 bytes of a row (2-byte
-  // elements, V = 1) leave the rest of each line to another block, read
-  // much later. Measured on the H200 (2026-12-02, CUPTI, 6 interleaved
-  // groups): bf16[97,130,1031] {2,0,1} 32.39 -> 20.43 us (torch.compile
-  // 19.02), s8[4095,4097] 17.81 -> 17.16, f16[129,300,301] {1,2,0} (V = 2)
-  // 20.96 -> 20.61, bf16[32,64,56,56] NCHW -> NHWC 7.06 -> 6.80, but
-  // bf16[48,1001,513] {0,2,1} 38.63 -> 39.55; 4-byte tiles lost 3 % on
-  // three of four.
+  // Two tiles of narrow elements side by side along M when a tile row
+  // spans less than 128 bytes of the input: a warp's reads of 64 bytes of a
+  // row (2-byte elements, V = 1) leave the rest of each line to another
+  // block, read much later. Measured on the H200 (2026-12-02, CUPTI, 6
+  // interleaved groups): bf16[97,130,1031] {2,0,1} 32.39 -> 20.43 us
+  // (torch.compile 19.02), s8[4095,4097] 17.81 -> 17.16 (18.91 with 4
+  // tiles), f16[129,300,301] {1,2,0} (V = 2) 20.96 -> 20.61,
+  // bf16[32,64,56,56] NCHW -> NHWC 7.06 -> 6.80, but bf16[48,1001,513]
+  // {0,2,1} 38.63 -> 39.55; 4-byte tiles lost 3 % on three of four.
   const int64_t RowBytes = 32 * T.V * TileBytes;
   T.SubM = Want.SubM > 0 ? powerOf2Below(std::min<int64_t>(Want.SubM, 8))
-                         : std::clamp<int64_t>(128 / RowBytes, 1, 4);
+           : RowBytes < 128 ? 2
+                            : 1;
   // Measured on the H200 (2026-11-30, CUPTI, interleaved groups):
   // f32[8192,8192] (V = 2) 131.5 us with 8 warps against 132.8 with 4;
   // bf16[64,1024,1024]{0,2,1} (V = 2) 68.0 against 64.9; f32[20,160,170]

@@ -14,7 +14,8 @@ const std::vector<TuningKnobInfo> &tuningTable() {
   using T = Tuning;
   static const std::vector<TuningKnobInfo> Table = {
       {"IDXMAP_LOOP_UNROLL", &T::LoopUnroll, 1, 16, true,
-       "16 bytes of the widest element per thread, a wave of blocks kept",
+       "32 bytes of parameters in flight per thread (16 of full vectors "
+       "from DRAM), a block per SM kept",
        "loop: vectors each thread computes (independent, in flight)"},
       {"IDXMAP_RED_COL_LANES", &T::RedColLanes, 1, 32, true,
        "16 (32 when one tile of 32 lanes holds a row of 17 to 31 vectors)",
@@ -51,7 +52,7 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "row reduction: rows per thread when rows share a warp"},
       {"IDXMAP_RED_ROW_LANES", &T::RedRowLanes, 1, 1024, true,
        "from the row's 16-byte units: up to 16 one each, 32 up to 256, "
-       "256 below 2048, else 512",
+       "128 below 512, 256 below 2048, else 512",
        "row reduction: threads per row (> 32: a block per row)"},
       {"IDXMAP_RED_ROW_THREADS", &T::RedRowThreads, 32, 1024, true, "256",
        "row reduction: threads per block when rows share a warp"},

@@ -182,8 +182,7 @@ struct TransposeTiling {
 /// What a caller asks of transposeTiling; 0 lets it choose. Warps, ReadVec
 /// and WriteVec as below; SubP and SubM the sub-tiles per block along P and
 /// along M (rounded down to a power of two, at most 8; defaults: SubP 1,
-/// SubM enough tiles for a block's tile rows to span 128 bytes of the
-/// input, at most 4: 2 for 2-byte elements in tiles of 32 x 32).
+/// SubM 2 when a tile row spans less than 128 bytes of the input, else 1).
 struct TransposeRequest {
   int64_t Warps = 0, ReadVec = 0, WriteVec = 0, SubP = 0, SubM = 0;
 };

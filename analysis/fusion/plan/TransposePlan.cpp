@@ -260,8 +260,8 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
                     "of the suite's 10 transposes)"));
     P.choose("sub_m", T.SubM,
              Reason("IDXMAP_TR_SUBM",
-                    "tiles per block along M: the block's tile rows span "
-                    "128 bytes of the input (at most 4 tiles)"));
+                    "tiles per block along M: 2 when a tile row spans "
+                    "less than 128 bytes of the input"));
   }
   P.choose("blocks", T.Blocks,
            T.subTiles() > 1 ? "one block per sub_p x sub_m tiles"

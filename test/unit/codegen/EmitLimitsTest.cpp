@@ -264,6 +264,7 @@ TEST(EmitLimits, LoopGridDoesNotWrapAt32Bits) {
   EmitOptions O;
   O.Device = *lookupDeviceModel("H100");
   O.Device->MaxGrid[0] = 1000;
+  O.Tuning.LoopUnroll = 1; // a run per thread (L2-resident: 2 by default)
   auto Small = emitText(negateModule(int64_t(1) << 20), O);
   ASSERT_TRUE(Small) << Small.error().str();
   EXPECT_EQ(Small->Kernels[0].Grid[0], 683u); // 2048 blocks, 3 each
