@@ -95,7 +95,10 @@ idxmap_emit_result *idxmap_emit(const char *HloText, const char *HloPath,
         }
         auto *Result = new idxmap_emit_result;
         Result->Ptx = std::move(R->Ptx);
-        Result->SidecarJson = kernelsToJson(R->Kernels, HloPath ? HloPath : "");
+        // No sidecar file yet: "hlo" is recorded absolute.
+        Result->SidecarJson = sidecarToJson(
+            sidecarOf(**M, *R, Options ? Options->Options : Defaults,
+                      HloPath ? HloPath : ""));
         Result->NumKernels = R->Kernels.size();
         for (const SkippedFusion &S : R->Skipped) {
           Result->SkippedNames.push_back(S.Fusion->name());

@@ -338,6 +338,27 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
   return R;
 }
 
+Sidecar sidecarOf(const HloModule &M, const EmitResult &R,
+                  const EmitOptions &O, const std::string &HloPath,
+                  const std::string &SidecarPath) {
+  Sidecar S;
+  S.Target = O.Target.Gpu;
+  // The back end's `.version` line is the truth (PtxVersion 0 lets LLVM
+  // choose it).
+  size_t V = R.Ptx.find(".version ");
+  if (V != std::string::npos) {
+    size_t Begin = V + 9, End = R.Ptx.find_first_of(" \t\r\n", Begin);
+    S.PtxVersion = R.Ptx.substr(Begin, End - Begin);
+  } else if (O.Target.PtxVersion) {
+    S.PtxVersion = std::to_string(O.Target.PtxVersion / 10) + "." +
+                   std::to_string(O.Target.PtxVersion % 10);
+  }
+  S.Hlo = sidecarHloPath(HloPath, SidecarPath);
+  S.Kernels = R.Kernels;
+  planBuffers(M, S);
+  return S;
+}
+
 Tolerance kernelTolerance(const HloInstruction &Fusion, bool PreciseMath) {
   codegen::MathOptions Math;
   Math.Precise = PreciseMath;

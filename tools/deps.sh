@@ -9,12 +9,13 @@ IDXMAP_APT_PACKAGES=(
   g++ cmake make pkg-config python3
   llvm-19-dev llvm-19-tools
   libisl-dev libgmp-dev
-  libboost-graph-dev
+  libboost-graph-dev nlohmann-json3-dev python3-jsonschema
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libzstd-dev
 )
 # tools/check.sh's second build (ASan + UBSan, libFuzzer targets) uses clang
 # and its sanitizer runtimes (Debian 12's libclang-rt-19-dev since 19.1.7-3).
+# (python3-jsonschema above: ctest validates sidecars against their schema.)
 IDXMAP_TEST_APT_PACKAGES=(clang-19 libclang-rt-19-dev libfuzzer-19-dev)
 
 idxmap_missing_packages() {

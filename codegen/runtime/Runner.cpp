@@ -198,7 +198,7 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
       runtime::LaunchDims D;
       std::copy(K.Grid, K.Grid + 3, D.Grid);
       std::copy(K.Block, K.Block + 3, D.Block);
-      D.DynamicSharedBytes = 0;
+      D.DynamicSharedBytes = K.DynamicSharedBytes;
       return Driver.launch(*Kernel, D, ArgPtrs.data());
     };
     if (auto S = Launch(0); !S)

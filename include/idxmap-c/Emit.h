@@ -61,7 +61,8 @@ IDXMAP_C_API void idxmap_emit_options_add_llvm_arg(idxmap_emit_options *options,
 typedef struct idxmap_emit_result idxmap_emit_result;
 
 /** Parses \p hlo_text and emits its fusions (\p options NULL: the defaults).
- *  \p hlo_path is recorded as "hlo" in the sidecar (NULL: not recorded).
+ *  \p hlo_path is recorded as "hlo" in the sidecar, made absolute (NULL: not
+ *  recorded).
  *  NULL and *error when the module does not parse, an option is invalid, or
  *  no fusion could be emitted.
  *

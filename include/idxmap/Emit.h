@@ -14,6 +14,7 @@
 #include "idxmap/Hlo.h"
 #include "idxmap/HloInterpreter.h"
 #include "idxmap/KernelInfo.h"
+#include "idxmap/Sidecar.h"
 #include "idxmap/Target.h"
 #include "idxmap/Tuning.h"
 
@@ -102,6 +103,23 @@ struct EmitResult {
 ///   // R->Ptx holds `.visible .entry fusion(`, R->Kernels[0].Block[0] == 128
 /// \endcode
 Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O);
+
+/// The sidecar of \p R, which emitModule made from \p M with \p O: its
+/// target, the PTX version of R's `.version` line, the kernels, the buffer
+/// plan and launch order (planBuffers), and "hlo" = \p HloPath as seen
+/// from the sidecar file \p SidecarPath (sidecarHloPath; none when
+/// \p HloPath is empty or "-").
+///
+/// Example:
+/// \code
+///   auto R = emitModule(**M, O);
+///   std::string Json =
+///       sidecarToJson(sidecarOf(**M, *R, O, "gelu.hlo", "out/gelu.json"));
+///   // "target": "sm_90", "ptx_version": "8.5", "hlo": "../gelu.hlo"
+/// \endcode
+Sidecar sidecarOf(const HloModule &M, const EmitResult &R,
+                  const EmitOptions &O, const std::string &HloPath = "",
+                  const std::string &SidecarPath = "");
 
 /// True if the fusion emitters compute \p Op inside a fusion (for the
 /// element types interpreterSupportsUnary/Binary accept): the data

@@ -2,18 +2,17 @@
 //
 // Part of idxmap. What a `.ptx` file's JSON sidecar says about each kernel:
 // name, grid, block, shared memory and parameters in order. The runtime
-// needs nothing else to launch a kernel. No LLVM here.
+// needs nothing else to launch a kernel. The sidecar itself (its JSON, the
+// buffer plan of a whole module) is idxmap/Sidecar.h. No LLVM here.
 //
 //===----------------------------------------------------------------------===//
 #ifndef IDXMAP_KERNELINFO_H
 #define IDXMAP_KERNELINFO_H
 
-#include "idxmap/Diagnostics.h"
 #include "idxmap/Hlo.h"
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace idxmap {
@@ -25,17 +24,34 @@ struct KernelParam {
   bool IsOutput = false;
   Shape Type; ///< element type, dims and layout (minor-to-major)
   unsigned Align = 16;
+  /// The module-level buffer this parameter is (an index into
+  /// Sidecar::Buffers: an ENTRY parameter, result or intermediate), or -1
+  /// when unknown (the fusion is not called from ENTRY).
+  int Buffer = -1;
+};
+
+/// An output parameter that must be given the same device buffer as an input
+/// parameter (an in-place update); indices count both inputs and outputs in
+/// KernelInfo::Params order. No emitter writes in place today, so every
+/// kernel's list is empty; loaders must still honour a non-empty one.
+struct KernelAlias {
+  unsigned Output = 0;
+  unsigned Input = 0;
 };
 
 /// Launch metadata of one kernel.
 ///
-/// Example sidecar (`idxmap emit gelu.hlo -o gelu.ptx` writes `gelu.json`):
+/// Example kernel of a sidecar (`idxmap emit gelu.hlo -o gelu.ptx` writes
+/// `gelu.json`; docs/SIDECAR.md has the whole file):
 /// \code
-///   {"kernels": [{"name": "fusion", "fusion": "fusion", "emitter": "loop",
-///     "grid": [12288, 1, 1], "block": [128, 1, 1], "shared_bytes": 0,
-///     "params": [{"name": "param", "role": "input", "type": "bf16",
-///                 "shape": [6, 512, 4096], "layout": [2, 1, 0], "align": 16},
-///                {"name": "multiply_0", "role": "output", ...}]}]}
+///   {"name": "fusion", "fusion": "fusion", "emitter": "loop",
+///    "grid": [12288, 1, 1], "block": [128, 1, 1], "static_shared_bytes": 0,
+///    "dynamic_shared_bytes": 0,
+///    "params": [{"name": "param", "role": "input", "type": "bf16",
+///                "shape": [6, 512, 4096], "layout": [2, 1, 0], "align": 16,
+///                "buffer": 0},
+///               {"name": "multiply_0", "role": "output", ...}],
+///    "workspace_bytes": 0, "aliases": []}
 /// \endcode
 struct KernelInfo {
   std::string Name;
@@ -43,15 +59,21 @@ struct KernelInfo {
   std::string Emitter;
   unsigned Grid[3] = {1, 1, 1};
   unsigned Block[3] = {1, 1, 1};
+  /// Static shared memory (`.shared` arrays in the PTX), for launch checks.
   unsigned SharedBytes = 0;
+  /// Dynamic shared memory to pass at launch (cuLaunchKernel's
+  /// sharedMemBytes). The emitters declare all shared memory statically
+  /// today, so this is 0.
+  unsigned DynamicSharedBytes = 0;
   std::vector<KernelParam> Params;
   /// When nonzero, the kernel takes one more parameter after Params: a
   /// device buffer of this many bytes, zeroed before its first launch, that
   /// the kernel leaves zeroed again (partials of multi-block reductions and
   /// their arrival counters). Launches that may overlap (different
   /// streams) each need their own; launches in one stream may share one.
-  /// In the sidecar: `"workspace_bytes": N` after "params" (absent when 0).
+  /// In the sidecar: `"workspace_bytes": N` after "params".
   uint64_t WorkspaceBytes = 0;
+  std::vector<KernelAlias> Aliases;
   /// The emitter's thread map of its main read, in XLA syntax:
   /// `(th_x, bl_x)[..., vec] -> (index of ThreadMapTarget)`, the last range
   /// variable being the vector lane; empty when the emitter records none
@@ -59,18 +81,6 @@ struct KernelInfo {
   /// analyze` shows it and checks its coalescing.
   std::string ThreadMap, ThreadMapTarget;
 };
-
-/// The sidecar JSON of \p Kernels (stable key order, one kernel per line).
-/// \p HloPath, when given, records the HLO module the kernels came from
-/// (`"hlo": "..."`), which `idxmap run out.ptx` uses for the reference.
-std::string kernelsToJson(const std::vector<KernelInfo> &Kernels,
-                          const std::string &HloPath = "");
-
-/// Reads a sidecar back; errors point into \p Text (file name \p File).
-/// The recorded HLO path goes to \p HloPath when non-null.
-Expected<std::vector<KernelInfo>> kernelsFromJson(std::string_view Text,
-                                                  const std::string &File,
-                                                  std::string *HloPath = nullptr);
 
 } // namespace idxmap
 

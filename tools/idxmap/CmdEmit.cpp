@@ -24,9 +24,12 @@ static const Command EmitCommand = {
     "--emit=llvm; a fusion no emitter takes is left out with a warning\n"
     "naming it and why, and the command fails only when none is left or\n"
     "the --fusion asked for cannot be emitted) and, next to a .ptx output,\n"
-    "a JSON sidecar (out.json for out.ptx) with each kernel's name, grid,\n"
-    "block, shared memory bytes and parameters in order (role, element\n"
-    "type, shape, layout, alignment).\n"
+    "a JSON sidecar (out.json for out.ptx; --sidecar FILE names it, and\n"
+    "writes one with -o - or --emit=llvm too): target, PTX version, each\n"
+    "kernel's name, grid, block, shared memory and workspace bytes and\n"
+    "parameters in order (role, element type, shape, layout, alignment,\n"
+    "buffer), the launch order and the buffer plan (which ENTRY parameter,\n"
+    "result or intermediate each buffer is). docs/SIDECAR.md describes it.\n"
     "--time prints the compile time to stderr; with --repeat N the module\n"
     "is compiled N more times in the same process and --time also prints\n"
     "the median of those (the steady state of a compiler that links the\n"
@@ -34,19 +37,11 @@ static const Command EmitCommand = {
     runEmit};
 static CommandRegistration RegisterEmit(EmitCommand);
 
-/// `out.ptx` -> `out.json`.
-std::string sidecarPath(const std::string &Ptx) {
-  std::string Base = Ptx;
-  if (Base.size() > 4 && Base.compare(Base.size() - 4, 4, ".ptx") == 0)
-    Base.resize(Base.size() - 4);
-  return Base + ".json";
-}
-
 static int runEmit(int Argc, char **Argv) {
   std::string File = "-", EmitKind = "ptx", Gpu = "sm_90", Fusion, PtxVer,
               Opt = "fast";
   bool Precise = false, Time = false;
-  std::string Repeat = "0", Tune, MaxInstructions, Device;
+  std::string Repeat = "0", Tune, MaxInstructions, Device, SidecarFile;
   OutputOptions Out;
   TuneCacheOption TuneCacheFile;
   ArgParser P(EmitCommand);
@@ -70,6 +65,9 @@ static int runEmit(int Argc, char **Argv) {
            "H100, H200) or a JSON file (default: the preset of --gpu, "
            "A100 for sm_80, else H100)");
   TuneCacheFile.addTo(P);
+  P.option("--sidecar", "FILE", &SidecarFile,
+           "write the JSON sidecar to FILE (default: next to a .ptx output, "
+           "out.json for out.ptx; none for -o - or --emit=llvm)");
   P.option("--max-fusion-instructions", "N", &MaxInstructions,
            "reject fusions of more than N instructions (default 25000; 0: "
            "no limit)");
@@ -205,11 +203,13 @@ static int runEmit(int Argc, char **Argv) {
   OF << (EmitKind == "llvm" ? R->LlvmIr : R->Ptx);
   if (!OF.close())
     return ExitRejected;
-  if (EmitKind == "ptx" && Out.File != "-") {
+  if (SidecarFile.empty() && EmitKind == "ptx" && Out.File != "-")
+    SidecarFile = sidecarPathFor(Out.File);
+  if (!SidecarFile.empty()) {
     OutputFile J;
-    if (!J.open(sidecarPath(Out.File)))
+    if (!J.open(SidecarFile))
       return ExitRejected;
-    J << kernelsToJson(R->Kernels, File == "-" ? "" : File);
+    J << sidecarToJson(sidecarOf(**M, *R, O, File, SidecarFile));
     if (!J.close())
       return ExitRejected;
   }

@@ -42,17 +42,20 @@ static const Command RunCommand = {
     runRun};
 static CommandRegistration RegisterRun(RunCommand);
 
-std::string sidecarPath(const std::string &Ptx);
-
 static int runRun(int Argc, char **Argv) {
   std::string File, Gpu = "sm_90", HloFile, SeedText = "1", RepsText = "50",
-                    Inputs, Fusion, TolText, Timer = "auto", Tune;
+                    Inputs, Fusion, TolText, Timer = "auto", Tune,
+                    SidecarFile;
   bool Bench = false, Precise = false, NoCheck = false, NoRotate = false,
        Strict = false;
   TuneCacheOption TuneCacheFile;
   ArgParser P(RunCommand);
   P.positional("FILE", &File, "an HLO module or a .ptx file");
-  P.option("--hlo", "FILE", &HloFile, "the HLO module of a .ptx file");
+  P.option("--hlo", "FILE", &HloFile,
+           "the HLO module of a .ptx file (default: the sidecar's \"hlo\", "
+           "relative to the sidecar's directory)");
+  P.option("--sidecar", "FILE", &SidecarFile,
+           "the sidecar of a .ptx file (default: out.json for out.ptx)");
   P.option("--seed", "N", &SeedText, "seed of the random inputs");
   P.option("--input", "NAME=FILE[,NAME=FILE]", &Inputs,
            "read inputs from raw files");
@@ -130,30 +133,31 @@ static int runRun(int Argc, char **Argv) {
       printError(File, *Err);
       return ExitRejected;
     }
-    std::string Json, Recorded;
-    std::string JsonPath = sidecarPath(File);
+    std::string Json;
+    std::string JsonPath =
+        SidecarFile.empty() ? sidecarPathFor(File) : SidecarFile;
     if (auto Err = readInput(JsonPath, Json)) {
       printError(JsonPath, *Err);
       return ExitRejected;
     }
-    auto K = kernelsFromJson(Json, JsonPath, &Recorded);
-    if (!K) {
-      printDiagnostic(K.error());
+    auto S = sidecarFromJson(Json, JsonPath);
+    if (!S) {
+      printDiagnostic(S.error());
       return ExitRejected;
     }
-    Kernels = std::move(*K);
+    Kernels = std::move(S->Kernels);
     // A sidecar written by hand or by another tool: launches the device
     // model of --gpu cannot take are refused before the driver sees them.
     DeviceModel D = defaultDeviceModel(Gpu);
     for (const KernelInfo &KI : Kernels)
       if (auto Why = checkLaunch(D, {KI.Grid[0], KI.Grid[1], KI.Grid[2]},
                                  {KI.Block[0], KI.Block[1], KI.Block[2]},
-                                 KI.SharedBytes)) {
+                                 KI.SharedBytes + KI.DynamicSharedBytes)) {
         printError(JsonPath, "kernel '" + KI.Name + "': " + *Why);
         return ExitRejected;
       }
     if (HloFile.empty())
-      HloFile = Recorded;
+      HloFile = resolveSidecarHlo(S->Hlo, JsonPath);
     if (HloFile.empty()) {
       printError(JsonPath, "no HLO module recorded: pass --hlo FILE");
       return ExitRejected;
