@@ -96,6 +96,12 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
       return fail("kernel '" + K.Name + "': no fusion named '" + K.Fusion +
                   "' in the module");
     const HloComputation &C = *F->fusedComputation();
+    // Each parameter gets a buffer of its own here: an output that must
+    // overwrite its input is not what this check runs.
+    if (!K.Aliases.empty())
+      return fail("kernel '" + K.Name +
+                  "' updates a buffer in place (\"aliases\"), which the "
+                  "runner does not support");
 
     // Inputs: random (seeded) or from files, one per fusion operand.
     std::vector<Literal> Args;
@@ -201,6 +207,12 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
       D.DynamicSharedBytes = K.DynamicSharedBytes;
       return Driver.launch(*Kernel, D, ArgPtrs.data());
     };
+    // Above the default 48 KiB, dynamic shared memory is opted into.
+    if (K.DynamicSharedBytes > 48 * 1024)
+      if (auto S = Driver.setMaxDynamicSharedBytes(*Kernel,
+                                                   int(K.DynamicSharedBytes));
+          !S)
+        return S.error();
     if (auto S = Launch(0); !S)
       return S.error();
     if (auto S = Driver.synchronize(); !S)
