@@ -338,9 +338,8 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
   return R;
 }
 
-Sidecar sidecarOf(const HloModule &M, const EmitResult &R,
-                  const EmitOptions &O, const std::string &HloPath,
-                  const std::string &SidecarPath) {
+Sidecar sidecarOf(const HloModule &M, const EmitResult &R, const EmitOptions &O,
+                  const std::string &HloPath, const std::string &SidecarPath) {
   Sidecar S;
   S.Target = O.Target.Gpu;
   // The back end's `.version` line is the truth (PtxVersion 0 lets LLVM

@@ -81,8 +81,8 @@ public:
 
 private:
   void ws() {
-    while (I < T.size() && (T[I] == ' ' || T[I] == '\t' || T[I] == '\n' ||
-                            T[I] == '\r'))
+    while (I < T.size() &&
+           (T[I] == ' ' || T[I] == '\t' || T[I] == '\n' || T[I] == '\r'))
       ++I;
   }
   std::string str() {
@@ -172,9 +172,9 @@ public:
     auto It = Obj.find(Name);
     if (It == Obj.end())
       return fail(At, std::string("missing field '") + Name + "'");
-    bool Ok = It->type() == Type ||
-              (Type == Json::value_t::number_integer &&
-               It->type() == Json::value_t::number_unsigned);
+    bool Ok =
+        It->type() == Type || (Type == Json::value_t::number_integer &&
+                               It->type() == Json::value_t::number_unsigned);
     if (!Ok)
       return fail(At + "/" + Name,
                   std::string("field '") + Name + "' has the wrong type");
@@ -192,8 +192,7 @@ public:
     bool Unsigned = V->is_number_unsigned();
     if ((Unsigned && V->get<uint64_t>() > uint64_t(Hi)) ||
         (!Unsigned && (V->get<int64_t>() < Lo || V->get<int64_t>() > Hi)))
-      return fail(At + "/" + Name,
-                  std::string("'") + Name + "' out of range");
+      return fail(At + "/" + Name, std::string("'") + Name + "' out of range");
     Out = Unsigned ? int64_t(V->get<uint64_t>()) : V->get<int64_t>();
     return std::nullopt;
   }
@@ -263,10 +262,10 @@ std::optional<Diagnostic> Reader::kernel(const Json &K, const std::string &At,
   if (!K.is_object())
     return fail(At, "expected a kernel object");
   const Json *V;
-  for (auto [Name, Dst] : {std::pair<const char *, std::string *>{
-                               "name", &I.Name},
-                           {"fusion", &I.Fusion},
-                           {"emitter", &I.Emitter}}) {
+  for (auto [Name, Dst] :
+       {std::pair<const char *, std::string *>{"name", &I.Name},
+        {"fusion", &I.Fusion},
+        {"emitter", &I.Emitter}}) {
     if (auto E = field(K, At, Name, Json::value_t::string, V))
       return E;
     *Dst = V->get<std::string>();
@@ -508,8 +507,8 @@ Expected<Sidecar> sidecarFromJson(std::string_view Text,
         return *E;
       if (auto E = R.integer(B, At, "bytes", 0, INT64_MAX, N))
         return *E;
-      if (uint64_t(N) != uint64_t(Buf.Type.numElements()) *
-                             uint64_t(byteWidth(Buf.Type.Type)))
+      if (uint64_t(N) !=
+          uint64_t(Buf.Type.numElements()) * uint64_t(byteWidth(Buf.Type.Type)))
         return R.fail(At + "/bytes", "'bytes' does not match the shape");
       Buf.Bytes = uint64_t(N);
       S.Buffers.push_back(std::move(Buf));
@@ -598,12 +597,13 @@ void planBuffers(const HloModule &M, Sidecar &S) {
       if (!P.IsOutput && In < F->operands().size())
         P.Buffer = bufferOf(valueOf(F->operands()[In++]), P.Type);
       else if (P.IsOutput)
-        P.Buffer = bufferOf({F, F->shape().isTuple() ? int64_t(Out++) : -1},
-                            P.Type);
+        P.Buffer =
+            bufferOf({F, F->shape().isTuple() ? int64_t(Out++) : -1}, P.Type);
     }
   }
-  std::stable_sort(Order.begin(), Order.end(),
-                   [](const auto &A, const auto &B) { return A.first < B.first; });
+  std::stable_sort(
+      Order.begin(), Order.end(),
+      [](const auto &A, const auto &B) { return A.first < B.first; });
   for (auto &[Pos, Name] : Order)
     S.LaunchOrder.push_back(Name);
 }

@@ -6,8 +6,8 @@
 // writes: a custom call's result, which a real runtime computes between
 // launches) with a fixed pattern, poisons the rest, launches the kernels in
 // launch order with cuModuleLoadData and cuLaunchKernel, and prints the
-// byte sum of each buffer the kernels wrote (as loader.py does). It checks that every byte of every kernel
-// output was written (none of the poison is left).
+// byte sum of each buffer the kernels wrote (as loader.py does). It checks that
+// every byte of every kernel output was written (none of the poison is left).
 //
 //   loader out.ptx [out.json]
 //
@@ -76,8 +76,7 @@ bool loadDriver(Driver &D) {
   void *Lib = dlopen(Path && *Path ? Path : "libcuda.so.1", RTLD_NOW);
   if (!Lib)
     return false;
-  return bind(Lib, D.Init, "cuInit") &&
-         bind(Lib, D.DeviceGet, "cuDeviceGet") &&
+  return bind(Lib, D.Init, "cuInit") && bind(Lib, D.DeviceGet, "cuDeviceGet") &&
          bind(Lib, D.PrimaryCtxRetain, "cuDevicePrimaryCtxRetain") &&
          bind(Lib, D.CtxSetCurrent, "cuCtxSetCurrent") &&
          bind(Lib, D.ModuleLoadData, "cuModuleLoadData") &&
@@ -282,13 +281,12 @@ int main(int Argc, char **Argv) {
                  B.Type.Type == idxmap::PrimitiveType::BF16 ||
                  B.Type.Type == idxmap::PrimitiveType::F16 ||
                  B.Type.Type == idxmap::PrimitiveType::F64;
-    std::printf("%s %s: %llu bytes, byte sum %llu%s\n",
-                B.BufferKind == idxmap::SidecarBuffer::Kind::Result
-                    ? "result"
-                    : "intermediate",
-                B.Name.c_str(), (unsigned long long)B.Bytes,
-                (unsigned long long)Sum,
-                Float && Poisoned ? ", NOT WRITTEN" : "");
+    std::printf(
+        "%s %s: %llu bytes, byte sum %llu%s\n",
+        B.BufferKind == idxmap::SidecarBuffer::Kind::Result ? "result"
+                                                            : "intermediate",
+        B.Name.c_str(), (unsigned long long)B.Bytes, (unsigned long long)Sum,
+        Float && Poisoned ? ", NOT WRITTEN" : "");
     if (Float && Poisoned)
       Status = 1;
   }

@@ -117,8 +117,8 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O);
 ///       sidecarToJson(sidecarOf(**M, *R, O, "gelu.hlo", "out/gelu.json"));
 ///   // "target": "sm_90", "ptx_version": "8.5", "hlo": "../gelu.hlo"
 /// \endcode
-Sidecar sidecarOf(const HloModule &M, const EmitResult &R,
-                  const EmitOptions &O, const std::string &HloPath = "",
+Sidecar sidecarOf(const HloModule &M, const EmitResult &R, const EmitOptions &O,
+                  const std::string &HloPath = "",
                   const std::string &SidecarPath = "");
 
 /// True if the fusion emitters compute \p Op inside a fusion (for the

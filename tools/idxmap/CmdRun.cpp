@@ -44,8 +44,7 @@ static CommandRegistration RegisterRun(RunCommand);
 
 static int runRun(int Argc, char **Argv) {
   std::string File, Gpu = "sm_90", HloFile, SeedText = "1", RepsText = "50",
-                    Inputs, Fusion, TolText, Timer = "auto", Tune,
-                    SidecarFile;
+                    Inputs, Fusion, TolText, Timer = "auto", Tune, SidecarFile;
   bool Bench = false, Precise = false, NoCheck = false, NoRotate = false,
        Strict = false;
   TuneCacheOption TuneCacheFile;
