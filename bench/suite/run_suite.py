@@ -125,7 +125,9 @@ def emit(a, hlo, ptx, tune=None):
 def signature(ptx):
     """What a variant changes: the PTX text and each kernel's launch."""
     side = kernel_timing.sidecar(ptx)
-    launch = [(k["grid"], k["block"], k.get("static_shared_bytes", k.get("shared_bytes")), k.get("workspace_bytes"))
+    launch = [(k["grid"], k["block"],
+               k.get("static_shared_bytes", k.get("shared_bytes")),
+               k.get("workspace_bytes"))
               for k in side["kernels"]]
     with open(ptx, "rb") as f:
         return hashlib.sha1(f.read() + repr(launch).encode()).hexdigest()

@@ -73,6 +73,15 @@ struct Sidecar {
 /// The sidecar's JSON (stable key order, one kernel and one buffer per line),
 /// written with nlohmann::json: any string, a path with tabs or quotes
 /// included, is escaped.
+///
+/// Example:
+/// \code
+///   Sidecar S;
+///   S.Target = "sm_90";
+///   S.Hlo = "dir\twith tab/m.hlo";
+///   sidecarToJson(S); // {"schema_version": 1,\n "target": "sm_90", ...
+///                     //  "hlo": "dir\twith tab/m.hlo", ..., "kernels": []...
+/// \endcode
 std::string sidecarToJson(const Sidecar &S);
 
 /// Reads a sidecar back; errors point into \p Text (file name \p File) at
