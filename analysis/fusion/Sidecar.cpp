@@ -449,6 +449,18 @@ Expected<Sidecar> sidecarFromJson(std::string_view Text,
     size_t Colon = M.find(": ");
     M = Colon == std::string::npos ? M : M.substr(Colon + 2);
     return makeDiagnostic(Text, E.byte ? E.byte - 1 : 0, M, File);
+  } catch (const Json::exception &E) {
+    // A number too large for a double, "... number overflow parsing
+    // '1e999'": at the number.
+    std::string M = E.what();
+    size_t Bracket = M.find("] ");
+    M = Bracket == std::string::npos ? M : M.substr(Bracket + 2);
+    size_t Quote = M.find('\'');
+    size_t At = 0;
+    if (Quote != std::string::npos && M.back() == '\'')
+      At = Text.find(M.substr(Quote + 1, M.size() - Quote - 2));
+    return makeDiagnostic(Text, At == std::string_view::npos ? 0 : At, M,
+                          File);
   }
   Reader R(Text, File);
   if (!Root.is_object())

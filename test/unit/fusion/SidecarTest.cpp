@@ -113,6 +113,18 @@ TEST(SidecarJson, SyntaxErrorsHaveLocations) {
       << S.error().Message;
 }
 
+// nlohmann throws out_of_range, not parse_error, for a number too large for
+// a double (found by fuzz_sidecar; it terminated the process).
+TEST(SidecarJson, NumberOverflowIsAnError) {
+  auto S = sidecarFromJson("{\"kernels\": [1e999]}", "big.json");
+  ASSERT_FALSE(bool(S));
+  EXPECT_EQ(S.error().str().rfind("big.json:1:14: error: number overflow "
+                                  "parsing '1e999'",
+                                  0),
+            0u)
+      << S.error().str();
+}
+
 TEST(SidecarJson, BadWorkspaceIsAnError) {
   std::string J = sidecar({kernel(16)});
   for (const char *Bad : {"-16", "\"16\""}) {
