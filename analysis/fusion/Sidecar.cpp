@@ -459,8 +459,7 @@ Expected<Sidecar> sidecarFromJson(std::string_view Text,
     size_t At = 0;
     if (Quote != std::string::npos && M.back() == '\'')
       At = Text.find(M.substr(Quote + 1, M.size() - Quote - 2));
-    return makeDiagnostic(Text, At == std::string_view::npos ? 0 : At, M,
-                          File);
+    return makeDiagnostic(Text, At == std::string_view::npos ? 0 : At, M, File);
   }
   Reader R(Text, File);
   if (!Root.is_object())
