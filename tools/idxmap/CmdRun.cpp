@@ -11,6 +11,7 @@
 #include "idxmap/Emit.h"
 #include "idxmap/Runner.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -145,6 +146,17 @@ static int runRun(int Argc, char **Argv) {
       return ExitRejected;
     }
     Kernels = std::move(S->Kernels);
+    // In the sidecar's launch order (producers first); kernels it does not
+    // list (called from a loop body) after those, in the file's order.
+    auto Rank = [&](const KernelInfo &K) {
+      return size_t(std::find(S->LaunchOrder.begin(), S->LaunchOrder.end(),
+                              K.Name) -
+                    S->LaunchOrder.begin());
+    };
+    std::stable_sort(Kernels.begin(), Kernels.end(),
+                     [&](const KernelInfo &A, const KernelInfo &B) {
+                       return Rank(A) < Rank(B);
+                     });
     // A sidecar written by hand or by another tool: launches the device
     // model of --gpu cannot take are refused before the driver sees them.
     DeviceModel D = defaultDeviceModel(Gpu);
