@@ -77,6 +77,10 @@ int main(int Argc, char **Argv) {
     if (Flags.MaxGridX) {
       EO.Device = defaultDeviceModel(EO.Target.Gpu);
       EO.Device->MaxGrid[0] = Flags.MaxGridX;
+      // Every other fusion one run per thread: the plan unrolls small
+      // fusions (fewer blocks), and both grid-stride forms are checked.
+      if (S % 2)
+        EO.Tuning.LoopUnroll = 1;
     }
     auto R = emitModule(**M, EO);
     if (!R) {
