@@ -146,24 +146,9 @@ static int runEmit(int Argc, char **Argv) {
     printError(displayName(File), *EnvError);
     return ExitRejected;
   }
-  auto R = emitModule(**M, O);
-  if (!R) {
-    // Errors without a location are not about a place in the input (the
-    // back end, libdevice): no made-up line and column.
-    if (R.error().Loc.File.empty())
-      printError(displayName(File), R.error().Message);
-    else
-      printDiagnostic(R.error());
+  std::optional<EmitResult> R = emitWholeModule(**M, O, displayName(File));
+  if (!R)
     return ExitRejected;
-  }
-  if (R->Kernels.empty()) {
-    // Nothing to write: each fusion's reason is an error.
-    for (const SkippedFusion &S : R->Skipped)
-      printDiagnostic(S.Why);
-    return ExitRejected;
-  }
-  for (const SkippedFusion &S : R->Skipped)
-    printSkippedFusion(S.Fusion->name(), S.Why);
   auto T1 = std::chrono::steady_clock::now();
   std::clock_t C1 = std::clock();
   if (Time) {

@@ -219,23 +219,9 @@ static int runRun(int Argc, char **Argv) {
     // A whole module: run the fusions that can be emitted, name the others
     // (as `emit` does).
     O.SkipUnsupported = true;
-    auto R = emitModule(**M, O);
-    if (!R) {
-      // Errors without a location are not about a place in the input (the
-      // back end, libdevice): no made-up line and column.
-      if (R.error().Loc.File.empty())
-        printError(displayName(HloFile), R.error().Message);
-      else
-        printDiagnostic(R.error());
+    std::optional<EmitResult> R = emitWholeModule(**M, O, displayName(HloFile));
+    if (!R)
       return ExitRejected;
-    }
-    if (R->Kernels.empty()) {
-      for (const SkippedFusion &S : R->Skipped)
-        printDiagnostic(S.Why);
-      return ExitRejected;
-    }
-    for (const SkippedFusion &S : R->Skipped)
-      printSkippedFusion(S.Fusion->name(), S.Why);
     Ptx = std::move(R->Ptx);
     Kernels = std::move(R->Kernels);
   }

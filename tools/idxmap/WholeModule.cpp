@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "WholeModule.h"
 
+#include "Commands.h"
+
 #include <iostream>
 
 namespace idxmap::cli {
@@ -33,6 +35,30 @@ void printSkippedFusion(const std::string &Fusion, const Diagnostic &Why) {
         ":" + std::to_string(Why.Loc.Line) + ":" + std::to_string(Why.Loc.Col);
   std::cerr << Where << ": warning: " << skippedFusionLine(Fusion, Why.Message)
             << "\n";
+}
+
+std::optional<EmitResult> emitWholeModule(const HloModule &M,
+                                          const EmitOptions &O,
+                                          const std::string &File) {
+  auto R = emitModule(M, O);
+  if (!R) {
+    // Errors without a location are not about a place in the input (the
+    // back end, libdevice): no made-up line and column.
+    if (R.error().Loc.File.empty())
+      printError(File, R.error().Message);
+    else
+      printDiagnostic(R.error());
+    return std::nullopt;
+  }
+  if (R->Kernels.empty()) {
+    // Nothing to write: each fusion's reason is an error.
+    for (const SkippedFusion &S : R->Skipped)
+      printDiagnostic(S.Why);
+    return std::nullopt;
+  }
+  for (const SkippedFusion &S : R->Skipped)
+    printSkippedFusion(S.Fusion->name(), S.Why);
+  return std::move(*R);
 }
 
 } // namespace idxmap::cli

@@ -10,7 +10,9 @@
 #define IDXMAP_TOOLS_WHOLEMODULE_H
 
 #include "idxmap/Diagnostics.h"
+#include "idxmap/Emit.h"
 
+#include <optional>
 #include <string>
 
 namespace idxmap::cli {
@@ -29,6 +31,17 @@ std::string skippedFusionLine(const std::string &Fusion,
 /// Prints `FILE:LINE:COL: warning: skipped fusion 'NAME': REASON` to
 /// stderr, one line (no source excerpt), located at \p Why.
 void printSkippedFusion(const std::string &Fusion, const Diagnostic &Why);
+
+/// emitModule(\p M, \p O) for `emit` and `run` (O.SkipUnsupported set):
+/// the result, each fusion left out named by printSkippedFusion; nothing
+/// when the module is rejected, its error printed (at \p File when it is
+/// not about a place in the input: the back end, libdevice), or when no
+/// fusion could be emitted, each one's reason printed as an error.
+/// Example: `auto R = emitWholeModule(*M, O, "m.hlo"); if (!R) return
+/// ExitRejected;`.
+std::optional<EmitResult> emitWholeModule(const HloModule &M,
+                                          const EmitOptions &O,
+                                          const std::string &File);
 
 } // namespace idxmap::cli
 
