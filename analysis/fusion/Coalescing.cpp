@@ -65,6 +65,14 @@ int64_t tileCount(const TransposeInfo &TI, int64_t V) {
 
 } // namespace
 
+int64_t widestParameterBytes(const HloComputation &C, int64_t MinElements) {
+  int64_t Bytes = 1;
+  for (const HloInstruction *P : C.parameters())
+    if (P->shape().isArray() && P->shape().numElements() >= MinElements)
+      Bytes = std::max<int64_t>(Bytes, byteWidth(P->shape().Type));
+  return Bytes;
+}
+
 int64_t transposeGroupWidth(const TransposeInfo &TI,
                             const DeviceModel &Device) {
   int64_t M = int64_t(TI.Dims.size()) - 1;
@@ -536,10 +544,7 @@ ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A,
   // The widest element the kernel moves (a parameter read per element or
   // an output): a bf16 fusion computing in f32 still reads and writes
   // 16 bytes of bf16 per access.
-  int64_t Bytes = 1;
-  for (const HloInstruction *P : A.Computation->parameters())
-    if (P->shape().isArray() && P->shape().numElements() > 1)
-      Bytes = std::max<int64_t>(Bytes, byteWidth(P->shape().Type));
+  int64_t Bytes = widestParameterBytes(*A.Computation);
   for (const HloInstruction *R : A.Roots)
     if (R->shape().isArray())
       Bytes = std::max<int64_t>(Bytes, byteWidth(R->shape().Type));

@@ -110,6 +110,16 @@ int64_t
 transposeGroupWidth(const TransposeInfo &TI,
                     const DeviceModel &Device = defaultDeviceModel("sm_90"));
 
+/// The widest element, in bytes, among the array parameters of \p C with at
+/// least \p MinElements elements (1 when there is none): the vector widths
+/// are sized by it, so that no parameter's vector passes 16 bytes. Scalars
+/// (and, with a larger \p MinElements, broadcast operands) are left out:
+/// they are not read per element.
+///
+/// Example: a fusion of p0 = bf16[4096,1000], p1 = f32[] and p2 = f32[1000]
+/// gives 4 (p2), and 2 with MinElements = 4096000 / 64.
+int64_t widestParameterBytes(const HloComputation &C, int64_t MinElements = 2);
+
 /// The transpose emitter's tiling of a normalized transpose (input dims
 /// D[0..R-1], M = R-1 the input's minor dim), shared by the emitter and the
 /// analysis. The tile rows run over P, the flattened output dims that

@@ -105,14 +105,15 @@ std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
     // read again by many threads and hits the caches: its loads do not
     // count (bias+GELU bf16[2048,1000] with a bias of 1000: 2.71 -> 2.57
     // us with two runs).
-    int64_t RunBytes = 0, Widest = byteWidth(Largest->shape().Type);
-    const int64_t Outputs = Largest->shape().numElements();
+    const int64_t Streamed =
+        std::max<int64_t>(2, Largest->shape().numElements() / 64);
+    int64_t RunBytes = 0;
     for (const HloInstruction *Pm : A.Computation->parameters())
-      if (Pm->shape().isArray() && Pm->shape().numElements() > 1 &&
-          Pm->shape().numElements() >= Outputs / 64) {
+      if (Pm->shape().isArray() && Pm->shape().numElements() >= Streamed)
         RunBytes += P.Main.Vector * byteWidth(Pm->shape().Type);
-        Widest = std::max<int64_t>(Widest, byteWidth(Pm->shape().Type));
-      }
+    const int64_t Widest =
+        std::max<int64_t>(byteWidth(Largest->shape().Type),
+                          widestParameterBytes(*A.Computation, Streamed));
     RunBytes = std::max(RunBytes, P.Main.Vector * Widest);
     const bool Saturated =
         P.Main.Vector * Widest >= 16 && !staysInL2(A, In.Device);

@@ -28,11 +28,7 @@ using Mode = ReductionMode;
 
 /// Elements per 16-byte access of the widest multi-element parameter.
 int64_t maxVectorElements(const FusionAnalysis &A) {
-  int64_t MaxBytes = 1;
-  for (const HloInstruction *P : A.Computation->parameters())
-    if (P->shape().isArray() && P->shape().numElements() > 1)
-      MaxBytes = std::max<int64_t>(MaxBytes, byteWidth(P->shape().Type));
-  return std::max<int64_t>(1, 16 / MaxBytes);
+  return std::max<int64_t>(1, 16 / widestParameterBytes(*A.Computation));
 }
 
 /// The first reduce hero, whose operand the kernel reads.
