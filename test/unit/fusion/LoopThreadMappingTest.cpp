@@ -135,3 +135,34 @@ TEST(LoopThreadMappingTest, UnrolledMappingCoversEveryElementOnce) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(LoopThreadMappingTest, WidestParameterBytesLeavesOutScalarsAndBroadcasts) {
+  auto M = parseHloModule(R"(HloModule m
+fused {
+  p0 = bf16[4096,1000] parameter(0)
+  p1 = f32[] parameter(1)
+  p2 = f32[1000] parameter(2)
+  c = f32[4096,1000] convert(p0)
+  b = f32[4096,1000] broadcast(p1), dimensions={}
+  s = f32[4096,1000] broadcast(p2), dimensions={1}
+  a = f32[4096,1000] add(c, b)
+  ROOT r = f32[4096,1000] multiply(a, s)
+}
+ENTRY e {
+  x = bf16[4096,1000] parameter(0)
+  y = f32[] parameter(1)
+  z = f32[1000] parameter(2)
+  ROOT f = f32[4096,1000] fusion(x, y, z), kind=kLoop, calls=fused
+}
+)",
+                          "widest.hlo");
+  ASSERT_TRUE(M) << M.error().str();
+  const HloComputation &C = *(*M)->entry()->root()->fusedComputation();
+  EXPECT_EQ(widestParameterBytes(C), 4);                  // p2, f32
+  EXPECT_EQ(widestParameterBytes(C, 4096 * 1000 / 64), 2); // p0 only
+  EXPECT_EQ(widestParameterBytes(C, 1 << 30), 1);          // none
+}
+
+} // namespace
