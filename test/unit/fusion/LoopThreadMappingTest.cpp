@@ -2,7 +2,8 @@
 //
 // Part of idxmap. The loop emitter's thread mapping on sizes near INT64_MAX
 // (checked block counts) and as a grid of limited grid.x launches it: every
-// output element is written exactly once by the launched grid-stride loop.
+// output element is written exactly once by the launched grid-stride loop;
+// the widest parameter element that sizes the loop's vectors.
 //
 //===----------------------------------------------------------------------===//
 #include "support/BruteForce.h"
