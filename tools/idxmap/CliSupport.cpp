@@ -308,6 +308,11 @@ void OutputOptions::addTo(ArgParser &P, bool AllowFormat) {
   }
 }
 
+void FormatOption::addTo(ArgParser &P) {
+  P.choice("--format", {"text", "json"}, &Format,
+           "print the report as text or as one JSON document");
+}
+
 void ExactFlag::addTo(ArgParser &P, bool Available) {
   P.flag("--exact", &Exact,
          Available ? "answer exactly (isl, within a budget)"
@@ -748,7 +753,8 @@ void printMapTo(std::ostream &OS, const IndexingMap &M,
 // Driving
 //===----------------------------------------------------------------------===//
 
-int forEachMap(const InputOptions &In, const MapAction &Action, OutputFile &O) {
+int forEachMap(const InputOptions &In, const MapAction &Action, OutputFile &O,
+               bool Separate) {
   std::string Buffer;
   if (auto Err = readInput(In.File, Buffer)) {
     printError("idxmap", *Err);
@@ -772,7 +778,7 @@ int forEachMap(const InputOptions &In, const MapAction &Action, OutputFile &O) {
   for (const Chunk &C : Chunks) {
     if (isBlank(C.Text))
       continue;
-    if (Index > 0)
+    if (Index > 0 && Separate)
       O << "// -----\n";
     // One context per chunk: chunks are independent and memory stays small.
     Context Ctx;

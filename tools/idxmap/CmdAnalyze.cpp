@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 #include "Environment.h"
+#include "JsonOutput.h"
 #include "WholeModule.h"
 
 #include "idxmap/Coalescing.h"
@@ -22,6 +23,7 @@
 #include "idxmap/Print.h"
 
 #include <optional>
+#include <sstream>
 
 using namespace idxmap;
 using namespace idxmap::cli;
@@ -38,7 +40,9 @@ static const Command AnalyzeCommand = {
     "access against the minimum, and the widest proven vector width.\n"
     "A fusion holding an instruction no emitter computes (dot, custom-call,\n"
     "collectives, a c64 or token value, ...) is listed as `skipped fusion\n"
-    "'NAME': REASON`; exit 1 only when no fusion could be analyzed.",
+    "'NAME': REASON`; exit 1 only when no fusion could be analyzed.\n"
+    "--format=json prints the same facts as one document (see\n"
+    "docs/cli-json.schema.json).",
     runAnalyze};
 static CommandRegistration RegisterAnalyze(AnalyzeCommand);
 
@@ -50,16 +54,78 @@ struct CacheInUse {
   Tuning Overrides;
 };
 
-static void report(OutputFile &O, const std::string &Title,
+/// The coalescing rows as JSON, one object per access (formatCoalescing's
+/// columns).
+static Json jsonCoalescing(const std::vector<AccessReport> &Rows) {
+  Json J = Json::array();
+  for (const AccessReport &R : Rows)
+    J.push_back(Json{{"name", R.Name},
+                     {"output", R.IsOutput},
+                     {"element_bytes", R.ElementBytes},
+                     {"vector_width", R.VectorWidth},
+                     {"vector_reason", R.VectorReason},
+                     {"sectors", R.Sectors},
+                     {"min_sectors", R.MinSectors},
+                     {"lines", R.Lines},
+                     {"min_lines", R.MinLines},
+                     {"coalesced", R.Coalesced},
+                     {"uniform", R.Uniform},
+                     {"coverage", R.Coverage},
+                     {"undefined", R.Undefined}});
+  return J;
+}
+
+static Json jsonPlan(const KernelPlan &Plan) {
+  Json Choices = Json::array();
+  for (const PlanChoice &C : Plan.Choices)
+    Choices.push_back(
+        Json{{"name", C.Name}, {"value", C.Value}, {"reason", C.Reason}});
+  const CostEstimate &E = Plan.Cost;
+  return Json{
+      {"emitter", Plan.Emitter},
+      {"grid", {Plan.Grid[0], Plan.Grid[1], Plan.Grid[2]}},
+      {"block", {Plan.Block[0], Plan.Block[1], Plan.Block[2]}},
+      {"shared_bytes", Plan.SharedBytes},
+      {"choices", std::move(Choices)},
+      {"estimate",
+       {{"microseconds", E.Microseconds},
+        {"memory_microseconds", E.MemoryMicroseconds},
+        {"launch_microseconds", E.LaunchMicroseconds},
+        {"bytes", E.Bytes},
+        {"l2_resident", E.L2Resident},
+        {"summary", E.Summary}}},
+      {"text", printKernelPlan(Plan)}};
+}
+
+/// Reports one fusion (\p Fusion null: the ENTRY computation) as text on
+/// \p O, or, when \p J is given, as the fusion's object in \p J and nothing
+/// on \p O.
+static void report(OutputFile &O, Json *J, const std::string &Title,
                    const HloModule *Module, const HloInstruction *Fusion,
                    const FusionAnalysis &A, const DeviceModel &Device,
                    const CacheInUse &Tuned) {
-  O << Title << "\n";
+  // With JSON the text goes to a stream nobody reads: the two outputs stay
+  // one code path, so they cannot disagree.
+  std::ostringstream Discard;
+  std::ostream &T = J ? Discard : O.os();
+  T << Title << "\n";
+  if (J) {
+    (*J)["fusion"] = Fusion ? Json(Fusion->name()) : Json(nullptr);
+    (*J)["computation"] = A.Computation->name();
+    Json Roots = Json::array();
+    for (size_t K = 0; K < A.Roots.size(); ++K)
+      Roots.push_back(Json{{"root", A.Roots[K]->name()},
+                           {"hero", A.Heroes[K]->name()},
+                           {"opcode", opcodeName(A.Heroes[K]->opcode())}});
+    (*J)["roots"] = std::move(Roots);
+    (*J)["emitter"] = emitterKindName(A.Kind);
+    (*J)["reason"] = A.Reason;
+  }
   for (size_t K = 0; K < A.Roots.size(); ++K)
-    O << "  root " << A.Roots[K]->name() << ": hero " << A.Heroes[K]->name()
+    T << "  root " << A.Roots[K]->name() << ": hero " << A.Heroes[K]->name()
       << " (" << opcodeName(A.Heroes[K]->opcode()) << ")\n";
-  O << "  emitter: " << emitterKindName(A.Kind) << "\n";
-  O << "  reason: " << A.Reason << "\n";
+  T << "  emitter: " << emitterKindName(A.Kind) << "\n";
+  T << "  reason: " << A.Reason << "\n";
   // The kernel's plan, as emit would make it (no IR is built).
   Context Ctx;
   Tuning Overrides = Tuned.Overrides;
@@ -73,19 +139,26 @@ static void report(OutputFile &O, const std::string &Title,
   Expected<KernelPlan> Plan = planFusion(Ctx, A, Overrides, Device, Fusion);
   if (Cached) {
     std::string Knobs = printTuning(Cached->Knobs);
-    O << "  tuned: from cache " << Tuned.File << " ("
+    T << "  tuned: from cache " << Tuned.File << " ("
       << (Knobs.empty() ? "the rules' plan" : Knobs) << ")\n";
+    if (J)
+      (*J)["tuned"] = Json{{"cache", Tuned.File}, {"knobs", Knobs}};
+  }
+  if (J) {
+    (*J)["plan"] = Plan ? jsonPlan(*Plan) : Json(nullptr);
+    if (!Plan)
+      (*J)["plan_error"] = Plan.error().Message;
   }
   const FusionAnalysis PlannedA = Plan ? plannedAnalysis(A, *Plan) : A;
   if (Plan) {
     std::string Text = printKernelPlan(*Plan);
     for (size_t Pos = 0; Pos < Text.size();) {
       size_t End = Text.find('\n', Pos);
-      O << "  " << Text.substr(Pos, End - Pos) << "\n";
+      T << "  " << Text.substr(Pos, End - Pos) << "\n";
       Pos = End == std::string::npos ? Text.size() : End + 1;
     }
   } else {
-    O << "  plan: none: " << Plan.error().Message << "\n";
+    T << "  plan: none: " << Plan.error().Message << "\n";
   }
   ThreadMapping TM = Plan && !Plan->Main.Map.isUndefined()
                          ? Plan->Main
@@ -97,29 +170,45 @@ static void report(OutputFile &O, const std::string &Title,
                                 PlannedA.Kind == EmitterKind::Concatenate
                             ? launchedThreadMapping(TM, Device.MaxGrid[0])
                             : TM;
-  O << "  threads: " << Shown.ThreadsPerBlock << " x " << Shown.Blocks
+  T << "  threads: " << Shown.ThreadsPerBlock << " x " << Shown.Blocks
     << " blocks";
   if (Shown.Iterations > 1)
-    O << " x " << Shown.Iterations
+    T << " x " << Shown.Iterations
       << " iterations (a grid-stride loop: grid.x is at most "
       << Device.MaxGrid[0] << ")";
-  O << ", vector " << Shown.Vector << "\n";
-  O << "  thread map (to " << (Shown.Target ? Shown.Target->name() : "?")
+  T << ", vector " << Shown.Vector << "\n";
+  T << "  thread map (to " << (Shown.Target ? Shown.Target->name() : "?")
     << "): " << printMap(Shown.Map) << "\n";
+  if (J)
+    (*J)["threads"] =
+        Json{{"threads_per_block", Shown.ThreadsPerBlock},
+             {"blocks", Shown.Blocks},
+             {"iterations", Shown.Iterations},
+             {"max_grid_x", Device.MaxGrid[0]},
+             {"vector", Shown.Vector},
+             {"target", Shown.Target ? Json(Shown.Target->name()) : Json()},
+             {"map", printMap(Shown.Map)}};
+  Json Params = Json::array();
   GroupedIndexing G = computeGroupedIndexing(Ctx, *A.Computation);
-  O << "  output-to-parameter maps:\n";
+  T << "  output-to-parameter maps:\n";
   for (const HloInstruction *P : A.Computation->parameters()) {
     auto It = G.find(P);
-    if (It == G.end() || It->second.empty()) {
-      O << "    " << P->name() << ": not read\n";
-      continue;
-    }
-    for (const OperandMap &M : It->second)
-      O << "    " << P->name() << ": "
-        << (M.Map.isUndefined() ? std::string("unknown indexing")
-                                : printMap(M.Map))
-        << "\n";
+    // "maps": [] is a parameter not read; null a map of unknown indexing.
+    Json Maps = Json::array();
+    if (It == G.end() || It->second.empty())
+      T << "    " << P->name() << ": not read\n";
+    else
+      for (const OperandMap &M : It->second) {
+        T << "    " << P->name() << ": "
+          << (M.Map.isUndefined() ? std::string("unknown indexing")
+                                  : printMap(M.Map))
+          << "\n";
+        Maps.push_back(M.Map.isUndefined() ? Json() : Json(printMap(M.Map)));
+      }
+    Params.push_back(Json{{"parameter", P->name()}, {"maps", std::move(Maps)}});
   }
+  if (J)
+    (*J)["output_to_parameter"] = std::move(Params);
   // Subgraphs: heroes (and, for reductions and transposes, their operands,
   // which the emitter reads with its own indexing) root their own.
   PartitionOptions PO;
@@ -132,15 +221,20 @@ static void report(OutputFile &O, const std::string &Title,
           PO.ForcedRoots.push_back(Op);
     }
   PartitionedComputation PC = partitionComputation(Ctx, *A.Computation, PO);
-  O << "  subgraphs:\n";
+  if (J)
+    (*J)["partition"] = jsonPartition(PC);
+  T << "  subgraphs:\n";
   std::string Listing = PC.str();
   for (size_t Pos = 0; Pos < Listing.size();) {
     size_t End = Listing.find('\n', Pos);
-    O << "    " << Listing.substr(Pos, End - Pos) << "\n";
+    T << "    " << Listing.substr(Pos, End - Pos) << "\n";
     Pos = End == std::string::npos ? Listing.size() : End + 1;
   }
-  O << "  coalescing:\n"
-    << formatCoalescing(analyzeCoalescing(Ctx, PlannedA, TM, true, Device));
+  std::vector<AccessReport> Rows =
+      analyzeCoalescing(Ctx, PlannedA, TM, true, Device);
+  T << "  coalescing:\n" << formatCoalescing(Rows);
+  if (J)
+    (*J)["coalescing"] = jsonCoalescing(Rows);
 }
 
 /// The first output of \p A that the thread mappings and the coalescing
@@ -168,6 +262,8 @@ static int runAnalyze(int Argc, char **Argv) {
            "set tuning knobs, as emit (wins over the environment)");
   TuneCacheFile.addTo(P);
   Out.addTo(P, /*AllowFormat=*/false);
+  FormatOption Format;
+  Format.addTo(P);
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
   CacheInUse Tuned;
@@ -196,6 +292,16 @@ static int runAnalyze(int Argc, char **Argv) {
   std::vector<const HloInstruction *> Fusions = kernelFusions(*M);
   bool Found = false;
   int Analyzed = 0;
+  Json Doc = jsonDocument("analyze");
+  Doc["device"] = Device->Name;
+  Json Reports = Json::array(), SkippedJson = Json::array();
+  // The next fusion's object, or null for text.
+  auto NextReport = [&]() -> Json * {
+    if (!Format.json())
+      return nullptr;
+    Reports.push_back(Json::object());
+    return &Reports.back();
+  };
   std::vector<Diagnostic> Skipped;
   for (const HloInstruction *F : Fusions) {
     if (!Fusion.empty() && F->name() != Fusion)
@@ -207,11 +313,15 @@ static int runAnalyze(int Argc, char **Argv) {
       Skipped.push_back(
           M->diagnose(U->Instruction->sourceOffset(),
                       "fusion '" + F->name() + "': " + U->Reason));
-      O << skippedFusionLine(F->name(), Skipped.back().Message) << "\n";
+      if (Format.json())
+        SkippedJson.push_back(
+            Json{{"fusion", F->name()}, {"reason", Skipped.back().Message}});
+      else
+        O << skippedFusionLine(F->name(), Skipped.back().Message) << "\n";
       continue;
     }
     ++Analyzed;
-    report(O,
+    report(O, NextReport(),
            "fusion " + F->name() + " (calls " + F->fusedComputation()->name() +
                ")",
            M.get(), F, analyzeFusion(*F), *Device, Tuned);
@@ -251,8 +361,14 @@ static int runAnalyze(int Argc, char **Argv) {
                                       "; analyze needs array outputs"));
       return ExitRejected;
     }
-    report(O, "computation " + M->entry()->name() + " (no fusion)", M.get(),
+    report(O, NextReport(),
+           "computation " + M->entry()->name() + " (no fusion)", M.get(),
            nullptr, A, *Device, Tuned);
+  }
+  if (Format.json()) {
+    Doc["fusions"] = std::move(Reports);
+    Doc["skipped"] = std::move(SkippedJson);
+    printJson(O, Doc);
   }
   return O.close() ? ExitOk : ExitRejected;
 }

@@ -7,9 +7,11 @@
 
 #include "Commands.h"
 #include "ExactBudget.h"
+#include "JsonOutput.h"
 
 #include <algorithm>
 
+#include "idxmap/Print.h"
 #include "idxmap/RangeEvaluator.h"
 
 using namespace idxmap;
@@ -29,7 +31,9 @@ const Command BoundsCommand = {
     "s1 in [0, 31] gives [0, 8191]); --no-simplify evaluates the intervals of\n"
     "the expression as written. A map whose domain is found empty prints\n"
     "'empty'. With --exact, the bounds are the exact minimum and maximum, or\n"
-    "'unknown' when they cannot be decided within the budget.",
+    "'unknown' when they cannot be decided within the budget.\n"
+    "--format=json prints one document with a result per map (see\n"
+    "docs/cli-json.schema.json).",
     runBounds};
 
 int runBounds(int Argc, char **Argv) {
@@ -38,9 +42,11 @@ int runBounds(int Argc, char **Argv) {
   ExactFlag Exact;
   std::string ExprText;
   bool NoSimplify = false;
+  FormatOption Format;
   ArgParser P(BoundsCommand);
   In.addTo(P);
   Out.addTo(P, /*AllowFormat=*/false);
+  Format.addTo(P);
   P.option("--expr", "EXPR", &ExprText, "the expression to bound",
            /*Required=*/true);
   P.flag("--no-simplify", &NoSimplify,
@@ -55,6 +61,28 @@ int runBounds(int Argc, char **Argv) {
   OutputFile O;
   if (!O.open(Out))
     return ExitRejected;
+  Json Results = Json::array();
+  // One answer: the text line, or a result of the JSON document. Lo and Hi
+  // are read only for "bounds".
+  auto Answer = [&](const IndexingMap &M, const MapSource &Src,
+                    const char *Kind, Interval R, bool IsExact) {
+    if (!Format.json()) {
+      O << (std::string(Kind) == "bounds" ? R.str() : std::string(Kind))
+        << "\n";
+      return;
+    }
+    Json J{{"chunk", Src.Index},
+           {"first_line", Src.FirstLine},
+           {"map", printMap(M)},
+           {"result", Kind},
+           {"exact", IsExact}};
+    if (std::string(Kind) == "bounds") {
+      J["lo"] = jsonBound(R.Lo);
+      J["hi"] = jsonBound(R.Hi);
+      J["text"] = R.str();
+    }
+    Results.push_back(std::move(J));
+  };
   int Code = forEachMap(
       In,
       [&](Context &, IndexingMap &M, const MapSource &Src) -> int {
@@ -73,16 +101,16 @@ int runBounds(int Argc, char **Argv) {
           return ExitRejected;
         }
         if (M.isKnownEmpty()) {
-          O << "empty\n";
+          Answer(M, Src, "empty", Interval(), Exact.Exact);
           return ExitOk;
         }
         if (Exact.Exact) {
           std::optional<Interval> B = exactHooks().Bounds(*E, M);
           if (!B) {
-            O << "unknown\n";
+            Answer(M, Src, "unknown", Interval(), true);
             return noteBudgetHit(St.Why, St.BudgetHit);
           }
-          O << (B->isEmpty() ? std::string("empty") : B->str()) << "\n";
+          Answer(M, Src, B->isEmpty() ? "empty" : "bounds", *B, true);
           return ExitOk;
         }
         Interval R = Interval::full();
@@ -92,10 +120,18 @@ int runBounds(int Argc, char **Argv) {
         } else {
           R = boundsOf(*E, M);
         }
-        O << (R.isEmpty() ? std::string("empty") : R.str()) << "\n";
+        Answer(M, Src, R.isEmpty() ? "empty" : "bounds", R, false);
         return ExitOk;
       },
-      O);
+      O, /*Separate=*/!Format.json());
+  // A failed chunk has no result (its error went to stderr); with nothing
+  // answered there is no document, as the text output prints nothing.
+  if (Format.json() && !Results.empty()) {
+    Json Doc = jsonDocument("bounds");
+    Doc["expr"] = ExprText;
+    Doc["results"] = std::move(Results);
+    printJson(O, Doc);
+  }
   if (!O.close())
     return ExitRejected;
   return Code;

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "JsonOutput.h"
 
 #include "idxmap/Hlo.h"
 #include "idxmap/HloIndexing.h"
@@ -26,7 +27,8 @@ static const Command IndexingCommand = {
     "parameter of the fused computation (composed through it): the fusion is\n"
     "--instruction NAME, the ENTRY root, or with --first-fusion the first.\n"
     "--direction=input-to-output gives, for --operand K, the maps from that\n"
-    "operand's index to the output index.",
+    "operand's index to the output index. --format=json prints the blocks\n"
+    "as one document (see docs/cli-json.schema.json).",
     runIndexing};
 static CommandRegistration RegisterIndexing(IndexingCommand);
 
@@ -37,6 +39,39 @@ static const HloInstruction *findAnywhere(const HloModule &M,
     if (const HloInstruction *I = C->findInstruction(Name))
       return I;
   return nullptr;
+}
+
+/// \p Idx as JSON, the blocks of InstructionIndexing::str(\p OnlyOperand):
+/// per block its id and maps (null: unknown indexing), each map with its
+/// runtime variables and a collective's replica id.
+static Json jsonIndexing(const InstructionIndexing &Idx, int64_t OnlyOperand) {
+  Json Blocks = Json::array();
+  for (size_t K = 0; K < Idx.Operands.size(); ++K) {
+    if (OnlyOperand >= 0 && int64_t(K) != OnlyOperand)
+      continue;
+    Json Maps = Json::array();
+    for (const OperandMap &OM : Idx.Operands[K]) {
+      if (OM.Map.isUndefined()) {
+        Maps.push_back(Json{{"map", nullptr}});
+        continue;
+      }
+      Json J{{"map", printMap(OM.Map)}};
+      if (!OM.Bindings.empty()) {
+        Json Runtime = Json::array();
+        for (const RuntimeBinding &RB : OM.Bindings) {
+          std::string Map = printMap(RB.Map);
+          Runtime.push_back(jsonBinding(
+              RB.Source ? RB.Source->name() : std::string("?"), &Map));
+        }
+        J["runtime"] = std::move(Runtime);
+      }
+      if (!OM.ReplicaId.isUndefined())
+        J["replica_id"] = printMap(OM.ReplicaId);
+      Maps.push_back(std::move(J));
+    }
+    Blocks.push_back(Json{{"id", K}, {"maps", std::move(Maps)}});
+  }
+  return Blocks;
 }
 
 static int runIndexing(int Argc, char **Argv) {
@@ -58,6 +93,8 @@ static int runIndexing(int Argc, char **Argv) {
   P.flag("--first-fusion", &FirstFusion,
          "analyze the root of the first fusion's computation");
   Out.addTo(P, /*AllowFormat=*/false);
+  FormatOption Format;
+  Format.addTo(P);
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
 
@@ -131,6 +168,17 @@ static int runIndexing(int Argc, char **Argv) {
   OutputFile O;
   if (!O.open(Out))
     return ExitRejected;
-  O << Idx.str(Direction == "output-to-input" ? Operand : -1);
+  int64_t Only = Direction == "output-to-input" ? Operand : -1;
+  if (Format.json()) {
+    Json Doc = jsonDocument("indexing");
+    Doc["instruction"] = I->name();
+    Doc["opcode"] = opcodeName(I->opcode());
+    Doc["direction"] = Direction;
+    Doc["fusion_root"] = FusionRoot;
+    Doc["operands"] = jsonIndexing(Idx, Only);
+    printJson(O, Doc);
+  } else {
+    O << Idx.str(Only);
+  }
   return O.close() ? ExitOk : ExitRejected;
 }

@@ -6,9 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "JsonOutput.h"
 
 #include "idxmap/Hlo.h"
 #include "idxmap/Partition.h"
+#include "idxmap/Print.h"
 
 #include <set>
 
@@ -28,9 +30,53 @@ static const Command PartitionCommand = {
     "Graphviz DOT instead (one digraph per computation, subgraphs as\n"
     "clusters). --roots forces instructions to root their own subgraph\n"
     "(heroes). Ops no emitter computes (dot, custom-call, while,\n"
-    "collectives, ...) always root their own (\"opaque op\").",
+    "collectives, ...) always root their own (\"opaque op\").\n"
+    "--format=json prints the listing's facts as one document (see\n"
+    "docs/cli-json.schema.json).",
     runPartition};
 static CommandRegistration RegisterPartition(PartitionCommand);
+
+Json idxmap::cli::jsonPartition(const PartitionedComputation &PC) {
+  Json Subgraphs = Json::array();
+  for (const Subgraph &S : PC.Subgraphs) {
+    Json Roots = Json::array();
+    for (const HloInstruction *R : S.Roots) {
+      auto It = PC.Reasons.find(R);
+      Roots.push_back(
+          Json{{"name", R->name()},
+               {"reason", It == PC.Reasons.end() ? Json() : Json(It->second)}});
+    }
+    Json Members = Json::array();
+    for (const HloInstruction *I : S.Instructions) {
+      auto M = S.Maps.find(I);
+      bool Known = M != S.Maps.end() && !M->second.isUndefined();
+      Json Member{{"name", I->name()},
+                  {"opcode", opcodeName(I->opcode())},
+                  {"map", Known ? Json(printMap(M->second)) : Json()}};
+      auto B = S.Bindings.find(I);
+      if (B != S.Bindings.end() && !B->second.empty()) {
+        Json Runtime = Json::array();
+        for (const RuntimeBinding &RB : B->second) {
+          std::string Map =
+              RB.Map.isUndefined() ? std::string() : printMap(RB.Map);
+          Runtime.push_back(
+              jsonBinding(RB.Source ? RB.Source->name() : std::string("?"),
+                          RB.Map.isUndefined() ? nullptr : &Map));
+        }
+        Member["runtime"] = std::move(Runtime);
+      }
+      Members.push_back(std::move(Member));
+    }
+    Subgraphs.push_back(Json{{"name", S.Name},
+                             {"no_compute", S.NoCompute},
+                             {"roots", std::move(Roots)},
+                             {"instructions", std::move(Members)}});
+  }
+  return Json{
+      {"computation",
+       PC.Computation ? Json(PC.Computation->name()) : Json()},
+      {"subgraphs", std::move(Subgraphs)}};
+}
 
 static std::vector<std::string> splitNames(const std::string &S) {
   std::vector<std::string> Out;
@@ -59,6 +105,12 @@ static int runPartition(int Argc, char **Argv) {
   P.option("--roots", "NAMES", &RootNames,
            "comma-separated instructions that must root a subgraph");
   Out.addTo(P, /*AllowFormat=*/false);
+  FormatOption Format;
+  Format.addTo(P);
+  P.check([&]() -> std::string {
+    return Dot && Format.json() ? "--dot and --format=json exclude each other"
+                                : "";
+  });
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
 
@@ -115,11 +167,21 @@ static int runPartition(int Argc, char **Argv) {
   Context Ctx;
   PartitionOptions Opts;
   Opts.ForcedRoots = Forced;
+  Json Partitions = Json::array();
   for (size_t K = 0; K < Comps.size(); ++K) {
     PartitionedComputation PC = partitionComputation(Ctx, *Comps[K], Opts);
+    if (Format.json()) {
+      Partitions.push_back(jsonPartition(PC));
+      continue;
+    }
     if (K && !Dot)
       O << "\n";
     O << (Dot ? PC.toDot() : PC.str());
+  }
+  if (Format.json()) {
+    Json Doc = jsonDocument("partition");
+    Doc["computations"] = std::move(Partitions);
+    printJson(O, Doc);
   }
   return O.close() ? ExitOk : ExitRejected;
 }

@@ -253,6 +253,15 @@ struct OutputOptions {
   void addTo(ArgParser &P, bool AllowFormat = true);
 };
 
+/// `--format=text|json` (issue 19): the report as text, or as one JSON
+/// document for scripts (the schemas are in docs/cli-json.schema.json).
+struct FormatOption {
+  std::string Format = "text";
+
+  void addTo(ArgParser &P);
+  bool json() const { return Format == "json"; }
+};
+
 /// `--exact` (issue 3): declared only on commands that can forward it to a
 /// hook in exactHooks().
 struct ExactFlag {
@@ -492,7 +501,10 @@ using MapAction =
 /// i); a chunk that fails prints its diagnostic (with the file's real line
 /// numbers) and leaves its section empty, and the remaining chunks still run.
 /// Returns the worst exit code (ExitRejected if any chunk failed).
-int forEachMap(const InputOptions &In, const MapAction &Action, OutputFile &O);
+/// \p Separate false leaves out the `// -----` lines (a JSON document
+/// collects the chunks' answers itself).
+int forEachMap(const InputOptions &In, const MapAction &Action, OutputFile &O,
+               bool Separate = true);
 
 } // namespace cli
 } // namespace idxmap

@@ -1,0 +1,62 @@
+//===- tools/idxmap/JsonOutput.h - JSON documents of --format=json -*- C++ -*-===//
+//
+// Part of idxmap. The commands with `--format=json` build one document with
+// nlohmann::json and print it here. Kept out of Commands.h so that only the
+// commands that print JSON parse the library's headers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_TOOLS_JSONOUTPUT_H
+#define IDXMAP_TOOLS_JSONOUTPUT_H
+
+#include "Commands.h"
+
+#include "idxmap/Interval.h"
+#include "idxmap/Partition.h"
+
+#include <nlohmann/json.hpp>
+
+namespace idxmap {
+namespace cli {
+
+/// Ordered so that keys print in the order the command adds them, which
+/// keeps the documents (and their golden tests) readable.
+using Json = nlohmann::ordered_json;
+
+/// The version of the documents' layout; bumped when a field changes
+/// meaning or disappears (adding one does not).
+constexpr int CliJsonVersion = 1;
+
+/// A document's frame: the format version and the command that wrote it.
+inline Json jsonDocument(const char *Command) {
+  return Json{{"version", CliJsonVersion}, {"command", Command}};
+}
+
+/// Prints \p J indented by two, with a final newline.
+inline void printJson(OutputFile &O, const Json &J) {
+  // Invalid UTF-8 in a name from the input is replaced, not thrown about:
+  // the document must always parse.
+  O << J.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+}
+
+/// An interval bound as JSON: the integer, or null for an unbounded side
+/// (Interval::Min and Interval::Max).
+inline Json jsonBound(int64_t V) {
+  if (V == Interval::Min || V == Interval::Max)
+    return nullptr;
+  return V;
+}
+
+/// One runtime variable's binding: the instruction it is read from and its
+/// map (null: unknown).
+inline Json jsonBinding(const std::string &Source, const std::string *Map) {
+  return Json{{"source", Source}, {"map", Map ? Json(*Map) : Json()}};
+}
+
+/// A partitioned computation as `partition --format=json` prints it (and
+/// analyze under "subgraphs"); defined in CmdPartition.cpp.
+Json jsonPartition(const PartitionedComputation &PC);
+
+} // namespace cli
+} // namespace idxmap
+
+#endif // IDXMAP_TOOLS_JSONOUTPUT_H
