@@ -81,20 +81,19 @@ static Json jsonPlan(const KernelPlan &Plan) {
     Choices.push_back(
         Json{{"name", C.Name}, {"value", C.Value}, {"reason", C.Reason}});
   const CostEstimate &E = Plan.Cost;
-  return Json{
-      {"emitter", Plan.Emitter},
-      {"grid", {Plan.Grid[0], Plan.Grid[1], Plan.Grid[2]}},
-      {"block", {Plan.Block[0], Plan.Block[1], Plan.Block[2]}},
-      {"shared_bytes", Plan.SharedBytes},
-      {"choices", std::move(Choices)},
-      {"estimate",
-       {{"microseconds", E.Microseconds},
-        {"memory_microseconds", E.MemoryMicroseconds},
-        {"launch_microseconds", E.LaunchMicroseconds},
-        {"bytes", E.Bytes},
-        {"l2_resident", E.L2Resident},
-        {"summary", E.Summary}}},
-      {"text", printKernelPlan(Plan)}};
+  return Json{{"emitter", Plan.Emitter},
+              {"grid", {Plan.Grid[0], Plan.Grid[1], Plan.Grid[2]}},
+              {"block", {Plan.Block[0], Plan.Block[1], Plan.Block[2]}},
+              {"shared_bytes", Plan.SharedBytes},
+              {"choices", std::move(Choices)},
+              {"estimate",
+               {{"microseconds", E.Microseconds},
+                {"memory_microseconds", E.MemoryMicroseconds},
+                {"launch_microseconds", E.LaunchMicroseconds},
+                {"bytes", E.Bytes},
+                {"l2_resident", E.L2Resident},
+                {"summary", E.Summary}}},
+              {"text", printKernelPlan(Plan)}};
 }
 
 /// Reports one fusion (\p Fusion null: the ENTRY computation) as text on

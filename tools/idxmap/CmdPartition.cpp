@@ -73,8 +73,7 @@ Json idxmap::cli::jsonPartition(const PartitionedComputation &PC) {
                              {"instructions", std::move(Members)}});
   }
   return Json{
-      {"computation",
-       PC.Computation ? Json(PC.Computation->name()) : Json()},
+      {"computation", PC.Computation ? Json(PC.Computation->name()) : Json()},
       {"subgraphs", std::move(Subgraphs)}};
 }
 

@@ -1,4 +1,5 @@
-//===- tools/idxmap/JsonOutput.h - JSON documents of --format=json -*- C++ -*-===//
+//===- tools/idxmap/JsonOutput.h - JSON documents of --format=json -*- C++
+//-*-===//
 //
 // Part of idxmap. The commands with `--format=json` build one document with
 // nlohmann::json and print it here. Kept out of Commands.h so that only the
