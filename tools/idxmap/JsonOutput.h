@@ -1,5 +1,4 @@
-//===- tools/idxmap/JsonOutput.h - JSON documents of --format=json -*- C++
-//-*-===//
+//===- JsonOutput.h - The documents of --format=json ------------*- C++ -*-===//
 //
 // Part of idxmap. The commands with `--format=json` build one document with
 // nlohmann::json and print it here. Kept out of Commands.h so that only the

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Runs `idxmap analyze|indexing|partition|bounds|is-empty --format=json` on
+the example modules and map files and validates each document against
+docs/cli-json.schema.json (python3-jsonschema, no network). Also checks what
+a schema cannot say: the JSON carries the text output's facts (the same
+answers, maps and plan), bad input still gives the located error on stderr,
+exit 1 and no document, and --dot with --format=json is a usage error.
+
+usage: validate_cli_json.py IDXMAP SCHEMA TESTDIR
+  TESTDIR: the repository's test/ (examples/ and golden/ are read)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import jsonschema
+except ImportError:
+    sys.exit("error: python3-jsonschema is needed (apt-get install "
+             "python3-jsonschema; tools/deps.sh installs it)")
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def idxmap(args, code=0):
+    r = subprocess.run([IDXMAP] + args, capture_output=True, text=True)
+    check(r.returncode == code, "idxmap %s: exit %d, expected %d\n%s" % (
+        " ".join(args), r.returncode, code, r.stderr))
+    return r
+
+
+def document(args):
+    """The JSON of `idxmap ARGS --format=json`, validated, and the text
+    output of the same command; None when the command fails, after checking
+    that it fails alike with --format=json (same exit code and stderr, no
+    document)."""
+    t = subprocess.run([IDXMAP] + args, capture_output=True, text=True)
+    r = subprocess.run([IDXMAP] + args + ["--format=json"],
+                       capture_output=True, text=True)
+    check(r.returncode == t.returncode and r.stderr == t.stderr,
+          "idxmap %s: --format=json exits %d, text %d\n%s" % (
+              " ".join(args), r.returncode, t.returncode, r.stderr))
+    if t.returncode != 0 and not t.stdout:
+        check(r.stdout == "", "%s: a document on failure" % " ".join(args))
+        return None, None
+    doc = json.loads(r.stdout)  # strict: one document, nothing else
+    errors = sorted(VALIDATOR.iter_errors(doc), key=str)
+    check(not errors, "%s: %s" % (" ".join(args), "; ".join(
+        "%s: %s" % ("/".join(map(str, e.absolute_path)), e.message)
+        for e in errors[:5])))
+    global CHECKED
+    CHECKED += 1
+    return doc, t.stdout
+
+
+def answers(text):
+    """The per-map lines of a split text output."""
+    return [l for l in text.splitlines() if l != "// -----"]
+
+
+def check_per_map(cmd, path, extra):
+    doc, text = document([cmd, "--split-input-file", path] + extra)
+    check(doc is not None, "%s %s failed" % (cmd, path))
+    check(doc["command"] == cmd, "%s: command" % path)
+    got = [r.get("text", r["result"]) for r in doc["results"]]
+    check(got == answers(text), "%s %s: JSON %s, text %s" % (
+        cmd, path, got, answers(text)))
+    check([r["chunk"] for r in doc["results"]] ==
+          list(range(len(doc["results"]))), "%s: chunk order" % path)
+    for r in doc["results"]:
+        if r["result"] == "bounds":
+            check(r["text"] == "[%d, %d]" % (r["lo"], r["hi"]),
+                  "%s: lo/hi disagree with %s" % (path, r["text"]))
+
+
+def check_analyze(path):
+    doc, text = document(["analyze", path])
+    if doc is None:
+        return
+    for f in doc["fusions"]:
+        check("emitter: %s\n" % f["emitter"] in text, "%s: emitter" % path)
+        check("reason: %s\n" % f["reason"] in text, "%s: reason" % path)
+        check(f["threads"]["map"] in text, "%s: thread map" % path)
+        for p in f["output_to_parameter"]:
+            for m in p["maps"]:
+                check(m is None or "%s: %s\n" % (p["parameter"], m) in text,
+                      "%s: map of %s" % (path, p["parameter"]))
+        if f["plan"]:
+            plan = f["plan"]
+            check(plan["text"].splitlines()[0] in text, "%s: plan" % path)
+            check("grid [%d, %d, %d]" % tuple(plan["grid"]) in plan["text"],
+                  "%s: grid" % path)
+            for c in plan["choices"]:
+                check("%s = %d" % (c["name"], c["value"]) in plan["text"],
+                      "%s: choice %s" % (path, c["name"]))
+        names = [c["name"] for c in f["coalescing"]]
+        check(len(names) > 0, "%s: no coalescing rows" % path)
+    check(len(doc["fusions"]) + len(doc["skipped"]) > 0, "%s: empty" % path)
+
+
+def check_partition(path):
+    doc, text = document(["partition", path])
+    if doc is None:
+        return
+    for pc in doc["computations"]:
+        check("computation %s:" % pc["computation"] in text,
+              "%s: computation" % path)
+        for sg in pc["subgraphs"]:
+            for i in sg["instructions"]:
+                line = "  %s = %s: %s\n" % (
+                    i["name"], i["opcode"], i["map"] or "unknown indexing")
+                check(line in text, "%s: %s" % (path, line.strip()))
+
+
+def check_indexing(args):
+    doc, text = document(["indexing"] + args)
+    if doc is None:
+        return
+    blocks = text.split("operand id = ")[1:]
+    check(len(blocks) == len(doc["operands"]), "%s: blocks" % args)
+    for b, j in zip(blocks, doc["operands"]):
+        check(b.startswith("%d\n" % j["id"]), "%s: operand id" % args)
+        for m in j["maps"]:
+            check((m["map"] or "unknown indexing") + "\n" in b,
+                  "%s: map %s" % (args, m["map"]))
+
+
+def check_errors(tmp):
+    bad = os.path.join(tmp, "bad.map")
+    with open(bad, "w") as f:
+        f.write("(d0) -> (d0 +, domain: d0 in [0, 3]\n")
+    for cmd in (["bounds", "--expr", "d0"], ["is-empty"]):
+        r = idxmap(cmd + [bad, "--format=json"], 1)
+        check(r.stdout == "", "%s: a document on bad input" % cmd[0])
+        check(r.stderr.startswith(bad + ":1:14: error: "),
+              "%s: not a located error: %s" % (cmd[0], r.stderr))
+    badhlo = os.path.join(tmp, "bad.hlo")
+    with open(badhlo, "w") as f:
+        f.write("HloModule m\nENTRY e {\n  p = f32[4] parameter(0\n}\n")
+    for cmd in (["analyze"], ["partition"], ["indexing"]):
+        r = idxmap(cmd + [badhlo, "--format=json"], 1)
+        check(r.stdout == "", "%s: a document on bad input" % cmd[0])
+        check(r.stderr.startswith(badhlo + ":"),
+              "%s: not a located error: %s" % (cmd[0], r.stderr))
+    gelu = os.path.join(TESTDIR, "examples", "gelu.hlo")
+    idxmap(["partition", gelu, "--dot", "--format=json"], 2)
+    idxmap(["bounds", "--expr", "d0", gelu, "--format=xml"], 2)
+
+
+def main():
+    global IDXMAP, VALIDATOR, TESTDIR, CHECKED
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    IDXMAP, schema_path, TESTDIR = sys.argv[1:]
+    CHECKED = 0
+    with open(schema_path) as f:
+        schema = json.load(f)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    VALIDATOR = cls(schema)
+    examples = os.path.join(TESTDIR, "examples")
+    inputs = os.path.join(TESTDIR, "golden", "Inputs")
+    golden = os.path.join(TESTDIR, "golden")
+    modules = sorted(os.path.join(examples, f) for f in os.listdir(examples)
+                     if f.endswith(".hlo"))
+    modules += [os.path.join(inputs, f) for f in (
+        "whole_module_gemm.hlo", "no-fusion.hlo", "multi-output.hlo",
+        "indexed-ops.hlo", "dynamic-slice.hlo")]
+    for m in modules:
+        check_analyze(m)
+        check_partition(m)
+        check_indexing([m])
+    indexed = os.path.join(inputs, "indexed-ops.hlo")
+    for args in (["--instruction", "gather"], ["--instruction", "scatter"],
+                 ["--instruction", "sort", "--output-id", "1"],
+                 ["--instruction", "sort", "--direction", "input-to-output",
+                  "--operand", "1"], ["--instruction", "ds"]):
+        check_indexing([indexed] + args)
+    check_indexing([os.path.join(examples, "gelu.hlo"), "--first-fusion",
+                    "--fusion-root"])
+    check_per_map("bounds", os.path.join(golden, "bounds.txt"),
+                  ["--expr", "d0 mod 4 + s0"])
+    check_per_map("is-empty", os.path.join(golden, "is-empty.txt"), [])
+    with tempfile.TemporaryDirectory() as tmp:
+        check_errors(tmp)
+    print("validated %d documents against %s" % (CHECKED, schema_path))
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except AssertionError as e:
+        sys.exit("FAIL: %s" % e)
