@@ -36,15 +36,6 @@ char *idxmap_hlo_module_print(const idxmap_hlo_module *Module) {
   });
 }
 
-/// The instruction named \p Name in any computation of \p M.
-static const HloInstruction *findAnywhere(const HloModule &M,
-                                          std::string_view Name) {
-  for (const HloComputation *C : M.computations())
-    if (const HloInstruction *I = C->findInstruction(Name))
-      return I;
-  return nullptr;
-}
-
 idxmap_hlo_indexing *idxmap_hlo_output_to_input_indexing(
     idxmap_context *Ctx, const idxmap_hlo_module *Module,
     const char *Instruction, int64_t OutputId, char **Error) {
@@ -56,7 +47,7 @@ idxmap_hlo_indexing *idxmap_hlo_output_to_input_indexing(
       Error, nullptr, [&]() -> idxmap_hlo_indexing * {
         const HloModule &M = *Module->Module;
         const HloInstruction *I =
-            Instruction ? findAnywhere(M, Instruction) : M.entry()->root();
+            Instruction ? M.findInstruction(Instruction) : M.entry()->root();
         if (!I) {
           setError(Error, M.fileName() + ": no instruction named '" +
                               Instruction + "'");

@@ -79,6 +79,13 @@ HloComputation::findInstruction(std::string_view N) const {
   return nullptr;
 }
 
+const HloInstruction *HloModule::findInstruction(std::string_view N) const {
+  for (const HloComputation *C : CompPtrs)
+    if (const HloInstruction *I = C->findInstruction(N))
+      return I;
+  return nullptr;
+}
+
 const HloComputation *HloModule::findComputation(std::string_view N) const {
   N = stripPercent(N);
   for (const HloComputation *C : CompPtrs)

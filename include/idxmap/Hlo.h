@@ -782,6 +782,11 @@ public:
   const HloComputation *entry() const { return Entry; }
   /// The computation named \p Name (with or without `%`), or nullptr.
   const HloComputation *findComputation(std::string_view Name) const;
+  /// The instruction named \p Name in any computation (the first in
+  /// computation order), or nullptr. Example: in a module whose fused
+  /// computation holds `t = f32[4,8] transpose(p0)`, findInstruction("t")
+  /// is that transpose, though the ENTRY has no `t`.
+  const HloInstruction *findInstruction(std::string_view Name) const;
   /// Every fusion instruction of the module, in computation/instruction order.
   std::vector<const HloInstruction *> fusions() const;
 

@@ -32,15 +32,6 @@ static const Command IndexingCommand = {
     runIndexing};
 static CommandRegistration RegisterIndexing(IndexingCommand);
 
-/// The instruction named \p Name in any computation of \p M.
-static const HloInstruction *findAnywhere(const HloModule &M,
-                                          std::string_view Name) {
-  for (const HloComputation *C : M.computations())
-    if (const HloInstruction *I = C->findInstruction(Name))
-      return I;
-  return nullptr;
-}
-
 /// \p Idx as JSON, the blocks of InstructionIndexing::str(\p OnlyOperand):
 /// per block its id and maps (null: unknown indexing), each map with its
 /// runtime variables and a collective's replica id.
@@ -123,7 +114,7 @@ static int runIndexing(int Argc, char **Argv) {
   const HloModule &Mod = *M;
   const HloInstruction *I = nullptr;
   if (!Instr.empty()) {
-    I = findAnywhere(Mod, Instr);
+    I = Mod.findInstruction(Instr);
     if (!I) {
       printError(displayName(File), "no instruction named '" + Instr + "'");
       return ExitRejected;

@@ -12,13 +12,44 @@
 #include <set>
 
 namespace idxmap {
+namespace plan {
+
+std::vector<Tuning> gridSettings(const std::vector<Axis> &Grid,
+                                 const Tuning &Overrides) {
+  std::vector<std::pair<int, Tuning>> Settings;
+  std::vector<size_t> Digit(Grid.size(), 0); // 0: unset, else Values[D-1]
+  while (true) {
+    Tuning T = Overrides;
+    int Set = 0;
+    for (size_t K = 0; K < Grid.size(); ++K)
+      if (Digit[K]) {
+        T.*(findTuningKnob(Grid[K].Knob)->Field) = Grid[K].Values[Digit[K] - 1];
+        ++Set;
+      }
+    Settings.push_back({Set, T});
+    size_t K = 0;
+    for (; K < Grid.size(); ++K) {
+      if (++Digit[K] <= Grid[K].Values.size())
+        break;
+      Digit[K] = 0;
+    }
+    if (K == Grid.size())
+      break;
+  }
+  std::stable_sort(
+      Settings.begin(), Settings.end(),
+      [](const auto &X, const auto &Y) { return X.first < Y.first; });
+  std::vector<Tuning> Out;
+  for (auto &S : Settings)
+    Out.push_back(std::move(S.second));
+  return Out;
+}
+
+} // namespace plan
+
 namespace {
 
-/// One knob of the grid and the values tried (besides leaving it unset).
-struct Axis {
-  const char *Knob;
-  std::vector<int64_t> Values;
-};
+using plan::Axis;
 
 /// The knobs an emitter's plan reads, with the values worth measuring.
 /// Values equal to the rules' choice give a plan already listed and are
@@ -71,40 +102,6 @@ std::string planSignature(const KernelPlan &P) {
   return S;
 }
 
-/// Every setting of \p Grid's knobs (each unset or one of its values) over
-/// \p Overrides, those that set fewer knobs first; the first is \p
-/// Overrides itself.
-std::vector<Tuning> gridSettings(const std::vector<Axis> &Grid,
-                                 const Tuning &Overrides) {
-  std::vector<std::pair<int, Tuning>> Settings;
-  std::vector<size_t> Digit(Grid.size(), 0); // 0: unset, else Values[D-1]
-  while (true) {
-    Tuning T = Overrides;
-    int Set = 0;
-    for (size_t K = 0; K < Grid.size(); ++K)
-      if (Digit[K]) {
-        T.*(findTuningKnob(Grid[K].Knob)->Field) = Grid[K].Values[Digit[K] - 1];
-        ++Set;
-      }
-    Settings.push_back({Set, T});
-    size_t K = 0;
-    for (; K < Grid.size(); ++K) {
-      if (++Digit[K] <= Grid[K].Values.size())
-        break;
-      Digit[K] = 0;
-    }
-    if (K == Grid.size())
-      break;
-  }
-  std::stable_sort(
-      Settings.begin(), Settings.end(),
-      [](const auto &X, const auto &Y) { return X.first < Y.first; });
-  std::vector<Tuning> Out;
-  for (auto &S : Settings)
-    Out.push_back(std::move(S.second));
-  return Out;
-}
-
 } // namespace
 
 Expected<std::vector<PlanCandidate>>
@@ -122,7 +119,7 @@ planCandidates(Context &Ctx, const FusionAnalysis &A, const Tuning &Overrides,
   std::vector<PlanCandidate> Out;
   std::set<std::string> Seen = {planSignature(*Rules)};
   Out.push_back({Overrides, std::move(*Rules)});
-  std::vector<Tuning> Settings = gridSettings(Grid, Overrides);
+  std::vector<Tuning> Settings = plan::gridSettings(Grid, Overrides);
   for (size_t I = 1; I < Settings.size(); ++I) {
     Expected<KernelPlan> P = planFusion(Ctx, A, Settings[I], Device, Fusion);
     if (!P || !Seen.insert(planSignature(*P)).second)

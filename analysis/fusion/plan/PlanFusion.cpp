@@ -8,6 +8,7 @@
 #include "idxmap/CostModel.h"
 #include "idxmap/Print.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace idxmap {
@@ -161,24 +162,21 @@ Expected<KernelPlan> planFusion(Context &Ctx, const FusionAnalysis &A,
       Axes.push_back(std::move(X));
   if (Axes.empty())
     return Rules;
+  std::vector<plan::Axis> Grid;
+  for (const ModelAxis &X : Axes)
+    Grid.push_back({X.Knob, X.Values});
   std::optional<KernelPlan> Best;
-  std::vector<size_t> Digit(Axes.size(), 0);
-  while (true) {
-    Tuning T = Overrides;
-    for (size_t K = 0; K < Axes.size(); ++K)
-      T.*(findTuningKnob(Axes[K].Knob)->Field) = Axes[K].Values[Digit[K]];
+  for (const Tuning &T : plan::gridSettings(Grid, Overrides)) {
+    // Only the settings of every knob: one left unset is the rules' value,
+    // which a value of the grid already gives.
+    if (!std::all_of(Axes.begin(), Axes.end(), [&](const ModelAxis &X) {
+          return isTuned(T, X.Knob);
+        }))
+      continue;
     Expected<KernelPlan> P = planByRules(Ctx, A, T, Device, Fusion);
     if (P && P->Cost.Microseconds > 0 && modelMayChoose(*P) &&
         (!Best || P->Cost.Microseconds < Best->Cost.Microseconds))
       Best = std::move(*P);
-    size_t K = 0;
-    for (; K < Axes.size(); ++K) {
-      if (++Digit[K] < Axes[K].Values.size())
-        break;
-      Digit[K] = 0;
-    }
-    if (K == Axes.size())
-      break;
   }
   if (!Best || Rules->Cost.Microseconds <= 0 ||
       Best->Cost.Microseconds >= ModelMargin * Rules->Cost.Microseconds)

@@ -58,6 +58,21 @@ void chooseIndexWidth(KernelPlan &P, int64_t Largest, bool MapsFit = true);
 /// value is read more than once (SubgraphFunctions.cpp).
 void planSubgraphFunctions(const HloComputation &C, KernelPlan &P);
 
+/// One knob of a grid of plan settings and the values tried (besides
+/// leaving it unset: the rules' choice).
+struct Axis {
+  const char *Knob;
+  std::vector<int64_t> Values;
+};
+
+/// Every setting of \p Grid's knobs (each unset or one of its values) over
+/// \p Overrides, those that set fewer knobs first, in odometer order (the
+/// first knob fastest) among equals; the first is \p Overrides itself.
+/// Example: knobs A {1, 2} and B {3} give {}, {A=1}, {A=2}, {B=3}, {A=1,
+/// B=3}, {A=2, B=3}.
+std::vector<Tuning> gridSettings(const std::vector<Axis> &Grid,
+                                 const Tuning &Overrides);
+
 /// `tuned(In.Overrides, Name, Default)`, recorded in \p P as a choice with
 /// \p Reason, or with "tuning override" when the knob is set.
 int64_t choose(const PlanInputs &In, KernelPlan &P, const char *Knob,
