@@ -174,7 +174,9 @@ static Expected<KernelInfo> emitFusion(llvm::Module &Mod, const HloModule &M,
   codegen::MathOptions KernelMath = Math;
   KernelMath.SubgraphFunctions = P->Functions;
   Expected<KernelInfo> K = Diagnostic{};
-  if (P->Emitter == "loop")
+  // An in-place dynamic-update-slice is the loop emitter over the update,
+  // storing through the plan's update-to-output maps.
+  if (P->Emitter == "loop" || P->DynamicUpdateSlice)
     K = codegen::emitLoopKernel(Mod, F, plannedAnalysis(A, *P), *P, Ctx,
                                 KernelMath);
   else if (P->Emitter == "transpose")

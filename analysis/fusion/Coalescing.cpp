@@ -537,6 +537,13 @@ ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A,
   }
   case EmitterKind::Transpose:
     return transposeMapping(Ctx, A, Device);
+  case EmitterKind::InPlaceDynamicUpdateSlice: {
+    // The plan's walk over the update.
+    Expected<KernelPlan> P = planFusion(Ctx, A, Tuning{}, Device);
+    if (P)
+      return P->Main;
+    return ThreadMapping{};
+  }
   default:
     break;
   }
@@ -702,6 +709,23 @@ std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
       if (!Root->shape().sameDims(A.Roots.front()->shape()))
         continue;
       AccessReport R = analyzeAccess(OutMap, Root->shape(), CountWarps);
+      R.Name = Root->name() + " (output)";
+      R.IsOutput = true;
+      Out.push_back(R);
+    }
+  }
+  if (A.Kind == EmitterKind::InPlaceDynamicUpdateSlice &&
+      !TM.Map.isUndefined()) {
+    // Each root stores its update through the update-to-output map.
+    for (const HloInstruction *Root : A.Roots) {
+      IndexingMap ToOut =
+          computeInputToOutputIndexing(Ctx, *Root, 1).Operands.at(0).at(0).Map;
+      IndexingMap M;
+      if (!ToOut.isUndefined() && ToOut.numDims() == TM.Map.numResults()) {
+        M = compose(TM.Map, ToOut);
+        simplify(M);
+      }
+      AccessReport R = analyzeAccess(M, Root->shape(), CountWarps);
       R.Name = Root->name() + " (output)";
       R.IsOutput = true;
       Out.push_back(R);

@@ -28,6 +28,8 @@ std::string_view emitterKindName(EmitterKind K) {
     return "full reduction";
   case EmitterKind::Concatenate:
     return "concatenate";
+  case EmitterKind::InPlaceDynamicUpdateSlice:
+    return "in-place dynamic-update-slice";
   }
   return "?";
 }
@@ -244,6 +246,54 @@ bool sameReduction(const HloInstruction &A, const HloInstruction &B) {
 
 } // namespace
 
+std::optional<std::vector<int64_t>>
+inPlaceUpdatedParams(const HloComputation &C, std::string *Why) {
+  auto Fail = [&](std::string W) -> std::optional<std::vector<int64_t>> {
+    if (Why)
+      *Why = std::move(W);
+    return std::nullopt;
+  };
+  const HloInstruction *Root = C.root();
+  if (!Root)
+    return Fail("no root");
+  std::vector<const HloInstruction *> Roots;
+  if (Root->opcode() == HloOpcode::Tuple)
+    Roots.assign(Root->operands().begin(), Root->operands().end());
+  else
+    Roots.push_back(Root);
+  if (Roots.empty())
+    return Fail("no outputs");
+  std::vector<int64_t> Params;
+  for (const HloInstruction *R : Roots) {
+    if (R->opcode() != HloOpcode::DynamicUpdateSlice)
+      return Fail("root '" + R->name() + "' is not a dynamic-update-slice");
+    const HloInstruction *Op = R->operand(0);
+    if (Op->opcode() != HloOpcode::Parameter)
+      return Fail("the operand of '" + R->name() + "' is not a parameter");
+    if (!Op->shape().sameDims(R->shape()) ||
+        Op->shape().layoutOrDefault() != R->shape().layoutOrDefault() ||
+        Op->shape().Type != R->shape().Type)
+      return Fail("parameter '" + Op->name() + "' differs from '" + R->name() +
+                  "' in type or layout");
+    for (const HloInstruction *U : Op->users())
+      if (U != R)
+        return Fail("parameter '" + Op->name() + "' is also read by '" +
+                    U->name() + "'");
+    for (int64_t K = 1; K < R->operandCount(); ++K)
+      if (R->operand(K) == Op)
+        return Fail("'" + R->name() + "' reads its operand '" + Op->name() +
+                    "' again");
+    if (std::find(Params.begin(), Params.end(), Op->parameterNumber()) !=
+        Params.end())
+      return Fail("two roots update parameter '" + Op->name() + "'");
+    if (!R->operand(1)->shape().sameDims(Roots.front()->operand(1)->shape()))
+      return Fail("the updates of '" + Roots.front()->name() + "' and '" +
+                  R->name() + "' differ in shape");
+    Params.push_back(Op->parameterNumber());
+  }
+  return Params;
+}
+
 FusionAnalysis analyzeComputation(const HloComputation &C) {
   FusionAnalysis A;
   A.Computation = &C;
@@ -254,6 +304,19 @@ FusionAnalysis analyzeComputation(const HloComputation &C) {
     A.Roots.push_back(Root);
   if (A.Roots.empty()) {
     A.Reason = "no outputs (the root is an empty tuple)";
+    return A;
+  }
+
+  if (auto Params = inPlaceUpdatedParams(C)) {
+    A.Heroes = A.Roots;
+    A.Kind = EmitterKind::InPlaceDynamicUpdateSlice;
+    A.UpdatedParams = *Params;
+    const HloInstruction *U = A.Roots.front()->operand(1);
+    A.Reason = std::to_string(A.Roots.size()) +
+               " dynamic-update-slice root" + (A.Roots.size() > 1 ? "s" : "") +
+               " of parameters nothing else reads: written in place, one "
+               "thread per update element run (update " +
+               U->shape().str() + ")";
     return A;
   }
 

@@ -535,6 +535,7 @@ InstructionIndexing computeInputToOutputIndexing(Context &Ctx,
   case HloOpcode::AllGather:
   case HloOpcode::AllReduce:
   case HloOpcode::CollectivePermute:
+  case HloOpcode::DynamicUpdateSlice:
     return hlo::indexedInputToOutput(Ctx, I, InputId);
   default:
     // map, erf, acos, complex, ...: the identity (none for dot,
@@ -601,6 +602,7 @@ bool hasInputToOutputIndexing(HloOpcode Op) {
   case HloOpcode::AllGather:
   case HloOpcode::AllReduce:
   case HloOpcode::CollectivePermute:
+  case HloOpcode::DynamicUpdateSlice:
     return true;
   default:
     // map and the elementwise ops after Call; not dot, convolution,

@@ -415,6 +415,24 @@ InstructionIndexing indexedInputToOutput(Context &Ctx, const HloInstruction &I,
   InstructionIndexing R;
   const Shape &In = I.operand(InputId)->shape();
   switch (I.opcode()) {
+  case HloOpcode::DynamicUpdateSlice: {
+    // The update's element u lands at u + start, each start clamped as the
+    // op clamps it (the runtime variables of the output-to-update map, now
+    // bound over the update's index space). Where the operand's elements go
+    // depends on whether the window covers them, which no map says.
+    if (InputId != 1)
+      break;
+    const Shape &Out = I.shape();
+    RuntimeVars Rt(Ctx, In);
+    std::vector<Expr> Res;
+    for (int64_t D = 0; D < Out.rank(); ++D)
+      Res.push_back(Ctx.dim(unsigned(D)) +
+                    Rt.add(I.operand(2 + D), {},
+                           {0, Out.Dims[size_t(D)] - In.Dims[size_t(D)]}));
+    R.Operands.push_back({finish(
+        IndexingMap(Ctx, dimVars(In), {}, Rt.Vars, Res), Rt.Bindings)});
+    return R;
+  }
   case HloOpcode::Sort: {
     int64_t SortDim = I.dimensions().at(0);
     std::vector<Expr> Res;

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "EmitterSupport.h"
 #include "ElementwiseCodegen.h"
+#include "KernelBuilder.h"
 
 #include "idxmap/Emit.h"
 #include "idxmap/Hlo.h"
@@ -229,6 +230,44 @@ Diagnostic emitterRefusal(const HloInstruction &F, const std::string &Emitter,
                           const std::string &Why) {
   return diagnoseAt(F, "fusion '" + F.name() + "': " + Emitter +
                            " emitter: " + Why);
+}
+
+GridLoop::GridLoop(llvm::IRBuilder<> &B, llvm::Function &K,
+                   llvm::Type *IndexTy, int64_t Threads, int64_t Grid,
+                   int64_t Blocks)
+    : B(B), IndexTy(IndexTy), Grid(Grid), Blocks(Blocks) {
+  llvm::LLVMContext &LC = K.getContext();
+  Th = B.CreateZExtOrTrunc(emitThreadId(B, GpuDim::X, unsigned(Threads)),
+                           IndexTy);
+  Bl = B.CreateZExtOrTrunc(emitBlockId(B, GpuDim::X, unsigned(Grid)),
+                           IndexTy);
+  Exit = llvm::BasicBlock::Create(LC, "exit", &K);
+  Done = Exit;
+  if (Grid < Blocks) {
+    llvm::BasicBlock *Entry = B.GetInsertBlock();
+    auto *Loop = llvm::BasicBlock::Create(LC, "stride", &K);
+    Done = llvm::BasicBlock::Create(LC, "stride.next", &K);
+    B.CreateBr(Loop);
+    B.SetInsertPoint(Loop);
+    StrideBl = B.CreatePHI(IndexTy, 2, "bl");
+    StrideBl->addIncoming(Bl, Entry);
+    Bl = StrideBl;
+  }
+}
+
+void GridLoop::finish() {
+  B.CreateBr(Done);
+  if (StrideBl) {
+    B.SetInsertPoint(Done);
+    llvm::Value *Next = B.CreateAdd(
+        StrideBl, llvm::ConstantInt::get(IndexTy, Grid), "", true, true);
+    StrideBl->addIncoming(Next, Done);
+    B.CreateCondBr(
+        B.CreateICmpULT(Next, llvm::ConstantInt::get(IndexTy, Blocks)),
+        StrideBl->getParent(), Exit);
+  }
+  B.SetInsertPoint(Exit);
+  B.CreateRetVoid();
 }
 
 } // namespace codegen

@@ -28,6 +28,41 @@
 namespace idxmap {
 namespace codegen {
 
+/// The launch skeleton of the emitters that walk a ThreadMapping's blocks
+/// (loop, in-place dynamic-update-slice, concatenate): the thread and block
+/// ids and, when the mapping has more blocks (\p Blocks) than the kernel
+/// launches (\p Grid), a grid-stride loop in which block bl takes the
+/// mapping's blocks bl, bl + Grid, ...
+///
+/// Example:
+/// \code
+///   GridLoop L(B, *K, IndexTy, /*Threads=*/128, /*Grid=*/P.Grid[0],
+///              /*Blocks=*/TM.Blocks);
+///   // ... the body, at (L.Th, L.Bl); a thread done early branches to
+///   // L.Done ...
+///   L.finish(); // the latch (under a grid stride), the exit, `ret void`
+/// \endcode
+class GridLoop {
+public:
+  GridLoop(llvm::IRBuilder<> &B, llvm::Function &K, llvm::Type *IndexTy,
+           int64_t Threads, int64_t Grid, int64_t Blocks);
+  /// The thread id and the mapping's block id (the loop's phi under a grid
+  /// stride).
+  llvm::Value *Th = nullptr, *Bl = nullptr;
+  /// Where a thread goes when its block is done: the exit, or the latch
+  /// that moves on to the block Grid further.
+  llvm::BasicBlock *Done = nullptr;
+  /// Branches to Done from the insertion point and closes the kernel.
+  void finish();
+
+private:
+  llvm::IRBuilder<> &B;
+  llvm::Type *IndexTy;
+  int64_t Grid, Blocks;
+  llvm::BasicBlock *Exit = nullptr;
+  llvm::PHINode *StrideBl = nullptr;
+};
+
 /// ceil(A / B) for A >= 0, B > 0, without overflow for any such A:
 /// ceilDiv(170, 64) == 3.
 inline int64_t ceilDiv(int64_t A, int64_t B) { return A / B + (A % B != 0); }

@@ -150,6 +150,16 @@ FusedElementEmitter::runtimeOffset(const RuntimeBinding &Bd,
   return B.CreateSelect(B.CreateICmpSGT(V, Hi), Hi, V);
 }
 
+std::vector<llvm::Value *>
+FusedElementEmitter::mapWithRuntime(const OperandMap &OM,
+                                    llvm::ArrayRef<llvm::Value *> Index) {
+  std::vector<llvm::Value *> Syms;
+  for (unsigned R = 0; R < OM.Map.numRuntimeVars(); ++R)
+    Syms.push_back(
+        runtimeOffset(OM.Bindings[R], OM.Map.runtimeVars()[R].Bound, Index));
+  return applyMap(OM.Map, Index, Syms);
+}
+
 llvm::Value *FusedElementEmitter::lookup(const HloInstruction &I,
                                          llvm::ArrayRef<llvm::Value *> Index,
                                          int64_t OutputId) {

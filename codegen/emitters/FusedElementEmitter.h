@@ -90,6 +90,14 @@ public:
 
   llvm::Type *indexType() const { return IndexTy; }
 
+  /// The index \p OM maps \p Index to, its runtime variables read from
+  /// their sources and clamped to their ranges as the op clamps them: e.g.
+  /// where an in-place dynamic-update-slice stores the update's element
+  /// \p Index (OM its update-to-output map: `(d0, d1){rt0} -> (d0 + rt0,
+  /// d1)` gives {d0 + clamp(start, 0, 1016), d1}).
+  std::vector<llvm::Value *> mapWithRuntime(const OperandMap &OM,
+                                            llvm::ArrayRef<llvm::Value *> Index);
+
 private:
   /// How valueAt gets an instruction's value: from its operands' values
   /// (Forward: the one operand's, tuple and get-tuple-element; Elementwise;

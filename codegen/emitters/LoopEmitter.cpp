@@ -52,13 +52,21 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
   // More blocks than grid.x allows: each block walks blocks bl, bl + Grid,
   // ... of the mapping (a grid-stride loop).
   const int64_t Grid = P.Grid[0];
-  const bool Stride = Grid < TM.Blocks;
 
   llvm::LLVMContext &LC = M.getContext();
   KernelInfo Info;
   Info.Name = kernelName(F.name());
   Info.Fusion = F.name();
-  Info.Emitter = "loop";
+  Info.Emitter = P.Emitter;
+  // An in-place dynamic-update-slice computes each root's update and
+  // stores it where the update-to-output map puts it; the output shares
+  // its operand's buffer (Info.Aliases), whose other elements stay as they
+  // are.
+  const DynamicUpdateSlicePlan *Dus =
+      P.DynamicUpdateSlice ? &*P.DynamicUpdateSlice : nullptr;
+  auto Stored = [&](size_t R) -> const HloInstruction & {
+    return Dus ? *A.Roots[R]->operand(1) : *A.Roots[R];
+  };
   if (auto Err = setLaunchShape(Info, F, Math.Device, Grid, T))
     return *Err;
   std::vector<KernelParamSpec> Specs;
@@ -70,47 +78,20 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
     Specs.push_back({R->name(), KernelParamRole::Output, 16, nullptr});
     Info.Params.push_back({R->name(), true, R->shape(), 16});
   }
+  if (Dus)
+    for (size_t R = 0; R < A.Roots.size(); ++R)
+      Info.Aliases.push_back({unsigned(C.parameterCount() + R),
+                              unsigned(Dus->UpdatedParams[R])});
   llvm::Function *K = createKernel(M, Info.Name, Specs);
   setLaunchBounds(*K, {unsigned(T), /*Exact=*/true, 0});
   llvm::IRBuilder<> B(&K->getEntryBlock());
 
   llvm::Type *IndexTy = P.Index32 ? B.getInt32Ty() : B.getInt64Ty();
-  llvm::Value *Th =
-      B.CreateZExtOrTrunc(emitThreadId(B, GpuDim::X, unsigned(T)), IndexTy);
-  llvm::Value *Bl =
-      B.CreateZExtOrTrunc(emitBlockId(B, GpuDim::X, unsigned(Grid)), IndexTy);
-
   // Threads past the last run do nothing (runs are whole: V divides N).
-  llvm::BasicBlock *Exit = llvm::BasicBlock::Create(LC, "exit", K);
-  // Where a thread goes when its block is done: the exit, or with a grid
-  // stride the latch that moves on to the block Grid further.
-  llvm::BasicBlock *Done = Exit;
-  llvm::PHINode *StrideBl = nullptr;
-  if (Stride) {
-    llvm::BasicBlock *Entry = B.GetInsertBlock();
-    auto *Loop = llvm::BasicBlock::Create(LC, "stride", K);
-    Done = llvm::BasicBlock::Create(LC, "stride.next", K);
-    B.CreateBr(Loop);
-    B.SetInsertPoint(Loop);
-    StrideBl = B.CreatePHI(IndexTy, 2, "bl");
-    StrideBl->addIncoming(Bl, Entry);
-    Bl = StrideBl;
-  }
-  // Closes the kernel: the grid-stride latch (when there is one), the exit.
-  auto Finish = [&] {
-    B.CreateBr(Done);
-    if (Stride) {
-      B.SetInsertPoint(Done);
-      llvm::Value *Next = B.CreateAdd(
-          StrideBl, llvm::ConstantInt::get(IndexTy, Grid), "", true, true);
-      StrideBl->addIncoming(Next, Done);
-      B.CreateCondBr(
-          B.CreateICmpULT(Next, llvm::ConstantInt::get(IndexTy, TM.Blocks)),
-          StrideBl->getParent(), Exit);
-    }
-    B.SetInsertPoint(Exit);
-    B.CreateRetVoid();
-  };
+  GridLoop GL(B, *K, IndexTy, T, Grid, TM.Blocks);
+  llvm::Value *Th = GL.Th, *Bl = GL.Bl;
+  llvm::BasicBlock *Done = GL.Done;
+  auto Finish = [&] { GL.finish(); };
   // Unrolled, thread th of block bl computes runs (bl * U + u) * T + th.
   const int64_t U = Uniform ? TM.Unroll : 1;
   if (TM.Blocks * T * U != Threads) {
@@ -202,6 +183,10 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
   std::vector<llvm::Value *> RunValid(size_t(U), nullptr);
   std::vector<std::vector<std::vector<llvm::Value *>>> Values(
       static_cast<size_t>(U));
+  // Per run and lane: the index of Main's target (the update's, for
+  // in-place stores).
+  std::vector<std::vector<std::vector<llvm::Value *>>> Indices(
+      static_cast<size_t>(U));
   for (int64_t Uu = 0; Uu < U; ++Uu) {
     llvm::Value *USym = IdxC(Uu);
     if (Uu > 0 && TM.Blocks * T * U != Threads) {
@@ -219,7 +204,8 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
       for (Expr E : TM.Map.results())
         Idx.push_back(emitIndexExpr(B, E, {Th, Bl}, Syms, RE, IndexTy));
       for (size_t R = 0; R < A.Roots.size(); ++R)
-        Values[Uu][R].push_back(FE.valueAt(*A.Roots[R], Idx));
+        Values[Uu][R].push_back(FE.valueAt(Stored(R), Idx));
+      Indices[Uu].push_back(std::move(Idx));
     }
   }
 
@@ -241,9 +227,33 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
       PrimitiveType PT = A.Roots[R]->shape().Type;
       llvm::Type *ST = storageType(LC, PT);
       llvm::Value *Base = K->getArg(C.parameterCount() + R);
-      llvm::Value *Ptr = B.CreateInBoundsGEP(ST, Base, Start);
       int64_t Bytes = byteWidth(PT);
       const std::vector<llvm::Value *> &Vals = Values[Uu][R];
+      if (Dus) {
+        // Through the update-to-output map: one vector when the plan
+        // proved it for every start, else element by element.
+        const Shape &OS = A.Roots[R]->shape();
+        auto OutPtr = [&](int64_t L) {
+          std::vector<llvm::Value *> OutIdx =
+              FE.mapWithRuntime(Dus->OutputMaps[R], Indices[Uu][size_t(L)]);
+          return B.CreateInBoundsGEP(
+              ST, Base, physicalOffset(B, OS, OutIdx, IndexTy));
+        };
+        if (V > 1 && Dus->StoreWidth[R] == V) {
+          auto *VT = llvm::FixedVectorType::get(ST, unsigned(V));
+          llvm::Value *Vec = llvm::PoisonValue::get(VT);
+          for (int64_t L = 0; L < V; ++L)
+            Vec = B.CreateInsertElement(Vec, storeConvert(B, Vals[L], PT),
+                                        uint64_t(L));
+          B.CreateAlignedStore(Vec, OutPtr(0), llvm::Align(V * Bytes));
+        } else {
+          for (int64_t L = 0; L < V; ++L)
+            B.CreateAlignedStore(storeConvert(B, Vals[L], PT), OutPtr(L),
+                                 llvm::Align(Bytes));
+        }
+        continue;
+      }
+      llvm::Value *Ptr = B.CreateInBoundsGEP(ST, Base, Start);
       if (V == 1) {
         B.CreateAlignedStore(storeConvert(B, Vals[0], PT), Ptr,
                              llvm::Align(Bytes));

@@ -96,18 +96,29 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
       return fail("kernel '" + K.Name + "': no fusion named '" + K.Fusion +
                   "' in the module");
     const HloComputation &C = *F->fusedComputation();
-    // Each parameter gets a buffer of its own here: an output that must
-    // overwrite its input is not what this check runs.
-    if (!K.Aliases.empty())
-      return fail("kernel '" + K.Name +
-                  "' updates a buffer in place (\"aliases\"), which the "
-                  "runner does not support");
-
     // Inputs: random (seeded) or from files, one per fusion operand.
     std::vector<Literal> Args;
     std::vector<const KernelParam *> In, Out;
-    for (const KernelParam &P : K.Params)
+    // Per parameter (KernelInfo::Params order): its place in In or Out.
+    std::vector<size_t> Place;
+    for (const KernelParam &P : K.Params) {
+      Place.push_back(P.IsOutput ? Out.size() : In.size());
       (P.IsOutput ? Out : In).push_back(&P);
+    }
+    // An output that updates an input in place is given that input's
+    // buffer (AliasOf: its place in In), as the sidecar's "aliases" ask.
+    std::vector<int64_t> AliasOf(Out.size(), -1);
+    for (const KernelAlias &Al : K.Aliases) {
+      if (Al.Output >= K.Params.size() || Al.Input >= K.Params.size() ||
+          !K.Params[Al.Output].IsOutput || K.Params[Al.Input].IsOutput ||
+          !K.Params[Al.Output].Type.sameDims(K.Params[Al.Input].Type) ||
+          K.Params[Al.Output].Type.Type != K.Params[Al.Input].Type.Type)
+        return fail("kernel '" + K.Name + "': alias of parameter " +
+                    std::to_string(Al.Output) + " to parameter " +
+                    std::to_string(Al.Input) +
+                    " does not pair an output with an input of its shape");
+      AliasOf[Place[Al.Output]] = int64_t(Place[Al.Input]);
+    }
     if (int64_t(In.size()) != C.parameterCount())
       return fail("kernel '" + K.Name + "' has " + std::to_string(In.size()) +
                   " inputs, fusion '" + K.Fusion + "' has " +
@@ -147,8 +158,9 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
     uint64_t InBytes = 0, OutBytes = 0;
     for (const Literal &L : Args)
       InBytes += L.data().size();
-    for (const KernelParam *P : Out)
-      OutBytes += P->Type.numElements() * byteWidth(P->Type.Type);
+    for (size_t O = 0; O < Out.size(); ++O)
+      if (AliasOf[O] < 0)
+        OutBytes += Out[O]->Type.numElements() * byteWidth(Out[O]->Type.Type);
     R.Bytes = InBytes + OutBytes;
     uint64_t L2 = std::max(Driver.device().L2CacheBytes, 1);
     unsigned Copies = 1;
@@ -168,7 +180,10 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
             return S.error();
         InBufs[Cp].push_back(std::move(*B));
       }
-      for (const KernelParam *P : Out) {
+      for (size_t O = 0; O < Out.size(); ++O) {
+        const KernelParam *P = Out[O];
+        if (AliasOf[O] >= 0)
+          continue;
         auto B = Driver.alloc(std::max<size_t>(
             P->Type.numElements() * byteWidth(P->Type.Type), 1));
         if (!B)
@@ -190,12 +205,21 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
         return S.error();
       Workspace = std::move(*B);
     }
+    // Output O's buffer in copy Cp: its own, or the input it updates.
+    auto OutBuf = [&](unsigned Cp, size_t O) -> DeviceBuffer & {
+      if (AliasOf[O] >= 0)
+        return InBufs[Cp][size_t(AliasOf[O])];
+      size_t Own = 0;
+      for (size_t Q = 0; Q < O; ++Q)
+        Own += AliasOf[Q] < 0;
+      return OutBufs[Cp][Own];
+    };
     auto Launch = [&](unsigned Cp) {
       std::vector<runtime::DevicePtr> Ptrs;
       for (auto &B : InBufs[Cp])
         Ptrs.push_back(B.ptr());
-      for (auto &B : OutBufs[Cp])
-        Ptrs.push_back(B.ptr());
+      for (size_t O = 0; O < Out.size(); ++O)
+        Ptrs.push_back(OutBuf(Cp, O).ptr());
       if (Workspace)
         Ptrs.push_back(Workspace->ptr());
       std::vector<void *> ArgPtrs;
@@ -244,9 +268,9 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
         return Slack ? &(*Slack)[O] : nullptr;
       };
       for (size_t O = 0; O < Out.size(); ++O) {
-        std::vector<uint8_t> Bytes(OutBufs[0][O].size());
+        std::vector<uint8_t> Bytes(OutBuf(0, O).size());
         if (auto S =
-                Driver.copyToHost(Bytes.data(), OutBufs[0][O], Bytes.size());
+                Driver.copyToHost(Bytes.data(), OutBuf(0, O), Bytes.size());
             !S)
           return S.error();
         Bytes.resize(Out[O]->Type.numElements() * byteWidth(Out[O]->Type.Type));

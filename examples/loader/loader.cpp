@@ -56,6 +56,7 @@ struct Driver {
   CUresult (*MemFree)(CUdeviceptr);
   CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
   CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*MemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
   CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
   CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                            unsigned, unsigned, unsigned, void *, void **,
@@ -86,6 +87,7 @@ bool loadDriver(Driver &D) {
          bind(Lib, D.MemFree, "cuMemFree_v2") &&
          bind(Lib, D.MemsetD8, "cuMemsetD8_v2") &&
          bind(Lib, D.MemcpyHtoD, "cuMemcpyHtoD_v2") &&
+         bind(Lib, D.MemcpyDtoD, "cuMemcpyDtoD_v2") &&
          bind(Lib, D.MemcpyDtoH, "cuMemcpyDtoH_v2") &&
          bind(Lib, D.LaunchKernel, "cuLaunchKernel") &&
          bind(Lib, D.CtxSynchronize, "cuCtxSynchronize") &&
@@ -232,9 +234,14 @@ int main(int Argc, char **Argv) {
       Args.push_back(Ptr);
       Own.push_back(Ptr);
     }
-    // In-place updates: the output gets its input's buffer.
+    // In-place updates: the kernel writes only part of the output, which
+    // must hold the input's bytes when it starts. The buffer plan gives the
+    // output its own buffer (the input may be read again later): copy.
     for (const idxmap::KernelAlias &A : K->Aliases)
-      Args[A.Output] = Args[A.Input];
+      if (Args[A.Output] != Args[A.Input])
+        check(Cu.MemcpyDtoD(Args[A.Output], Args[A.Input],
+                            bytesOf(K->Params[A.Input].Type)),
+              "cuMemcpyDtoD");
     if (K->WorkspaceBytes) {
       // Zeroed before the first launch; the kernel leaves it zeroed.
       CUdeviceptr Ptr;

@@ -117,8 +117,14 @@ def main():
                 q = alloc(WIDTH[p["type"]] * math.prod(p["shape"]))
                 upload(q, pattern(p["type"], p["shape"]))
                 args.append(q)
+        # In-place updates: the output must hold the input's bytes when the
+        # kernel starts (it writes only part of it); the buffer plan gives
+        # the output its own buffer, so copy.
         for a in k.get("aliases", []):
-            args[a["output"]] = args[a["input"]]
+            if args[a["output"]].value != args[a["input"]].value:
+                src = k["params"][a["input"]]
+                cu("cuMemcpyDtoD_v2", args[a["output"]], args[a["input"]],
+                   ctypes.c_size_t(WIDTH[src["type"]] * math.prod(src["shape"])))
         ws = k.get("workspace_bytes", 0)
         if ws:
             q = alloc(ws)

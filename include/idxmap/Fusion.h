@@ -25,10 +25,15 @@ enum class EmitterKind {
   ColumnReduction,
   FullReduction,
   Concatenate,
+  /// Every root is a dynamic-update-slice whose operand is a fusion
+  /// parameter nothing else reads: the kernel writes the update into that
+  /// parameter's buffer and never touches the rest.
+  InPlaceDynamicUpdateSlice,
 };
 
 /// `loop`, `transpose`, `row reduction`, `multi-row reduction`,
-/// `column reduction`, `full reduction`, `concatenate`.
+/// `column reduction`, `full reduction`, `concatenate`, `in-place
+/// dynamic-update-slice`.
 std::string_view emitterKindName(EmitterKind K);
 
 /// A reduction brought to canonical 3-D form over the input's physical
@@ -77,6 +82,9 @@ struct FusionAnalysis {
   EmitterKind Kind = EmitterKind::Loop;
   std::optional<ReductionInfo> Reduction;
   std::optional<TransposeInfo> Transpose;
+  /// For InPlaceDynamicUpdateSlice: per root, the parameter number of the
+  /// operand it updates (the buffer the root's output shares).
+  std::vector<int64_t> UpdatedParams;
   /// Why this emitter (and not another) was chosen.
   std::string Reason;
 };
@@ -86,6 +94,20 @@ struct FusionAnalysis {
 FusionAnalysis analyzeFusion(const HloInstruction &Fusion);
 /// Analyzes a computation as if it were fused.
 FusionAnalysis analyzeComputation(const HloComputation &C);
+
+/// Whether \p C's roots can update their operands in place (XLA's
+/// in-place dynamic-update-slice fusion): every root is a
+/// dynamic-update-slice whose operand 0 is a parameter of \p C that only
+/// that root reads (as its operand 0, shape and layout equal to the
+/// root's), a different parameter per root, and all updates have one shape.
+/// Returns the parameter numbers per root, or nullopt with \p Why.
+///
+/// Example: `ROOT d = bf16[1024,4096] dynamic-update-slice(p0, p1, p2, c0)`
+/// with p0 = parameter(0) read by nothing else gives {0}; with a second
+/// user of p0 (`add(p0, ...)` in another root) nullopt, "parameter 'p0' is
+/// also read by 'add'".
+std::optional<std::vector<int64_t>>
+inPlaceUpdatedParams(const HloComputation &C, std::string *Why = nullptr);
 
 /// The transpose hero of \p A (the last hero that is a transpose), or null.
 /// Example: for `test/examples/exp_transpose_abs.hlo`, whose one root is

@@ -86,7 +86,11 @@ InstructionIndexing computeOutputToInputIndexing(Context &Ctx,
 
 /// Input-to-output maps of \p I for operand \p InputId: elementwise,
 /// broadcast (added dims become range variables), transpose, reshape,
-/// bitcast, slice, reverse, concatenate, reduce, pad. Others are UNDEFINED.
+/// bitcast, slice, reverse, concatenate, reduce, pad, and a
+/// dynamic-update-slice's update (`(d0, d1){rt0} -> (d0 + rt0, d1)` for
+/// starts (s, 0), rt0 bound to s and ranging over the clamped starts; the
+/// in-place dynamic-update-slice emitter stores through it). Others are
+/// UNDEFINED.
 /// The result has one entry (in `Operands[0]`) for the one output.
 ///
 /// Example: for `s = f32[5] slice(f32[10] p), slice={[1:10:2]}`

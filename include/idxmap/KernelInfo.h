@@ -30,10 +30,13 @@ struct KernelParam {
   int Buffer = -1;
 };
 
-/// An output parameter that must be given the same device buffer as an input
-/// parameter (an in-place update); indices count both inputs and outputs in
-/// KernelInfo::Params order. No emitter writes in place today, so every
-/// kernel's list is empty; loaders must still honour a non-empty one.
+/// An in-place update: the kernel writes only part of output parameter
+/// Output and never reads input parameter Input, so Output's buffer must
+/// hold Input's bytes when it starts: the same buffer, or a copy of it
+/// (docs/SIDECAR.md). Indices count inputs and outputs in KernelInfo::Params
+/// order. Example: the in-place dynamic-update-slice kernel of
+/// `ROOT d = dynamic-update-slice(p0, p1, p2, c0)` with three parameters
+/// has {Output 3, Input 0}.
 struct KernelAlias {
   unsigned Output = 0;
   unsigned Input = 0;

@@ -18,6 +18,7 @@
 #include "idxmap/DeviceModel.h"
 #include "idxmap/Diagnostics.h"
 #include "idxmap/Fusion.h"
+#include "idxmap/HloIndexing.h"
 #include "idxmap/Tuning.h"
 
 #include <array>
@@ -171,6 +172,28 @@ struct RowNormalizationPlan {
   unsigned BackEndOptLevel = 0;
 };
 
+/// The in-place dynamic-update-slice emitter's parameters: the kernel runs
+/// the loop emitter's threads over the update's index space (KernelPlan::
+/// Main targets the first root's update, LoopPlan its load widths) and
+/// stores each root's update into the buffer it shares with its operand;
+/// the rest of that buffer is never touched.
+///
+/// Example: `dynamic-update-slice(bf16[1024,4096] p0, bf16[8,4096] p1, s,
+/// 0)`: UpdatedParams {0}, OutputMaps {`(d0, d1){rt0} -> (d0 + rt0, d1)`,
+/// rt0 in [0, 1016]}, StoreWidth {8} (a row of the update is a row of the
+/// output, whatever s is).
+struct DynamicUpdateSlicePlan {
+  /// Per root: the parameter (by number) whose buffer its output is.
+  std::vector<int64_t> UpdatedParams;
+  /// Per root: the map from an update index to the output index it is
+  /// stored at (computeInputToOutputIndexing of operand 1), the clamped
+  /// starts as runtime variables.
+  std::vector<OperandMap> OutputMaps;
+  /// Per root: elements per vector store the maps prove under Main for
+  /// every value of the starts (1: element by element).
+  std::vector<int64_t> StoreWidth;
+};
+
 /// The cost model's estimate of one plan (see CostModel.h).
 struct CostEstimate {
   /// Bytes moved between DRAM (or L2, for data that stays there) and the
@@ -197,7 +220,7 @@ struct CostEstimate {
 struct KernelPlan {
   /// The emitter that builds it: "loop", "transpose", "row reduction",
   /// "multi-row reduction", "full reduction", "column reduction", "row
-  /// normalization".
+  /// normalization", "in-place dynamic-update-slice".
   std::string Emitter;
   EmitterKind Kind = EmitterKind::Loop;
   int64_t Grid[3] = {1, 1, 1};
@@ -225,6 +248,7 @@ struct KernelPlan {
   std::optional<TransposePlan> Transpose;
   std::optional<ReductionPlan> Reduction;
   std::optional<RowNormalizationPlan> RowNormalization;
+  std::optional<DynamicUpdateSlicePlan> DynamicUpdateSlice;
   /// Every decision with its reason, in the order they were made.
   std::vector<PlanChoice> Choices;
   CostEstimate Cost;

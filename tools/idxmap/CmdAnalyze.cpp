@@ -166,7 +166,9 @@ static void report(OutputFile &O, Json *J, const std::string &Title,
   // grid-stride loop; show what it launches. The coalescing table counts
   // the mapping's warps (one per block iteration) from TM itself.
   ThreadMapping Shown = PlannedA.Kind == EmitterKind::Loop ||
-                                PlannedA.Kind == EmitterKind::Concatenate
+                                PlannedA.Kind == EmitterKind::Concatenate ||
+                                PlannedA.Kind ==
+                                    EmitterKind::InPlaceDynamicUpdateSlice
                             ? launchedThreadMapping(TM, Device.MaxGrid[0])
                             : TM;
   T << "  threads: " << Shown.ThreadsPerBlock << " x " << Shown.Blocks

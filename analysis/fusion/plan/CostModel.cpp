@@ -114,6 +114,13 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
   for (const HloInstruction *Pm : C.parameters()) {
     const double Bytes = double(bytesOf(Pm->shape()));
     auto It = G.find(Pm);
+    // An in-place update reads what its update reads, never the buffer it
+    // updates.
+    if (P.DynamicUpdateSlice &&
+        std::count(P.DynamicUpdateSlice->UpdatedParams.begin(),
+                   P.DynamicUpdateSlice->UpdatedParams.end(),
+                   Pm->parameterNumber()))
+      continue;
     if (Bytes == 0 || It == G.end() || TargetElems == 0) {
       Read += Bytes;
       continue;
@@ -124,10 +131,18 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
     Read +=
         Part < 1 ? Bytes * std::min(1.0, Part * sectorWaste(P, Pm, G)) : Bytes;
   }
-  const double Write = double(outputBytes(A));
+  double Write = double(outputBytes(A));
+  if (P.DynamicUpdateSlice) {
+    // Each root writes its update's elements only.
+    Write = 0;
+    for (const HloInstruction *R : A.Roots)
+      Write += TargetElems * double(byteWidth(R->shape().Type));
+  }
   const double Moved = Read + Write;
   E.Bytes = Moved;
-  E.L2Resident = staysInL2(A, D);
+  E.L2Resident = P.DynamicUpdateSlice
+                     ? D.L2Bytes > 0 && Moved <= double(D.L2Bytes) / 4
+                     : staysInL2(A, D);
   const double Peak =
       D.DramBytesPerSecond * (E.L2Resident ? Mem.L2Speedup : 1.0);
   const double Latency =
@@ -177,7 +192,7 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
   std::ostringstream OS;
   OS.precision(3);
   OS << E.Bytes / 1e6 << " MB moved";
-  if (std::abs(Moved - Unique) > Unique * 0.01)
+  if (std::abs(Moved - Unique) > Unique * 0.01 && !P.DynamicUpdateSlice)
     OS << " (" << Unique / 1e6 << " MB in the arrays)";
   OS << (E.L2Resident ? ", in L2" : ", from DRAM") << ", "
      << (!LatencyBound

@@ -61,6 +61,25 @@ std::vector<int64_t> loadWidths(const PlanInputs &In, const ThreadMapping &Main,
 
 } // namespace
 
+int64_t chooseLoopUnroll(const PlanInputs &In, KernelPlan &P, int64_t Runs,
+                         int64_t RunBytes, bool Saturated) {
+  const int64_t Target = Saturated ? 16 : 32;
+  const int64_t T = P.Main.ThreadsPerBlock;
+  int64_t Auto = 1;
+  while (Auto < 8 && Auto * RunBytes < Target)
+    Auto *= 2;
+  while (Auto > 1 && ceilDiv(Runs, T * Auto) < In.Device.SmCount)
+    Auto /= 2;
+  return choose(
+      In, P, "IDXMAP_LOOP_UNROLL", "unroll", Auto,
+      std::to_string(Auto * RunBytes) +
+          " bytes of parameters in flight per thread (at least " +
+          std::to_string(Target) +
+          (Saturated ? ": 16-byte vectors from DRAM" : "") +
+          (Auto * RunBytes < Target ? "; fewer blocks than SMs for more" : "") +
+          ")");
+}
+
 std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
   const FusionAnalysis &A = In.A;
   // A root that is not an array is the emitter's error, at that root.
@@ -117,21 +136,9 @@ std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
     RunBytes = std::max(RunBytes, P.Main.Vector * Widest);
     const bool Saturated =
         P.Main.Vector * Widest >= 16 && !staysInL2(A, In.Device);
-    const int64_t Target = Saturated ? 16 : 32;
     const int64_t Runs = ceilDiv(Largest->shape().numElements(), P.Main.Vector);
     const int64_t T = P.Main.ThreadsPerBlock;
-    int64_t Auto = 1;
-    while (Auto < 8 && Auto * RunBytes < Target)
-      Auto *= 2;
-    while (Auto > 1 && ceilDiv(Runs, T * Auto) < In.Device.SmCount)
-      Auto /= 2;
-    int64_t U = choose(
-        In, P, "IDXMAP_LOOP_UNROLL", "unroll", Auto,
-        std::to_string(Auto * RunBytes) +
-            " bytes of parameters in flight per thread (at least " +
-            std::to_string(Target) + (Saturated ? ": 16-byte vectors from DRAM" : "") +
-            (Auto * RunBytes < Target ? "; fewer blocks than SMs for more" : "") +
-            ")");
+    int64_t U = chooseLoopUnroll(In, P, Runs, RunBytes, Saturated);
     if (U > 1) {
       const HloInstruction *Target = P.Main.Target;
       P.Main = loopThreadMapping(In.Ctx, Target->shape(), P.Main.Vector, T, U);

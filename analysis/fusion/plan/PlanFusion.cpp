@@ -78,6 +78,10 @@ static Expected<KernelPlan> planByRules(Context &Ctx, const FusionAnalysis &A,
     P.Emitter = "transpose";
     Why = plan::planTranspose(In, P);
     break;
+  case EmitterKind::InPlaceDynamicUpdateSlice:
+    P.Emitter = "in-place dynamic-update-slice";
+    Why = plan::planInPlaceDynamicUpdateSlice(In, P);
+    break;
   case EmitterKind::RowReduction:
   case EmitterKind::MultiRowReduction:
   case EmitterKind::FullReduction:

@@ -47,6 +47,17 @@ std::optional<std::string> planReduction(const PlanInputs &In, KernelPlan &P);
 std::optional<std::string> planRowNormalization(const PlanInputs &In,
                                                 KernelPlan &P);
 
+std::optional<std::string>
+planInPlaceDynamicUpdateSlice(const PlanInputs &In, KernelPlan &P);
+
+/// The loop emitter's unroll (runs of P.Main.Vector elements per thread),
+/// recorded as the choice "unroll": doubled (up to 8) until a thread has
+/// 32 bytes of parameters in flight (16 when \p Saturated: full 16-byte
+/// vectors from DRAM), \p RunBytes per run, while \p Runs runs still give
+/// every SM a block. Example: 262144 runs of 16 bytes in L2 on the H200: 2.
+int64_t chooseLoopUnroll(const PlanInputs &In, KernelPlan &P, int64_t Runs,
+                         int64_t RunBytes, bool Saturated);
+
 /// Records the width of the kernel's index arithmetic in \p P (Index32):
 /// 32 bits when \p Largest (the elements of the largest array the kernel
 /// addresses, or its thread count) is below 2^31 / 16 and \p MapsFit (the

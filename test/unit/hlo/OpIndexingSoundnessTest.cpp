@@ -49,6 +49,8 @@ bool hasInputToOutput(HloOpcode Op, int64_t K) {
     return true;
   case HloOpcode::Pad:
     return K == 0;
+  case HloOpcode::DynamicUpdateSlice:
+    return K == 1;
   default:
     return false;
   }

@@ -1,0 +1,336 @@
+//===- RandomIndexedFusions.cpp - Random fusions of XLA's other emitters --===//
+//
+// Part of idxmap. Generates seeded random fusions for the emitters beyond
+// loop, transpose and reduction, keeps those the analysis sends to the
+// emitter asked for, emits each to PTX and runs it through the CUDA driver
+// against the reference interpreter (fresh random inputs, outputs poisoned,
+// an in-place output given its operand's buffer). Exit 0 when every kernel
+// matches, 1 on a mismatch or an emission failure, 77 without a CUDA
+// driver. --dry-run needs no driver: it emits every fusion, checks the
+// kernel's parameters and aliases and runs the interpreter on it.
+//
+//   random_indexed_fusions --kind dus [--seed N] [--count N]
+//                          [--max-elements N] [--dry-run] [--print] [-v]
+//
+// Kinds:
+//   dus  in-place dynamic-update-slice: ranks 1-4, every dtype, layouts,
+//        update extents from 0 to the operand's, starts constant (in and
+//        out of bounds), from parameters or computed, elementwise updates,
+//        one or two roots into different buffers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "idxmap/Emit.h"
+#include "idxmap/Fusion.h"
+#include "idxmap/Runner.h"
+#include "support/GpuTestDriver.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace idxmap;
+
+namespace {
+
+using Rng = std::mt19937_64;
+
+template <typename T> const T &pick(Rng &R, const std::vector<T> &V) {
+  return V[R() % V.size()];
+}
+
+std::string dimsText(const std::vector<int64_t> &D) {
+  std::string S;
+  for (size_t K = 0; K < D.size(); ++K)
+    S += (K ? "," : "") + std::to_string(D[K]);
+  return S;
+}
+
+/// `TYPE[D]{LAYOUT}` with a layout (minor to major).
+std::string shapeText(const std::string &Ty, const std::vector<int64_t> &D,
+                      const std::vector<int64_t> &Layout) {
+  return Ty + "[" + dimsText(D) + "]{" + dimsText(Layout) + "}";
+}
+
+std::vector<int64_t> randomLayout(Rng &R, size_t Rank) {
+  std::vector<int64_t> L(Rank);
+  std::iota(L.rbegin(), L.rend(), 0);
+  if (R() % 3 == 0)
+    std::shuffle(L.begin(), L.end(), R);
+  return L;
+}
+
+int64_t product(const std::vector<int64_t> &D) {
+  return std::accumulate(D.begin(), D.end(), int64_t(1),
+                         std::multiplies<int64_t>());
+}
+
+/// A unary elementwise op valid for \p Ty.
+std::string unaryOp(Rng &R, const std::string &Ty) {
+  bool Float = Ty[0] == 'f' || Ty[0] == 'b';
+  static const std::vector<std::string> FloatOps = {"negate", "abs", "tanh",
+                                                    "exponential", "sine"};
+  static const std::vector<std::string> IntOps = {"negate", "abs", "not"};
+  return Float ? pick(R, FloatOps) : pick(R, IntOps);
+}
+
+/// A random in-place dynamic-update-slice fusion module.
+std::string generateDus(uint64_t Seed, int64_t MaxElements) {
+  Rng R(Seed);
+  static const std::vector<std::string> Types = {"f32", "bf16", "f16", "s32",
+                                                 "s8",  "f64",  "u16"};
+  static const std::vector<int64_t> Big = {1,  2,  3,  7,   16,  17,  31, 32,
+                                           33, 64, 65, 127, 128, 257, 1000};
+  const std::string Ty = pick(R, Types);
+  const size_t Rank = 1 + R() % 4;
+  std::vector<int64_t> Out, Upd;
+  do {
+    Out.clear();
+    for (size_t K = 0; K < Rank; ++K)
+      Out.push_back(pick(R, Big));
+  } while (product(Out) > MaxElements);
+  for (int64_t D : Out) {
+    // Whole extent, empty, or anything in between.
+    int Kind = int(R() % 6);
+    Upd.push_back(Kind == 0 ? D : Kind == 1 && R() % 8 == 0 ? 0
+                                                            : int64_t(R() % uint64_t(D + 1)));
+  }
+  const bool TwoRoots = R() % 4 == 0;
+  const std::vector<int64_t> OutL = randomLayout(R, Rank);
+  const std::vector<int64_t> UpdL = randomLayout(R, Rank);
+  const std::string OutS = shapeText(Ty, Out, OutL);
+  const std::string UpdS = shapeText(Ty, Upd, UpdL);
+  // The second root's buffer: larger along some dims, its own type.
+  std::vector<int64_t> Out2 = Upd;
+  for (int64_t &D : Out2)
+    D += int64_t(R() % 4);
+  const std::string Ty2 = pick(R, Types);
+  const std::string Out2S = shapeText(Ty2, Out2, randomLayout(R, Rank));
+
+  std::ostringstream B, Entry;
+  int N = 0;
+  auto Fresh = [&] { return "v" + std::to_string(N++); };
+  int Params = 0;
+  std::vector<std::string> ParamShapes;
+  auto Param = [&](const std::string &S) {
+    std::string Name = "p" + std::to_string(Params);
+    B << "  " << Name << " = " << S << " parameter(" << Params << ")\n";
+    ParamShapes.push_back(S);
+    ++Params;
+    return Name;
+  };
+  B << "HloModule random_dus_" << Seed << "\n\nfused {\n";
+  std::string Op = Param(OutS);
+  std::string U = Param(UpdS);
+  for (int K = int(R() % 3); K > 0; --K) {
+    std::string V = Fresh();
+    B << "  " << V << " = " << UpdS << " " << unaryOp(R, Ty) << "(" << U
+      << ")\n";
+    U = V;
+  }
+  // Starts: a constant (maybe out of bounds: clamped), a parameter (the
+  // runner's random integers), or a parameter plus a constant.
+  std::vector<std::string> Starts;
+  std::string StartParam;
+  for (size_t D = 0; D < Rank; ++D) {
+    int Kind = int(R() % 3);
+    int64_t C = int64_t(R() % uint64_t(Out[D] + 6)) - 3;
+    std::string V = Fresh();
+    if (Kind == 0) {
+      B << "  " << V << " = s32[] constant(" << C << ")\n";
+    } else {
+      if (StartParam.empty())
+        StartParam = Param("s32[]");
+      if (Kind == 1) {
+        V = StartParam;
+      } else {
+        std::string K2 = Fresh();
+        B << "  " << K2 << " = s32[] constant(" << C << ")\n";
+        B << "  " << V << " = s32[] add(" << StartParam << ", " << K2
+          << ")\n";
+      }
+    }
+    Starts.push_back(V);
+  }
+  auto StartList = [&] {
+    std::string S;
+    for (const std::string &X : Starts)
+      S += ", " + X;
+    return S;
+  };
+  std::string D0 = Fresh();
+  B << "  " << D0 << " = " << OutS << " dynamic-update-slice(" << Op << ", "
+    << U << StartList() << ")\n";
+  std::string RootType = OutS;
+  if (TwoRoots) {
+    std::string Op2 = Param(Out2S);
+    std::string U2 = Fresh();
+    B << "  " << U2 << " = " << shapeText(Ty2, Upd, UpdL) << " convert(" << U
+      << ")\n";
+    std::reverse(Starts.begin(), Starts.end());
+    std::string D1 = Fresh();
+    B << "  " << D1 << " = " << Out2S << " dynamic-update-slice(" << Op2
+      << ", " << U2 << StartList() << ")\n";
+    RootType = "(" + OutS + ", " + Out2S + ")";
+    B << "  ROOT t = " << RootType << " tuple(" << D0 << ", " << D1 << ")\n";
+  } else {
+    std::string S = B.str();
+    size_t Pos = S.rfind("\n  " + D0 + " =");
+    S.insert(Pos + 3, "ROOT ");
+    B.str(S);
+    B.seekp(0, std::ios_base::end);
+  }
+  B << "}\n\nENTRY main {\n";
+  std::string Args;
+  for (int K = 0; K < Params; ++K) {
+    B << "  a" << K << " = " << ParamShapes[size_t(K)] << " parameter(" << K
+      << ")\n";
+    Args += (K ? ", a" : "a") + std::to_string(K);
+  }
+  B << "  ROOT fusion = " << RootType << " fusion(" << Args
+    << "), kind=kLoop, calls=fused\n}\n";
+  return B.str();
+}
+
+struct KindSpec {
+  const char *Name;
+  EmitterKind Kind;
+  std::function<std::string(uint64_t, int64_t)> Generate;
+};
+
+const std::vector<KindSpec> &kinds() {
+  static const std::vector<KindSpec> K = {
+      {"dus", EmitterKind::InPlaceDynamicUpdateSlice, generateDus},
+  };
+  return K;
+}
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  // --kind first, then the common flags.
+  const KindSpec *Kind = nullptr;
+  std::vector<char *> Rest = {Argv[0]};
+  for (int I = 1; I < Argc; ++I) {
+    if (!std::strcmp(Argv[I], "--kind") && I + 1 < Argc) {
+      for (const KindSpec &K : kinds())
+        if (K.Name == std::string(Argv[I + 1]))
+          Kind = &K;
+      ++I;
+      continue;
+    }
+    Rest.push_back(Argv[I]);
+  }
+  testing::GpuTestFlags Flags;
+  Flags.MaxElements = 1 << 16;
+  Flags.TakesPtxas = false;
+  if (auto Exit = testing::parseGpuTestArgs(int(Rest.size()), Rest.data(),
+                                            "random_indexed_fusions", Flags))
+    return *Exit;
+  if (!Kind) {
+    std::fprintf(stderr, "usage: random_indexed_fusions --kind dus ...\n");
+    return 2;
+  }
+  auto Drv = runtime::CudaDriver::open({0, testing::libcudaFromEnvironment()});
+  if (auto Exit = testing::skipWithoutDriver(Drv, Flags.DryRun))
+    return *Exit;
+  unsigned Run = 0, Failed = 0, Skipped = 0;
+  std::map<std::string, unsigned> Types;
+  for (uint64_t S = Flags.Seed;
+       Run < Flags.Count && S < Flags.Seed + 100 * uint64_t(Flags.Count); ++S) {
+    std::string Text = Kind->Generate(S, Flags.MaxElements);
+    auto M = parseHloModule(Text, "random-" + std::string(Kind->Name) + "-" +
+                                      std::to_string(S));
+    if (!M) {
+      std::printf("FAIL seed %llu: generated module does not parse:\n%s\n%s\n",
+                  (unsigned long long)S, M.error().str().c_str(),
+                  Text.c_str());
+      ++Failed;
+      continue;
+    }
+    const HloInstruction *Fusion = (*M)->fusions().front();
+    if (analyzeFusion(*Fusion).Kind != Kind->Kind) {
+      ++Skipped;
+      continue;
+    }
+    ++Run;
+    EmitOptions EO;
+    EO.Target.PreciseMath = true;
+    auto E = emitModule(**M, EO);
+    if (!E) {
+      std::printf("FAIL seed %llu: emit: %s\n%s\n", (unsigned long long)S,
+                  E.error().str().c_str(), Text.c_str());
+      ++Failed;
+      continue;
+    }
+    ++Types[std::string(primitiveTypeName(Fusion->shape().isTuple()
+                                              ? Fusion->shape().TupleShapes[0].Type
+                                              : Fusion->shape().Type))];
+    if (Flags.Print)
+      std::printf("seed %llu: %s emitter\n%s", (unsigned long long)S,
+                  E->Kernels.front().Emitter.c_str(), Text.c_str());
+    if (Flags.DryRun) {
+      const HloComputation &C = *Fusion->fusedComputation();
+      std::vector<Literal> Args;
+      for (int64_t I = 0; I < C.parameterCount(); ++I) {
+        Literal L(Shape(C.parameter(I)->shape().Type,
+                        C.parameter(I)->shape().Dims));
+        L.fillRandom(S * 1000003 + uint64_t(I), -2.0, 2.0);
+        Args.push_back(std::move(L));
+      }
+      auto Ev = evaluate(C, Args);
+      const KernelInfo &K = E->Kernels.front();
+      if (!Ev || E->Kernels.size() != 1 ||
+          K.Params.size() != size_t(C.parameterCount()) + Ev->size() ||
+          (Kind->Kind == EmitterKind::InPlaceDynamicUpdateSlice &&
+           K.Aliases.size() != Ev->size())) {
+        std::printf("FAIL seed %llu: %s\n%s\n", (unsigned long long)S,
+                    !Ev ? Ev.error().str().c_str()
+                        : "kernel parameters or aliases do not match",
+                    Text.c_str());
+        ++Failed;
+      }
+      continue;
+    }
+    RunOptions RO;
+    RO.Seed = S;
+    RO.Tol = kernelTolerance(*Fusion, /*PreciseMath=*/true);
+    std::ostringstream Log;
+    auto Res = runKernels(**Drv, **M, E->Ptx, E->Kernels, RO, Log);
+    if (!Res) {
+      std::printf("FAIL seed %llu: run: %s\n%s\n", (unsigned long long)S,
+                  Res.error().Message.c_str(), Text.c_str());
+      ++Failed;
+      continue;
+    }
+    for (const KernelRunResult &K : *Res) {
+      if (!K.Ok) {
+        std::printf("FAIL seed %llu:\n", (unsigned long long)S);
+        for (const std::string &L : K.OutputReports)
+          std::printf("  %s\n", L.c_str());
+        std::printf("%s\n", Text.c_str());
+        ++Failed;
+      } else if (Flags.Verbose) {
+        for (const std::string &L : K.OutputReports)
+          std::printf("ok seed %llu %s\n", (unsigned long long)S, L.c_str());
+      }
+    }
+  }
+  std::string TypeList;
+  for (const auto &[T, N] : Types)
+    TypeList += (TypeList.empty() ? "" : ", ") + std::to_string(N) + " " + T;
+  std::printf("%u random %s fusions %s (%s; %u other fusions skipped), %u "
+              "failed\n",
+              Run, Kind->Name,
+              Flags.DryRun ? "emitted (dry run)"
+                           : ("run on " + (*Drv)->device().Name).c_str(),
+              TypeList.c_str(), Skipped, Failed);
+  return Failed || Run < Flags.Count ? 1 : 0;
+}
