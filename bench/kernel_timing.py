@@ -46,6 +46,10 @@ def idxmap_launches(cp, torch, ptx, tensor_for):
     launches, keep = [], []
     for k in sidecar(ptx)["kernels"]:
         args = [np.uint64(tensor_for(k, p).data_ptr()) for p in k["params"]]
+        # An in-place update writes its input's buffer (the sidecar's
+        # "aliases"): the output is the input tensor.
+        for a in k.get("aliases", []):
+            args[a["output"]] = args[a["input"]]
         if k.get("workspace_bytes"):
             w = torch.zeros(k["workspace_bytes"], device="cuda", dtype=torch.uint8)
             keep.append(w)

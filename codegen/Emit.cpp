@@ -179,6 +179,8 @@ static Expected<KernelInfo> emitFusion(llvm::Module &Mod, const HloModule &M,
   if (P->Emitter == "loop" || P->DynamicUpdateSlice)
     K = codegen::emitLoopKernel(Mod, F, plannedAnalysis(A, *P), *P, Ctx,
                                 KernelMath);
+  else if (P->Concatenate)
+    K = codegen::emitConcatenateKernel(Mod, F, A, *P, Ctx, KernelMath);
   else if (P->Emitter == "transpose")
     K = codegen::emitTransposeKernel(Mod, F, A, *P, Ctx, KernelMath);
   else
@@ -368,6 +370,8 @@ Tolerance kernelTolerance(const HloInstruction &Fusion, bool PreciseMath) {
 
 // unsupportedInstruction refuses the rest (and the element emitter has a
 // case for each of these).
-bool emittersCompute(HloOpcode Op) { return Op < HloOpcode::Fusion; }
+bool emittersCompute(HloOpcode Op) {
+  return Op < HloOpcode::Fusion || Op == HloOpcode::Gather;
+}
 
 } // namespace idxmap

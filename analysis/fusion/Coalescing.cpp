@@ -537,8 +537,9 @@ ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A,
   }
   case EmitterKind::Transpose:
     return transposeMapping(Ctx, A, Device);
+  case EmitterKind::Concatenate:
   case EmitterKind::InPlaceDynamicUpdateSlice: {
-    // The plan's walk over the update.
+    // The plan's walk over the largest operand, or over the update.
     Expected<KernelPlan> P = planFusion(Ctx, A, Tuning{}, Device);
     if (P)
       return P->Main;
@@ -548,10 +549,13 @@ ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A,
     break;
   }
   const Shape &Out = A.Roots.front()->shape();
-  // The widest element the kernel moves (a parameter read per element or
+  // The widest element the kernel streams (a parameter read per element or
   // an output): a bf16 fusion computing in f32 still reads and writes
-  // 16 bytes of bf16 per access.
-  int64_t Bytes = widestParameterBytes(*A.Computation);
+  // 16 bytes of bf16 per access. A parameter of fewer than 1/64 of the
+  // output's elements is read again by many threads (a bias, a gather's
+  // indices) and does not size the vectors.
+  int64_t Bytes = widestParameterBytes(
+      *A.Computation, std::max<int64_t>(2, Out.numElements() / 64));
   for (const HloInstruction *R : A.Roots)
     if (R->shape().isArray())
       Bytes = std::max<int64_t>(Bytes, byteWidth(R->shape().Type));
@@ -676,6 +680,16 @@ std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
                                             const DeviceModel &Device) {
   std::vector<AccessReport> Out;
   GroupedIndexing G = computeGroupedIndexing(Ctx, *A.Computation, TM.Target);
+  if (A.Kind == EmitterKind::Concatenate) {
+    // The threads walk the largest operand's index space, which is every
+    // operand's (inside its extent): the maps from each operand.
+    G.clear();
+    for (const HloInstruction *Op : A.Heroes.front()->operands())
+      for (auto &[I, Maps] : computeGroupedIndexing(Ctx, *A.Computation, Op))
+        for (OperandMap &OM : Maps)
+          if (std::find(G[I].begin(), G[I].end(), OM) == G[I].end())
+            G[I].push_back(std::move(OM));
+  }
   for (const HloInstruction *P : A.Computation->parameters()) {
     AccessReport R;
     R.Name = P->name();
@@ -700,8 +714,7 @@ std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
     }
     Out.push_back(R);
   }
-  if (A.Kind == EmitterKind::Loop || A.Kind == EmitterKind::Concatenate ||
-      A.Kind == EmitterKind::Transpose) {
+  if (A.Kind == EmitterKind::Loop || A.Kind == EmitterKind::Transpose) {
     IndexingMap OutMap = A.Kind == EmitterKind::Transpose
                              ? transposeOutputMap(Ctx, A, TM, Device)
                              : TM.Map;
@@ -710,6 +723,24 @@ std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
         continue;
       AccessReport R = analyzeAccess(OutMap, Root->shape(), CountWarps);
       R.Name = Root->name() + " (output)";
+      R.IsOutput = true;
+      Out.push_back(R);
+    }
+  }
+  if (A.Kind == EmitterKind::Concatenate && !TM.Map.isUndefined()) {
+    // Each operand's elements are stored at their place in the output.
+    const HloInstruction *X = A.Heroes.front();
+    for (int64_t K = 0; K < X->operandCount(); ++K) {
+      IndexingMap ToOut =
+          computeInputToOutputIndexing(Ctx, *X, K).Operands.at(0).at(0).Map;
+      IndexingMap M;
+      if (!ToOut.isUndefined() && ToOut.numDims() == TM.Map.numResults()) {
+        M = compose(TM.Map, ToOut);
+        simplify(M);
+      }
+      AccessReport R = analyzeAccess(M, A.Roots.front()->shape(), CountWarps);
+      R.Name = A.Roots.front()->name() + " (output, " +
+               X->operand(K)->name() + ")";
       R.IsOutput = true;
       Out.push_back(R);
     }

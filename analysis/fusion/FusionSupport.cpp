@@ -52,7 +52,7 @@ findUnmodeledInstruction(const HloComputation &C) {
                  "values only"};
     // The ops after Call are opaque to the verifier, the interpreter and
     // the emitters (Hlo.h): no kernel computes them.
-    if (I->opcode() > HloOpcode::Call)
+    if (isOpaqueToEmitters(I->opcode()))
       return UnmodeledInstruction{I, "no emitter computes " +
                                          std::string(opcodeName(I->opcode())) +
                                          " '" + I->name() + "'"};

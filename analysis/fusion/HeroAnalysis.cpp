@@ -246,6 +246,37 @@ bool sameReduction(const HloInstruction &A, const HloInstruction &B) {
 
 } // namespace
 
+const HloInstruction *concatenateHero(const HloComputation &C) {
+  const HloInstruction *Root = C.root();
+  if (!Root || Root->opcode() == HloOpcode::Tuple || !Root->shape().isArray())
+    return nullptr;
+  const HloInstruction *X = nullptr;
+  for (const HloInstruction *I : C.instructions())
+    if (I->opcode() == HloOpcode::Concatenate) {
+      if (X)
+        return nullptr;
+      X = I;
+    }
+  if (!X || X->operandCount() > 4 || !X->shape().sameDims(Root->shape()))
+    return nullptr;
+  // Every value computed from the concatenation is elementwise, of the
+  // output's dims: each reads the concatenation at the output's index.
+  std::set<const HloInstruction *> Uses{X};
+  for (const HloInstruction *I : C.instructions()) {
+    if (I == X)
+      continue;
+    bool Reads = false;
+    for (const HloInstruction *Op : I->operands())
+      Reads = Reads || Uses.count(Op);
+    if (!Reads)
+      continue;
+    if (!isElementwise(I->opcode()) || !I->shape().sameDims(Root->shape()))
+      return nullptr;
+    Uses.insert(I);
+  }
+  return Uses.count(Root) ? X : nullptr;
+}
+
 std::optional<std::vector<int64_t>>
 inPlaceUpdatedParams(const HloComputation &C, std::string *Why) {
   auto Fail = [&](std::string W) -> std::optional<std::vector<int64_t>> {
@@ -404,11 +435,13 @@ FusionAnalysis analyzeComputation(const HloComputation &C) {
     A.Reason = std::to_string(Transposes.size()) +
                " tiled transposes reachable from the roots; ";
   }
-  if (A.Roots.size() == 1 && Root->opcode() == HloOpcode::Concatenate &&
-      Root->operandCount() <= 4) {
+  if (const HloInstruction *X = concatenateHero(C)) {
     A.Kind = EmitterKind::Concatenate;
-    A.Reason += "root '" + Root->name() + "' concatenates " +
-                std::to_string(Root->operandCount()) + " operands";
+    A.Heroes = {X};
+    A.Reason += "'" + X->name() + "' concatenates " +
+                std::to_string(X->operandCount()) + " operands" +
+                (X == Root ? "" : " (an elementwise epilogue to the root)") +
+                ": each operand's elements read once";
     return A;
   }
   A.Kind = EmitterKind::Loop;

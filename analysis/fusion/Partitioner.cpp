@@ -223,7 +223,7 @@ std::string Partitioner::decide(const HloInstruction *I, int &Target,
   // The ops after Call (dot, custom-call, while, collectives ...) are
   // opaque to the emitters: a kernel of their own, never computed inside
   // the subgraph of their users, whatever their indexing.
-  if (I->opcode() > HloOpcode::Call)
+  if (isOpaqueToEmitters(I->opcode()))
     return "opaque op";
 
   std::set<int> UserSubgraphs;

@@ -410,6 +410,10 @@ bool isUnaryElementwise(HloOpcode Op) {
 bool isBinaryElementwise(HloOpcode Op) {
   return Op >= HloOpcode::Add && Op <= HloOpcode::ShiftRightArithmetic;
 }
+bool isOpaqueToEmitters(HloOpcode Op) {
+  return Op > HloOpcode::Call && Op != HloOpcode::Gather;
+}
+
 bool isElementwise(HloOpcode Op) {
   return isUnaryElementwise(Op) || isBinaryElementwise(Op) ||
          Op == HloOpcode::Convert || Op == HloOpcode::Select ||

@@ -402,7 +402,22 @@ def concat(name, model, dt, shapes, dim):
     SUITE.append(Fusion(name, "concatenate", model, f, [y], "kLoop",
                         lambda T, *x: T.cat(x, dim=dim),
                         lambda J, *x: J.jnp.concatenate(x, axis=dim),
-                        note="loop emitter (concatenate root)"))
+                        note="concatenate emitter (at most 4 operands)"))
+
+
+def embedding(name, model, dt, rows, width, n):
+    """Rows of a table picked by indices: XLA's canonical gather."""
+    f = Fn(name)
+    table = f.param("table", dt, (rows, width))
+    idx = f.param("idx", "s32", (n, 1), init=f"index{rows}")
+    y = f.op(dt, (n, width),
+             f"gather({table}, {idx}), offset_dims={{1}}, "
+             f"collapsed_slice_dims={{0}}, start_index_map={{0}}, "
+             f"index_vector_dim=1, slice_sizes={{1,{width}}}")
+    SUITE.append(Fusion(name, "gather", model, f, [y], "kLoop",
+                        lambda T, t, i: t[i[:, 0].long()],
+                        lambda J, t, i: J.jnp.take(t, i[:, 0], axis=0),
+                        note="loop emitter (gather)"))
 
 
 def reverse(name, model, dt, shape, dims):
@@ -634,6 +649,14 @@ def _table():
     concat("concat_qkv_bf16_3x4096x1024", "attention qkv", "bf16", [(4096, 1024)] * 3, 1)
     concat("concat_rows_f32_1000x513_24x513", "batch padding", "f32", [(1000, 513), (24, 513)], 0)
     concat("concat_features_f32_8x16384x64", "recommender", "f32", [(16384, 64)] * 8, 1)
+    concat("concat_widths_bf16_8192x1024_512_256", "three widths", "bf16",
+           [(8192, 1024), (8192, 512), (8192, 256)], 1)
+    concat("concat_widths_f32_4096x128_256_33", "three odd widths", "f32",
+           [(4096, 128), (4096, 256), (4096, 33)], 1)
+    embedding("embedding_bf16_32768x4096_16384", "token embedding", "bf16",
+              32768, 4096, 16384)
+    embedding("embedding_f32_50257x768_4096", "GPT-2 embedding", "f32",
+              50257, 768, 4096)
     reverse("reverse_f32_4096x4097", "flip", "f32", (4096, 4097), [1])
     reverse("reverse_bf16_256x1024x1024", "1 GiB (seq flip)", "bf16", (256, 1024, 1024), [0])
     bias_gelu("bias_gelu_bf16_2048x1000", "MLP (small)", "bf16", 2048, 1000)

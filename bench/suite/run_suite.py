@@ -270,6 +270,8 @@ def make_input(M, dt, shape, init):
     t = kernel_timing.torch_dtype(T, dt)
     if init == "lr":
         return T.full(shape, 1e-3, dtype=t, device="cuda")
+    if init.startswith("index"):  # "indexN": valid indices into N rows
+        return T.randint(0, int(init[5:]), shape, dtype=t, device="cuda")
     if init == "randint":
         lo, hi = (-128, 128) if dt == "s8" else (-1000, 1001)
         return T.randint(lo, hi, shape, dtype=t, device="cuda")

@@ -270,5 +270,40 @@ void GridLoop::finish() {
   B.CreateRetVoid();
 }
 
+LaneLoader::LaneLoader(llvm::IRBuilder<> &B, llvm::Function &K,
+                       const HloComputation &C,
+                       const std::vector<int64_t> &Widths, llvm::Type *IndexTy)
+    : B(B), K(K), IndexTy(IndexTy) {
+  for (size_t I = 0; I < C.parameters().size(); ++I)
+    Width[C.parameters()[I]] = I < Widths.size() ? Widths[I] : 1;
+}
+
+std::function<llvm::Value *(const HloInstruction &,
+                            llvm::ArrayRef<llvm::Value *>)>
+LaneLoader::loader() {
+  return [this](const HloInstruction &P,
+                llvm::ArrayRef<llvm::Value *> Index) -> llvm::Value * {
+    int64_t W = Width[&P];
+    if (W > 1) {
+      auto Key = std::make_pair(&P, Lane / W);
+      llvm::Value *Vec = Vectors[Key];
+      if (Vec &&
+          llvm::cast<llvm::Instruction>(Vec)->getParent() != B.GetInsertBlock())
+        Vec = nullptr;
+      if (!Vec) {
+        // The proof: this lane's element is the group's first plus
+        // Lane mod W, and the group's first is W-aligned.
+        Vec = loadParameterVector(B, K, P, Index, W, IndexTy,
+                                  OffsetTermOrder::Logical, Lane % W);
+        Vectors[Key] = Vec;
+      }
+      return loadConvert(B, B.CreateExtractElement(Vec, uint64_t(Lane % W)),
+                         P.shape().Type);
+    }
+    return loadParameterElement(B, K, P, Index, IndexTy,
+                                OffsetTermOrder::Logical);
+  };
+}
+
 } // namespace codegen
 } // namespace idxmap

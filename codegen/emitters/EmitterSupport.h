@@ -21,6 +21,7 @@
 #include "llvm/IR/IRBuilder.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -61,6 +62,43 @@ private:
   int64_t Grid, Blocks;
   llvm::BasicBlock *Exit = nullptr;
   llvm::PHINode *StrideBl = nullptr;
+};
+
+/// Parameter loads of the emitters whose threads own runs of lanes (loop,
+/// in-place dynamic-update-slice, concatenate): a parameter the plan proves
+/// W elements wide (\p Widths, by parameter number; 1 or missing: element
+/// by element) is loaded as one W-vector per group of W lanes, reused by
+/// the group's other lanes within the basic block that loaded it (values
+/// from one branch do not dominate another).
+///
+/// Example:
+/// \code
+///   LaneLoader Lanes(B, *K, C, P.Loop->LoadWidth, IndexTy);
+///   FusedElementEmitter FE(B, Ctx, C, Lanes.loader(), Math, IndexTy);
+///   for (int64_t L = 0; L < V; ++L) {
+///     Lanes.Lane = L; // lane L of the run: element (group first + L mod W)
+///     Vals.push_back(FE.valueAt(*Root, LaneIndex[L]));
+///   }
+/// \endcode
+class LaneLoader {
+public:
+  LaneLoader(llvm::IRBuilder<> &B, llvm::Function &K, const HloComputation &C,
+             const std::vector<int64_t> &Widths, llvm::Type *IndexTy);
+  /// The lane whose values are being computed.
+  int64_t Lane = 0;
+  /// The loader to give FusedElementEmitter (refers to this object).
+  std::function<llvm::Value *(const HloInstruction &,
+                              llvm::ArrayRef<llvm::Value *>)>
+  loader();
+  /// Forgets the loaded vectors.
+  void clear() { Vectors.clear(); }
+
+private:
+  llvm::IRBuilder<> &B;
+  llvm::Function &K;
+  llvm::Type *IndexTy;
+  std::map<const HloInstruction *, int64_t> Width;
+  std::map<std::pair<const HloInstruction *, int64_t>, llvm::Value *> Vectors;
 };
 
 /// ceil(A / B) for A >= 0, B > 0, without overflow for any such A:

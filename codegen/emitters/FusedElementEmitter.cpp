@@ -196,7 +196,8 @@ FusedElementEmitter::Step FusedElementEmitter::stepOf(const HloInstruction &I,
   if ((Idx.Operands.size() == 1 && Idx.Operands[0].size() == 1 &&
        !Idx.Operands[0][0].Map.isUndefined() &&
        Idx.Operands[0][0].Map.numRangeVars() == 0) ||
-      I.opcode() == HloOpcode::DynamicSlice)
+      I.opcode() == HloOpcode::DynamicSlice ||
+      I.opcode() == HloOpcode::Gather)
     return Step::Read;
   return Step::Compute;
 }

@@ -104,39 +104,8 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
     B.SetInsertPoint(Body);
   }
 
-  // Per parameter: the vector width the plan proved.
-  std::map<const HloInstruction *, int64_t> Width;
-  for (size_t K2 = 0; K2 < C.parameters().size(); ++K2)
-    Width[C.parameters()[K2]] =
-        K2 < P.Loop->LoadWidth.size() ? P.Loop->LoadWidth[K2] : 1;
-  int64_t Lane = 0;
-  // A vector load is reused only in the block that loaded it (values from a
-  // branch of pad or concatenate do not dominate the rest).
-  std::map<std::pair<const HloInstruction *, int64_t>, llvm::Value *> Vectors;
-  ParameterLoader Loader =
-      [&](const HloInstruction &P,
-          llvm::ArrayRef<llvm::Value *> Index) -> llvm::Value * {
-    int64_t W = Width[&P];
-    if (W > 1) {
-      auto Key = std::make_pair(&P, Lane / W);
-      llvm::Value *Vec = Vectors[Key];
-      if (Vec &&
-          llvm::cast<llvm::Instruction>(Vec)->getParent() != B.GetInsertBlock())
-        Vec = nullptr;
-      if (!Vec) {
-        // The proof: this lane's element is the group's first plus
-        // Lane mod W, and the group's first is W-aligned.
-        Vec = loadParameterVector(B, *K, P, Index, W, IndexTy,
-                                  OffsetTermOrder::Logical, Lane % W);
-        Vectors[Key] = Vec;
-      }
-      return loadConvert(B, B.CreateExtractElement(Vec, uint64_t(Lane % W)),
-                         P.shape().Type);
-    }
-    return loadParameterElement(B, *K, P, Index, IndexTy,
-                                OffsetTermOrder::Logical);
-  };
-
+  LaneLoader Lanes(B, *K, C, P.Loop->LoadWidth, IndexTy);
+  ParameterLoader Loader = Lanes.loader();
   FusedElementEmitter FE(B, Ctx, C, Loader, Math, IndexTy);
   if (!Uniform) {
     // Each output on its own: thread id t computes element t (physical
@@ -168,7 +137,7 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
       B.CreateBr(Next);
       B.SetInsertPoint(Next);
       FE.clearCache();
-      Vectors.clear();
+      Lanes.clear();
     }
     Finish();
     return Info;
@@ -196,7 +165,7 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
     }
     Values[Uu].resize(A.Roots.size());
     for (int64_t L = 0; L < V; ++L) {
-      Lane = Uu * V + L;
+      Lanes.Lane = Uu * V + L;
       std::vector<llvm::Value *> Syms = {IdxC(L)};
       if (U > 1)
         Syms.insert(Syms.begin(), USym);

@@ -123,9 +123,9 @@ Sidecar sidecarOf(const HloModule &M, const EmitResult &R, const EmitOptions &O,
 
 /// True if the fusion emitters compute \p Op inside a fusion (for the
 /// element types interpreterSupportsUnary/Binary accept): the data
-/// movement, elementwise and reduce ops, constants, iota, tuples. Calls,
-/// nested fusions and every op after Call in HloOpcode (dot, gather, ...)
-/// are left: a fusion containing one is named and skipped.
+/// movement, elementwise and reduce ops, constants, iota, tuples, gather.
+/// Calls, nested fusions and the other ops after Call in HloOpcode (dot,
+/// scatter, ...) are left: a fusion containing one is named and skipped.
 /// Example: `emittersCompute(HloOpcode::Transpose)`,
 /// `!emittersCompute(HloOpcode::Dot)`.
 bool emittersCompute(HloOpcode Op);

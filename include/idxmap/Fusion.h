@@ -109,6 +109,17 @@ FusionAnalysis analyzeComputation(const HloComputation &C);
 std::optional<std::vector<int64_t>>
 inPlaceUpdatedParams(const HloComputation &C, std::string *Why = nullptr);
 
+/// The concatenate emitter's hero of \p C, or null: the one concatenate
+/// of at most 4 operands, of the root's dims, from which the single root is
+/// computed through elementwise ops only (each reads it at the output's
+/// index), so that each operand's elements can be computed once and
+/// stored at their place.
+///
+/// Example: in `c = f32[8,12] concatenate(exp(p0), p1), dimensions={1};
+/// ROOT r = f32[8,12] add(c, p2)` the hero is c; with `ROOT r =
+/// reverse(c)` there is none.
+const HloInstruction *concatenateHero(const HloComputation &C);
+
 /// The transpose hero of \p A (the last hero that is a transpose), or null.
 /// Example: for `test/examples/exp_transpose_abs.hlo`, whose one root is
 /// abs(transpose(exp(p0))), the `transpose`.

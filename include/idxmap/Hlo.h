@@ -442,6 +442,12 @@ bool isBinaryElementwise(HloOpcode Op);
 /// Every computed elementwise op: unary, binary, convert, select, clamp,
 /// compare.
 bool isElementwise(HloOpcode Op);
+/// Ops no kernel computes inside a fusion (a kernel or library call of
+/// their own: dot, custom-call, while, collectives, ...): the ops after
+/// Call in HloOpcode, except gather, which the fused element emitter reads
+/// through its map. Example: `isOpaqueToEmitters(HloOpcode::Dot)` is true,
+/// `isOpaqueToEmitters(HloOpcode::Gather)` false.
+bool isOpaqueToEmitters(HloOpcode Op);
 /// Ops whose output element i reads element i of each operand, computed or
 /// not: isElementwise plus erf, acos ... sinh, mulhi, complex, real, imag,
 /// reduce-precision, stochastic-convert (and bitcast-convert between types

@@ -194,6 +194,36 @@ struct DynamicUpdateSlicePlan {
   std::vector<int64_t> StoreWidth;
 };
 
+/// The concatenate emitter's parameters (XLA's kConcatenate): the threads
+/// walk the largest operand's index space (KernelPlan::Main), Vector
+/// elements along its minor physical dim per thread; for each operand whose
+/// extent along the concatenated dim covers the thread's index, the thread
+/// computes that operand's elements (its prologue), the root from them
+/// (the epilogue, at the output's index) and stores them at their place.
+/// Each operand's elements are read once; no thread selects between
+/// operands.
+///
+/// Example: `concatenate(f32[4096,128] a, f32[4096,256] b, f32[4096,33] c),
+/// dimensions={1}`: threads over b's [4096,256] in runs of 4 (Vector 4
+/// divides b's rows); OutputMaps {`(d0, d1) -> (d0, d1)`, `(d0, d1) ->
+/// (d0, d1 + 128)`, `(d0, d1) -> (d0, d1 + 384)`}, each with its operand's
+/// domain; StoreWidth {4, 4, 1}: c's runs straddle its edge and its place
+/// is not 4-aligned, so its lanes store one by one.
+struct ConcatenatePlan {
+  const HloInstruction *Concat = nullptr;
+  int64_t Dim = 0;
+  /// Per operand: the map from its index to the output's, and its extent
+  /// along Dim.
+  std::vector<IndexingMap> OutputMaps;
+  std::vector<int64_t> Extent;
+  /// Per operand: the thread's whole run lies inside the operand or outside
+  /// it (one bounds check per run; else one per lane).
+  std::vector<bool> WholeRuns;
+  /// Per operand: elements per vector store, proven from its output map
+  /// under Main (1 when its runs straddle its edge).
+  std::vector<int64_t> StoreWidth;
+};
+
 /// The cost model's estimate of one plan (see CostModel.h).
 struct CostEstimate {
   /// Bytes moved between DRAM (or L2, for data that stays there) and the
@@ -220,7 +250,7 @@ struct CostEstimate {
 struct KernelPlan {
   /// The emitter that builds it: "loop", "transpose", "row reduction",
   /// "multi-row reduction", "full reduction", "column reduction", "row
-  /// normalization", "in-place dynamic-update-slice".
+  /// normalization", "in-place dynamic-update-slice", "concatenate".
   std::string Emitter;
   EmitterKind Kind = EmitterKind::Loop;
   int64_t Grid[3] = {1, 1, 1};
@@ -249,6 +279,7 @@ struct KernelPlan {
   std::optional<ReductionPlan> Reduction;
   std::optional<RowNormalizationPlan> RowNormalization;
   std::optional<DynamicUpdateSlicePlan> DynamicUpdateSlice;
+  std::optional<ConcatenatePlan> Concatenate;
   /// Every decision with its reason, in the order they were made.
   std::vector<PlanChoice> Choices;
   CostEstimate Cost;

@@ -17,6 +17,12 @@
 //        update extents from 0 to the operand's, starts constant (in and
 //        out of bounds), from parameters or computed, elementwise updates,
 //        one or two roots into different buffers.
+//   concat  concatenate: 1-4 operands of extents 0-300 along any dim of
+//        ranks 1-4, every dtype, layouts, prologues (converts, unary ops)
+//        and elementwise epilogues reading another parameter.
+//   gather  gather in a loop fusion (canonical form), rows or elements of
+//        tables of rank 2-3, partial slices, out-of-bounds indices
+//        (clamped), prologues and epilogues.
 //
 //===----------------------------------------------------------------------===//
 
@@ -199,6 +205,187 @@ std::string generateDus(uint64_t Seed, int64_t MaxElements) {
   return B.str();
 }
 
+/// A random concatenate fusion module: 1-4 operands of extents 0 to 300
+/// along a random dim (ranks 1-4), each with an elementwise prologue,
+/// sometimes an elementwise epilogue reading another parameter, random
+/// layouts.
+std::string generateConcat(uint64_t Seed, int64_t MaxElements) {
+  Rng R(Seed);
+  static const std::vector<std::string> Types = {"f32", "bf16", "f16", "s32",
+                                                 "s8",  "f64"};
+  static const std::vector<int64_t> Dims = {1,  2,  3,  4,   7,   8,  16, 17,
+                                            31, 32, 33, 64, 100, 128, 255};
+  static const std::vector<int64_t> Exts = {0, 1, 2, 3, 4, 5, 7, 8, 12, 16,
+                                            31, 32, 33, 64, 100, 128, 300};
+  const std::string Ty = pick(R, Types);
+  const size_t Rank = 1 + R() % 4;
+  const size_t Dim = R() % Rank;
+  const int64_t NOps = 1 + int64_t(R() % 4);
+  std::vector<int64_t> Base;
+  std::vector<int64_t> Ext;
+  int64_t Total = 0;
+  do {
+    Base.clear();
+    Ext.clear();
+    Total = 0;
+    for (size_t K = 0; K < Rank; ++K)
+      Base.push_back(pick(R, Dims));
+    for (int64_t K = 0; K < NOps; ++K) {
+      Ext.push_back(pick(R, Exts));
+      Total += Ext.back();
+    }
+  } while (Total == 0 || product(Base) / Base[Dim] * Total > MaxElements);
+  std::vector<int64_t> OutD = Base;
+  OutD[Dim] = Total;
+  const std::string OutS = shapeText(Ty, OutD, randomLayout(R, Rank));
+
+  std::ostringstream B;
+  int N = 0;
+  auto Fresh = [&] { return "v" + std::to_string(N++); };
+  std::vector<std::string> ParamShapes;
+  auto Param = [&](const std::string &S) {
+    std::string Name = "p" + std::to_string(ParamShapes.size());
+    B << "  " << Name << " = " << S << " parameter(" << ParamShapes.size()
+      << ")\n";
+    ParamShapes.push_back(S);
+    return Name;
+  };
+  B << "HloModule random_concat_" << Seed << "\n\nfused {\n";
+  std::vector<std::string> Ops;
+  std::string OpShapes;
+  for (int64_t K = 0; K < NOps; ++K) {
+    std::vector<int64_t> D = Base;
+    D[Dim] = Ext[size_t(K)];
+    std::vector<int64_t> L = randomLayout(R, Rank);
+    // Sometimes the operand is computed from a parameter of another type.
+    std::string OpTy = R() % 4 == 0 ? pick(R, Types) : Ty;
+    std::string X = Param(shapeText(OpTy, D, L));
+    if (OpTy != Ty) {
+      std::string V = Fresh();
+      B << "  " << V << " = " << shapeText(Ty, D, L) << " convert(" << X
+        << ")\n";
+      X = V;
+    }
+    for (int J = int(R() % 2); J > 0; --J) {
+      std::string V = Fresh();
+      B << "  " << V << " = " << shapeText(Ty, D, L) << " " << unaryOp(R, Ty)
+        << "(" << X << ")\n";
+      X = V;
+    }
+    Ops.push_back(X);
+  }
+  std::string Cat = Fresh();
+  B << "  " << Cat << " = " << OutS << " concatenate(";
+  for (size_t K = 0; K < Ops.size(); ++K)
+    B << (K ? ", " : "") << Ops[K];
+  B << "), dimensions={" << Dim << "}\n";
+  std::string X = Cat;
+  if (R() % 3 == 0) {
+    std::string Q = Param(OutS);
+    std::string V = Fresh();
+    B << "  " << V << " = " << OutS << " "
+      << (Ty[0] == 's' ? "add" : pick(R, std::vector<std::string>{
+                                           "add", "multiply", "maximum"}))
+      << "(" << X << ", " << Q << ")\n";
+    X = V;
+  }
+  if (R() % 3 == 0) {
+    std::string V = Fresh();
+    B << "  " << V << " = " << OutS << " " << unaryOp(R, Ty) << "(" << X
+      << ")\n";
+    X = V;
+  }
+  std::string S = B.str();
+  size_t Pos = S.rfind("\n  " + X + " =");
+  S.insert(Pos + 3, "ROOT ");
+  B.str(S);
+  B.seekp(0, std::ios_base::end);
+  B << "}\n\nENTRY main {\n";
+  std::string Args;
+  for (size_t K = 0; K < ParamShapes.size(); ++K) {
+    B << "  a" << K << " = " << ParamShapes[K] << " parameter(" << K << ")\n";
+    Args += (K ? ", a" : "a") + std::to_string(K);
+  }
+  B << "  ROOT fusion = " << OutS << " fusion(" << Args
+    << "), kind=kLoop, calls=fused\n}\n";
+  return B.str();
+}
+
+/// A random gather in a loop fusion, in XLA's canonical form (indices
+/// [N, k], index_vector_dim 1, the offset dims trailing): rows (k = 1) or
+/// elements of the first two dims (k = 2) of a table of rank 2 or 3,
+/// whole or partial slices of the rest, indices shifted by a constant so
+/// that some fall out of bounds (gather clamps them), a prologue on the
+/// table and an epilogue on the result.
+std::string generateGather(uint64_t Seed, int64_t MaxElements) {
+  Rng R(Seed);
+  static const std::vector<std::string> Types = {"f32", "bf16", "f16", "s32",
+                                                 "s8",  "f64"};
+  static const std::vector<int64_t> Rows = {1, 2, 5, 16, 33, 100, 1000};
+  static const std::vector<int64_t> Cols = {1, 3, 8, 16, 17, 64, 128, 256,
+                                            513};
+  static const std::vector<int64_t> Ns = {1, 2, 7, 64, 100, 1000};
+  const std::string Ty = pick(R, Types);
+  const size_t Rank = 2 + R() % 2;
+  const int64_t K = Rank == 3 && R() % 2 ? 2 : 1;
+  std::vector<int64_t> T, Slice;
+  int64_t N = 0;
+  do {
+    T.clear();
+    Slice.clear();
+    for (size_t D = 0; D < Rank; ++D)
+      T.push_back(D < size_t(K) ? pick(R, Rows) : pick(R, Cols));
+    for (size_t D = 0; D < Rank; ++D)
+      Slice.push_back(D < size_t(K) ? 1
+                      : R() % 3 == 0 ? 1 + int64_t(R() % uint64_t(T[D]))
+                                     : T[D]);
+    N = pick(R, Ns);
+  } while (product(T) > MaxElements || N * product(Slice) > MaxElements);
+  std::vector<int64_t> Out = {N};
+  for (size_t D = size_t(K); D < Rank; ++D)
+    Out.push_back(Slice[D]);
+  std::vector<int64_t> TL(Rank);
+  std::iota(TL.rbegin(), TL.rend(), 0);
+  const std::string TS = shapeText(Ty, T, TL);
+  std::vector<int64_t> OL(Out.size());
+  std::iota(OL.rbegin(), OL.rend(), 0);
+  const std::string OS = shapeText(Ty, Out, OL);
+  const std::string IS = "s32[" + std::to_string(N) + "," + std::to_string(K) +
+                         "]{1,0}";
+  std::ostringstream B;
+  B << "HloModule random_gather_" << Seed << "\n\nfused {\n";
+  B << "  p0 = " << TS << " parameter(0)\n";
+  B << "  p1 = " << IS << " parameter(1)\n";
+  std::string Table = "p0";
+  if (R() % 3 == 0) {
+    B << "  t = " << TS << " " << unaryOp(R, Ty) << "(p0)\n";
+    Table = "t";
+  }
+  int64_t Shift = int64_t(R() % uint64_t(T[0] + 4)) - 3;
+  B << "  c = s32[] constant(" << Shift << ")\n";
+  B << "  cb = " << IS << " broadcast(c), dimensions={}\n";
+  B << "  i = " << IS << " add(p1, cb)\n";
+  std::string Offset, Collapsed, Map, Sizes;
+  for (size_t D = size_t(K); D < Rank; ++D)
+    Offset += (Offset.empty() ? "" : ",") + std::to_string(D - size_t(K) + 1);
+  for (int64_t D = 0; D < K; ++D) {
+    Collapsed += (D ? "," : "") + std::to_string(D);
+    Map += (D ? "," : "") + std::to_string(D);
+  }
+  Sizes = dimsText(Slice);
+  const bool Epilogue = R() % 3 == 0;
+  B << "  " << (Epilogue ? "g" : "ROOT g") << " = " << OS << " gather("
+    << Table << ", i), offset_dims={" << Offset << "}, collapsed_slice_dims={"
+    << Collapsed << "}, start_index_map={" << Map
+    << "}, index_vector_dim=1, slice_sizes={" << Sizes << "}\n";
+  if (Epilogue)
+    B << "  ROOT e = " << OS << " " << unaryOp(R, Ty) << "(g)\n";
+  B << "}\n\nENTRY main {\n  a0 = " << TS << " parameter(0)\n  a1 = " << IS
+    << " parameter(1)\n  ROOT fusion = " << OS
+    << " fusion(a0, a1), kind=kLoop, calls=fused\n}\n";
+  return B.str();
+}
+
 struct KindSpec {
   const char *Name;
   EmitterKind Kind;
@@ -208,6 +395,8 @@ struct KindSpec {
 const std::vector<KindSpec> &kinds() {
   static const std::vector<KindSpec> K = {
       {"dus", EmitterKind::InPlaceDynamicUpdateSlice, generateDus},
+      {"concat", EmitterKind::Concatenate, generateConcat},
+      {"gather", EmitterKind::Loop, generateGather},
   };
   return K;
 }
@@ -235,7 +424,7 @@ int main(int Argc, char **Argv) {
                                             "random_indexed_fusions", Flags))
     return *Exit;
   if (!Kind) {
-    std::fprintf(stderr, "usage: random_indexed_fusions --kind dus ...\n");
+    std::fprintf(stderr, "usage: random_indexed_fusions --kind dus|concat|gather ...\n");
     return 2;
   }
   auto Drv = runtime::CudaDriver::open({0, testing::libcudaFromEnvironment()});

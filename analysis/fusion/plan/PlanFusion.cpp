@@ -64,15 +64,12 @@ static Expected<KernelPlan> planByRules(Context &Ctx, const FusionAnalysis &A,
   std::optional<std::string> Why;
   switch (A.Kind) {
   case EmitterKind::Loop:
-  // XLA's concatenate emitter runs a thread per input element; the loop
-  // emitter computes the same values a thread per output element.
-  case EmitterKind::Concatenate:
     P.Emitter = "loop";
-    if (A.Kind == EmitterKind::Concatenate)
-      P.choose("emitter", 0,
-               "the loop emitter: a thread per output element (XLA's "
-               "concatenate emitter runs one per input element)");
     Why = plan::planLoop(In, P);
+    break;
+  case EmitterKind::Concatenate:
+    P.Emitter = "concatenate";
+    Why = plan::planConcatenate(In, P);
     break;
   case EmitterKind::Transpose:
     P.Emitter = "transpose";

@@ -49,6 +49,8 @@ std::optional<std::string> planRowNormalization(const PlanInputs &In,
 
 std::optional<std::string>
 planInPlaceDynamicUpdateSlice(const PlanInputs &In, KernelPlan &P);
+std::optional<std::string> planConcatenate(const PlanInputs &In,
+                                           KernelPlan &P);
 
 /// The loop emitter's unroll (runs of P.Main.Vector elements per thread),
 /// recorded as the choice "unroll": doubled (up to 8) until a thread has

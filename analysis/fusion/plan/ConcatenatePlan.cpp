@@ -1,0 +1,152 @@
+//===- ConcatenatePlan.cpp - Each operand's elements read once -----------===//
+//
+// Part of idxmap. The concatenate emitter's plan (XLA's kConcatenate): the
+// threads walk the largest operand's index space; each thread computes,
+// for every operand that covers its index, that operand's elements and
+// stores them (through the epilogue) at their place in the output. A loop
+// over the output would instead pick the operand per element (a branch or a
+// select chain per element) and read every operand at misaligned places.
+//
+//===----------------------------------------------------------------------===//
+#include "Plans.h"
+
+#include "idxmap/Compose.h"
+#include "idxmap/HloIndexing.h"
+#include "idxmap/Simplify.h"
+
+#include <algorithm>
+#include <set>
+
+namespace idxmap {
+namespace plan {
+namespace {
+
+/// Elements per vector access the maps prove for \p Access (from the
+/// largest operand's index) under \p TM.
+int64_t provenWidth(const ThreadMapping &TM, const IndexingMap &Access,
+                    const Shape &S) {
+  if (Access.isUndefined() || Access.numDims() != TM.Map.numResults())
+    return 1;
+  IndexingMap M = compose(TM.Map, Access);
+  simplify(M);
+  AccessReport R = analyzeAccess(M, S, /*CountWarps=*/false);
+  return std::max<int64_t>(1, R.VectorWidth);
+}
+
+/// The parameters the epilogue reads besides the concatenation: reached
+/// from \p Root without passing \p X.
+std::set<const HloInstruction *> epilogueParams(const HloInstruction *Root,
+                                                const HloInstruction *X) {
+  std::set<const HloInstruction *> Seen{Root}, Params;
+  std::vector<const HloInstruction *> Work{Root};
+  while (!Work.empty()) {
+    const HloInstruction *I = Work.back();
+    Work.pop_back();
+    if (I == X)
+      continue;
+    if (I->opcode() == HloOpcode::Parameter)
+      Params.insert(I);
+    for (const HloInstruction *Op : I->operands())
+      if (Seen.insert(Op).second)
+        Work.push_back(Op);
+  }
+  return Params;
+}
+
+} // namespace
+
+std::optional<std::string> planConcatenate(const PlanInputs &In,
+                                           KernelPlan &P) {
+  const FusionAnalysis &A = In.A;
+  const HloComputation &C = *A.Computation;
+  const HloInstruction *X = A.Heroes.front();
+  const HloInstruction *Root = A.Roots.front();
+  ConcatenatePlan CP;
+  CP.Concat = X;
+  CP.Dim = X->dimensions().front();
+  const HloInstruction *Largest = X->operand(0);
+  for (const HloInstruction *Op : X->operands())
+    if (Op->shape().numElements() > Largest->shape().numElements())
+      Largest = Op;
+  const Shape &L = Largest->shape();
+  const int64_t Minor = L.rank() ? L.layoutOrDefault().front() : 0;
+
+  // Runs of Vector elements along the largest operand's minor physical dim,
+  // never across its rows: each run's lanes then share every index but the
+  // minor one.
+  int64_t Bytes = std::max<int64_t>(byteWidth(Root->shape().Type),
+                                    widestParameterBytes(C));
+  int64_t V = std::max<int64_t>(1, 16 / Bytes);
+  const int64_t Row = L.rank() ? L.Dims[size_t(Minor)] : 1;
+  while (V > 1 && Row % V != 0)
+    V /= 2;
+  P.Main = loopThreadMapping(In.Ctx, L, V, 128);
+  P.Main.Target = Largest;
+  P.choose("vector", V,
+           "elements of '" + Largest->name() +
+               "' (the largest operand) per thread: the widest run of at "
+               "most 16 bytes of the widest element dividing its rows");
+
+  // Per operand: where its elements go, whether a run lies wholly inside
+  // or outside it, and the stores the maps prove.
+  std::set<const HloInstruction *> Epilogue = epilogueParams(Root, X);
+  GroupedIndexing G;
+  int64_t Straddling = 0;
+  for (int64_t K = 0; K < X->operandCount(); ++K) {
+    const HloInstruction *Op = X->operand(K);
+    CP.OutputMaps.push_back(
+        computeInputToOutputIndexing(In.Ctx, *X, K).Operands.at(0).at(0).Map);
+    int64_t Ext = Op->shape().Dims[size_t(CP.Dim)];
+    CP.Extent.push_back(Ext);
+    bool Whole = CP.Dim != Minor || Ext % V == 0;
+    CP.WholeRuns.push_back(Whole);
+    Straddling += !Whole && Ext > 0;
+    CP.StoreWidth.push_back(
+        Whole ? std::min(V, provenWidth(P.Main, CP.OutputMaps.back(),
+                                        Root->shape()))
+              : 1);
+    for (auto &[I, Maps] : computeGroupedIndexing(In.Ctx, C, Op))
+      for (OperandMap &OM : Maps)
+        if (std::find(G[I].begin(), G[I].end(), OM) == G[I].end())
+          G[I].push_back(std::move(OM));
+  }
+  if (Straddling)
+    P.choose("straddling", Straddling,
+             "operands whose edge along the concatenated dim cuts a run: "
+             "their lanes are checked and stored one by one");
+  // A parameter read by one operand through one map (and not by the
+  // epilogue, which reads at the output's index) loads vectors where the
+  // maps prove them.
+  std::vector<int64_t> Loads(C.parameters().size(), 1);
+  for (size_t K = 0; K < C.parameters().size(); ++K) {
+    const HloInstruction *Pm = C.parameters()[K];
+    auto It = G.find(Pm);
+    if (It != G.end() && It->second.size() == 1 && !Epilogue.count(Pm))
+      Loads[K] = std::min(
+          V, provenWidth(P.Main, It->second.front().Map, Pm->shape()));
+  }
+
+  const ThreadMapping &TM = P.Main;
+  P.choose("threads", TM.ThreadsPerBlock, "threads per block");
+  GridStride GS = gridStride(TM.Blocks, In.Device.MaxGrid[0]);
+  P.choose("blocks", GS.Grid,
+           GS.Iterations > 1
+               ? "grid.x limit: " + std::to_string(GS.Iterations) +
+                     " blocks of the mapping per block (grid stride)"
+               : "one block per " +
+                     std::to_string(TM.ThreadsPerBlock * TM.Vector) +
+                     " elements of the largest operand");
+  int64_t MaxElements = Root->shape().numElements();
+  for (const HloInstruction *Pm : C.parameters())
+    MaxElements = std::max(MaxElements, Pm->shape().numElements());
+  chooseIndexWidth(P, MaxElements);
+  P.Loop = LoopPlan{true, std::move(Loads)};
+  P.Concatenate = std::move(CP);
+  P.BackEndOptLevel = 0;
+  P.Grid[0] = GS.Grid;
+  P.Block[0] = TM.ThreadsPerBlock;
+  return std::nullopt;
+}
+
+} // namespace plan
+} // namespace idxmap
