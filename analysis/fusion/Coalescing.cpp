@@ -380,8 +380,14 @@ int64_t provenVectorWidth(const IndexingMap &Addr, int64_t VecPos,
     return 1;
   }
   Expr Vec = Ctx.symbol(VecSym);
-  for (int64_t W = V; W >= 2; W /= 2) {
-    if (V % W != 0 || W * Bytes > 16)
+  // Powers of two dividing V only: the lanes of a group are then all in
+  // the range (constraints may have narrowed it to, say, 12 of a run of
+  // 16 lanes: groups of 4, not 6).
+  int64_t First = 1;
+  while (V % (First * 2) == 0)
+    First *= 2;
+  for (int64_t W = First; W >= 2; W /= 2) {
+    if (W * Bytes > 16)
       continue;
     Expr Base = E.replace({}, [&] {
       std::vector<Expr> R(Addr.numSymbols());

@@ -257,7 +257,7 @@ const HloInstruction *concatenateHero(const HloComputation &C) {
         return nullptr;
       X = I;
     }
-  if (!X || X->operandCount() > 4 || !X->shape().sameDims(Root->shape()))
+  if (!X || X->operandCount() > 16 || !X->shape().sameDims(Root->shape()))
     return nullptr;
   // Every value computed from the concatenation is elementwise, of the
   // output's dims: each reads the concatenation at the output's index.

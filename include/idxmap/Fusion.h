@@ -110,7 +110,7 @@ std::optional<std::vector<int64_t>>
 inPlaceUpdatedParams(const HloComputation &C, std::string *Why = nullptr);
 
 /// The concatenate emitter's hero of \p C, or null: the one concatenate
-/// of at most 4 operands, of the root's dims, from which the single root is
+/// of at most 16 operands, of the root's dims, from which the single root is
 /// computed through elementwise ops only (each reads it at the output's
 /// index), so that each operand's elements can be computed once and
 /// stored at their place.

@@ -17,7 +17,7 @@
 //        update extents from 0 to the operand's, starts constant (in and
 //        out of bounds), from parameters or computed, elementwise updates,
 //        one or two roots into different buffers.
-//   concat  concatenate: 1-4 operands of extents 0-300 along any dim of
+//   concat  concatenate: 1-6 operands of extents 0-300 along any dim of
 //        ranks 1-4, every dtype, layouts, prologues (converts, unary ops)
 //        and elementwise epilogues reading another parameter.
 //   gather  gather in a loop fusion (canonical form), rows or elements of
@@ -220,7 +220,7 @@ std::string generateConcat(uint64_t Seed, int64_t MaxElements) {
   const std::string Ty = pick(R, Types);
   const size_t Rank = 1 + R() % 4;
   const size_t Dim = R() % Rank;
-  const int64_t NOps = 1 + int64_t(R() % 4);
+  const int64_t NOps = 1 + int64_t(R() % 6);
   std::vector<int64_t> Base;
   std::vector<int64_t> Ext;
   int64_t Total = 0;

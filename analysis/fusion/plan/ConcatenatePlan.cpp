@@ -15,6 +15,7 @@
 #include "idxmap/Simplify.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 namespace idxmap {
@@ -71,21 +72,58 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
   const Shape &L = Largest->shape();
   const int64_t Minor = L.rank() ? L.layoutOrDefault().front() : 0;
 
-  // Runs of Vector elements along the largest operand's minor physical dim,
-  // never across its rows: each run's lanes then share every index but the
-  // minor one.
-  int64_t Bytes = std::max<int64_t>(byteWidth(Root->shape().Type),
-                                    widestParameterBytes(C));
-  int64_t V = std::max<int64_t>(1, 16 / Bytes);
-  const int64_t Row = L.rank() ? L.Dims[size_t(Minor)] : 1;
-  while (V > 1 && Row % V != 0)
-    V /= 2;
+  // Runs of Vector consecutive elements (in the largest operand's physical
+  // order) whose lanes all lie in one operand: within one slice of the
+  // concatenated dim (Vector divides the elements more minor than it), or,
+  // when that dim is the major-most, within one operand's block of the
+  // order (Vector divides each operand's elements). Otherwise, along the
+  // concatenated dim as the minor one, runs within a row that may straddle
+  // an operand's edge (its lanes then checked one by one).
+  const std::vector<int64_t> Layout = L.layoutOrDefault();
+  const int64_t Pos = L.rank() ? int64_t(std::find(Layout.begin(), Layout.end(),
+                                                   CP.Dim) -
+                                         Layout.begin())
+                               : 0;
+  int64_t Inner = 1;
+  for (int64_t Q = 0; Q < Pos; ++Q)
+    Inner *= L.Dims[size_t(Layout[size_t(Q)])];
+  const int64_t Bytes = std::max<int64_t>(byteWidth(Root->shape().Type),
+                                          widestParameterBytes(C));
+  const int64_t MaxV = std::max<int64_t>(1, 16 / Bytes);
+  auto Widest = [&](const std::function<bool(int64_t)> &Fits) {
+    int64_t W = MaxV;
+    while (W > 1 && !Fits(W))
+      W /= 2;
+    return W;
+  };
+  int64_t V = 1;
+  bool Straddle = false;
+  if (Pos == L.rank() - 1 || L.rank() == 0) {
+    V = Widest([&](int64_t W) {
+      for (const HloInstruction *Op : X->operands())
+        if (Op->shape().numElements() % W != 0)
+          return false;
+      return true;
+    });
+  } else if (Pos > 0) {
+    V = Widest([&](int64_t W) { return Inner % W == 0; });
+  }
+  if (Pos == 0 && L.rank() > 0) {
+    const int64_t Row = L.Dims[size_t(Minor)];
+    int64_t S = Widest([&](int64_t W) { return Row % W == 0; });
+    if (S > V) {
+      V = S;
+      Straddle = true;
+    }
+  }
   P.Main = loopThreadMapping(In.Ctx, L, V, 128);
   P.Main.Target = Largest;
   P.choose("vector", V,
            "elements of '" + Largest->name() +
                "' (the largest operand) per thread: the widest run of at "
-               "most 16 bytes of the widest element dividing its rows");
+               "most 16 bytes of the widest element " +
+               (Straddle ? "dividing its rows"
+                         : "whose lanes all lie in one operand"));
 
   // Per operand: where its elements go, whether a run lies wholly inside
   // or outside it, and the stores the maps prove.
@@ -98,7 +136,7 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
         computeInputToOutputIndexing(In.Ctx, *X, K).Operands.at(0).at(0).Map);
     int64_t Ext = Op->shape().Dims[size_t(CP.Dim)];
     CP.Extent.push_back(Ext);
-    bool Whole = CP.Dim != Minor || Ext % V == 0;
+    bool Whole = !Straddle || Ext % V == 0;
     CP.WholeRuns.push_back(Whole);
     Straddling += !Whole && Ext > 0;
     CP.StoreWidth.push_back(
@@ -116,12 +154,19 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
              "their lanes are checked and stored one by one");
   // A parameter read by one operand through one map (and not by the
   // epilogue, which reads at the output's index) loads vectors where the
-  // maps prove them.
+  // maps prove them, unless that operand's runs straddle its edge (a
+  // group's vector would reach past it).
+  std::set<const HloInstruction *> Straddled;
+  for (int64_t K = 0; K < X->operandCount(); ++K)
+    if (!CP.WholeRuns[size_t(K)])
+      for (auto &[I, Maps] : computeGroupedIndexing(In.Ctx, C, X->operand(K)))
+        Straddled.insert(I);
   std::vector<int64_t> Loads(C.parameters().size(), 1);
   for (size_t K = 0; K < C.parameters().size(); ++K) {
     const HloInstruction *Pm = C.parameters()[K];
     auto It = G.find(Pm);
-    if (It != G.end() && It->second.size() == 1 && !Epilogue.count(Pm))
+    if (It != G.end() && It->second.size() == 1 && !Epilogue.count(Pm) &&
+        !Straddled.count(Pm))
       Loads[K] = std::min(
           V, provenWidth(P.Main, It->second.front().Map, Pm->shape()));
   }
