@@ -1,8 +1,9 @@
-"""Runs the loop emitter's kernel of a concatenate in LLVM's interpreter
-(lli -force-interpreter) over every thread of its grid and compares the
-output with the concatenation computed here: a CPU oracle for the operand
-choice (a binary tree of branches for up to 4 operands, a table search and
-a switch beyond). Usage: interpret_concat.py IDXMAP LLI TMPDIR."""
+"""Runs the kernel of a concatenate fusion in LLVM's interpreter (lli
+-force-interpreter) over every thread of its grid and compares the output
+with the concatenation computed here: a CPU oracle for the concatenate
+emitter (up to 16 operands: each operand's runs, straddling or not) and for
+the loop emitter's operand choice beyond (a table search and a switch).
+Usage: interpret_concat.py IDXMAP LLI TMPDIR."""
 import json, os, re, subprocess, sys, random
 IDX, LLI, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 os.makedirs(TMP, exist_ok=True)
@@ -73,7 +74,9 @@ done:
         for i, s in enumerate(sizes):
             exp += [-x for x in vals[i][r * s:(r + 1) * s]]
     ok = got == exp
-    print(sizes, rows, "switch" if "switch" in ir else "tree", "OK" if ok else "MISMATCH")
+    how = K["emitter"] if K["emitter"] != "loop" else \
+        ("switch" if "switch" in ir else "tree")
+    print(sizes, rows, how, "OK" if ok else "MISMATCH")
     if not ok:
         bad = [k for k in range(len(exp)) if got[k] != exp[k]][:5]
         print("first bad", bad, [got[k] for k in bad], [exp[k] for k in bad]); sys.exit(1)
