@@ -74,8 +74,12 @@ MapToken MapLexer::next() {
   case '}':
     return Make(MapTokenKind::RBrace, 1);
   case '<':
+    if (Pos + 1 < Buffer.size() && Buffer[Pos + 1] == '=')
+      return Make(MapTokenKind::LessEqual, 2);
     return Make(MapTokenKind::Less, 1);
   case '>':
+    if (Pos + 1 < Buffer.size() && Buffer[Pos + 1] == '=')
+      return Make(MapTokenKind::GreaterEqual, 2);
     return Make(MapTokenKind::Greater, 1);
   case ',':
     return Make(MapTokenKind::Comma, 1);
@@ -83,6 +87,27 @@ MapToken MapLexer::next() {
     return Make(MapTokenKind::Colon, 1);
   case '+':
     return Make(MapTokenKind::Plus, 1);
+  case '=':
+    return Make(MapTokenKind::Equal, 1);
+  case '/':
+    return Make(MapTokenKind::Slash, 1);
+  case '%':
+    return Make(MapTokenKind::Percent, 1);
+  case '#': {
+    size_t End = Pos + 1;
+    while (End < Buffer.size() && (isIdentChar(Buffer[End]) ||
+                                   Buffer[End] == '$' || Buffer[End] == '.'))
+      ++End;
+    return Make(MapTokenKind::HashIdent, End - Start);
+  }
+  case '"': {
+    size_t End = Pos + 1;
+    while (End < Buffer.size() && Buffer[End] != '"' && Buffer[End] != '\n')
+      End += Buffer[End] == '\\' && End + 1 < Buffer.size() ? 2 : 1;
+    if (End >= Buffer.size() || Buffer[End] != '"')
+      return Make(MapTokenKind::Error, 1); // Unterminated.
+    return Make(MapTokenKind::String, End + 1 - Start);
+  }
   case '*':
     return Make(MapTokenKind::Star, 1);
   case '-':
@@ -92,6 +117,52 @@ MapToken MapLexer::next() {
   default:
     return Make(MapTokenKind::Error, 1);
   }
+}
+
+namespace {
+int hexValue(char C) {
+  if (isDigit(C))
+    return C - '0';
+  if (C >= 'a' && C <= 'f')
+    return C - 'a' + 10;
+  if (C >= 'A' && C <= 'F')
+    return C - 'A' + 10;
+  return -1;
+}
+} // namespace
+
+std::optional<size_t> decodeStringToken(std::string_view Token, size_t Base,
+                                        std::string &Out,
+                                        std::vector<size_t> &Offsets) {
+  Out.clear();
+  Offsets.clear();
+  // Without the quotes.
+  size_t I = 1, E = Token.size() >= 2 ? Token.size() - 1 : Token.size();
+  while (I < E) {
+    Offsets.push_back(Base + I);
+    char C = Token[I];
+    if (C != '\\') {
+      Out += C;
+      ++I;
+      continue;
+    }
+    char N = I + 1 < E ? Token[I + 1] : 0;
+    if (N == '\\' || N == '"') {
+      Out += N;
+    } else if (N == 'n') {
+      Out += '\n';
+    } else if (N == 't') {
+      Out += '\t';
+    } else if (I + 2 < E && hexValue(N) >= 0 && hexValue(Token[I + 2]) >= 0) {
+      Out += char(hexValue(N) * 16 + hexValue(Token[I + 2]));
+      ++I;
+    } else {
+      return Base + I;
+    }
+    I += 2;
+  }
+  Offsets.push_back(Base + E);
+  return std::nullopt;
 }
 
 std::optional<int64_t> parseIntegerToken(std::string_view Digits, bool Negate) {

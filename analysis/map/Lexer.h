@@ -1,7 +1,8 @@
 //===- analysis/map/Lexer.h - Tokens of the indexing-map syntax -*- C++ -*-===//
 //
-// Part of idxmap. A small, allocation-free lexer for the XLA and MLIR map
-// syntaxes: tokens are string_views into the caller's buffer. Whitespace and
+// Part of idxmap. A small, allocation-free lexer for the XLA, MLIR and isl
+// map syntaxes: tokens are string_views into the caller's buffer. Whitespace
+// and
 // `//` comments (to the end of the line) are skipped.
 //
 //===----------------------------------------------------------------------===//
@@ -11,7 +12,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace idxmap {
 
@@ -36,6 +39,13 @@ enum class MapTokenKind : uint8_t {
   Plus,
   Minus,
   Star,
+  Equal,        ///< `=` (MLIR alias definitions, isl equalities)
+  LessEqual,    ///< `<=` (isl)
+  GreaterEqual, ///< `>=` (isl)
+  Slash,        ///< `/` (isl's `floor(e/c)`)
+  Percent,      ///< `%` (isl's modulo)
+  HashIdent,    ///< `#` [A-Za-z0-9_$.]* (an MLIR alias or attribute name)
+  String,       ///< `"..."` with `\` escapes, quotes included
 };
 
 /// A token: its kind, its text and its byte offset in the buffer.
@@ -80,6 +90,18 @@ private:
   size_t Pos = 0;
   size_t LastEnd = 0;
 };
+
+/// The bytes a String token (quotes included) stands for, with MLIR's
+/// escapes `\\`, `\"`, `\n`, `\t` and `\XX` (two hex digits) decoded.
+/// \p Offsets receives, for each byte of the result and one past its end,
+/// the offset in the buffer it came from (the token starts at \p Base).
+/// Returns the offset of an invalid escape instead, if there is one.
+///
+/// Example: `"a\"b"` at offset 10 decodes to `a"b` with offsets
+/// {11, 12, 14, 15}.
+std::optional<size_t> decodeStringToken(std::string_view Token, size_t Base,
+                                        std::string &Out,
+                                        std::vector<size_t> &Offsets);
 
 /// Parses the decimal digits of an Integer token; nullopt if the value does
 /// not fit in int64. With \p Negate, the negated value is returned, so that

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "idxmap/Parse.h"
 
-#include "map/Lexer.h"
+#include "map/ParserImpl.h"
 
 #include <algorithm>
 #include <optional>
@@ -20,17 +20,8 @@
 
 namespace idxmap {
 
-namespace {
+namespace mapparse {
 
-/// The deepest nesting of parentheses and unary minus, and the deepest
-/// chain of products, divisions and mods the parser builds (sums do not
-/// count: consumers walk them iteratively, so a sum may have any number of
-/// terms). Deeper input is rejected with a located diagnostic, so that the
-/// consumers that recurse on the other operators (builders, printers,
-/// simplify) never run out of stack.
-constexpr unsigned MaxDepth = 1000;
-
-/// Words that can never name a variable.
 bool isReservedWord(std::string_view S) {
   return S == "in" || S == "mod" || S == "floordiv" || S == "ceildiv" ||
          S == "domain";
@@ -57,112 +48,25 @@ std::string quoted(std::string_view S) {
   return Out;
 }
 
-/// An expression with the depth of the tree the parser built for it.
-struct ParsedExpr {
-  Expr E;
-  unsigned Depth = 0;
-};
-
-class MapParser {
-public:
-  MapParser(Context *Ctx, std::string_view Text, const ParseOptions &Opts)
-      : Ctx(Ctx), Lex(Text), Opts(Opts) {
-    Tok = Lex.next();
-  }
-
-  Expected<IndexingMap> parseMap();
-  Expected<Expr> parseStandaloneExpr(const IndexingMap &Scope);
-
-private:
-  //===--- Tokens and errors ---------------------------------------------===//
-  void consume() { Tok = Lex.next(); }
-  bool failAt(size_t Offset, std::string Message);
-  /// Reports \p Message at the current token (or, if the current token is a
-  /// stray byte, says so instead).
-  bool fail(std::string Message);
-  bool expect(MapTokenKind K, const char *Message) {
-    if (!Tok.is(K))
-      return fail(Message);
-    consume();
-    return true;
-  }
-  bool expectKeyword(std::string_view Word) {
-    if (!Tok.isIdentifier(Word))
-      return fail("expected " + quoted(Word));
-    consume();
-    return true;
-  }
-  Diagnostic takeDiag() { return std::move(*Diag); }
-
-  //===--- Pieces of the grammar -----------------------------------------===//
-  bool parseNameList(MapTokenKind Close, const char *CloseMessage,
-                     unsigned &Count);
-  bool parseSignedInt(int64_t &Out);
-  bool parseInterval(Interval &Out);
-  bool parseBound(unsigned Index, Interval &Out);
-  bool parseConstraint(Expr &E, Interval &I);
-
-  bool parseSum(ParsedExpr &Out, unsigned Nest);
-  bool parseProduct(ParsedExpr &Out, unsigned Nest);
-  bool parseUnary(ParsedExpr &Out, unsigned Nest);
-  bool parsePrimary(ParsedExpr &Out, unsigned Nest);
-  bool checkDepth(const ParsedExpr &E, size_t Offset) {
-    if (E.Depth > MaxDepth)
-      return failAt(Offset, "expression is nested too deeply");
-    return true;
-  }
-
-  Variable makeVariable(unsigned FlatIndex, const Interval &Bound) const;
-
-  /// Declares the next variable's name.
-  void addName(std::string_view Name) {
-    Names.push_back(Name);
-    if (!NameIndex.empty())
-      NameIndex.emplace(Name, unsigned(Names.size() - 1));
-    else if (Names.size() > LinearLookupLimit)
-      for (unsigned I = 0; I < Names.size(); ++I)
-        NameIndex.emplace(Names[I], I);
-  }
-  /// The flat index of a declared name (the first one), or -1.
-  int64_t lookupName(std::string_view Name) const {
-    if (!NameIndex.empty()) {
-      auto It = NameIndex.find(Name);
-      return It == NameIndex.end() ? -1 : int64_t(It->second);
-    }
-    for (size_t I = 0; I < Names.size(); ++I)
-      if (Names[I] == Name)
-        return int64_t(I);
-    return -1;
-  }
-
-  Context *Ctx;
-  MapLexer Lex;
-  MapToken Tok;
-  const ParseOptions &Opts;
-  std::optional<Diagnostic> Diag;
-
-  /// Declared names over [dims, range vars, runtime vars].
-  std::vector<std::string_view> Names;
-  /// Hash index of Names, built once there are many (a linear scan is
-  /// faster for the usual handful).
-  static constexpr size_t LinearLookupLimit = 32;
-  std::unordered_map<std::string_view, unsigned> NameIndex;
-  /// Owns the names of a parseExpr scope.
-  std::vector<std::string> ScopeNames;
-  unsigned NumDims = 0, NumRange = 0, NumRuntime = 0;
-};
-
 bool MapParser::failAt(size_t Offset, std::string Message) {
-  if (!Diag)
-    Diag = makeDiagnostic(Lex.buffer(), Offset, std::move(Message),
-                          Opts.FileName, Opts.FirstLine);
+  if (Diag)
+    return false;
+  if (OffsetMap)
+    Offset =
+        Offset < OffsetMap->size() ? (*OffsetMap)[Offset] : OffsetMap->back();
+  Diag = makeDiagnostic(DiagBuffer, Offset, std::move(Message), Opts.FileName,
+                        Opts.FirstLine);
   return false;
 }
 
 bool MapParser::fail(std::string Message) {
-  if (Tok.is(MapTokenKind::Error)) {
+  // `#` starts a token only where an alias may stand (ParseMlir.cpp);
+  // anywhere else it is a stray character.
+  if (Tok.is(MapTokenKind::Error) || Tok.is(MapTokenKind::HashIdent)) {
     unsigned char C = static_cast<unsigned char>(Tok.Text[0]);
-    if (C >= 0x20 && C < 0x7f) {
+    if (C == '"')
+      Message = "unterminated string";
+    else if (C >= 0x20 && C < 0x7f) {
       Message = "unexpected character '";
       Message += char(C);
       Message += '\'';
@@ -322,9 +226,23 @@ bool MapParser::parseProduct(ParsedExpr &Out, unsigned Nest) {
       K = ExprKind::FloorDiv;
     else if (Tok.isIdentifier("ceildiv"))
       K = ExprKind::CeilDiv;
-    else if (Tok.isIdentifier("mod"))
+    else if (Tok.isIdentifier("mod") || (Isl && Tok.is(MapTokenKind::Percent)))
       K = ExprKind::Mod;
-    else
+    else if (Isl && Out.Depth == 0 && Out.E.isConstant() &&
+             ((Tok.is(MapTokenKind::Identifier) && !isReservedWord(Tok.Text) &&
+               Tok.Text != "and" && Tok.Text != "or") ||
+              Tok.is(MapTokenKind::LParen))) {
+      // isl's `2d0` or `2(d0 + 1)`: a product without '*'.
+      size_t At = Tok.Offset;
+      ParsedExpr R;
+      if (!parseUnary(R, Nest))
+        return false;
+      Out.E = buildProduct(ExprKind::Mul, Out.E, R.E);
+      Out.Depth = R.Depth + 1;
+      if (!checkDepth(Out, At))
+        return false;
+      continue;
+    } else
       return true;
     size_t OpOffset = Tok.Offset;
     consume();
@@ -379,6 +297,9 @@ bool MapParser::parsePrimary(ParsedExpr &Out, unsigned Nest) {
     return true;
   }
   case MapTokenKind::Identifier: {
+    if (Isl && (Tok.Text == "floor" || Tok.Text == "ceil") &&
+        lookupName(Tok.Text) < 0)
+      return parseIslRounding(Out, Nest);
     if (isReservedWord(Tok.Text))
       return fail("expected expression");
     int64_t Found = lookupName(Tok.Text);
@@ -400,13 +321,35 @@ bool MapParser::parsePrimary(ParsedExpr &Out, unsigned Nest) {
   }
 }
 
+/// isl: rounding := ('floor' | 'ceil') '(' sum '/' integer ')'
+bool MapParser::parseIslRounding(ParsedExpr &Out, unsigned Nest) {
+  bool Ceil = Tok.Text == "ceil";
+  consume();
+  if (!expect(MapTokenKind::LParen, "expected '('") || !parseSum(Out, Nest + 1))
+    return false;
+  if (!Tok.is(MapTokenKind::Slash))
+    return fail("expected '/' and an integer divisor");
+  consume();
+  size_t At = Tok.Offset;
+  int64_t D;
+  if (!parseSignedInt(D) || !expect(MapTokenKind::RParen, "expected ')'"))
+    return false;
+  if (D == 0)
+    return failAt(At, "division by zero");
+  Out.E = buildProduct(Ceil ? ExprKind::CeilDiv : ExprKind::FloorDiv, Out.E,
+                       Ctx->constant(D));
+  Out.Depth += 1;
+  return checkDepth(Out, At);
+}
+
 //===----------------------------------------------------------------------===//
 // Maps
 //===----------------------------------------------------------------------===//
 
-Expected<IndexingMap> MapParser::parseMap() {
+Expected<IndexingMap> MapParser::parseMap(bool Embedded) {
+  resetVariables();
   // The special states.
-  if (Tok.isIdentifier("UNDEFINED")) {
+  if (!Embedded && Tok.isIdentifier("UNDEFINED")) {
     consume();
     if (!Tok.is(MapTokenKind::Eof)) {
       fail("unexpected text after the map");
@@ -414,7 +357,7 @@ Expected<IndexingMap> MapParser::parseMap() {
     }
     return IndexingMap::undefined();
   }
-  if (Tok.isIdentifier("KNOWN")) {
+  if (!Embedded && Tok.isIdentifier("KNOWN")) {
     consume();
     if (!expectKeyword("EMPTY"))
       return takeDiag();
@@ -427,6 +370,10 @@ Expected<IndexingMap> MapParser::parseMap() {
 
   // `affine_map<` opens the MLIR form.
   bool AffineMap = false;
+  if (Embedded && !Tok.isIdentifier("affine_map")) {
+    fail("expected 'affine_map<...>' or '#xla.indexing_map<\"...\">'");
+    return takeDiag();
+  }
   if (Tok.isIdentifier("affine_map")) {
     if (Opts.Format == InputFormat::Xla) {
       fail("'affine_map<...>' is MLIR syntax, not accepted with the XLA "
@@ -488,7 +435,9 @@ Expected<IndexingMap> MapParser::parseMap() {
 
   // `, domain:` or the end.
   bool HasDomain = false;
-  if (Tok.is(MapTokenKind::Comma)) {
+  if (Embedded) {
+    // The definition ends at the `>`.
+  } else if (Tok.is(MapTokenKind::Comma)) {
     consume();
     if (!expectKeyword("domain") ||
         !expect(MapTokenKind::Colon, "expected ':'"))
@@ -541,6 +490,19 @@ Expected<IndexingMap> MapParser::parseMap() {
       if (!First)
         consume();
       First = false;
+      // Older XLA prints `, is_simplified: true|false` last; it says
+      // nothing about the map.
+      if (Tok.isIdentifier("is_simplified") && lookupName(Tok.Text) < 0) {
+        consume();
+        if (!expect(MapTokenKind::Colon, "expected ':'"))
+          return takeDiag();
+        if (!Tok.isIdentifier("true") && !Tok.isIdentifier("false")) {
+          fail("expected 'true' or 'false'");
+          return takeDiag();
+        }
+        consume();
+        break;
+      }
       Expr E;
       Interval I;
       if (!parseConstraint(E, I))
@@ -549,7 +511,7 @@ Expected<IndexingMap> MapParser::parseMap() {
         Map.addConstraint(E, I);
     }
   }
-  if (!Tok.is(MapTokenKind::Eof)) {
+  if (!Embedded && !Tok.is(MapTokenKind::Eof)) {
     fail("unexpected text after the map");
     return takeDiag();
   }
@@ -576,12 +538,14 @@ Expected<Expr> MapParser::parseStandaloneExpr(const IndexingMap &Scope) {
   return P.E;
 }
 
-} // namespace
+} // namespace mapparse
+
+using mapparse::MapParser;
 
 Expected<IndexingMap> parseIndexingMap(Context &Ctx, std::string_view Text,
                                        const ParseOptions &Options) {
   MapParser P(&Ctx, Text, Options);
-  return P.parseMap();
+  return P.parseTop();
 }
 
 Expected<Expr> parseExpr(std::string_view Text, const IndexingMap &Scope,

@@ -35,11 +35,9 @@ bool IndexingMap::rescaleSymbols() {
     for (unsigned I = 0; I < Constraints.size(); ++I) {
       const Constraint &C = Constraints[I];
       if (C.E.kind() != ExprKind::Mod || C.E.lhs() != S ||
-          !C.E.rhs().isConstant() || C.E.rhs().value() <= 0 ||
-          !C.I.isPoint())
+          !C.E.rhs().isConstant() || C.E.rhs().value() <= 0 || !C.I.isPoint())
         continue;
-      if (Best < 0 ||
-          C.E.rhs().value() > Constraints[Best].E.rhs().value())
+      if (Best < 0 || C.E.rhs().value() > Constraints[Best].E.rhs().value())
         Best = static_cast<int>(I);
     }
     if (Best < 0)
@@ -51,8 +49,9 @@ bool IndexingMap::rescaleSymbols() {
       return true;
     }
     Interval &B = RangeVars[Pos].Bound;
-    Interval NewB = clampInterval(ceilDiv128(static_cast<__int128>(B.Lo) - R, M),
-                                  floorDiv128(static_cast<__int128>(B.Hi) - R, M));
+    Interval NewB =
+        clampInterval(ceilDiv128(static_cast<__int128>(B.Lo) - R, M),
+                      floorDiv128(static_cast<__int128>(B.Hi) - R, M));
     if (NewB.isEmpty()) {
       markKnownEmpty();
       return true;

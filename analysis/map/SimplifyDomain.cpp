@@ -75,7 +75,8 @@ Emptiness checkEmptyFast(const IndexingMap &Map) {
     case 1:
       return B.Hi;
     default:
-      return B.Lo + static_cast<int64_t>((static_cast<__int128>(B.Hi) - B.Lo) / 2);
+      return B.Lo +
+             static_cast<int64_t>((static_cast<__int128>(B.Hi) - B.Lo) / 2);
     }
   };
   for (unsigned Choice = 0; Choice < 3; ++Choice) {

@@ -98,8 +98,7 @@ Expr ExprSimplifier::rewriteMod(Expr L, Expr R) {
 
   if (M > 0) {
     if (auto Split = findGSplit(RE, Kept, M)) {
-      bool PureFactor =
-          Split->Rest.Terms.empty() && Split->Rest.Constant == 0;
+      bool PureFactor = Split->Rest.Terms.empty() && Split->Rest.Constant == 0;
       canonicalize(Split->A);
       int64_t InnerM = M / Split->G;
       Expr Inner = buildSum(*Ctx, Split->A) % InnerM;

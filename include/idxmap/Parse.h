@@ -14,7 +14,7 @@
 
 namespace idxmap {
 
-enum class InputFormat { Auto, Xla, Mlir };
+enum class InputFormat { Auto, Xla, Mlir, Isl };
 
 struct ParseOptions {
   InputFormat Format = InputFormat::Auto;
@@ -32,9 +32,9 @@ struct ParseOptions {
 /// Example:
 /// \code
 ///   Context Ctx;
-///   auto M = parseIndexingMap(Ctx, "(d0) -> (d0 mod 2), domain: d0 in [0, 3]");
-///   assert(M && M->numDims() == 1);
-///   auto Bad = parseIndexingMap(Ctx, "(d0) -> (d1), domain: d0 in [0, 3]");
+///   auto M = parseIndexingMap(Ctx, "(d0) -> (d0 mod 2), domain: d0 in [0,
+///   3]"); assert(M && M->numDims() == 1); auto Bad = parseIndexingMap(Ctx,
+///   "(d0) -> (d1), domain: d0 in [0, 3]");
 ///   // Bad.error().str():
 ///   // <input>:1:10: error: unknown identifier 'd1'
 ///   // (d0) -> (d1), domain: d0 in [0, 3]
@@ -46,7 +46,8 @@ Expected<IndexingMap> parseIndexingMap(Context &Ctx, std::string_view Text,
 /// Parses an expression whose identifiers are resolved against \p Scope's
 /// variable names (custom or default).
 ///
-/// Example: with Scope `(d0)[s0] -> ...`, `"d0 mod 4 + s0"` parses to that Expr.
+/// Example: with Scope `(d0)[s0] -> ...`, `"d0 mod 4 + s0"` parses to that
+/// Expr.
 Expected<Expr> parseExpr(std::string_view Text, const IndexingMap &Scope,
                          const ParseOptions &Options = {});
 

@@ -283,7 +283,7 @@ void InputOptions::addTo(ArgParser &P, bool AllowSplit,
                          const char *PositionalName, bool Required) {
   P.positional(PositionalName, &File, "input file, or - for stdin",
                /*Optional=*/!Required);
-  P.choice("--input-format", {"auto", "xla", "mlir"}, &Format,
+  P.choice("--input-format", {"auto", "xla", "mlir", "isl"}, &Format,
            "syntax of the input maps");
   if (AllowSplit)
     P.flag("--split-input-file", &Split,
@@ -295,6 +295,8 @@ InputFormat InputOptions::format() const {
     return InputFormat::Xla;
   if (Format == "mlir")
     return InputFormat::Mlir;
+  if (Format == "isl")
+    return InputFormat::Isl;
   return InputFormat::Auto;
 }
 
