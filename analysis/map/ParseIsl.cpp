@@ -233,6 +233,10 @@ Expected<IndexingMap> MapParser::parseIslMap() {
             Add(R.E - L.E, solve(mirror(Op), 0));
           L = R;
         }
+        if (Tok.isIdentifier("or")) {
+          fail("disjunctions are not supported in isl input");
+          return takeDiag();
+        }
         if (!Tok.isIdentifier("and"))
           break;
         consume();
@@ -242,9 +246,7 @@ Expected<IndexingMap> MapParser::parseIslMap() {
   if (!expect(MapTokenKind::RBrace, "expected '}'"))
     return takeDiag();
   if (!Tok.is(MapTokenKind::Eof)) {
-    fail(Tok.is(MapTokenKind::Identifier) && Tok.Text == "or"
-             ? "disjunctions are not supported in isl input"
-             : "unexpected text after the map");
+    fail("unexpected text after the map");
     return takeDiag();
   }
 

@@ -304,8 +304,9 @@ void OutputOptions::addTo(ArgParser &P, bool AllowFormat) {
   P.option("--output", "FILE", &File, "write the output to FILE");
   P.alias("-o", "--output");
   if (AllowFormat) {
-    P.choice("--output-format", {"xla", "mlir"}, &Format,
-             "syntax of printed maps (mlir drops the domain)");
+    P.choice("--output-format", {"xla", "mlir", "isl"}, &Format,
+             "syntax of printed maps (mlir drops the domain; isl cannot "
+             "print non-affine products or symbolic divisors)");
     P.flag("--pretty", &Pretty, "print each map over several lines");
   }
 }
@@ -728,15 +729,24 @@ std::string prettyPrintMap(const IndexingMap &M) {
   return Out;
 }
 
-void printMapTo(std::ostream &OS, const IndexingMap &M,
-                const OutputOptions &Out) {
+int printMapTo(std::ostream &OS, const IndexingMap &M,
+               const OutputOptions &Out) {
+  if (Out.Format == "isl") {
+    Expected<std::string> S = printMapIsl(M);
+    if (!S) {
+      printError("idxmap", S.error().Message);
+      return ExitRejected;
+    }
+    OS << *S << "\n";
+    return ExitOk;
+  }
   if (Out.Format == "mlir") {
     if (M.isUndefined() || M.isKnownEmpty()) {
       // affine_map has no spelling for these states; keep the XLA keyword.
       OS << printMap(M) << "\n";
       std::cerr << "idxmap: note: " << printMap(M)
                 << " has no affine_map form; printed as is\n";
-      return;
+      return ExitOk;
     }
     OS << printMapMlir(M) << "\n";
     if (hasNontrivialDomain(M)) {
@@ -746,9 +756,10 @@ void printMapTo(std::ostream &OS, const IndexingMap &M,
                 << (At == std::string::npos ? Flat : Flat.substr(At + 10))
                 << "\n";
     }
-    return;
+    return ExitOk;
   }
   OS << (Out.Pretty ? prettyPrintMap(M) : printMap(M)) << "\n";
+  return ExitOk;
 }
 
 //===----------------------------------------------------------------------===//

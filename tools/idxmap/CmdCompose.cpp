@@ -59,14 +59,12 @@ int composeAndPrint(IndexingMap &First, IndexingMap &Second,
                     const SimplifyFlags &Flags, SimplifyStats *Stats,
                     const OutputOptions &Out, OutputFile &O) {
   if (First.isUndefined() || Second.isUndefined()) {
-    printMapTo(O.os(), IndexingMap::undefined(), Out);
-    return ExitOk;
+    return printMapTo(O.os(), IndexingMap::undefined(), Out);
   }
   // `KNOWN EMPTY` read from text has lost its shape: any composition with an
   // empty map is empty, whatever the numbers of results and dims.
   if (First.isKnownEmpty() || Second.isKnownEmpty()) {
-    printMapTo(O.os(), IndexingMap::knownEmpty(First.context()), Out);
-    return ExitOk;
+    return printMapTo(O.os(), IndexingMap::knownEmpty(First.context()), Out);
   }
   if (First.numResults() != Second.numDims()) {
     printDiagnostic(makeDiagnostic(
@@ -81,8 +79,7 @@ int composeAndPrint(IndexingMap &First, IndexingMap &Second,
   IndexingMap R = compose(First, Second);
   if (Simplify)
     simplifyMap(R, Flags, Stats);
-  printMapTo(O.os(), R, Out);
-  return ExitOk;
+  return printMapTo(O.os(), R, Out);
 }
 
 /// loadSingleMap() that keeps the text (for diagnostics about the map).

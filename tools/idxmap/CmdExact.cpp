@@ -250,7 +250,7 @@ int runEqual(int Argc, char **Argv) {
   ArgParser P(EqualCommand);
   P.positional("A", &FileA, "the first map's file, or - for stdin");
   P.positional("B", &FileB, "the second map's file, or - for stdin");
-  P.choice("--input-format", {"auto", "xla", "mlir"}, &Format,
+  P.choice("--input-format", {"auto", "xla", "mlir", "isl"}, &Format,
            "syntax of the input maps");
   Out.addTo(P, /*AllowFormat=*/false);
   P.flag("--pointwise", &Pointwise,

@@ -35,8 +35,7 @@ int runParse(int Argc, char **Argv) {
   int Code = forEachMap(
       In,
       [&](Context &, IndexingMap &M, const MapSource &) {
-        printMapTo(O.os(), M, Out);
-        return int(ExitOk);
+        return printMapTo(O.os(), M, Out);
       },
       O);
   if (!O.close())

@@ -100,8 +100,7 @@ int runSimplify(int Argc, char **Argv) {
       In,
       [&](Context &, IndexingMap &M, const MapSource &) {
         simplifyMap(M, Flags, Flags.Stats ? &Stats : nullptr);
-        printMapTo(O.os(), M, Out);
-        return int(ExitOk);
+        return printMapTo(O.os(), M, Out);
       },
       O);
   if (Flags.Stats)

@@ -244,7 +244,7 @@ struct InputOptions {
 };
 
 /// Output selection: `-o FILE` (alias `--output`), and when allowed
-/// `--output-format=xla|mlir` and `--pretty`.
+/// `--output-format=xla|mlir|isl` and `--pretty`.
 struct OutputOptions {
   std::string File = "-";
   std::string Format = "xla";
@@ -475,10 +475,12 @@ private:
 };
 
 /// Prints \p M per \p Out's format: XLA syntax (one line, or broken over
-/// lines with --pretty) or `affine_map<...>` for mlir, in which case a note
-/// that the domain was dropped goes to stderr if \p M had a non-trivial one.
-void printMapTo(std::ostream &OS, const IndexingMap &M,
-                const OutputOptions &Out);
+/// lines with --pretty), `affine_map<...>` for mlir, in which case a note
+/// that the domain was dropped goes to stderr if \p M had a non-trivial one,
+/// or an isl map (printMapIsl) for isl. Returns ExitOk, or ExitRejected
+/// after printing the error when the map has no isl form.
+int printMapTo(std::ostream &OS, const IndexingMap &M,
+               const OutputOptions &Out);
 
 /// XLA-style multi-line form of printMap (`--pretty`): results, then
 /// `domain:` and one line per bound and constraint.

@@ -116,3 +116,33 @@ TEST(ParseIslTest, Forms) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(PrintIslTest, ShapesAndRoundTrip) {
+  Context Ctx;
+  auto M = parseIndexingMap(
+      Ctx, "(d0, d1)[s0] -> (d0 + s0, d1 floordiv 4), domain: d0 in [0, 9], "
+           "d1 in [0, 7], s0 in [0, 3], d0 + s0 in [0, 10]");
+  ASSERT_TRUE(M);
+  auto S = printMapIsl(*M);
+  ASSERT_TRUE(S);
+  EXPECT_EQ(*S, "[s0] -> { [d0, d1] -> [d0 + s0, floor(d1/4)] : 0 <= d0 <= 9 "
+                "and 0 <= d1 <= 7 and 0 <= s0 <= 3 and 0 <= d0 + s0 <= 10 }");
+  auto Back = parseIndexingMap(Ctx, *S);
+  ASSERT_TRUE(Back);
+  EXPECT_EQ(printMap(*Back), printMap(*M));
+
+  auto E = parseIndexingMap(Ctx, "KNOWN EMPTY");
+  ASSERT_TRUE(E);
+  EXPECT_EQ(*printMapIsl(*E), "{ [] -> [] : false }");
+  auto U = printMapIsl(IndexingMap::undefined());
+  ASSERT_FALSE(U);
+  EXPECT_EQ(U.error().Message, "cannot print as isl: the map is UNDEFINED");
+  auto P = parseIndexingMap(Ctx, "(d0, d1) -> (d0 * d1), domain: d0 in [0, 3], "
+                                 "d1 in [0, 3]");
+  ASSERT_TRUE(P);
+  EXPECT_FALSE(printMapIsl(*P));
+}
+
+} // namespace
