@@ -318,11 +318,12 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
     R.Kernels.push_back(std::move(*K));
   }
   if (!Found) {
-    Diagnostic D;
-    D.Loc.File = M.fileName();
-    D.Message = O.OnlyFusion.empty() ? "the module has no fusion to emit"
-                                     : "no fusion named '" + O.OnlyFusion + "'";
-    return D;
+    // At the ENTRY computation: a module of a split file does not start
+    // on line 1.
+    return M.diagnose(M.entry() ? M.entry()->sourceOffset() : 0,
+                      O.OnlyFusion.empty()
+                          ? "the module has no fusion to emit"
+                          : "no fusion named '" + O.OnlyFusion + "'");
   }
   auto T1 = Clock::now();
   if (O.KernelsOnly || R.Kernels.empty()) {

@@ -179,6 +179,15 @@ std::optional<int> ArgParser::parse(int Argc, char **Argv) {
     option("--max-input-bytes", "N", &MaxInputText,
            "refuse input files larger than N bytes");
   }
+  bool Quiet = false, Verbose = false;
+  if (!findSpec("--quiet")) {
+    flag("--quiet", &Quiet, "print no notes or warnings, only errors and "
+                            "results");
+    alias("-q", "--quiet");
+    flag("--verbose", &Verbose, "also print notes about what was done "
+                                "(timings, budgets)");
+    alias("-v", "--verbose");
+  }
   size_t NextPositional = 0;
   bool OnlyPositionals = false;
   auto takePositional = [&](const std::string &Arg) -> bool {
@@ -272,23 +281,17 @@ std::optional<int> ArgParser::parse(int Argc, char **Argv) {
                       "1099511627776, got '" +
                       MaxInputText + "'");
   maxInputBytes() = *Limit;
+  if (Quiet && Verbose)
+    return usageError("--quiet and --verbose exclude each other");
+  verbosity() = Quiet     ? Verbosity::Quiet
+                : Verbose ? Verbosity::Verbose
+                          : Verbosity::Normal;
   return std::nullopt;
 }
 
 //===----------------------------------------------------------------------===//
 // Option groups
 //===----------------------------------------------------------------------===//
-
-void InputOptions::addTo(ArgParser &P, bool AllowSplit,
-                         const char *PositionalName, bool Required) {
-  P.positional(PositionalName, &File, "input file, or - for stdin",
-               /*Optional=*/!Required);
-  P.choice("--input-format", {"auto", "xla", "mlir", "isl"}, &Format,
-           "syntax of the input maps");
-  if (AllowSplit)
-    P.flag("--split-input-file", &Split,
-           "treat '// -----' lines as separators between maps");
-}
 
 InputFormat InputOptions::format() const {
   if (Format == "xla")
@@ -447,8 +450,12 @@ std::unique_ptr<HloModule> readHloModule(const std::string &File) {
 std::optional<std::string> readInput(const std::string &Path,
                                      std::string &Out) {
   Out.clear();
-  if (Path == "-")
-    return readBounded(std::cin, "standard input", Out);
+  if (Path == "-") {
+    auto Err = readBounded(std::cin, "standard input", Out);
+    if (!Err)
+      registerInputBuffer(displayName(Path), Out);
+    return Err;
+  }
   struct stat St;
   if (::stat(Path.c_str(), &St) != 0)
     return "cannot open '" + Path + "': " + std::strerror(errno);
@@ -459,7 +466,10 @@ std::optional<std::string> readInput(const std::string &Path,
   std::ifstream In(Path, std::ios::binary);
   if (!In)
     return "cannot open '" + Path + "': " + std::strerror(errno);
-  return readBounded(In, "'" + Path + "'", Out);
+  auto Err = readBounded(In, "'" + Path + "'", Out);
+  if (!Err)
+    registerInputBuffer(displayName(Path), Out);
+  return Err;
 }
 
 namespace {
@@ -520,6 +530,8 @@ bool isBlank(std::string_view Text) {
 }
 
 void printDiagnostic(const Diagnostic &D) {
+  if (captureDiagnostic("error", D.Loc.File, D.Loc.Line, D.Message))
+    return;
   // Keep the caret aligned (columns count bytes) but never write control or
   // non-ASCII bytes of binary input to the terminal: replace them one for one.
   Diagnostic Clean = D;
@@ -535,41 +547,9 @@ void printDiagnostic(const Diagnostic &D) {
 }
 
 void printError(const std::string &File, const std::string &Msg) {
+  if (captureDiagnostic("error", File, 0, Msg))
+    return;
   std::cerr << File << ": error: " << Msg << "\n";
-}
-
-namespace {
-/// Parses one non-split buffer, rejecting blank input with a located error.
-std::optional<IndexingMap> parseBuffer(Context &Ctx, std::string_view Text,
-                                       const std::string &FileName,
-                                       unsigned FirstLine, InputFormat Format) {
-  if (isBlank(Text)) {
-    printDiagnostic(makeDiagnostic(Text, Text.size(),
-                                   "expected an indexing map, found no input",
-                                   FileName, FirstLine));
-    return std::nullopt;
-  }
-  ParseOptions PO;
-  PO.Format = Format;
-  PO.FileName = FileName;
-  PO.FirstLine = FirstLine;
-  auto M = parseIndexingMap(Ctx, Text, PO);
-  if (!M) {
-    printDiagnostic(M.error());
-    return std::nullopt;
-  }
-  return std::move(*M);
-}
-} // namespace
-
-std::optional<IndexingMap> loadSingleMap(Context &Ctx, const std::string &Path,
-                                         InputFormat Format) {
-  std::string Buffer;
-  if (auto Err = readInput(Path, Buffer)) {
-    printError("idxmap", *Err);
-    return std::nullopt;
-  }
-  return parseBuffer(Ctx, Buffer, displayName(Path), 1, Format);
 }
 
 //===----------------------------------------------------------------------===//
@@ -744,69 +724,20 @@ int printMapTo(std::ostream &OS, const IndexingMap &M,
     if (M.isUndefined() || M.isKnownEmpty()) {
       // affine_map has no spelling for these states; keep the XLA keyword.
       OS << printMap(M) << "\n";
-      std::cerr << "idxmap: note: " << printMap(M)
-                << " has no affine_map form; printed as is\n";
+      printNote(printMap(M) + " has no affine_map form; printed as is");
       return ExitOk;
     }
     OS << printMapMlir(M) << "\n";
     if (hasNontrivialDomain(M)) {
       std::string Flat = printMap(M);
       size_t At = Flat.find(", domain: ");
-      std::cerr << "idxmap: note: --output-format=mlir dropped the domain: "
-                << (At == std::string::npos ? Flat : Flat.substr(At + 10))
-                << "\n";
+      printNote("--output-format=mlir dropped the domain: " +
+                (At == std::string::npos ? Flat : Flat.substr(At + 10)));
     }
     return ExitOk;
   }
   OS << (Out.Pretty ? prettyPrintMap(M) : printMap(M)) << "\n";
   return ExitOk;
-}
-
-//===----------------------------------------------------------------------===//
-// Driving
-//===----------------------------------------------------------------------===//
-
-int forEachMap(const InputOptions &In, const MapAction &Action, OutputFile &O,
-               bool Separate) {
-  std::string Buffer;
-  if (auto Err = readInput(In.File, Buffer)) {
-    printError("idxmap", *Err);
-    return ExitRejected;
-  }
-  std::string FileName = displayName(In.File);
-  InputFormat Format = In.format();
-
-  if (!In.Split) {
-    Context Ctx;
-    auto M = parseBuffer(Ctx, Buffer, FileName, 1, Format);
-    if (!M)
-      return ExitRejected;
-    MapSource Src{FileName, 1, Buffer, 0};
-    return Action(Ctx, *M, Src);
-  }
-
-  int Worst = ExitOk;
-  unsigned Index = 0;
-  auto Chunks = splitInputFile(Buffer);
-  for (const Chunk &C : Chunks) {
-    if (isBlank(C.Text))
-      continue;
-    if (Index > 0 && Separate)
-      O << "// -----\n";
-    // One context per chunk: chunks are independent and memory stays small.
-    Context Ctx;
-    auto M = parseBuffer(Ctx, C.Text, FileName, C.FirstLine, Format);
-    MapSource Src{FileName, C.FirstLine, C.Text, Index++};
-    int Code = M ? Action(Ctx, *M, Src) : int(ExitRejected);
-    Worst = std::max(Worst, Code);
-  }
-  if (Index == 0) {
-    printDiagnostic(makeDiagnostic(Buffer, Buffer.size(),
-                                   "expected an indexing map, found no input",
-                                   FileName, 1));
-    return ExitRejected;
-  }
-  return Worst;
 }
 
 } // namespace cli

@@ -250,11 +250,12 @@ static const HloInstruction *unsupportedRoot(const FusionAnalysis &A) {
 }
 
 static int runAnalyze(int Argc, char **Argv) {
-  std::string File = "-", Fusion, DeviceName = "H100", Tune;
+  std::string Fusion, DeviceName = "H100", Tune;
   OutputOptions Out;
   TuneCacheOption TuneCacheFile;
+  HloInputOptions In;
   ArgParser P(AnalyzeCommand);
-  P.positional("FILE", &File, "HLO module, or - for stdin", true);
+  In.addTo(P);
   P.option("--fusion", "NAME", &Fusion, "only this fusion instruction");
   P.option("--device", "NAME|FILE.json", &DeviceName,
            "the GPU the kernels are planned for: a preset (A100, H100, "
@@ -284,92 +285,96 @@ static int runAnalyze(int Argc, char **Argv) {
     printDiagnostic(Device.error());
     return ExitRejected;
   }
-  std::unique_ptr<HloModule> M = readHloModule(File);
-  if (!M)
-    return ExitRejected;
   OutputFile O;
   if (!O.open(Out))
     return ExitRejected;
-  std::vector<const HloInstruction *> Fusions = kernelFusions(*M);
-  bool Found = false;
-  int Analyzed = 0;
-  Json Doc = jsonDocument("analyze");
-  Doc["device"] = Device->Name;
-  Json Reports = Json::array(), SkippedJson = Json::array();
-  // The next fusion's object, or null for text.
-  auto NextReport = [&]() -> Json * {
-    if (!Format.json())
-      return nullptr;
-    Reports.push_back(Json::object());
-    return &Reports.back();
-  };
-  std::vector<Diagnostic> Skipped;
-  for (const HloInstruction *F : Fusions) {
-    if (!Fusion.empty() && F->name() != Fusion)
-      continue;
-    Found = true;
-    // A whole optimized module holds fusions no emitter computes (a
-    // Triton gemm's dot, complex values): named, not analyzed.
-    if (auto U = findUnmodeledInstruction(*F->fusedComputation())) {
-      Skipped.push_back(
-          M->diagnose(U->Instruction->sourceOffset(),
-                      "fusion '" + F->name() + "': " + U->Reason));
-      if (Format.json())
-        SkippedJson.push_back(
-            Json{{"fusion", F->name()}, {"reason", Skipped.back().Message}});
-      else
-        O << skippedFusionLine(F->name(), Skipped.back().Message) << "\n";
-      continue;
-    }
-    ++Analyzed;
-    report(O, NextReport(),
-           "fusion " + F->name() + " (calls " + F->fusedComputation()->name() +
-               ")",
-           M.get(), F, analyzeFusion(*F), *Device, Tuned);
-  }
-  if (!Fusion.empty() && !Found) {
-    printError(displayName(File), "no fusion named '" + Fusion + "'");
-    return ExitRejected;
-  }
-  if (Found && Analyzed == 0) {
-    // Nothing analyzed: each fusion's reason is an error.
-    for (const Diagnostic &D : Skipped)
-      printDiagnostic(D);
-    return ExitRejected;
-  }
-  if (Fusions.empty()) {
-    const HloComputation &Entry = *M->entry();
-    const HloInstruction *Root = Entry.root();
-    if (Root->opcode() == HloOpcode::Tuple && Root->operandCount() == 0) {
-      printDiagnostic(M->diagnose(Root->sourceOffset(),
-                                  "the ENTRY computation has no outputs"));
-      return ExitRejected;
-    }
-    // A module before fusion (dots, loops, custom-calls) is not a kernel.
-    if (auto U = findUnmodeledInstruction(Entry)) {
-      printDiagnostic(M->diagnose(
-          U->Instruction->sourceOffset(),
-          "the module has no fusion and its ENTRY computation is not one "
-          "kernel: " +
-              U->Reason));
-      return ExitRejected;
-    }
-    FusionAnalysis A = analyzeComputation(Entry);
-    if (const HloInstruction *R = unsupportedRoot(A)) {
-      printDiagnostic(M->diagnose(R->sourceOffset(),
-                                  "output '" + R->name() + "' is the tuple " +
-                                      R->shape().str() +
-                                      "; analyze needs array outputs"));
-      return ExitRejected;
-    }
-    report(O, NextReport(),
-           "computation " + M->entry()->name() + " (no fusion)", M.get(),
-           nullptr, A, *Device, Tuned);
-  }
-  if (Format.json()) {
-    Doc["fusions"] = std::move(Reports);
-    Doc["skipped"] = std::move(SkippedJson);
-    printJson(O, Doc);
-  }
-  return O.close() ? ExitOk : ExitRejected;
+  int Code = forEachHloModule(
+      In,
+      [&](HloModule &ChunkModule, const Chunk &) -> int {
+        HloModule *M = &ChunkModule;
+        std::vector<const HloInstruction *> Fusions = kernelFusions(*M);
+        bool Found = false;
+        int Analyzed = 0;
+        Json Doc = jsonDocument("analyze");
+        Doc["device"] = Device->Name;
+        Json Reports = Json::array(), SkippedJson = Json::array();
+        // The next fusion's object, or null for text.
+        auto NextReport = [&]() -> Json * {
+          if (!Format.json())
+            return nullptr;
+          Reports.push_back(Json::object());
+          return &Reports.back();
+        };
+        std::vector<Diagnostic> Skipped;
+        for (const HloInstruction *F : Fusions) {
+          if (!Fusion.empty() && F->name() != Fusion)
+            continue;
+          Found = true;
+          // A whole optimized module holds fusions no emitter computes (a
+          // Triton gemm's dot, complex values): named, not analyzed.
+          if (auto U = findUnmodeledInstruction(*F->fusedComputation())) {
+            Skipped.push_back(
+                M->diagnose(U->Instruction->sourceOffset(),
+                            "fusion '" + F->name() + "': " + U->Reason));
+            if (Format.json())
+              SkippedJson.push_back(Json{{"fusion", F->name()},
+                                         {"reason", Skipped.back().Message}});
+            else
+              O << skippedFusionLine(F->name(), Skipped.back().Message) << "\n";
+            continue;
+          }
+          ++Analyzed;
+          report(O, NextReport(),
+                 "fusion " + F->name() + " (calls " +
+                     F->fusedComputation()->name() + ")",
+                 M, F, analyzeFusion(*F), *Device, Tuned);
+        }
+        if (!Fusion.empty() && !Found) {
+          printError(displayName(In.File), "no fusion named '" + Fusion + "'");
+          return ExitRejected;
+        }
+        if (Found && Analyzed == 0) {
+          // Nothing analyzed: each fusion's reason is an error.
+          for (const Diagnostic &D : Skipped)
+            printDiagnostic(D);
+          return ExitRejected;
+        }
+        if (Fusions.empty()) {
+          const HloComputation &Entry = *M->entry();
+          const HloInstruction *Root = Entry.root();
+          if (Root->opcode() == HloOpcode::Tuple && Root->operandCount() == 0) {
+            printDiagnostic(M->diagnose(
+                Root->sourceOffset(), "the ENTRY computation has no outputs"));
+            return ExitRejected;
+          }
+          // A module before fusion (dots, loops, custom-calls) is not a kernel.
+          if (auto U = findUnmodeledInstruction(Entry)) {
+            printDiagnostic(M->diagnose(
+                U->Instruction->sourceOffset(),
+                "the module has no fusion and its ENTRY computation is not one "
+                "kernel: " +
+                    U->Reason));
+            return ExitRejected;
+          }
+          FusionAnalysis A = analyzeComputation(Entry);
+          if (const HloInstruction *R = unsupportedRoot(A)) {
+            printDiagnostic(M->diagnose(
+                R->sourceOffset(), "output '" + R->name() + "' is the tuple " +
+                                       R->shape().str() +
+                                       "; analyze needs array outputs"));
+            return ExitRejected;
+          }
+          report(O, NextReport(),
+                 "computation " + M->entry()->name() + " (no fusion)", M,
+                 nullptr, A, *Device, Tuned);
+        }
+        if (Format.json()) {
+          Doc["fusions"] = std::move(Reports);
+          Doc["skipped"] = std::move(SkippedJson);
+          printJson(O, Doc);
+        }
+        return ExitOk;
+      },
+      &O);
+  return closeHloOutput(In, O, Code);
 }

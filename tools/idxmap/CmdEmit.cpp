@@ -38,14 +38,14 @@ static const Command EmitCommand = {
 static CommandRegistration RegisterEmit(EmitCommand);
 
 static int runEmit(int Argc, char **Argv) {
-  std::string File = "-", EmitKind = "ptx", Gpu = "sm_90", Fusion, PtxVer,
-              Opt = "fast";
+  std::string EmitKind = "ptx", Gpu = "sm_90", Fusion, PtxVer, Opt = "fast";
   bool Precise = false, Time = false;
   std::string Repeat = "0", Tune, MaxInstructions, Device, SidecarFile;
   OutputOptions Out;
   TuneCacheOption TuneCacheFile;
+  HloInputOptions In;
   ArgParser P(EmitCommand);
-  P.positional("FILE", &File, "HLO module, or - for stdin", true);
+  In.addTo(P);
   P.choice("--emit", {"ptx", "llvm"}, &EmitKind, "what to write");
   P.choice("--gpu", {"sm_80", "sm_90", "sm_90a"}, &Gpu, "target GPU");
   P.option("--ptx-version", "N", &PtxVer, "PTX ISA version x10 (default 85)");
@@ -121,80 +121,97 @@ static int runEmit(int Argc, char **Argv) {
     return P.usageError("--tune: " + *Err);
   if (auto Err = validateTargetOptions(O.Target))
     return P.usageError(Err->Message);
-  std::string Text;
-  if (auto Err = readInput(File, Text)) {
-    printError(displayName(File), *Err);
-    return ExitRejected;
-  }
-  auto T0 = std::chrono::steady_clock::now();
-  std::clock_t C0 = std::clock();
-  auto M = parseHloModule(Text, displayName(File));
-  if (!M) {
-    printDiagnostic(M.error());
+  if (In.Split && !SidecarFile.empty())
+    return P.usageError("--sidecar describes one module: it cannot be used "
+                        "with --split-input-file");
+  if (EnvError) {
+    printError(displayName(In.File), *EnvError);
     return ExitRejected;
   }
   TuneCache Cache;
   if (!TuneCacheFile.load(Cache))
     return ExitRejected;
-  O.FusionTuning = cachedFusionTunings(
-      Cache, **M, O.Device ? O.Device->Name : defaultDeviceModel(Gpu).Name);
   O.OnlyFusion = Fusion;
   O.KeepLlvmIr = EmitKind == "llvm";
   // A whole module: emit the fusions that can be, name the others.
   O.SkipUnsupported = true;
-  if (EnvError) {
-    printError(displayName(File), *EnvError);
-    return ExitRejected;
-  }
-  std::optional<EmitResult> R = emitWholeModule(**M, O, displayName(File));
-  if (!R)
-    return ExitRejected;
-  auto T1 = std::chrono::steady_clock::now();
-  std::clock_t C1 = std::clock();
-  if (Time) {
-    // CPU time next to wall time: on a loaded machine the wall clock
-    // measures the neighbours too.
-    std::fprintf(stderr, "emit: %.2f ms in all (parse included), %.2f ms CPU",
-                 std::chrono::duration<double, std::milli>(T1 - T0).count(),
-                 1000.0 * double(C1 - C0) / CLOCKS_PER_SEC);
-    for (auto &[Phase, Ms] : R->PhaseMs)
-      std::fprintf(stderr, "; %s %.2f ms", Phase.c_str(), Ms);
-    std::fprintf(stderr, "\n");
-  }
-  if (Repeats > 0) {
-    // Parsing included, as in the first compile.
-    std::vector<double> Wall, Cpu;
-    for (int I = 0; I < Repeats; ++I) {
-      auto T2 = std::chrono::steady_clock::now();
-      std::clock_t C2 = std::clock();
-      auto M2 = parseHloModule(Text, displayName(File));
-      if (M2)
-        (void)emitModule(**M2, O);
-      Wall.push_back(std::chrono::duration<double, std::milli>(
-                         std::chrono::steady_clock::now() - T2)
-                         .count());
-      Cpu.push_back(1000.0 * double(std::clock() - C2) / CLOCKS_PER_SEC);
-    }
-    std::sort(Wall.begin(), Wall.end());
-    std::sort(Cpu.begin(), Cpu.end());
-    if (Time)
-      std::fprintf(stderr,
-                   "repeat: %d more compiles, median %.2f ms, %.2f ms CPU\n",
-                   Repeats, Wall[Wall.size() / 2], Cpu[Cpu.size() / 2]);
-  }
   OutputFile OF;
   if (!OF.open(Out))
     return ExitRejected;
-  OF << (EmitKind == "llvm" ? R->LlvmIr : R->Ptx);
-  if (!OF.close())
-    return ExitRejected;
+  // Without splitting, the module and its result, for the sidecar.
+  std::unique_ptr<HloModule> Kept;
+  std::optional<EmitResult> KeptResult;
+  auto EmitChunk = [&](const Chunk &C, const std::string &FileName,
+                       unsigned) -> int {
+    // Blank lines before the chunk keep the whole file's line numbers.
+    std::string Text(C.FirstLine - 1, '\n');
+    Text += C.Text;
+    auto T0 = std::chrono::steady_clock::now();
+    std::clock_t C0 = std::clock();
+    auto M = parseHloModule(Text, FileName);
+    if (!M) {
+      printDiagnostic(M.error());
+      return ExitRejected;
+    }
+    EmitOptions MO = O;
+    MO.FusionTuning = cachedFusionTunings(
+        Cache, **M, O.Device ? O.Device->Name : defaultDeviceModel(Gpu).Name);
+    std::optional<EmitResult> R = emitWholeModule(**M, MO, FileName);
+    if (!R)
+      return ExitRejected;
+    auto T1 = std::chrono::steady_clock::now();
+    std::clock_t C1 = std::clock();
+    if (Time) {
+      // CPU time next to wall time: on a loaded machine the wall clock
+      // measures the neighbours too.
+      std::fprintf(stderr, "emit: %.2f ms in all (parse included), %.2f ms CPU",
+                   std::chrono::duration<double, std::milli>(T1 - T0).count(),
+                   1000.0 * double(C1 - C0) / CLOCKS_PER_SEC);
+      for (auto &[Phase, Ms] : R->PhaseMs)
+        std::fprintf(stderr, "; %s %.2f ms", Phase.c_str(), Ms);
+      std::fprintf(stderr, "\n");
+    }
+    if (Repeats > 0) {
+      // Parsing included, as in the first compile.
+      std::vector<double> Wall, Cpu;
+      for (int I = 0; I < Repeats; ++I) {
+        auto T2 = std::chrono::steady_clock::now();
+        std::clock_t C2 = std::clock();
+        auto M2 = parseHloModule(Text, FileName);
+        if (M2)
+          (void)emitModule(**M2, MO);
+        Wall.push_back(std::chrono::duration<double, std::milli>(
+                           std::chrono::steady_clock::now() - T2)
+                           .count());
+        Cpu.push_back(1000.0 * double(std::clock() - C2) / CLOCKS_PER_SEC);
+      }
+      std::sort(Wall.begin(), Wall.end());
+      std::sort(Cpu.begin(), Cpu.end());
+      if (Time)
+        std::fprintf(stderr,
+                     "repeat: %d more compiles, median %.2f ms, %.2f ms CPU\n",
+                     Repeats, Wall[Wall.size() / 2], Cpu[Cpu.size() / 2]);
+    }
+    OF << (EmitKind == "llvm" ? R->LlvmIr : R->Ptx);
+    if (!In.Split) {
+      Kept = std::move(*M);
+      KeptResult = std::move(R);
+      O.FusionTuning = MO.FusionTuning;
+    }
+    return ExitOk;
+  };
+  int Code = forEachChunk(In.File, In.Split, EmitChunk, &OF,
+                          "expected an HLO module, found no input");
+  Code = closeHloOutput(In, OF, Code);
+  if (Code != ExitOk || In.Split)
+    return Code;
   if (SidecarFile.empty() && EmitKind == "ptx" && Out.File != "-")
     SidecarFile = sidecarPathFor(Out.File);
   if (!SidecarFile.empty()) {
     OutputFile J;
     if (!J.open(SidecarFile))
       return ExitRejected;
-    J << sidecarToJson(sidecarOf(**M, *R, O, File, SidecarFile));
+    J << sidecarToJson(sidecarOf(*Kept, *KeptResult, O, In.File, SidecarFile));
     if (!J.close())
       return ExitRejected;
   }

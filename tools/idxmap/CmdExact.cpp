@@ -102,7 +102,7 @@ int idxmap::cli::noteBudgetHit(const std::string &Why, bool Hit) {
       Why.find("time limit") != std::string::npos    ? "--time-limit MS"
       : Why.find("size budget") != std::string::npos ? "--max-cells N"
                                                      : "--budget N";
-  std::cerr << "idxmap: note: " << Why << "; raise it with " << Option << "\n";
+  printNote(Why + "; raise it with " + Option);
   return ExitRejected;
 }
 
@@ -246,23 +246,80 @@ int runEqual(int Argc, char **Argv) {
   std::string FileA, FileB, Format = "auto";
   OutputOptions Out;
   BudgetFlags Budget;
-  bool Pointwise = false;
+  bool Pointwise = false, Split = false;
   ArgParser P(EqualCommand);
   P.positional("A", &FileA, "the first map's file, or - for stdin");
-  P.positional("B", &FileB, "the second map's file, or - for stdin");
+  P.positional("B", &FileB, "the second map's file, or - for stdin",
+               /*Optional=*/true);
   P.choice("--input-format", {"auto", "xla", "mlir", "isl"}, &Format,
            "syntax of the input maps");
+  P.flag("--split-input-file", &Split,
+         "A holds pairs of maps separated by '// -----' lines");
+  addVerifyFlag(P);
   Out.addTo(P, /*AllowFormat=*/false);
   P.flag("--pointwise", &Pointwise,
          "compare point by point, range variables included");
   Budget.addTo(P);
   P.check([&]() -> std::string {
+    if (Split && !FileB.empty())
+      return "with --split-input-file give one file holding pairs of maps";
+    if (!Split && FileB.empty())
+      return "missing argument B";
     return FileA == "-" && FileB == "-" ? "only one input can be stdin" : "";
   });
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
   InputOptions In;
   In.Format = Format;
+  std::string Why;
+  bool Hit = false;
+  idxmap::ExactOptions EO = Budget.options(&Why, &Hit);
+  auto Answer = [&](const IndexingMap &A, const IndexingMap &B,
+                    OutputFile &O) {
+    Why.clear();
+    Hit = false;
+    idxmap::Answer R =
+        Pointwise ? arePointwiseEqual(A, B, EO) : areEqual(A, B, EO);
+    printAnswer(O, R, Why);
+    return noteBudgetHit(Why, Hit);
+  };
+  if (Split) {
+    std::string Buffer;
+    if (auto Err = readInput(FileA, Buffer)) {
+      printError("idxmap", *Err);
+      return ExitRejected;
+    }
+    std::string FileName = displayName(FileA);
+    std::vector<Chunk> Chunks;
+    for (const Chunk &C : splitInputFile(Buffer))
+      if (!isBlank(C.Text))
+        Chunks.push_back(C);
+    if (Chunks.empty() || Chunks.size() % 2 != 0) {
+      size_t At = Chunks.empty()
+                      ? Buffer.size()
+                      : size_t(Chunks.back().Text.data() - Buffer.data());
+      printDiagnostic(makeDiagnostic(
+          Buffer, At,
+          "equal --split-input-file needs an even number of maps (pairs A, "
+          "B), found " +
+              std::to_string(Chunks.size()),
+          FileName, 1));
+      return ExitRejected;
+    }
+    OutputFile O;
+    if (!O.open(Out))
+      return ExitRejected;
+    int Worst = ExitOk;
+    for (size_t I = 0; I < Chunks.size(); I += 2) {
+      if (I > 0)
+        O << "// -----\n";
+      Context Ctx;
+      auto A = parseMapChunk(Ctx, Chunks[I], FileName, In.format());
+      auto B = parseMapChunk(Ctx, Chunks[I + 1], FileName, In.format());
+      Worst = std::max(Worst, A && B ? Answer(*A, *B, O) : int(ExitRejected));
+    }
+    return O.close() ? Worst : int(ExitRejected);
+  }
   Context Ctx;
   std::optional<IndexingMap> A = loadSingleMap(Ctx, FileA, In.format());
   if (!A)
@@ -273,12 +330,7 @@ int runEqual(int Argc, char **Argv) {
   OutputFile O;
   if (!O.open(Out))
     return ExitRejected;
-  std::string Why;
-  bool Hit = false;
-  idxmap::ExactOptions EO = Budget.options(&Why, &Hit);
-  Answer R = Pointwise ? arePointwiseEqual(*A, *B, EO) : areEqual(*A, *B, EO);
-  printAnswer(O, R, Why);
-  int Code = noteBudgetHit(Why, Hit);
+  int Code = Answer(*A, *B, O);
   return O.close() ? Code : int(ExitRejected);
 }
 

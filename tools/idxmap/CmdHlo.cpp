@@ -41,13 +41,13 @@ static bool parseInt(const std::string &S, int64_t &V) {
 }
 
 static int runHlo(int Argc, char **Argv) {
-  std::string File = "-", CompName, SeedText = "0", RangeText = "-1,1",
-              MaxText = "16", MaxBytesText = "1073741824",
-              MaxWorkText = "268435456";
+  std::string CompName, SeedText = "0", RangeText = "-1,1", MaxText = "16",
+                        MaxBytesText = "1073741824", MaxWorkText = "268435456";
   bool Evaluate = false, NoFastReduce = false;
   OutputOptions Out;
+  HloInputOptions In;
   ArgParser P(HloCommand);
-  P.positional("FILE", &File, "HLO module, or - for stdin", true);
+  In.addTo(P);
   P.flag("--evaluate", &Evaluate, "evaluate instead of printing");
   P.option("--computation", "NAME", &CompName,
            "computation to evaluate (default: ENTRY)");
@@ -93,67 +93,73 @@ static int runHlo(int Argc, char **Argv) {
     }
   }
 
-  std::unique_ptr<HloModule> M = readHloModule(File);
-  if (!M)
-    return ExitRejected;
   OutputFile O;
   if (!O.open(Out))
     return ExitRejected;
+  int Code = forEachHloModule(
+      In,
+      [&](HloModule &ChunkModule, const Chunk &) -> int {
+        HloModule *M = &ChunkModule;
 
-  if (!Evaluate) {
-    O << printHloModule(*M);
-    return O.close() ? ExitOk : ExitRejected;
-  }
+        if (!Evaluate) {
+          O << printHloModule(*M);
+          return ExitOk;
+        }
 
-  const HloComputation *C = M->entry();
-  if (!CompName.empty()) {
-    C = M->findComputation(CompName);
-    if (!C) {
-      printError(displayName(File), "no computation named '" + CompName + "'");
-      return ExitRejected;
-    }
-  }
-  // Arguments are values the interpreter holds: compute types only (the
-  // interpreter names any other type it meets inside).
-  for (const HloInstruction *Param : C->parameters())
-    if (!hasOnlyComputeTypes(Param->shape())) {
-      printDiagnostic(M->diagnose(Param->sourceOffset(),
-                                  "cannot evaluate '" + Param->name() +
-                                      "': the interpreter has no " +
-                                      Param->shape().str() + " values"));
-      return ExitRejected;
-    }
-  // The arguments are sized before any is allocated.
-  int64_t ArgBytes = 0;
-  for (const HloInstruction *Param : C->parameters()) {
-    int64_t Bytes = Param->shape().byteSize();
-    if (Bytes > MaxBytes - ArgBytes) {
-      printDiagnostic(M->diagnose(
-          Param->sourceOffset(),
-          "the arguments need more than " + std::to_string(MaxBytes) +
-              " bytes (--max-bytes): '" + Param->name() + "' is " +
-              Param->shape().str() + ", " + std::to_string(Bytes) + " bytes"));
-      return ExitRejected;
-    }
-    ArgBytes += Bytes;
-  }
-  std::vector<Literal> Args;
-  for (int64_t K = 0; K < C->parameterCount(); ++K) {
-    Literal A(C->parameter(K)->shape());
-    A.fillRandom(uint64_t(Seed + K), Lo, Hi);
-    O << "arg " << K << ": " << A.toString(MaxElements) << "\n";
-    Args.push_back(std::move(A));
-  }
-  EvaluateOptions Opts;
-  Opts.FastReduceAdd = !NoFastReduce;
-  Opts.MaxBytes = MaxBytes;
-  Opts.MaxWork = MaxWork;
-  auto R = evaluate(*C, Args, Opts);
-  if (!R) {
-    printDiagnostic(R.error());
-    return ExitRejected;
-  }
-  for (size_t K = 0; K < R->size(); ++K)
-    O << "result " << K << ": " << (*R)[K].toString(MaxElements) << "\n";
-  return O.close() ? ExitOk : ExitRejected;
+        const HloComputation *C = M->entry();
+        if (!CompName.empty()) {
+          C = M->findComputation(CompName);
+          if (!C) {
+            printError(displayName(In.File),
+                       "no computation named '" + CompName + "'");
+            return ExitRejected;
+          }
+        }
+        // Arguments are values the interpreter holds: compute types only (the
+        // interpreter names any other type it meets inside).
+        for (const HloInstruction *Param : C->parameters())
+          if (!hasOnlyComputeTypes(Param->shape())) {
+            printDiagnostic(M->diagnose(Param->sourceOffset(),
+                                        "cannot evaluate '" + Param->name() +
+                                            "': the interpreter has no " +
+                                            Param->shape().str() + " values"));
+            return ExitRejected;
+          }
+        // The arguments are sized before any is allocated.
+        int64_t ArgBytes = 0;
+        for (const HloInstruction *Param : C->parameters()) {
+          int64_t Bytes = Param->shape().byteSize();
+          if (Bytes > MaxBytes - ArgBytes) {
+            printDiagnostic(M->diagnose(
+                Param->sourceOffset(),
+                "the arguments need more than " + std::to_string(MaxBytes) +
+                    " bytes (--max-bytes): '" + Param->name() + "' is " +
+                    Param->shape().str() + ", " + std::to_string(Bytes) +
+                    " bytes"));
+            return ExitRejected;
+          }
+          ArgBytes += Bytes;
+        }
+        std::vector<Literal> Args;
+        for (int64_t K = 0; K < C->parameterCount(); ++K) {
+          Literal A(C->parameter(K)->shape());
+          A.fillRandom(uint64_t(Seed + K), Lo, Hi);
+          O << "arg " << K << ": " << A.toString(MaxElements) << "\n";
+          Args.push_back(std::move(A));
+        }
+        EvaluateOptions Opts;
+        Opts.FastReduceAdd = !NoFastReduce;
+        Opts.MaxBytes = MaxBytes;
+        Opts.MaxWork = MaxWork;
+        auto R = evaluate(*C, Args, Opts);
+        if (!R) {
+          printDiagnostic(R.error());
+          return ExitRejected;
+        }
+        for (size_t K = 0; K < R->size(); ++K)
+          O << "result " << K << ": " << (*R)[K].toString(MaxElements) << "\n";
+        return ExitOk;
+      },
+      &O);
+  return closeHloOutput(In, O, Code);
 }

@@ -66,12 +66,13 @@ static Json jsonIndexing(const InstructionIndexing &Idx, int64_t OnlyOperand) {
 }
 
 static int runIndexing(int Argc, char **Argv) {
-  std::string File = "-", Instr, Direction = "output-to-input", OperandText,
-              OutputText = "0";
+  std::string Instr, Direction = "output-to-input", OperandText,
+                     OutputText = "0";
   bool FusionRoot = false, FirstFusion = false;
   OutputOptions Out;
+  HloInputOptions In;
   ArgParser P(IndexingCommand);
-  P.positional("FILE", &File, "HLO module, or - for stdin", true);
+  In.addTo(P);
   P.option("--instruction", "NAME", &Instr, "the instruction to analyze");
   P.choice("--direction", {"output-to-input", "input-to-output"}, &Direction,
            "which way the maps go");
@@ -108,68 +109,75 @@ static int runIndexing(int Argc, char **Argv) {
   if (Direction == "input-to-output" && Operand < 0)
     return P.usageError("--direction=input-to-output needs --operand K");
 
-  std::unique_ptr<HloModule> M = readHloModule(File);
-  if (!M)
-    return ExitRejected;
-  const HloModule &Mod = *M;
-  const HloInstruction *I = nullptr;
-  if (!Instr.empty()) {
-    I = Mod.findInstruction(Instr);
-    if (!I) {
-      printError(displayName(File), "no instruction named '" + Instr + "'");
-      return ExitRejected;
-    }
-  } else if (FirstFusion) {
-    std::vector<const HloInstruction *> Fusions = Mod.fusions();
-    if (Fusions.empty()) {
-      printError(displayName(File), "--first-fusion: the module has no fusion");
-      return ExitRejected;
-    }
-    I = Fusions.front();
-  } else {
-    I = Mod.entry()->root();
-  }
-  // Requests the instruction cannot satisfy are diagnosed at it.
-  auto Reject = [&](const std::string &Message) {
-    printDiagnostic(Mod.diagnose(I->sourceOffset(), Message));
-    return ExitRejected;
-  };
-  if (FusionRoot && I->opcode() != HloOpcode::Fusion)
-    return Reject("--fusion-root needs a fusion instruction, '" + I->name() +
-                  "' is " + std::string(opcodeName(I->opcode())));
-  if (!FusionRoot && FirstFusion)
-    I = I->fusedComputation()->root();
-  auto Count = [](int64_t N, const char *What) {
-    return std::to_string(N) + " " + What + (N == 1 ? "" : "s");
-  };
-  if (Operand >= I->operandCount())
-    return Reject("--operand " + std::to_string(Operand) +
-                  " is out of range: '" + I->name() + "' has " +
-                  Count(I->operandCount(), "operand"));
-  if (OutputId >= numOutputs(*I))
-    return Reject("--output-id " + std::to_string(OutputId) +
-                  " is out of range: '" + I->name() + "' has " +
-                  Count(numOutputs(*I), "output"));
-
-  Context Ctx;
-  InstructionIndexing Idx =
-      Direction == "input-to-output"
-          ? computeInputToOutputIndexing(Ctx, *I, Operand)
-          : computeOutputToInputIndexing(Ctx, *I, OutputId);
   OutputFile O;
   if (!O.open(Out))
     return ExitRejected;
-  int64_t Only = Direction == "output-to-input" ? Operand : -1;
-  if (Format.json()) {
-    Json Doc = jsonDocument("indexing");
-    Doc["instruction"] = I->name();
-    Doc["opcode"] = opcodeName(I->opcode());
-    Doc["direction"] = Direction;
-    Doc["fusion_root"] = FusionRoot;
-    Doc["operands"] = jsonIndexing(Idx, Only);
-    printJson(O, Doc);
-  } else {
-    O << Idx.str(Only);
-  }
-  return O.close() ? ExitOk : ExitRejected;
+  int Code = forEachHloModule(
+      In,
+      [&](HloModule &ChunkModule, const Chunk &) -> int {
+        HloModule *M = &ChunkModule;
+        const HloModule &Mod = *M;
+        const HloInstruction *I = nullptr;
+        if (!Instr.empty()) {
+          I = Mod.findInstruction(Instr);
+          if (!I) {
+            printError(displayName(In.File),
+                       "no instruction named '" + Instr + "'");
+            return ExitRejected;
+          }
+        } else if (FirstFusion) {
+          std::vector<const HloInstruction *> Fusions = Mod.fusions();
+          if (Fusions.empty()) {
+            printError(displayName(In.File),
+                       "--first-fusion: the module has no fusion");
+            return ExitRejected;
+          }
+          I = Fusions.front();
+        } else {
+          I = Mod.entry()->root();
+        }
+        // Requests the instruction cannot satisfy are diagnosed at it.
+        auto Reject = [&](const std::string &Message) {
+          printDiagnostic(Mod.diagnose(I->sourceOffset(), Message));
+          return ExitRejected;
+        };
+        if (FusionRoot && I->opcode() != HloOpcode::Fusion)
+          return Reject("--fusion-root needs a fusion instruction, '" +
+                        I->name() + "' is " +
+                        std::string(opcodeName(I->opcode())));
+        if (!FusionRoot && FirstFusion)
+          I = I->fusedComputation()->root();
+        auto Count = [](int64_t N, const char *What) {
+          return std::to_string(N) + " " + What + (N == 1 ? "" : "s");
+        };
+        if (Operand >= I->operandCount())
+          return Reject("--operand " + std::to_string(Operand) +
+                        " is out of range: '" + I->name() + "' has " +
+                        Count(I->operandCount(), "operand"));
+        if (OutputId >= numOutputs(*I))
+          return Reject("--output-id " + std::to_string(OutputId) +
+                        " is out of range: '" + I->name() + "' has " +
+                        Count(numOutputs(*I), "output"));
+
+        Context Ctx;
+        InstructionIndexing Idx =
+            Direction == "input-to-output"
+                ? computeInputToOutputIndexing(Ctx, *I, Operand)
+                : computeOutputToInputIndexing(Ctx, *I, OutputId);
+        int64_t Only = Direction == "output-to-input" ? Operand : -1;
+        if (Format.json()) {
+          Json Doc = jsonDocument("indexing");
+          Doc["instruction"] = I->name();
+          Doc["opcode"] = opcodeName(I->opcode());
+          Doc["direction"] = Direction;
+          Doc["fusion_root"] = FusionRoot;
+          Doc["operands"] = jsonIndexing(Idx, Only);
+          printJson(O, Doc);
+        } else {
+          O << Idx.str(Only);
+        }
+        return ExitOk;
+      },
+      &O);
+  return closeHloOutput(In, O, Code);
 }

@@ -93,11 +93,12 @@ static std::vector<std::string> splitNames(const std::string &S) {
 }
 
 static int runPartition(int Argc, char **Argv) {
-  std::string File = "-", FusionName, RootNames;
+  std::string FusionName, RootNames;
   bool Dot = false;
   OutputOptions Out;
+  HloInputOptions In;
   ArgParser P(PartitionCommand);
-  P.positional("FILE", &File, "HLO module, or - for stdin", true);
+  In.addTo(P);
   P.option("--fusion", "NAME", &FusionName,
            "only this fusion (instruction or fused computation name)");
   P.flag("--dot", &Dot, "write Graphviz DOT instead of the listing");
@@ -113,74 +114,80 @@ static int runPartition(int Argc, char **Argv) {
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
 
-  std::unique_ptr<HloModule> M = readHloModule(File);
-  if (!M)
-    return ExitRejected;
-  const HloModule &Mod = *M;
-
-  std::vector<const HloComputation *> Comps;
-  if (!FusionName.empty()) {
-    std::string Bare =
-        FusionName[0] == '%' ? FusionName.substr(1) : FusionName;
-    for (const HloInstruction *F : Mod.fusions())
-      if (F->name() == Bare && F->fusedComputation())
-        Comps.push_back(F->fusedComputation());
-    if (Comps.empty())
-      if (const HloComputation *C = Mod.findComputation(Bare))
-        Comps.push_back(C);
-    if (Comps.empty()) {
-      printError(displayName(File),
-                 "no fusion or computation named '" + FusionName + "'");
-      return ExitRejected;
-    }
-  } else {
-    std::set<const HloComputation *> Seen;
-    for (const HloInstruction *F : Mod.fusions())
-      if (F->fusedComputation() && Seen.insert(F->fusedComputation()).second)
-        Comps.push_back(F->fusedComputation());
-    if (Comps.empty() && Mod.entry())
-      Comps.push_back(Mod.entry());
-  }
-
-  // Resolve --roots in the partitioned computations.
-  std::vector<std::string> Names = splitNames(RootNames);
-  std::vector<const HloInstruction *> Forced;
-  for (const std::string &N : Names) {
-    bool Found = false;
-    for (const HloComputation *C : Comps)
-      if (const HloInstruction *I = C->findInstruction(N)) {
-        Forced.push_back(I);
-        Found = true;
-      }
-    if (!Found) {
-      printError(displayName(File),
-                 "--roots: no instruction named '" + N +
-                     "' in the partitioned computations");
-      return ExitRejected;
-    }
-  }
-
   OutputFile O;
   if (!O.open(Out))
     return ExitRejected;
-  Context Ctx;
-  PartitionOptions Opts;
-  Opts.ForcedRoots = Forced;
-  Json Partitions = Json::array();
-  for (size_t K = 0; K < Comps.size(); ++K) {
-    PartitionedComputation PC = partitionComputation(Ctx, *Comps[K], Opts);
-    if (Format.json()) {
-      Partitions.push_back(jsonPartition(PC));
-      continue;
-    }
-    if (K && !Dot)
-      O << "\n";
-    O << (Dot ? PC.toDot() : PC.str());
-  }
-  if (Format.json()) {
-    Json Doc = jsonDocument("partition");
-    Doc["computations"] = std::move(Partitions);
-    printJson(O, Doc);
-  }
-  return O.close() ? ExitOk : ExitRejected;
+  int Code = forEachHloModule(
+      In,
+      [&](HloModule &ChunkModule, const Chunk &) -> int {
+        HloModule *M = &ChunkModule;
+        const HloModule &Mod = *M;
+
+        std::vector<const HloComputation *> Comps;
+        if (!FusionName.empty()) {
+          std::string Bare =
+              FusionName[0] == '%' ? FusionName.substr(1) : FusionName;
+          for (const HloInstruction *F : Mod.fusions())
+            if (F->name() == Bare && F->fusedComputation())
+              Comps.push_back(F->fusedComputation());
+          if (Comps.empty())
+            if (const HloComputation *C = Mod.findComputation(Bare))
+              Comps.push_back(C);
+          if (Comps.empty()) {
+            printError(displayName(In.File),
+                       "no fusion or computation named '" + FusionName + "'");
+            return ExitRejected;
+          }
+        } else {
+          std::set<const HloComputation *> Seen;
+          for (const HloInstruction *F : Mod.fusions())
+            if (F->fusedComputation() &&
+                Seen.insert(F->fusedComputation()).second)
+              Comps.push_back(F->fusedComputation());
+          if (Comps.empty() && Mod.entry())
+            Comps.push_back(Mod.entry());
+        }
+
+        // Resolve --roots in the partitioned computations.
+        std::vector<std::string> Names = splitNames(RootNames);
+        std::vector<const HloInstruction *> Forced;
+        for (const std::string &N : Names) {
+          bool Found = false;
+          for (const HloComputation *C : Comps)
+            if (const HloInstruction *I = C->findInstruction(N)) {
+              Forced.push_back(I);
+              Found = true;
+            }
+          if (!Found) {
+            printError(displayName(In.File),
+                       "--roots: no instruction named '" + N +
+                           "' in the partitioned computations");
+            return ExitRejected;
+          }
+        }
+
+        Context Ctx;
+        PartitionOptions Opts;
+        Opts.ForcedRoots = Forced;
+        Json Partitions = Json::array();
+        for (size_t K = 0; K < Comps.size(); ++K) {
+          PartitionedComputation PC =
+              partitionComputation(Ctx, *Comps[K], Opts);
+          if (Format.json()) {
+            Partitions.push_back(jsonPartition(PC));
+            continue;
+          }
+          if (K && !Dot)
+            O << "\n";
+          O << (Dot ? PC.toDot() : PC.str());
+        }
+        if (Format.json()) {
+          Json Doc = jsonDocument("partition");
+          Doc["computations"] = std::move(Partitions);
+          printJson(O, Doc);
+        }
+        return ExitOk;
+      },
+      &O);
+  return closeHloOutput(In, O, Code);
 }

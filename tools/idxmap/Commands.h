@@ -229,8 +229,8 @@ private:
 // Shared option groups
 //===----------------------------------------------------------------------===//
 
-/// Input selection: `[FILE|-]`, `--input-format=auto|xla|mlir` and, when
-/// allowed, `--split-input-file`.
+/// Input selection: `[FILE|-]`, `--input-format=auto|xla|mlir|isl`,
+/// `--verify-diagnostics` and, when allowed, `--split-input-file`.
 struct InputOptions {
   std::string File = "-";
   std::string Format = "auto";
@@ -241,6 +241,15 @@ struct InputOptions {
   void addTo(ArgParser &P, bool AllowSplit = true,
              const char *PositionalName = "FILE", bool Required = false);
   InputFormat format() const;
+};
+
+/// The input of the HLO commands: `FILE|-` (an HLO module),
+/// `--split-input-file` (one module per `// -----` chunk) and
+/// `--verify-diagnostics`.
+struct HloInputOptions {
+  std::string File = "-";
+  bool Split = false;
+  void addTo(ArgParser &P);
 };
 
 /// Output selection: `-o FILE` (alias `--output`), and when allowed
@@ -416,6 +425,13 @@ struct MapSource {
 std::optional<IndexingMap> loadSingleMap(Context &Ctx, const std::string &Path,
                                          InputFormat Format);
 
+/// Parses the map of one `// -----` chunk (diagnostics at the file's real
+/// lines). Prints the diagnostic and returns nullopt on failure (a blank
+/// chunk included).
+std::optional<IndexingMap> parseMapChunk(Context &Ctx, const Chunk &C,
+                                         const std::string &FileName,
+                                         InputFormat Format);
+
 /// Prints a diagnostic (`file:line:col: error: ...`, source line, caret) to
 /// stderr.
 void printDiagnostic(const Diagnostic &D);
@@ -487,8 +503,78 @@ int printMapTo(std::ostream &OS, const IndexingMap &M,
 std::string prettyPrintMap(const IndexingMap &M);
 
 //===----------------------------------------------------------------------===//
+// Verbosity (-q, -v) and --verify-diagnostics (Driver.cpp)
+//===----------------------------------------------------------------------===//
+
+/// `-q`/`--quiet` and `-v`/`--verbose`, which ArgParser::parse declares on
+/// every command and stores here.
+enum class Verbosity { Quiet, Normal, Verbose };
+Verbosity &verbosity();
+
+/// Prints `idxmap: note: MSG` to stderr, unless -q.
+void printNote(const std::string &Msg);
+/// Prints `idxmap: note: MSG` to stderr, only with -v (what was done:
+/// timings, budgets).
+void printVerbose(const std::string &Msg);
+
+/// Declares `--verify-diagnostics` (InputOptions and HloInputOptions do).
+/// With it, the diagnostics a command prints are collected instead, and
+/// finishVerify() checks them against the comments
+/// `expected-error {{TEXT}}` (same line), `expected-error@+N {{TEXT}}`
+/// and `expected-error@-N {{TEXT}}` (N lines below or above) of the input
+/// files read, as mlir-opt does; also `expected-warning`, `expected-note`.
+/// TEXT must be a substring of the message.
+///
+/// Example (a map file; the command exits 0):
+/// \code
+///   // expected-error@+1 {{unknown identifier 'd1'}}
+///   (d0) -> (d1), domain: d0 in [0, 3]
+/// \endcode
+void addVerifyFlag(ArgParser &P);
+bool verifyingDiagnostics();
+/// Keeps a copy of an input buffer for finishVerify() (readInput calls it).
+void registerInputBuffer(const std::string &Name, std::string_view Text);
+/// With --verify-diagnostics, records a diagnostic (\p Line 0: none) and
+/// returns true; the caller then prints nothing. Else returns false.
+bool captureDiagnostic(const char *Kind, const std::string &File, unsigned Line,
+                       const std::string &Message);
+/// After the command: with --verify-diagnostics, prints a line for each
+/// expected diagnostic that did not occur and each error or warning that
+/// was not expected, and returns ExitOk when there were none, else
+/// ExitRejected (ExitUsage passes through). Without it, returns \p Code.
+int finishVerify(int Code);
+
+//===----------------------------------------------------------------------===//
 // Driving a command over its input
 //===----------------------------------------------------------------------===//
+
+/// The body run on each chunk: the chunk, the file's display name and the
+/// chunk's index. Returns an exit code.
+using ChunkAction = std::function<int(
+    const Chunk &C, const std::string &FileName, unsigned Index)>;
+
+/// Reads \p Path and runs \p Action on the whole buffer, or with \p Split
+/// on each non-blank `// -----` chunk, writing a `// -----` line to \p O
+/// (when given) between the chunks' outputs. A file of blank chunks is an
+/// error (\p Nothing is its message). With -v, a note gives each chunk's
+/// time. Returns the worst exit code.
+int forEachChunk(const std::string &Path, bool Split, const ChunkAction &Action,
+                 OutputFile *O, const char *Nothing);
+
+/// The body of an HLO command for one module.
+using HloAction = std::function<int(HloModule &M, const Chunk &C)>;
+
+/// forEachChunk over HLO modules: each chunk is parsed as its own module
+/// (diagnostics give the whole file's line numbers); a chunk that does not
+/// parse prints its diagnostic and the others still run.
+int forEachHloModule(const HloInputOptions &In, const HloAction &Action,
+                     OutputFile *O);
+
+/// Closes \p O after forEachHloModule returned \p Code: a single module that
+/// failed leaves the output file untouched (nothing is written, as before
+/// the split existed); with --split-input-file the sections of the modules
+/// that succeeded are written. Returns the command's exit code.
+int closeHloOutput(const HloInputOptions &In, OutputFile &O, int Code);
 
 /// The body of a per-map command: writes its answer for one map to the output
 /// and returns an exit code (ExitOk, or ExitRejected after printing a

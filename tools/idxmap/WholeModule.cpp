@@ -29,6 +29,10 @@ std::string skippedFusionLine(const std::string &Fusion,
 }
 
 void printSkippedFusion(const std::string &Fusion, const Diagnostic &Why) {
+  if (captureDiagnostic("warning", Why.Loc.File, Why.Loc.Line,
+                        skippedFusionLine(Fusion, Why.Message)) ||
+      verbosity() == Verbosity::Quiet)
+    return;
   std::string Where = Why.Loc.File;
   if (Why.Loc.Line > 0)
     Where +=

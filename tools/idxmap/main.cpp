@@ -219,7 +219,7 @@ int dispatch(int Argc, char **Argv) {
                         "' (options go after the command)");
     return usageError("unknown command '" + First + "'");
   }
-  return C->Run(Argc - 1, Argv + 1);
+  return finishVerify(C->Run(Argc - 1, Argv + 1));
 }
 
 /// Runs the command, turning escaped exceptions into exit code 1.
