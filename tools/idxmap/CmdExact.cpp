@@ -75,6 +75,9 @@ idxmap::ExactOptions idxmap::cli::BudgetFlags::options(std::string *Why,
     O.MaxCells = *parseCount(MaxCells);
   O.Explanation = Why;
   O.BudgetHit = Hit;
+  printVerbose("isl budget: " + std::to_string(O.MaxOperations) +
+               " operations, " + std::to_string(O.TimeLimitMs) +
+               " ms, " + std::to_string(O.MaxCells) + " cells (0: none)");
   return O;
 }
 

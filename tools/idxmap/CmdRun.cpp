@@ -51,6 +51,7 @@ static int runRun(int Argc, char **Argv) {
   TuneCacheOption TuneCacheFile;
   ArgParser P(RunCommand);
   P.positional("FILE", &File, "an HLO module or a .ptx file");
+  addVerifyFlag(P);
   P.option("--hlo", "FILE", &HloFile,
            "the HLO module of a .ptx file (default: the sidecar's \"hlo\", "
            "relative to the sidecar's directory)");

@@ -257,6 +257,7 @@ static int runTune(int Argc, char **Argv) {
   bool DryRun = false, Precise = false;
   ArgParser P(TuneCommand);
   P.positional("FILE", &File, "HLO module, or - for stdin", true);
+  addVerifyFlag(P);
   P.option("--top", "K", &TopText,
            "candidates measured per fusion, lowest estimates first (1 to "
            "64, default 8; the rules' plan is always among them)");
