@@ -14,6 +14,8 @@
 
 namespace idxmap {
 
+/// The syntax the parser accepts: Auto (all), Xla (no `affine_map`, no
+/// aliases, a domain required), Mlir (as Auto), Isl (isl maps only).
 enum class InputFormat { Auto, Xla, Mlir, Isl };
 
 struct ParseOptions {
@@ -28,6 +30,27 @@ struct ParseOptions {
 /// (`affine_map<(d0)[s0] -> (...)>` or the bare form without a domain; its
 /// variables are unbounded). Leading/trailing whitespace and `//` comment
 /// lines are ignored.
+///
+/// Before the map, the text may define MLIR aliases (`#m = affine_map<...>`,
+/// `#m = #other`, `#m = #xla.indexing_map<"...">`), and the map may be a use
+/// `#m` or XLA's attribute `#xla.indexing_map<"...">`, whose quoted XLA text
+/// (MLIR string escapes) is parsed with errors located in \p Text. Text that
+/// starts with `[` or `{` (or any text with InputFormat::Isl) is an isl map,
+/// `[params] -> { [dims] -> [results] : constraints }` (docs/FORMATS.md).
+///
+/// Example (aliases, XLA's attribute, isl):
+/// \code
+///   parseIndexingMap(Ctx, "#a = affine_map<(d0) -> (d0 * 2)>\n#a");
+///   // (d0) -> (d0 * 2), all of int64 as d0's bound
+///   parseIndexingMap(Ctx, "#xla.indexing_map<\"(d0) -> (d0), domain: "
+///                         "d0 in [0, 9]\">");
+///   parseIndexingMap(Ctx, "[s0] -> { [d0] -> [d0 + s0, floor(d0/4)] : "
+///                         "0 <= d0 <= 9 and 0 <= s0 <= 3 }");
+///   // (d0)[s0] -> (d0 + s0, d0 floordiv 4), domain: d0 in [0, 9],
+///   //                                               s0 in [0, 3]
+///   parseIndexingMap(Ctx, "#a = affine_map<(d0) -> (d0)>\n#b");
+///   // <input>:2:1: error: undefined alias '#b'
+/// \endcode
 ///
 /// Example:
 /// \code
