@@ -17,8 +17,11 @@ constexpr std::string_view XlaAttribute = "#xla.indexing_map";
 } // namespace
 
 Expected<IndexingMap> MapParser::parseTop() {
-  if (Opts.Format == InputFormat::Isl || Tok.is(MapTokenKind::LSquare) ||
-      Tok.is(MapTokenKind::LBrace))
+  // isl text starts with its parameters or its braces; only the automatic
+  // format guesses it.
+  if (Opts.Format == InputFormat::Isl ||
+      (Opts.Format == InputFormat::Auto &&
+       (Tok.is(MapTokenKind::LSquare) || Tok.is(MapTokenKind::LBrace))))
     return parseIslMap();
 
   bool Defined = false;

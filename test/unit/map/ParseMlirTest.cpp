@@ -113,6 +113,13 @@ TEST(ParseIslTest, Forms) {
       std::string::npos);
   EXPECT_NE(parsed("{ [d0] -> [d0] : d0 }").find("expected a comparison"),
             std::string::npos);
+  // Only the automatic format recognizes isl text; --input-format=isl reads
+  // nothing else.
+  EXPECT_NE(parsed("{ [d0] -> [d0] }", InputFormat::Xla).find("expected '('"),
+            std::string::npos);
+  EXPECT_NE(parsed("(d0) -> (d0), domain: d0 in [0, 1]", InputFormat::Isl)
+                .find("expected '{'"),
+            std::string::npos);
 }
 
 } // namespace
