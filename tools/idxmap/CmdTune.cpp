@@ -252,12 +252,13 @@ std::vector<const HloInstruction *> fusionsToTune(const HloModule &M,
 } // namespace
 
 static int runTune(int Argc, char **Argv) {
-  std::string File = "-", CachePath, DeviceName, TopText = "8",
-              ItersText = "50", Gpu = "sm_90", Fusion, Tune, SeedText = "1";
+  std::string CachePath, DeviceName, TopText = "8", ItersText = "50",
+                                     Gpu = "sm_90", Fusion, Tune,
+                                     SeedText = "1";
   bool DryRun = false, Precise = false;
+  HloInputOptions In;
   ArgParser P(TuneCommand);
-  P.positional("FILE", &File, "HLO module, or - for stdin", true);
-  addVerifyFlag(P);
+  In.addTo(P);
   P.option("--top", "K", &TopText,
            "candidates measured per fusion, lowest estimates first (1 to "
            "64, default 8; the rules' plan is always among them)");
@@ -312,20 +313,41 @@ static int runTune(int Argc, char **Argv) {
   S.Target.Gpu = Gpu;
   S.Target.PreciseMath = Precise;
   if (auto Err = targetOptionsFromEnvironment(S.Target)) {
-    printError(displayName(File), *Err);
+    printError(displayName(In.File), *Err);
     return ExitRejected;
   }
-  std::unique_ptr<HloModule> M = readHloModule(File);
-  if (!M)
+  // Each module (one, or one per chunk with --split-input-file) and the
+  // fusions it has to tune; a module that fails to parse or has none is an
+  // error, the others are still tuned.
+  std::vector<std::unique_ptr<HloModule>> Modules;
+  std::vector<std::vector<const HloInstruction *>> ModuleFusions;
+  int InputCode = forEachChunk(
+      In.File, In.Split,
+      [&](const Chunk &C, const std::string &FileName, unsigned) -> int {
+        // Blank lines before the chunk keep the whole file's line numbers.
+        std::string Text(C.FirstLine - 1, '\n');
+        Text += C.Text;
+        auto M = parseHloModule(Text, FileName);
+        if (!M) {
+          printDiagnostic(M.error());
+          return ExitRejected;
+        }
+        std::vector<const HloInstruction *> Fusions =
+            fusionsToTune(**M, Fusion);
+        if (Fusions.empty()) {
+          printError(FileName,
+                     Fusion.empty()
+                         ? "the module has no fusion to tune"
+                         : "no fusion named '" + Fusion + "' to tune");
+          return ExitRejected;
+        }
+        Modules.push_back(std::move(*M));
+        ModuleFusions.push_back(std::move(Fusions));
+        return ExitOk;
+      },
+      nullptr, "expected an HLO module, found no input");
+  if (Modules.empty())
     return ExitRejected;
-  S.Module = M.get();
-  std::vector<const HloInstruction *> Fusions = fusionsToTune(*M, Fusion);
-  if (Fusions.empty()) {
-    printError(displayName(File),
-               Fusion.empty() ? "the module has no fusion to tune"
-                              : "no fusion named '" + Fusion + "' to tune");
-    return ExitRejected;
-  }
   if (CachePath.empty())
     CachePath = tuneCachePathFromEnvironment();
   TuneCache Cache;
@@ -368,17 +390,20 @@ static int runTune(int Argc, char **Argv) {
   // A fusion no plan fits is a warning, as in emit; one whose candidates
   // all fail, an error.
   bool AnyPlanned = false, AllPassed = true;
-  for (const HloInstruction *F : Fusions) {
-    Outcome R = tuneFusion(S, *F, Cache);
-    AnyPlanned |= R != Outcome::NotPlanned;
-    AllPassed &= R != Outcome::NonePassed;
+  for (size_t I = 0; I < Modules.size(); ++I) {
+    S.Module = Modules[I].get();
+    for (const HloInstruction *F : ModuleFusions[I]) {
+      Outcome R = tuneFusion(S, *F, Cache);
+      AnyPlanned |= R != Outcome::NotPlanned;
+      AllPassed &= R != Outcome::NonePassed;
+    }
   }
   if (S.Run.Cupti)
     S.Run.Cupti->stop();
   if (!AnyPlanned)
     return ExitRejected;
   if (DryRun)
-    return ExitOk;
+    return InputCode;
   if (!HaveDriver) {
     // After the tables, in order when both streams go to one place.
     std::fflush(stdout);
@@ -398,5 +423,5 @@ static int runTune(int Argc, char **Argv) {
       return ExitRejected;
     std::printf("recorded in %s\n", CachePath.c_str());
   }
-  return AllPassed ? ExitOk : ExitRejected;
+  return AllPassed ? InputCode : int(ExitRejected);
 }
