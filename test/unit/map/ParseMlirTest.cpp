@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include <string>
 #include <vector>
 
@@ -150,6 +152,98 @@ TEST(PrintIslTest, ShapesAndRoundTrip) {
                                  "d1 in [0, 3]");
   ASSERT_TRUE(P);
   EXPECT_FALSE(printMapIsl(*P));
+}
+
+} // namespace
+
+namespace {
+
+/// Random mutations of the new forms never crash; whatever parses and has
+/// an isl form prints isl text that parses back to a map of the same shape.
+TEST(ParseMlirFuzzTest, MutationsNeverCrashAndIslTextParsesBack) {
+  const char *Seeds[] = {
+      "#a = affine_map<(d0, d1)[s0] -> (d0 + s0, d1 floordiv 4)>\n#a",
+      "#a = affine_map<(d0) -> (d0)>\n#b = #a\n#b",
+      "#xla.indexing_map<\"(d0)[s0] -> (d0 mod 3 + s0), domain: d0 in [0, "
+      "9], s0 in [0, 2], d0 + s0 in [1, 8]\">",
+      "#m = #xla.indexing_map<\"(d0) ->\\n (d0 ceildiv 2), domain: d0 in [0, "
+      "9]\\22\">\n#m",
+      "[s0, rt0] -> { [d0, d1] -> [d0 + s0, floor((d1)/4), 2d1 mod 3] : 0 "
+      "<= d0 <= 9 and 0 <= d1 < 8 and s0 >= 0 and rt0 = 2 and d0 <= d1 }",
+      "{ [d0] -> [ceil((-1 * d0)/3)] : -4 <= d0 <= 9 and d0 % 2 = 1 }",
+  };
+  const char *Pieces[] = {"#",
+                          "#a",
+                          "=",
+                          "\"",
+                          "\\",
+                          "\\n",
+                          "<",
+                          ">",
+                          "<=",
+                          ">=",
+                          "[",
+                          "]",
+                          "{",
+                          "}",
+                          ":",
+                          "and",
+                          "or",
+                          "floor(",
+                          "/",
+                          "%",
+                          " mod ",
+                          "d0",
+                          "s0",
+                          "rt0",
+                          "-",
+                          "2",
+                          "false",
+                          "affine_map<",
+                          "#xla.indexing_map<"};
+  std::mt19937_64 Rng(1919);
+  auto Pick = [&](size_t N) {
+    return size_t(std::uniform_int_distribution<size_t>(0, N - 1)(Rng));
+  };
+  unsigned Parsed = 0, Total = 0, RoundTrips = 0;
+  for (int It = 0; It < 6000; ++It) {
+    std::string S = Seeds[Pick(std::size(Seeds))];
+    for (int K = 0, N = int(Pick(3)); K < N; ++K) {
+      size_t Pos = Pick(S.size() + 1);
+      switch (Pick(3)) {
+      case 0:
+        S.resize(Pos);
+        break;
+      case 1:
+        S.erase(Pos, Pick(6));
+        break;
+      default:
+        S.insert(Pos, Pieces[Pick(std::size(Pieces))]);
+        break;
+      }
+    }
+    Context Ctx;
+    ++Total;
+    auto M = parseIndexingMap(Ctx, S);
+    if (!M) {
+      // A located diagnostic, inside the text or just past its end.
+      EXPECT_FALSE(M.error().Message.empty()) << S;
+      continue;
+    }
+    ++Parsed;
+    auto Isl = printMapIsl(*M);
+    if (!Isl)
+      continue;
+    auto Back = parseIndexingMap(Ctx, *Isl);
+    ASSERT_TRUE(Back) << S << "\n" << *Isl << "\n" << Back.error().str();
+    if (!M->isKnownEmpty() && !Back->isKnownEmpty()) {
+      EXPECT_EQ(Back->numDims(), M->numDims()) << *Isl;
+      EXPECT_EQ(Back->numResults(), M->numResults()) << *Isl;
+    }
+    ++RoundTrips;
+  }
+  EXPECT_GT(Parsed, Total / 20) << Parsed << " of " << Total;
+  EXPECT_GT(RoundTrips, Total / 20) << RoundTrips << " of " << Total;
 }
 
 } // namespace
