@@ -10,6 +10,7 @@
 #include "idxmap/Print.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <unordered_map>
 
@@ -149,44 +150,100 @@ Expected<Layout> computeMapLayout(const IndexingMap &M,
     return K;
   };
 
-  // Enumerate: the last variable fastest.
-  std::unordered_map<std::vector<int64_t>, LayoutCell, TupleHash> Reached;
+  // Enumerate: the last variable fastest. Calls Visit(Point, Key) for each
+  // point of the domain; stops at the first error.
   std::vector<int64_t> Point(N);
-  for (unsigned I = 0; I < N; ++I)
-    Point[I] = Range[I].Lo;
-  int64_t Clipped = 0, Evaluated = 0;
-  for (int64_t Count = 0; Count < Points; ++Count) {
-    if (Count) {
-      for (unsigned I = N; I-- > 0;) {
-        if (Point[I] < Range[I].Hi) {
-          ++Point[I];
-          break;
+  auto Enumerate = [&](auto Visit) -> std::optional<Diagnostic> {
+    for (unsigned I = 0; I < N; ++I)
+      Point[I] = Range[I].Lo;
+    for (int64_t Count = 0; Count < Points; ++Count) {
+      if (Count) {
+        for (unsigned I = N; I-- > 0;) {
+          if (Point[I] < Range[I].Hi) {
+            ++Point[I];
+            break;
+          }
+          Point[I] = Range[I].Lo;
         }
-        Point[I] = Range[I].Lo;
       }
+      if (!M.contains(Point))
+        continue;
+      auto Out = M.evaluate(Point);
+      if (!Out)
+        return layoutError("the map's evaluation overflows int64 or divides "
+                           "by zero at a point of its domain");
+      if (auto Err = Visit(Key(*Out)))
+        return Err;
     }
-    if (!M.contains(Point))
-      continue;
-    auto Out = M.evaluate(Point);
-    if (!Out)
-      return layoutError("the map's evaluation overflows int64 or divides by "
-                         "zero at a point of its domain");
+    return std::nullopt;
+  };
+
+  MapLayoutOptions Opts = Options;
+  std::string FitNote;
+  if (Opts.FitCells > 0 && !Opts.RowWindow && !Opts.ColWindow) {
+    // A first pass for the panels' bounding boxes: when they hold more
+    // than FitCells cells, keep the first panel's top-left corner.
+    std::map<std::vector<int64_t>, std::array<int64_t, 4>> Boxes;
+    auto Err = Enumerate([&](const std::vector<int64_t> &K)
+                             -> std::optional<Diagnostic> {
+      if (!Opts.Panel.empty() &&
+          !std::equal(Opts.Panel.begin(), Opts.Panel.end(), K.begin()))
+        return std::nullopt;
+      auto [It, New] = Boxes.try_emplace(
+          std::vector<int64_t>(K.begin(), K.begin() + Lead),
+          std::array<int64_t, 4>{K[Lead], K[Lead], K[Lead + 1], K[Lead + 1]});
+      std::array<int64_t, 4> &B = It->second;
+      B = {std::min(B[0], K[Lead]), std::max(B[1], K[Lead]),
+           std::min(B[2], K[Lead + 1]), std::max(B[3], K[Lead + 1])};
+      if (Boxes.size() > size_t(Opts.MaxCells))
+        return layoutError("the drawing has more than " +
+                           std::to_string(Opts.MaxCells) +
+                           " panels (the budget, --max-cells)");
+      return std::nullopt;
+    });
+    if (Err)
+      return *Err;
+    double Cells = 0;
+    for (const auto &[P, B] : Boxes)
+      Cells += double(B[1] - B[0] + 1) * double(B[3] - B[2] + 1);
+    if (Cells > double(Opts.FitCells)) {
+      const auto &[P, B] = *Boxes.begin();
+      const int64_t Cols = std::min(B[3] - B[2] + 1, Opts.FitCells);
+      const int64_t Rows = std::min(B[1] - B[0] + 1, Opts.FitCells / Cols);
+      Opts.Panel = P;
+      Opts.RowWindow = Interval{B[0], B[0] + Rows - 1};
+      Opts.ColWindow = Interval{B[2], B[2] + Cols - 1};
+      FitNote = "the first " + std::to_string(Rows) + " x " +
+                std::to_string(Cols) + " cells of a region of " +
+                std::to_string(B[1] - B[0] + 1) + " x " +
+                std::to_string(B[3] - B[2] + 1) +
+                (Boxes.size() > 1
+                     ? " in the first of " + std::to_string(Boxes.size()) +
+                           " panels"
+                     : "") +
+                " (--rows, --cols and --panel choose others)";
+    }
+  }
+
+  std::unordered_map<std::vector<int64_t>, LayoutCell, TupleHash> Reached;
+  int64_t Clipped = 0, Evaluated = 0;
+  auto Err = Enumerate([&](std::vector<int64_t> K)
+                           -> std::optional<Diagnostic> {
     ++Evaluated;
-    std::vector<int64_t> K = Key(*Out);
-    if ((!Options.Panel.empty() &&
-         !std::equal(Options.Panel.begin(), Options.Panel.end(), K.begin())) ||
-        (Options.RowWindow && !Options.RowWindow->contains(K[Lead])) ||
-        (Options.ColWindow && !Options.ColWindow->contains(K[Lead + 1]))) {
+    if ((!Opts.Panel.empty() &&
+         !std::equal(Opts.Panel.begin(), Opts.Panel.end(), K.begin())) ||
+        (Opts.RowWindow && !Opts.RowWindow->contains(K[Lead])) ||
+        (Opts.ColWindow && !Opts.ColWindow->contains(K[Lead + 1]))) {
       ++Clipped;
-      continue;
+      return std::nullopt;
     }
     auto [It, New] = Reached.try_emplace(std::move(K));
     LayoutCell &C = It->second;
     if (++C.Hits > 1)
-      continue;
-    if (Reached.size() > size_t(Options.MaxCells))
+      return std::nullopt;
+    if (Reached.size() > size_t(Opts.MaxCells))
       return layoutError("the drawing has more than " +
-                         std::to_string(Options.MaxCells) +
+                         std::to_string(Opts.MaxCells) +
                          " cells (the budget, --max-cells); choose a region "
                          "or fix variables, or raise the budget");
     std::string Label;
@@ -200,7 +257,10 @@ Expected<Layout> computeMapLayout(const IndexingMap &M,
       C.Color = Warp ? Point[ColorVar] / 32 : Point[ColorVar];
     else
       C.Color = 0;
-  }
+    return std::nullopt;
+  });
+  if (Err)
+    return *Err;
 
   // Panels over the leading outputs, each the bounding box of its cells (or
   // the windows).
@@ -216,20 +276,20 @@ Expected<Layout> computeMapLayout(const IndexingMap &M,
     B.ColLo = std::min(B.ColLo, K[Lead + 1]);
     B.ColHi = std::max(B.ColHi, K[Lead + 1]);
   }
-  if (Boxes.empty() && !Options.Panel.empty())
-    Boxes[Options.Panel] = Box{};
+  if (Boxes.empty() && !Opts.Panel.empty())
+    Boxes[Opts.Panel] = Box{};
   int64_t Cells = 0;
   for (auto &[P, B] : Boxes) {
-    if (Options.RowWindow)
-      B.RowLo = Options.RowWindow->Lo, B.RowHi = Options.RowWindow->Hi;
-    if (Options.ColWindow)
-      B.ColLo = Options.ColWindow->Lo, B.ColHi = Options.ColWindow->Hi;
+    if (Opts.RowWindow)
+      B.RowLo = Opts.RowWindow->Lo, B.RowHi = Opts.RowWindow->Hi;
+    if (Opts.ColWindow)
+      B.ColLo = Opts.ColWindow->Lo, B.ColHi = Opts.ColWindow->Hi;
     if (B.RowLo > B.RowHi || B.ColLo > B.ColHi)
       continue;
     auto Size = mulChecked(B.RowHi - B.RowLo + 1, B.ColHi - B.ColLo + 1);
-    if (!Size || *Size > Options.MaxCells - Cells)
+    if (!Size || *Size > Opts.MaxCells - Cells)
       return layoutError("the drawing has more than " +
-                         std::to_string(Options.MaxCells) +
+                         std::to_string(Opts.MaxCells) +
                          " cells (the budget, --max-cells), blank ones "
                          "included; choose a region or fix variables, or "
                          "raise the budget");
@@ -242,7 +302,7 @@ Expected<Layout> computeMapLayout(const IndexingMap &M,
   L.ColorName = ColorName;
   L.Notes.push_back(printMap(M));
   std::string Fixed;
-  for (const auto &[Name, Value] : Options.Fixed)
+  for (const auto &[Name, Value] : Opts.Fixed)
     Fixed += (Fixed.empty() ? "" : ", ") + Name + " = " + std::to_string(Value);
   std::string LabelNames;
   for (unsigned V : LabelVars)
@@ -255,6 +315,8 @@ Expected<Layout> computeMapLayout(const IndexingMap &M,
                     "; cells labelled " +
                     (LabelNames.empty() ? "by nothing" : "(" + LabelNames + ")") +
                     (ColorName.empty() ? "" : ", colored by " + ColorName));
+  if (!FitNote.empty())
+    L.Notes.push_back("drawn: " + FitNote);
   for (const auto &[P, B] : Boxes) {
     if (B.RowLo > B.RowHi || B.ColLo > B.ColHi)
       continue;

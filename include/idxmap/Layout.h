@@ -86,6 +86,12 @@ struct MapLayoutOptions {
   /// Only these indices of the second-to-last and last outputs (points
   /// reaching others are left out); unset: the bounding box of the points.
   std::optional<Interval> RowWindow, ColWindow;
+  /// When positive and neither window is set: if the cells reached span
+  /// more than FitCells cells (their bounding boxes, over every panel), draw
+  /// only the first panel's top-left corner of at most FitCells cells, and
+  /// say so in the Notes (a kernel plan's first block region, readable).
+  /// The domain is then enumerated twice.
+  int64_t FitCells = 0;
   /// Budgets: domain points enumerated, cells drawn (blank ones included,
   /// over every panel). Over either is an error that names the option.
   int64_t MaxPoints = int64_t(1) << 22;

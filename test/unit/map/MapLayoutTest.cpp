@@ -150,6 +150,32 @@ TEST(MapLayoutTest, BudgetsAndErrors) {
       bool(computeMapLayout(IndexingMap::undefined(), MapLayoutOptions{})));
 }
 
+TEST(MapLayoutTest, FitCellsKeepsTheTopLeftCorner) {
+  Context Ctx;
+  IndexingMap M = parseOrDie(
+      Ctx, "(d0, d1, d2) -> (d0, d1, d2), domain: d0 in [0, 1], d1 in [0, "
+           "99], d2 in [0, 99]");
+  MapLayoutOptions O;
+  O.FitCells = 1000;
+  Expected<Layout> L = computeMapLayout(M, O);
+  ASSERT_TRUE(bool(L)) << L.error().Message;
+  ASSERT_EQ(L->Panels.size(), 1u);
+  EXPECT_EQ(L->Panels[0].Title, "r0 = 0");
+  EXPECT_EQ(L->Panels[0].Rows, 10);
+  EXPECT_EQ(L->Panels[0].Cols, 100);
+  EXPECT_EQ(L->Panels[0].cell(9, 99).Lines,
+            std::vector<std::string>{"0,9,99"});
+  EXPECT_NE(L->Notes.back().find("the first 10 x 100 cells of a region of "
+                                 "100 x 100 in the first of 2 panels"),
+            std::string::npos)
+      << L->Notes.back();
+  // A drawing within FitCells is left whole.
+  O.FitCells = O.MaxCells = 20000;
+  L = computeMapLayout(M, O);
+  ASSERT_TRUE(bool(L)) << L.error().Message;
+  EXPECT_EQ(L->Panels.size(), 2u);
+}
+
 TEST(MapLayoutTest, EmptyDomainDrawsNothing) {
   Context Ctx;
   IndexingMap M = parseOrDie(
