@@ -467,17 +467,26 @@ std::string PartitionedComputation::toDot() const {
   };
   auto Vertex = [&](const HloInstruction *I) {
     AttrMap A;
-    A["label"] = I->name() + " = " + std::string(opcodeName(I->opcode()));
+    // The label shows the map from the subgraph's root, its domain on a
+    // line of its own (`\n`: a line break in a Graphviz label).
+    std::string Label =
+        I->name() + " = " + std::string(opcodeName(I->opcode()));
+    int Sg = SubgraphIndex(I);
+    if (Sg >= 0) {
+      auto M = Subgraphs[Sg].Maps.find(I);
+      if (M != Subgraphs[Sg].Maps.end() && !M->second.isUndefined()) {
+        std::string Map = printMap(M->second);
+        size_t Domain = Map.find(", domain: ");
+        if (Domain != std::string::npos)
+          Map = Map.substr(0, Domain) + "\\n" + Map.substr(Domain + 2);
+        Label += "\\n" + Map;
+      }
+    }
+    A["label"] = Label;
     if (I->opcode() == HloOpcode::Parameter)
       A["shape"] = "box";
     if (Roots.count(I))
       A["style"] = "bold";
-    int Sg = SubgraphIndex(I);
-    if (Sg >= 0) {
-      auto M = Subgraphs[Sg].Maps.find(I);
-      if (M != Subgraphs[Sg].Maps.end() && !M->second.isUndefined())
-        A["tooltip"] = printMap(M->second);
-    }
     OS << I->index() << "[" << dotAttrs(A) << "];\n";
   };
   auto Edge = [&](const HloInstruction *From, const HloInstruction *To) {

@@ -94,10 +94,14 @@ struct PartitionedComputation {
   /// runtime variables are listed under their map (`rt0: NAME; MAP`).
   std::string str() const;
 
-  /// Graphviz DOT written with boost::write_graphviz: a digraph named after
-  /// the computation, one `cluster_N` subgraph per Subgraph (label: name and
-  /// roots), nodes labelled `name = opcode` (roots bold, parameters as
-  /// boxes outside every cluster), edges operand -> user.
+  /// Graphviz DOT: one digraph named after the computation, one
+  /// `cluster_N` subgraph per Subgraph (label: name and roots), nodes
+  /// labelled `name = opcode` and, in a subgraph, the member's map from its
+  /// root on the next lines (visible, not a tooltip; roots bold, parameters
+  /// as boxes outside every cluster), edges operand -> user. Example node:
+  /// \code
+  ///   3[label="n = negate\n(d0) -> (d0)\ndomain: d0 in [0, 5]"];
+  /// \endcode
   std::string toDot() const;
 };
 

@@ -1,5 +1,6 @@
 # lit configuration for idxmap's golden text tests.
 import os
+import shutil
 import lit.formats
 
 config.name = "idxmap-golden"
@@ -17,3 +18,7 @@ if config.ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.ptxas))
 config.environment["PATH"] = os.pathsep.join([config.idxmap_bin_dir, config.environment.get("PATH", "")])
+# Graphviz: `partition --dot` output is also checked with `dot` where it is
+# installed (RUN: %if dot %{ ... %}); skipped otherwise.
+if shutil.which("dot"):
+    config.available_features.add("dot")

@@ -12,6 +12,9 @@
 #include "idxmap/Partition.h"
 #include "idxmap/Print.h"
 
+#include <cctype>
+#include <filesystem>
+#include <iostream>
 #include <set>
 
 using namespace idxmap;
@@ -27,8 +30,10 @@ static const Command PartitionCommand = {
     "its users are in that subgraph and it is reached with one indexing map\n"
     "from the subgraph's root. Prints each subgraph with its roots, why each\n"
     "root is one, and every member's map from the root; --dot writes\n"
-    "Graphviz DOT instead (one digraph per computation, subgraphs as\n"
-    "clusters). --roots forces instructions to root their own subgraph\n"
+    "Graphviz DOT instead: one digraph per fusion, subgraphs as clusters,\n"
+    "each node labelled with its map. A module of several fusions needs\n"
+    "--fusion NAME (one graph on stdout or -o FILE) or --dot-dir DIR (one\n"
+    "file DIR/COMPUTATION.dot per fusion, each path printed). --roots forces instructions to root their own subgraph\n"
     "(heroes). Ops no emitter computes (dot, custom-call, while,\n"
     "collectives, ...) always root their own (\"opaque op\").\n"
     "--format=json prints the listing's facts as one document (see\n"
@@ -92,8 +97,50 @@ static std::vector<std::string> splitNames(const std::string &S) {
   return Out;
 }
 
+/// \p Name as a file name: letters, digits, `_`, `-` and `.` kept (a
+/// leading `.` made `_`), anything else `_`.
+static std::string fileNameOf(const std::string &Name) {
+  std::string Out = Name.empty() ? "computation" : Name;
+  for (char &C : Out)
+    if (!std::isalnum((unsigned char)C) && C != '_' && C != '-' && C != '.')
+      C = '_';
+  if (Out[0] == '.')
+    Out[0] = '_';
+  return Out;
+}
+
+/// `--dot-dir DIR`: DIR/NAME.dot per computation of \p Comps (a name that
+/// two computations would share gets `.2`, `.3`, ...), each path printed.
+static int writeDotFiles(Context &Ctx,
+                         const std::vector<const HloComputation *> &Comps,
+                         const PartitionOptions &Opts,
+                         const std::string &Dir) {
+  std::error_code EC;
+  std::filesystem::create_directories(Dir, EC);
+  if (EC || !std::filesystem::is_directory(Dir)) {
+    printError("idxmap", "cannot create directory '" + Dir + "': " +
+                             (EC ? EC.message() : "not a directory"));
+    return ExitRejected;
+  }
+  std::set<std::string> Used;
+  for (const HloComputation *C : Comps) {
+    std::string Base = fileNameOf(C->name()), Name = Base;
+    for (int K = 2; !Used.insert(Name).second; ++K)
+      Name = Base + "." + std::to_string(K);
+    std::string Path = Dir + "/" + Name + ".dot";
+    OutputFile O;
+    if (!O.open(Path))
+      return ExitRejected;
+    O << partitionComputation(Ctx, *C, Opts).toDot();
+    if (!O.close())
+      return ExitRejected;
+    std::cout << Path << "\n";
+  }
+  return ExitOk;
+}
+
 static int runPartition(int Argc, char **Argv) {
-  std::string FusionName, RootNames;
+  std::string FusionName, RootNames, DotDir;
   bool Dot = false;
   OutputOptions Out;
   HloInputOptions In;
@@ -102,26 +149,32 @@ static int runPartition(int Argc, char **Argv) {
   P.option("--fusion", "NAME", &FusionName,
            "only this fusion (instruction or fused computation name)");
   P.flag("--dot", &Dot, "write Graphviz DOT instead of the listing");
+  P.option("--dot-dir", "DIR", &DotDir,
+           "write one DOT file per fusion into DIR (created; implies --dot)");
   P.option("--roots", "NAMES", &RootNames,
            "comma-separated instructions that must root a subgraph");
   Out.addTo(P, /*AllowFormat=*/false);
   FormatOption Format;
   Format.addTo(P);
   P.check([&]() -> std::string {
-    return Dot && Format.json() ? "--dot and --format=json exclude each other"
-                                : "";
+    if ((Dot || !DotDir.empty()) && Format.json())
+      return "--dot and --format=json exclude each other";
+    if (!DotDir.empty() && Out.File != "-")
+      return "--dot-dir and -o exclude each other";
+    return "";
   });
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
+  Dot = Dot || !DotDir.empty();
 
   OutputFile O;
   if (!O.open(Out))
     return ExitRejected;
+  bool Usage = false;
   int Code = forEachHloModule(
       In,
       [&](HloModule &ChunkModule, const Chunk &) -> int {
-        HloModule *M = &ChunkModule;
-        const HloModule &Mod = *M;
+        const HloModule &Mod = ChunkModule;
 
         std::vector<const HloComputation *> Comps;
         if (!FusionName.empty()) {
@@ -166,9 +219,21 @@ static int runPartition(int Argc, char **Argv) {
           }
         }
 
+        // DOT: one graph per fusion (Graphviz tools take one graph per
+        // file).
+        if (Dot && DotDir.empty() && Comps.size() > 1) {
+          Usage = true;
+          return P.usageError("--dot writes one graph per fusion and the "
+                              "module has " +
+                              std::to_string(Comps.size()) +
+                              ": name one with --fusion NAME or write them "
+                              "all with --dot-dir DIR");
+        }
         Context Ctx;
         PartitionOptions Opts;
         Opts.ForcedRoots = Forced;
+        if (!DotDir.empty())
+          return writeDotFiles(Ctx, Comps, Opts, DotDir);
         Json Partitions = Json::array();
         for (size_t K = 0; K < Comps.size(); ++K) {
           PartitionedComputation PC =
@@ -189,5 +254,7 @@ static int runPartition(int Argc, char **Argv) {
         return ExitOk;
       },
       &O);
+  if (Usage)
+    return ExitUsage;
   return closeHloOutput(In, O, Code);
 }
