@@ -753,9 +753,23 @@ void checkDot(const std::string &Dot, const HloComputation &C,
   EXPECT_EQ(NodeCluster.size(), C.instructions().size());
   for (const HloInstruction *I : C.instructions()) {
     int Id = int(I->index());
-    EXPECT_EQ(NodeLabel[Id],
-              I->name() + " = " + std::string(opcodeName(I->opcode())));
     auto It = P.SubgraphOf.find(I);
+    // The label: `name = opcode`, then the map from the subgraph's root
+    // with its domain on the next line (`\n` in the DOT text).
+    std::string WantLabel =
+        I->name() + " = " + std::string(opcodeName(I->opcode()));
+    if (It != P.SubgraphOf.end()) {
+      auto M = P.Subgraphs[It->second].Maps.find(I);
+      if (M != P.Subgraphs[It->second].Maps.end() &&
+          !M->second.isUndefined()) {
+        std::string Map = printMap(M->second);
+        size_t Domain = Map.find(", domain: ");
+        if (Domain != std::string::npos)
+          Map = Map.substr(0, Domain) + "\\n" + Map.substr(Domain + 2);
+        WantLabel += "\\n" + Map;
+      }
+    }
+    EXPECT_EQ(NodeLabel[Id], WantLabel);
     std::string Want = It == P.SubgraphOf.end()
                            ? C.name()
                            : "cluster_" + std::to_string(It->second);
