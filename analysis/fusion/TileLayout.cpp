@@ -57,10 +57,10 @@ std::vector<std::vector<std::vector<TileAccess>>>
 transposeTileAccesses(const TransposeTiling &T) {
   const int64_t Tm = TileSize * T.V, Subs = T.subTiles();
   const std::vector<TileAccess> Row(static_cast<size_t>(Tm));
-  const std::vector<std::vector<TileAccess>> Tile(
-      static_cast<size_t>(TileSize), Row);
-  std::vector<std::vector<std::vector<TileAccess>>> A(
-      static_cast<size_t>(Subs), Tile);
+  const std::vector<std::vector<TileAccess>> Tile(static_cast<size_t>(TileSize),
+                                                  Row);
+  std::vector<std::vector<std::vector<TileAccess>>> A(static_cast<size_t>(Subs),
+                                                      Tile);
   auto At = [&](int64_t Sub, int64_t Row, int64_t Col) -> TileAccess * {
     if (Sub < 0 || Sub >= Subs || Row < 0 || Row >= TileSize || Col < 0 ||
         Col >= Tm)

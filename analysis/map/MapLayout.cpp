@@ -84,7 +84,8 @@ Expected<Layout> computeMapLayout(const IndexingMap &M,
       Points = 0;
       break;
     }
-    if (Range[I].Lo == Interval::full().Lo || Range[I].Hi == Interval::full().Hi)
+    if (Range[I].Lo == Interval::full().Lo ||
+        Range[I].Hi == Interval::full().Hi)
       return layoutError("variable '" + M.varName(I) + "' is unbounded (" +
                          Range[I].str() + "); fix it to a value");
     auto Size = mulChecked(Points, Range[I].Hi - Range[I].Lo + 1);
@@ -184,23 +185,24 @@ Expected<Layout> computeMapLayout(const IndexingMap &M,
     // A first pass for the panels' bounding boxes: when they hold more
     // than FitCells cells, keep the first panel's top-left corner.
     std::map<std::vector<int64_t>, std::array<int64_t, 4>> Boxes;
-    auto Err = Enumerate([&](const std::vector<int64_t> &K)
-                             -> std::optional<Diagnostic> {
-      if (!Opts.Panel.empty() &&
-          !std::equal(Opts.Panel.begin(), Opts.Panel.end(), K.begin()))
-        return std::nullopt;
-      auto [It, New] = Boxes.try_emplace(
-          std::vector<int64_t>(K.begin(), K.begin() + Lead),
-          std::array<int64_t, 4>{K[Lead], K[Lead], K[Lead + 1], K[Lead + 1]});
-      std::array<int64_t, 4> &B = It->second;
-      B = {std::min(B[0], K[Lead]), std::max(B[1], K[Lead]),
-           std::min(B[2], K[Lead + 1]), std::max(B[3], K[Lead + 1])};
-      if (Boxes.size() > size_t(Opts.MaxCells))
-        return layoutError("the drawing has more than " +
-                           std::to_string(Opts.MaxCells) +
-                           " panels (the budget, --max-cells)");
-      return std::nullopt;
-    });
+    auto Err = Enumerate(
+        [&](const std::vector<int64_t> &K) -> std::optional<Diagnostic> {
+          if (!Opts.Panel.empty() &&
+              !std::equal(Opts.Panel.begin(), Opts.Panel.end(), K.begin()))
+            return std::nullopt;
+          auto [It, New] = Boxes.try_emplace(
+              std::vector<int64_t>(K.begin(), K.begin() + Lead),
+              std::array<int64_t, 4>{K[Lead], K[Lead], K[Lead + 1],
+                                     K[Lead + 1]});
+          std::array<int64_t, 4> &B = It->second;
+          B = {std::min(B[0], K[Lead]), std::max(B[1], K[Lead]),
+               std::min(B[2], K[Lead + 1]), std::max(B[3], K[Lead + 1])};
+          if (Boxes.size() > size_t(Opts.MaxCells))
+            return layoutError("the drawing has more than " +
+                               std::to_string(Opts.MaxCells) +
+                               " panels (the budget, --max-cells)");
+          return std::nullopt;
+        });
     if (Err)
       return *Err;
     double Cells = 0;
@@ -213,52 +215,52 @@ Expected<Layout> computeMapLayout(const IndexingMap &M,
       Opts.Panel = P;
       Opts.RowWindow = Interval{B[0], B[0] + Rows - 1};
       Opts.ColWindow = Interval{B[2], B[2] + Cols - 1};
-      FitNote = "the first " + std::to_string(Rows) + " x " +
-                std::to_string(Cols) + " cells of a region of " +
-                std::to_string(B[1] - B[0] + 1) + " x " +
-                std::to_string(B[3] - B[2] + 1) +
-                (Boxes.size() > 1
-                     ? " in the first of " + std::to_string(Boxes.size()) +
-                           " panels"
-                     : "") +
-                " (--rows, --cols and --panel choose others)";
+      FitNote =
+          "the first " + std::to_string(Rows) + " x " + std::to_string(Cols) +
+          " cells of a region of " + std::to_string(B[1] - B[0] + 1) + " x " +
+          std::to_string(B[3] - B[2] + 1) +
+          (Boxes.size() > 1
+               ? " in the first of " + std::to_string(Boxes.size()) + " panels"
+               : "") +
+          " (--rows, --cols and --panel choose others)";
     }
   }
 
   std::unordered_map<std::vector<int64_t>, LayoutCell, TupleHash> Reached;
   int64_t Clipped = 0, Evaluated = 0;
-  auto Err = Enumerate([&](std::vector<int64_t> K)
-                           -> std::optional<Diagnostic> {
-    ++Evaluated;
-    if ((!Opts.Panel.empty() &&
-         !std::equal(Opts.Panel.begin(), Opts.Panel.end(), K.begin())) ||
-        (Opts.RowWindow && !Opts.RowWindow->contains(K[Lead])) ||
-        (Opts.ColWindow && !Opts.ColWindow->contains(K[Lead + 1]))) {
-      ++Clipped;
-      return std::nullopt;
-    }
-    auto [It, New] = Reached.try_emplace(std::move(K));
-    LayoutCell &C = It->second;
-    if (++C.Hits > 1)
-      return std::nullopt;
-    if (Reached.size() > size_t(Opts.MaxCells))
-      return layoutError("the drawing has more than " +
-                         std::to_string(Opts.MaxCells) +
-                         " cells (the budget, --max-cells); choose a region "
-                         "or fix variables, or raise the budget");
-    std::string Label;
-    for (size_t L = 0; L < LabelVars.size(); ++L) {
-      unsigned V = LabelVars[L];
-      Label += (L ? "," : "");
-      Label += (M.varName(V) == "th_x" ? "T" : "") + std::to_string(Point[V]);
-    }
-    C.Lines.push_back(Label);
-    if (ColorVar >= 0)
-      C.Color = Warp ? Point[ColorVar] / 32 : Point[ColorVar];
-    else
-      C.Color = 0;
-    return std::nullopt;
-  });
+  auto Err =
+      Enumerate([&](std::vector<int64_t> K) -> std::optional<Diagnostic> {
+        ++Evaluated;
+        if ((!Opts.Panel.empty() &&
+             !std::equal(Opts.Panel.begin(), Opts.Panel.end(), K.begin())) ||
+            (Opts.RowWindow && !Opts.RowWindow->contains(K[Lead])) ||
+            (Opts.ColWindow && !Opts.ColWindow->contains(K[Lead + 1]))) {
+          ++Clipped;
+          return std::nullopt;
+        }
+        auto [It, New] = Reached.try_emplace(std::move(K));
+        LayoutCell &C = It->second;
+        if (++C.Hits > 1)
+          return std::nullopt;
+        if (Reached.size() > size_t(Opts.MaxCells))
+          return layoutError(
+              "the drawing has more than " + std::to_string(Opts.MaxCells) +
+              " cells (the budget, --max-cells); choose a region "
+              "or fix variables, or raise the budget");
+        std::string Label;
+        for (size_t L = 0; L < LabelVars.size(); ++L) {
+          unsigned V = LabelVars[L];
+          Label += (L ? "," : "");
+          Label +=
+              (M.varName(V) == "th_x" ? "T" : "") + std::to_string(Point[V]);
+        }
+        C.Lines.push_back(Label);
+        if (ColorVar >= 0)
+          C.Color = Warp ? Point[ColorVar] / 32 : Point[ColorVar];
+        else
+          C.Color = 0;
+        return std::nullopt;
+      });
   if (Err)
     return *Err;
 
@@ -307,14 +309,14 @@ Expected<Layout> computeMapLayout(const IndexingMap &M,
   std::string LabelNames;
   for (unsigned V : LabelVars)
     LabelNames += (LabelNames.empty() ? "" : ",") + M.varName(V);
-  L.Notes.push_back(std::to_string(Evaluated) + " points" +
-                    (Fixed.empty() ? "" : " with " + Fixed) +
-                    (Clipped ? ", " + std::to_string(Clipped) +
-                                   " outside the region drawn"
-                             : "") +
-                    "; cells labelled " +
-                    (LabelNames.empty() ? "by nothing" : "(" + LabelNames + ")") +
-                    (ColorName.empty() ? "" : ", colored by " + ColorName));
+  L.Notes.push_back(
+      std::to_string(Evaluated) + " points" +
+      (Fixed.empty() ? "" : " with " + Fixed) +
+      (Clipped ? ", " + std::to_string(Clipped) + " outside the region drawn"
+               : "") +
+      "; cells labelled " +
+      (LabelNames.empty() ? "by nothing" : "(" + LabelNames + ")") +
+      (ColorName.empty() ? "" : ", colored by " + ColorName));
   if (!FitNote.empty())
     L.Notes.push_back("drawn: " + FitNote);
   for (const auto &[P, B] : Boxes) {
@@ -322,8 +324,8 @@ Expected<Layout> computeMapLayout(const IndexingMap &M,
       continue;
     LayoutPanel Panel;
     for (unsigned I = 0; I < Lead; ++I)
-      Panel.Title += (I ? ", r" : "r") + std::to_string(I) + " = " +
-                     std::to_string(P[I]);
+      Panel.Title +=
+          (I ? ", r" : "r") + std::to_string(I) + " = " + std::to_string(P[I]);
     Panel.RowOrigin = B.RowLo;
     Panel.ColOrigin = B.ColLo;
     Panel.Rows = B.RowHi - B.RowLo + 1;

@@ -109,7 +109,8 @@ struct MapLayoutOptions {
 /// overflowing evaluation.
 ///
 /// Example: `(d0, d1) -> (d1, d0 * 2), domain: d0 in [0, 1], d1 in [0, 2]`
-/// with default options has one 3 x 3 panel, columns 0..2, column 1 blank; cell (2, 2) has Lines {"1,2"} and Color 1 (d0 colors it):
+/// with default options has one 3 x 3 panel, columns 0..2, column 1
+/// blank; cell (2, 2) has Lines {"1,2"} and Color 1 (d0 colors it):
 /// \code
 ///   Expected<Layout> L = computeMapLayout(M, MapLayoutOptions{});
 ///   L->Panels[0].cell(2, 2).Lines[0] == "1,2";
@@ -129,8 +130,8 @@ Expected<Layout> computeMapLayout(const IndexingMap &M,
 ///
 /// Example: the scalar tiling with V = 2: element (3, 5) is group 2 of
 /// row 3, at slot 2 ^ 3 = 1: offset 3 * 64 + 1 * 2 + 1 = 195.
-int64_t transposeTileOffset(const TransposeTiling &T, int64_t Row,
-                            int64_t Col, int64_t Sub = 0);
+int64_t transposeTileOffset(const TransposeTiling &T, int64_t Row, int64_t Col,
+                            int64_t Sub = 0);
 
 /// The shared-memory bank of tile offset \p Offset of elements of
 /// \p ElementBytes: (byte address / 4) mod 32.

@@ -175,9 +175,9 @@ int drawModule(const HloModule &M, const std::string &File, DrawOptions &D,
                        std::to_string(Plan->Block[2]) + "]";
   bool Tile = Plan->Transpose && D.Show != "threads";
   if (D.Show == "tile" && !Plan->Transpose) {
-    printError(displayName(File), "fusion '" + Name + "' is planned for the " +
-                                      Plan->Emitter +
-                                      " emitter: it has no shared tile to draw");
+    printError(displayName(File),
+               "fusion '" + Name + "' is planned for the " + Plan->Emitter +
+                   " emitter: it has no shared tile to draw");
     return ExitRejected;
   }
   Layout L;
@@ -230,17 +230,17 @@ int drawModule(const HloModule &M, const std::string &File, DrawOptions &D,
     O.FitCells = std::min<int64_t>(O.MaxCells, 2048);
     Expected<Layout> ML = computeMapLayout(TM.Map, O);
     if (!ML) {
-      printError(displayName(File), "fusion '" + Name + "': " +
-                                        ML.error().Message);
+      printError(displayName(File),
+                 "fusion '" + Name + "': " + ML.error().Message);
       return ExitRejected;
     }
     L = std::move(*ML);
     L.Title = "fusion " + Name + ": thread map of the " + Plan->Emitter +
               " plan to " + (TM.Target ? TM.Target->name() : "?") + " " +
               (TM.Target ? TM.Target->shape().str() : "");
-    L.Notes.insert(L.Notes.begin(),
-                   "plan: " + Plan->Emitter + ", " + Launch + ", " +
-                       std::to_string(TM.Blocks) + " blocks of the mapping");
+    L.Notes.insert(L.Notes.begin(), "plan: " + Plan->Emitter + ", " + Launch +
+                                        ", " + std::to_string(TM.Blocks) +
+                                        " blocks of the mapping");
   }
   Svg = writeLayoutSvg(L);
   return ExitOk;
@@ -297,7 +297,8 @@ static int runDraw(int Argc, char **Argv) {
   MapLayoutOptions &O = D.Map;
   for (const std::string &F : splitList(Fix)) {
     size_t Eq = F.find('=');
-    auto V = Eq == std::string::npos ? std::nullopt : parseInt(F.substr(Eq + 1));
+    auto V =
+        Eq == std::string::npos ? std::nullopt : parseInt(F.substr(Eq + 1));
     if (!V || Eq == 0)
       return P.usageError("--fix needs NAME=VALUE[,...], not '" + F + "'");
     O.Fixed.push_back({F.substr(0, Eq), *V});
@@ -314,20 +315,19 @@ static int runDraw(int Argc, char **Argv) {
     return P.usageError("--rows needs LO:HI with LO <= HI, not '" + Rows + "'");
   if (!Cols.empty() && !(O.ColWindow = parseRange(Cols)))
     return P.usageError("--cols needs LO:HI with LO <= HI, not '" + Cols + "'");
-  auto Budget = [&](const std::string &Text, const char *Name,
-                    int64_t &Into) -> bool {
+  // A budget's value: 1 to 2^32 (an empty text keeps the default).
+  auto Budget = [&](const std::string &Text, int64_t &Into) -> bool {
     if (Text.empty())
       return true;
     auto N = parseUnsigned(Text, 1, uint64_t(1) << 32);
     if (!N)
       return false;
     Into = int64_t(*N);
-    (void)Name;
     return true;
   };
-  if (!Budget(MaxPoints, "--max-points", O.MaxPoints))
+  if (!Budget(MaxPoints, O.MaxPoints))
     return P.usageError("--max-points needs an integer from 1 to 2^32");
-  if (!Budget(MaxCells, "--max-cells", O.MaxCells))
+  if (!Budget(MaxCells, O.MaxCells))
     return P.usageError("--max-cells needs an integer from 1 to 2^32");
   if (!Block.empty()) {
     auto N = parseUnsigned(Block, 0, uint64_t(1) << 40);
@@ -351,8 +351,8 @@ static int runDraw(int Argc, char **Argv) {
     Text = Input;
     FileName = "<map>";
   } else {
-    printError("idxmap", "cannot open '" + Input + "': " +
-                             std::strerror(ENOENT) +
+    printError("idxmap", "cannot open '" + Input +
+                             "': " + std::strerror(ENOENT) +
                              " (nor is it a map: no '->')");
     return ExitRejected;
   }
@@ -372,9 +372,9 @@ static int runDraw(int Argc, char **Argv) {
       return P.usageError(
           "--fusion, --block, --show and --sub-tile apply to HLO modules");
     if (isBlank(Text)) {
-      printDiagnostic(makeDiagnostic(
-          Text, Text.size(), "expected an indexing map, found no input",
-          FileName));
+      printDiagnostic(makeDiagnostic(Text, Text.size(),
+                                     "expected an indexing map, found no input",
+                                     FileName));
       return ExitRejected;
     }
     Context Ctx;

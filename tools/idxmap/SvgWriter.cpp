@@ -66,9 +66,8 @@ std::string writeLayoutSvg(const Layout &L) {
       for (const std::string &S : C.Lines)
         MaxChars = std::max(MaxChars, S.size());
       if (C.Hits > 1)
-        MaxChars = std::max(MaxChars, C.Lines.empty()
-                                          ? size_t(4)
-                                          : C.Lines.back().size() + 4);
+        MaxChars = std::max(
+            MaxChars, C.Lines.empty() ? size_t(4) : C.Lines.back().size() + 4);
       if (C.Color >= 0 && C.Hits > 0)
         Keys.insert(C.Color);
     }
@@ -101,8 +100,7 @@ std::string writeLayoutSvg(const Layout &L) {
     const int X0 = Margin + IndexWidth;
     Y += TextLineHeight;
     Body << "<text class=\"axis\" x=\"" << Margin << "\" y=\"" << Y << "\">"
-         << xmlEscape(L.RowName + (L.RowName.empty() ? "" : " \\ ") +
-                      L.ColName)
+         << xmlEscape(L.RowName + (L.RowName.empty() ? "" : " \\ ") + L.ColName)
          << "</text>\n";
     Y += 4;
     for (int64_t C = 0; C < P.Cols; ++C)
@@ -120,12 +118,15 @@ std::string writeLayoutSvg(const Layout &L) {
         const int X = X0 + int(C) * CellW;
         const bool Blank = Cell.Hits == 0;
         Body << "<rect class=\""
-             << (Blank ? "blank" : Cell.Hits > 1 ? "cell multi" : "cell")
+             << (Blank           ? "blank"
+                 : Cell.Hits > 1 ? "cell multi"
+                                 : "cell")
              << "\" x=\"" << X << "\" y=\"" << RowY << "\" width=\"" << CellW
              << "\" height=\"" << CellH << "\" fill=\""
              << svgColor(Blank ? -1 : Cell.Color) << "\" stroke=\""
              << (Cell.Hits > 1 ? "#d00000\" stroke-width=\"2"
-                               : Blank ? "#cccccc" : "#404040")
+                 : Blank       ? "#cccccc"
+                               : "#404040")
              << "\"><title>(" << P.RowOrigin + R << ", " << P.ColOrigin + C
              << ")" << (Blank ? " reached by no point" : "")
              << (Cell.Hits > 1
@@ -138,8 +139,7 @@ std::string writeLayoutSvg(const Layout &L) {
         for (size_t K = 0; K < Lines.size(); ++K)
           Body << "<text class=\"cell-label\" x=\"" << X + CellW / 2
                << "\" y=\""
-               << RowY + 4 +
-                      (CellH - 8 - int(Lines.size()) * LineHeight) / 2 +
+               << RowY + 4 + (CellH - 8 - int(Lines.size()) * LineHeight) / 2 +
                       int(K + 1) * LineHeight - 2
                << "\" text-anchor=\"middle\">" << xmlEscape(Lines[K])
                << "</text>\n";

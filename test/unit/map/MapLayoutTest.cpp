@@ -1,4 +1,4 @@
-//===- MapLayoutTest.cpp - computeMapLayout: a map's cells -----------------===//
+//===- MapLayoutTest.cpp - computeMapLayout: a map's cells ---------------===//
 //
 // Part of idxmap. The grid `idxmap draw` pictures for a map: which cells are
 // reached, by which point (the label), in which color, and the budgets.
@@ -163,8 +163,7 @@ TEST(MapLayoutTest, FitCellsKeepsTheTopLeftCorner) {
   EXPECT_EQ(L->Panels[0].Title, "r0 = 0");
   EXPECT_EQ(L->Panels[0].Rows, 10);
   EXPECT_EQ(L->Panels[0].Cols, 100);
-  EXPECT_EQ(L->Panels[0].cell(9, 99).Lines,
-            std::vector<std::string>{"0,9,99"});
+  EXPECT_EQ(L->Panels[0].cell(9, 99).Lines, std::vector<std::string>{"0,9,99"});
   EXPECT_NE(L->Notes.back().find("the first 10 x 100 cells of a region of "
                                  "100 x 100 in the first of 2 panels"),
             std::string::npos)
@@ -178,8 +177,8 @@ TEST(MapLayoutTest, FitCellsKeepsTheTopLeftCorner) {
 
 TEST(MapLayoutTest, EmptyDomainDrawsNothing) {
   Context Ctx;
-  IndexingMap M = parseOrDie(
-      Ctx, "(d0) -> (d0), domain: d0 in [0, 3], d0 mod 8 in [5, 6]");
+  IndexingMap M =
+      parseOrDie(Ctx, "(d0) -> (d0), domain: d0 in [0, 3], d0 mod 8 in [5, 6]");
   Expected<Layout> L = computeMapLayout(M, MapLayoutOptions{});
   ASSERT_TRUE(bool(L)) << L.error().Message;
   EXPECT_TRUE(L->Panels.empty());
