@@ -162,6 +162,10 @@ std::optional<Diagnostic> TransposeKernel::createFunction() {
   // every 16-byte (8-, 4-byte) wavefront of 8 (16, 32) lanes covers
   // distinct banks. No padding, no conflicts.
   // Sub-tiles follow one another, Tile * Tm elements each.
+  // transposeTileOffset and transposeTileAccesses (idxmap/Layout.h) are this
+  // layout and the phases' accesses over integers, which `idxmap draw`
+  // pictures: a change here changes them too (TileLayoutTest checks them
+  // against the tiling's ReadIdx and WriteIdx and for bank conflicts).
   assert(Plan.SharedBytes == Subs * Tile * Tm * TileBytes &&
          "the plan's shared bytes are the tiles'");
   TileVar = createSharedArray(M, TileElemTy, uint64_t(Subs * Tile * Tm),
