@@ -30,8 +30,8 @@ typedef enum idxmap_map_format {
 } idxmap_map_format;
 
 /** Parses one map in XLA or MLIR syntax (idxmap/Parse.h). Returns NULL and
- *  sets *error (`<input>:1:10: error: unknown identifier 'd1'` with the line
- *  and a caret) when it does not parse.
+ *  sets *error (`\<input\>:1:10: error: unknown identifier 'd1'` with the
+ *  line and a caret) when it does not parse.
  *
  *  Example:
  *    idxmap_map *m = idxmap_map_parse(
