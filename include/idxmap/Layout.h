@@ -135,6 +135,9 @@ int64_t transposeTileOffset(const TransposeTiling &T, int64_t Row, int64_t Col,
 
 /// The shared-memory bank of tile offset \p Offset of elements of
 /// \p ElementBytes: (byte address / 4) mod 32.
+///
+/// Example: `sharedBank(195, 4)` is 3 (word 195); `sharedBank(195, 2)` is
+/// 1 (byte 390, word 97); `sharedBank(195, 8)` is 6 (word 390).
 inline int64_t sharedBank(int64_t Offset, int64_t ElementBytes) {
   return (Offset * ElementBytes / 4) % 32;
 }
@@ -155,6 +158,15 @@ struct TileAccess {
 /// l its group (vector tiles: ReadVec rows per warp instruction); the
 /// writing phase: lane l loads row l (vector tiles: WriteVec rows of one
 /// column).
+///
+/// Example: the scalar tiling of 4 warps, V = 1 (Iters = 8):
+/// \code
+///   auto A = transposeTileAccesses(T);
+///   // A[0][5][7]: row 5 = warp 1 + 4 * it 1, lane 7 stores it:
+///   //   Writer 39, WriterIt 1, WriterJ 0;
+///   // lane 5 loads row 5, group 7 = warp 3 + 4 * it 1:
+///   //   Reader 101, ReaderIt 1, ReaderJ 0.
+/// \endcode
 std::vector<std::vector<std::vector<TileAccess>>>
 transposeTileAccesses(const TransposeTiling &T);
 

@@ -149,6 +149,14 @@ TEST(TileLayoutTest, HeaderExamples) {
   EXPECT_EQ(L.Panels[0].cell(1, 0).Lines,
             (std::vector<std::string>{"b1", "w T32", "r T1"}));
   EXPECT_EQ(L.Panels[0].cell(1, 0).Color, 1);
+  auto A = transposeTileAccesses(T);
+  EXPECT_EQ(A[0][5][7].Writer, 39);
+  EXPECT_EQ(A[0][5][7].WriterIt, 1);
+  EXPECT_EQ(A[0][5][7].Reader, 101);
+  EXPECT_EQ(A[0][5][7].ReaderIt, 1);
+  EXPECT_EQ(sharedBank(195, 4), 3);
+  EXPECT_EQ(sharedBank(195, 2), 1);
+  EXPECT_EQ(sharedBank(195, 8), 6);
   L = transposeTileLayout(T, 4, TileColor::Writer);
   EXPECT_EQ(L.Panels[0].cell(1, 0).Color, 1); // warp 1
   L = transposeTileLayout(T, 4, TileColor::Reader);
