@@ -254,7 +254,8 @@ Expected<Layout> computeMapLayout(const IndexingMap &M,
           Label +=
               (M.varName(V) == "th_x" ? "T" : "") + std::to_string(Point[V]);
         }
-        C.Lines.push_back(Label);
+        if (!LabelVars.empty())
+          C.Lines.push_back(Label);
         if (ColorVar >= 0)
           C.Color = Warp ? Point[ColorVar] / 32 : Point[ColorVar];
         else
@@ -310,7 +311,7 @@ Expected<Layout> computeMapLayout(const IndexingMap &M,
   for (unsigned V : LabelVars)
     LabelNames += (LabelNames.empty() ? "" : ",") + M.varName(V);
   L.Notes.push_back(
-      std::to_string(Evaluated) + " points" +
+      std::to_string(Evaluated) + (Evaluated == 1 ? " point" : " points") +
       (Fixed.empty() ? "" : " with " + Fixed) +
       (Clipped ? ", " + std::to_string(Clipped) + " outside the region drawn"
                : "") +

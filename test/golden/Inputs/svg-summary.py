@@ -36,7 +36,7 @@ def main():
                 where = e.find(NS + "title").text.split(")")[0] + ")"
                 current = "cell %s %s:" % (where, e.get("class"))
             elif e.tag == NS + "text" and e.get("class") == "cell-label":
-                current += " " + e.text
+                current += " " + (e.text or "")
         if current:
             print(current)
 
