@@ -16,7 +16,12 @@ IDXMAP_APT_PACKAGES=(
 # tools/check.sh's second build (ASan + UBSan, libFuzzer targets) uses clang
 # and its sanitizer runtimes (Debian 12's libclang-rt-19-dev since 19.1.7-3).
 # (python3-jsonschema above: ctest validates sidecars against their schema.)
-IDXMAP_TEST_APT_PACKAGES=(clang-19 libclang-rt-19-dev libfuzzer-19-dev)
+# doxygen and graphviz: the ctest docs.doxygen (the public headers' doc
+# comments parse with no warning) and the golden test's `dot -Tsvg` of
+# `partition --dot-dir` run where they are installed and are skipped
+# elsewhere; CI installs them so that both run there.
+IDXMAP_TEST_APT_PACKAGES=(clang-19 libclang-rt-19-dev libfuzzer-19-dev
+  doxygen graphviz)
 
 idxmap_missing_packages() {
   local p missing=()
