@@ -137,6 +137,7 @@ Layout transposeTileLayout(const TransposeTiling &T, int64_t ElementBytes,
                         : "layout: groups of V elements, group slot "
                           "(col / V) ^ row");
   L.Notes.push_back("cell: bN = shared-memory bank (4-byte words mod 32), "
+                    "@N = element offset in the tile array (the swizzle), "
                     "w TN = thread storing it (reading phase), r TN = "
                     "thread loading it (writing phase)");
   for (int64_t S = 0; S < Subs; ++S) {
@@ -151,10 +152,11 @@ Layout transposeTileLayout(const TransposeTiling &T, int64_t ElementBytes,
       for (int64_t Col = 0; Col < Tm; ++Col) {
         LayoutCell &C = P.Cells[size_t(Row * Tm + Col)];
         const TileAccess &A = Access[size_t(S)][size_t(Row)][size_t(Col)];
-        const int64_t Bank =
-            sharedBank(transposeTileOffset(T, Row, Col, S), ElementBytes);
+        const int64_t Offset = transposeTileOffset(T, Row, Col, S);
+        const int64_t Bank = sharedBank(Offset, ElementBytes);
         C.Hits = A.Writer >= 0 ? 1 : 0;
         C.Lines.push_back("b" + std::to_string(Bank));
+        C.Lines.push_back("@" + std::to_string(Offset));
         C.Lines.push_back(A.Writer >= 0 ? "w T" + std::to_string(A.Writer)
                                         : "w -");
         C.Lines.push_back(A.Reader >= 0 ? "r T" + std::to_string(A.Reader)

@@ -175,14 +175,16 @@ enum class TileColor { Bank, Writer, Reader };
 
 /// Sub-tile \p Sub of a transpose's shared tile (32 rows of P by 32 V
 /// elements of M), each cell with the bank of its element (\p ElementBytes
-/// wide, sharedBank), the thread that writes it in the reading phase and the
-/// one that reads it in the writing phase: Lines {"b<bank>", "w T<thread>",
-/// "r T<thread>"}; colored by bank, or by the writer's or reader's warp.
+/// wide, sharedBank), its offset in the tile array (transposeTileOffset:
+/// the swizzle), the thread that writes it in the reading phase and the
+/// one that reads it in the writing phase: Lines {"b<bank>", "@<offset>",
+/// "w T<thread>", "r T<thread>"}; colored by bank, or by the writer's or
+/// reader's warp.
 /// Panels: sub-tile \p Sub, or every sub-tile when \p Sub is negative.
 ///
 /// Example: the scalar tiling of 4-byte elements with V = 1: cell (1, 0)
 /// is word 32 + (0 ^ 1) = 33, bank 1; warp 1 writes it (lane 0), thread 1
-/// (lane 1) reads it: Lines {"b1", "w T32", "r T1"}.
+/// (lane 1) reads it: Lines {"b1", "@33", "w T32", "r T1"}.
 Layout transposeTileLayout(const TransposeTiling &T, int64_t ElementBytes,
                            TileColor ColorBy = TileColor::Bank,
                            int64_t Sub = 0);

@@ -147,7 +147,7 @@ TEST(TileLayoutTest, HeaderExamples) {
   Layout L = transposeTileLayout(T, 4);
   ASSERT_EQ(L.Panels.size(), 1u);
   EXPECT_EQ(L.Panels[0].cell(1, 0).Lines,
-            (std::vector<std::string>{"b1", "w T32", "r T1"}));
+            (std::vector<std::string>{"b1", "@33", "w T32", "r T1"}));
   EXPECT_EQ(L.Panels[0].cell(1, 0).Color, 1);
   auto A = transposeTileAccesses(T);
   EXPECT_EQ(A[0][5][7].Writer, 39);
