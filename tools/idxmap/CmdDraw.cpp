@@ -284,8 +284,10 @@ static int runDraw(int Argc, char **Argv) {
            "HLO: a transpose's tile (auto) or its thread map");
   P.option("--sub-tile", "N|all", &D.SubTile,
            "HLO: the transpose's sub-tile drawn (default 0)");
+  bool DeviceSeen = false;
   P.option("--device", "NAME|FILE.json", &D.DeviceName,
-           "HLO: the GPU planned for, as analyze (default H100)");
+           "HLO: the GPU planned for, as analyze (default H100)",
+           /*Required=*/false, &DeviceSeen);
   P.option("--tune", "NAME=VALUE[,...]", &D.Tune,
            "HLO: tuning knobs, as analyze");
   P.choice("--input-format", {"auto", "xla", "mlir"}, &Format,
@@ -368,9 +370,9 @@ static int runDraw(int Argc, char **Argv) {
       return Code;
   } else {
     if (!D.Fusion.empty() || !Block.empty() || D.Show != "auto" ||
-        D.SubTile != "0")
-      return P.usageError(
-          "--fusion, --block, --show and --sub-tile apply to HLO modules");
+        D.SubTile != "0" || DeviceSeen || !D.Tune.empty())
+      return P.usageError("--fusion, --block, --show, --sub-tile, --device "
+                          "and --tune apply to HLO modules");
     if (isBlank(Text)) {
       printDiagnostic(makeDiagnostic(Text, Text.size(),
                                      "expected an indexing map, found no input",
