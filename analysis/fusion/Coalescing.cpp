@@ -544,6 +544,7 @@ ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A,
   case EmitterKind::Transpose:
     return transposeMapping(Ctx, A, Device);
   case EmitterKind::Concatenate:
+  case EmitterKind::InputSlices:
   case EmitterKind::InPlaceDynamicUpdateSlice: {
     // The plan's walk over the largest operand, or over the update.
     Expected<KernelPlan> P = planFusion(Ctx, A, Tuning{}, Device);
@@ -686,11 +687,20 @@ std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
                                             const DeviceModel &Device) {
   std::vector<AccessReport> Out;
   GroupedIndexing G = computeGroupedIndexing(Ctx, *A.Computation, TM.Target);
-  if (A.Kind == EmitterKind::Concatenate) {
+  if (A.Kind == EmitterKind::Concatenate ||
+      A.Kind == EmitterKind::InputSlices) {
     // The threads walk the largest operand's index space, which is every
-    // operand's (inside its extent): the maps from each operand.
+    // operand's (inside its extent), or the sliced inputs' one: the maps
+    // from each.
     G.clear();
-    for (const HloInstruction *Op : A.Heroes.front()->operands())
+    std::vector<const HloInstruction *> Sources;
+    if (A.Kind == EmitterKind::Concatenate)
+      Sources.assign(A.Heroes.front()->operands().begin(),
+                     A.Heroes.front()->operands().end());
+    else
+      for (const HloInstruction *R : A.Roots)
+        Sources.push_back(R->operand(0));
+    for (const HloInstruction *Op : Sources)
       for (auto &[I, Maps] : computeGroupedIndexing(Ctx, *A.Computation, Op))
         for (OperandMap &OM : Maps)
           if (std::find(G[I].begin(), G[I].end(), OM) == G[I].end())
@@ -747,6 +757,22 @@ std::vector<AccessReport> analyzeCoalescing(Context &Ctx,
       AccessReport R = analyzeAccess(M, A.Roots.front()->shape(), CountWarps);
       R.Name = A.Roots.front()->name() + " (output, " +
                X->operand(K)->name() + ")";
+      R.IsOutput = true;
+      Out.push_back(R);
+    }
+  }
+  if (A.Kind == EmitterKind::InputSlices && !TM.Map.isUndefined()) {
+    // Each slice's elements are stored at their place in it.
+    for (const HloInstruction *Root : A.Roots) {
+      IndexingMap ToOut =
+          computeInputToOutputIndexing(Ctx, *Root, 0).Operands.at(0).at(0).Map;
+      IndexingMap M;
+      if (!ToOut.isUndefined() && ToOut.numDims() == TM.Map.numResults()) {
+        M = compose(TM.Map, ToOut);
+        simplify(M);
+      }
+      AccessReport R = analyzeAccess(M, Root->shape(), CountWarps);
+      R.Name = Root->name() + " (output)";
       R.IsOutput = true;
       Out.push_back(R);
     }

@@ -30,6 +30,8 @@ std::string_view emitterKindName(EmitterKind K) {
     return "concatenate";
   case EmitterKind::InPlaceDynamicUpdateSlice:
     return "in-place dynamic-update-slice";
+  case EmitterKind::InputSlices:
+    return "input slices";
   }
   return "?";
 }
@@ -246,6 +248,22 @@ bool sameReduction(const HloInstruction &A, const HloInstruction &B) {
 
 } // namespace
 
+bool isInputSlicesFusion(const HloComputation &C) {
+  const HloInstruction *Root = C.root();
+  if (!Root || Root->opcode() != HloOpcode::Tuple || Root->operandCount() < 2)
+    return false;
+  const Shape &In = Root->operand(0)->operand(0)->shape();
+  for (const HloInstruction *R : Root->operands()) {
+    if (R->opcode() != HloOpcode::Slice || !R->operand(0)->shape().isArray() ||
+        !R->operand(0)->shape().sameDims(In))
+      return false;
+    for (int64_t S : R->sliceStrides())
+      if (S != 1)
+        return false;
+  }
+  return true;
+}
+
 const HloInstruction *concatenateHero(const HloComputation &C) {
   const HloInstruction *Root = C.root();
   if (!Root || Root->opcode() == HloOpcode::Tuple || !Root->shape().isArray())
@@ -348,6 +366,16 @@ FusionAnalysis analyzeComputation(const HloComputation &C) {
                " of parameters nothing else reads: written in place, one "
                "thread per update element run (update " +
                U->shape().str() + ")";
+    return A;
+  }
+
+  if (isInputSlicesFusion(C)) {
+    A.Heroes = A.Roots;
+    A.Kind = EmitterKind::InputSlices;
+    A.Reason = std::to_string(A.Roots.size()) + " slices of one shape " +
+               A.Roots.front()->operand(0)->shape().str() +
+               ": the input walked once, each element stored into the "
+               "slices that hold it";
     return A;
   }
 

@@ -392,6 +392,25 @@ def slice_(name, model, dt, shape, ranges):
                         lambda T, x: x[sl].contiguous(), lambda J, x: x[sl]))
 
 
+def split(name, model, dt, shape, widths):
+    """Slices side by side along the minor dim, one output each (XLA's
+    input-slices fusion: the input read once)."""
+    shape = ss(shape)
+    f = Fn(name)
+    x = f.param("x", dt, shape)
+    ys, sls, a = [], [], 0
+    for w in widths:
+        out = list(shape[:-1]) + [w]
+        ranges = [f"[0:{d}]" for d in shape[:-1]] + [f"[{a}:{a + w}]"]
+        ys.append(f.op(dt, out, f"slice({x}), slice={{{', '.join(ranges)}}}"))
+        sls.append((a, a + w))
+        a += w
+    SUITE.append(Fusion(name, "slice", model, f, ys, "kInput",
+                        lambda T, x: tuple(x[..., a:b].contiguous() for a, b in sls),
+                        lambda J, x: tuple(x[..., a:b] for a, b in sls),
+                        note="input-slices emitter"))
+
+
 def concat(name, model, dt, shapes, dim):
     shapes = [ss(s) for s in shapes]
     f = Fn(name)
@@ -646,6 +665,9 @@ def _table():
            [(0, 8192, 1), (1024, 2048, 1)])
     slice_("slice_stride2_f32_64x1024x1024", "strided (256 MiB)", "f32", (64, 1024, 1024),
            [(0, 64, 1), (0, 1024, 2), (0, 1024, 1)])
+    split("split_qkv_bf16_8192x3072", "attention qkv split", "bf16", (8192, 3072),
+          [1024, 1024, 1024])
+    split("split_odd_f32_4096x1000", "uneven split", "f32", (4096, 1000), [333, 333, 334])
     concat("concat_qkv_bf16_3x4096x1024", "attention qkv", "bf16", [(4096, 1024)] * 3, 1)
     concat("concat_rows_f32_1000x513_24x513", "batch padding", "f32", [(1000, 513), (24, 513)], 0)
     concat("concat_features_f32_8x16384x64", "recommender", "f32", [(16384, 64)] * 8, 1)

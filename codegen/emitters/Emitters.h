@@ -66,15 +66,15 @@ Expected<KernelInfo> emitRowNormalizationKernel(llvm::Module &M,
                                                 Context &Ctx,
                                                 const MathOptions &Math);
 
-/// The concatenate emitter (ConcatenatePlan): threads over the largest
-/// operand; each operand's elements computed once and stored, through the
-/// elementwise epilogue, at their place in the output.
-Expected<KernelInfo> emitConcatenateKernel(llvm::Module &M,
-                                           const HloInstruction &F,
-                                           const FusionAnalysis &A,
-                                           const KernelPlan &Plan,
-                                           Context &Ctx,
-                                           const MathOptions &Math);
+/// The concatenate and input-slices emitters (PiecewisePlan): threads over
+/// one index space (the largest operand's, the sliced input's); each
+/// piece's elements computed once and stored, through a concatenate's
+/// elementwise epilogue, at their place in their output.
+Expected<KernelInfo> emitPiecewiseKernel(llvm::Module &M,
+                                         const HloInstruction &F,
+                                         const FusionAnalysis &A,
+                                         const KernelPlan &Plan, Context &Ctx,
+                                         const MathOptions &Math);
 
 /// A kernel name from a fusion name: letters, digits and `_` only.
 std::string kernelName(const std::string &FusionName);

@@ -29,11 +29,15 @@ enum class EmitterKind {
   /// parameter nothing else reads: the kernel writes the update into that
   /// parameter's buffer and never touches the rest.
   InPlaceDynamicUpdateSlice,
+  /// Every root is a unit-stride slice of inputs of one shape (XLA's
+  /// input-slices fusion): the input is walked once and each element
+  /// stored into every slice that holds it.
+  InputSlices,
 };
 
 /// `loop`, `transpose`, `row reduction`, `multi-row reduction`,
 /// `column reduction`, `full reduction`, `concatenate`, `in-place
-/// dynamic-update-slice`.
+/// dynamic-update-slice`, `input slices`.
 std::string_view emitterKindName(EmitterKind K);
 
 /// A reduction brought to canonical 3-D form over the input's physical
@@ -119,6 +123,12 @@ inPlaceUpdatedParams(const HloComputation &C, std::string *Why = nullptr);
 /// ROOT r = f32[8,12] add(c, p2)` the hero is c; with `ROOT r =
 /// reverse(c)` there is none.
 const HloInstruction *concatenateHero(const HloComputation &C);
+
+/// Whether \p C is an input-slices fusion: at least two roots, each a
+/// slice of stride 1 whose operands all have one shape (XLA's
+/// kInputSlices). Example: `ROOT t = tuple(slice(e), slice(e))` with
+/// e = exp(p0) and windows [0:64] and [64:192] of its minor dim: true.
+bool isInputSlicesFusion(const HloComputation &C);
 
 /// The transpose hero of \p A (the last hero that is a transpose), or null.
 /// Example: for `test/examples/exp_transpose_abs.hlo`, whose one root is

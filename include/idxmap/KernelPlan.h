@@ -194,34 +194,41 @@ struct DynamicUpdateSlicePlan {
   std::vector<int64_t> StoreWidth;
 };
 
-/// The concatenate emitter's parameters (XLA's kConcatenate): the threads
-/// walk the largest operand's index space (KernelPlan::Main), Vector
-/// elements along its minor physical dim per thread; for each operand whose
-/// extent along the concatenated dim covers the thread's index, the thread
-/// computes that operand's elements (its prologue), the root from them
-/// (the epilogue, at the output's index) and stores them at their place.
-/// Each operand's elements are read once; no thread selects between
-/// operands.
+/// The parameters of the emitters that walk one index space (Main's
+/// target's) and store pieces of it: the concatenate emitter (XLA's
+/// kConcatenate: the largest operand's space, a piece per operand) and the
+/// input-slices emitter (kInputSlices: the sliced input's space, a piece
+/// per root). Each thread owns runs of Main.Vector elements; for each piece
+/// whose domain (its OutputMap's dim ranges) holds its run, it computes the
+/// piece's Source at its index (the prologue), for a concatenate the root
+/// from it (the epilogue, the concatenation's value overridden), and
+/// stores that through OutputMap into output Output. Every element is read
+/// once and no thread selects between pieces.
 ///
 /// Example: `concatenate(f32[4096,128] a, f32[4096,256] b, f32[4096,33] c),
-/// dimensions={1}`: threads over b's [4096,256] in runs of 4 (Vector 4
-/// divides b's rows); OutputMaps {`(d0, d1) -> (d0, d1)`, `(d0, d1) ->
-/// (d0, d1 + 128)`, `(d0, d1) -> (d0, d1 + 384)`}, each with its operand's
-/// domain; StoreWidth {4, 4, 1}: c's runs straddle its edge and its place
-/// is not 4-aligned, so its lanes store one by one.
-struct ConcatenatePlan {
+/// dimensions={1}`: threads over b's [4096,256] in runs of 4; pieces a, b,
+/// c with OutputMaps `(d0, d1) -> (d0, d1)`, `(d0, d1) -> (d0, d1 + 128)`,
+/// `(d0, d1) -> (d0, d1 + 384)`, their domains the operands'; c's edge cuts
+/// runs (WholeRuns false: its lanes are checked and stored one by one).
+struct PiecewisePlan {
+  struct Piece {
+    /// The instruction computed at the thread's index.
+    const HloInstruction *Source = nullptr;
+    /// The output (root number) it is stored into.
+    size_t Output = 0;
+    /// From the thread's index to the output's; its dims' ranges are the
+    /// piece's domain.
+    IndexingMap OutputMap;
+    /// A run lies wholly inside the domain or outside it (one check per
+    /// run; else one per lane).
+    bool WholeRuns = true;
+    /// Elements per vector store, proven from OutputMap under Main.
+    int64_t StoreWidth = 1;
+  };
+  std::vector<Piece> Pieces;
+  /// The concatenation the root is computed from (its value overridden by
+  /// each piece's); null for input slices (the pieces are the roots).
   const HloInstruction *Concat = nullptr;
-  int64_t Dim = 0;
-  /// Per operand: the map from its index to the output's, and its extent
-  /// along Dim.
-  std::vector<IndexingMap> OutputMaps;
-  std::vector<int64_t> Extent;
-  /// Per operand: the thread's whole run lies inside the operand or outside
-  /// it (one bounds check per run; else one per lane).
-  std::vector<bool> WholeRuns;
-  /// Per operand: elements per vector store, proven from its output map
-  /// under Main (1 when its runs straddle its edge).
-  std::vector<int64_t> StoreWidth;
 };
 
 /// The cost model's estimate of one plan (see CostModel.h).
@@ -250,7 +257,8 @@ struct CostEstimate {
 struct KernelPlan {
   /// The emitter that builds it: "loop", "transpose", "row reduction",
   /// "multi-row reduction", "full reduction", "column reduction", "row
-  /// normalization", "in-place dynamic-update-slice", "concatenate".
+  /// normalization", "in-place dynamic-update-slice", "concatenate",
+  /// "input slices".
   std::string Emitter;
   EmitterKind Kind = EmitterKind::Loop;
   int64_t Grid[3] = {1, 1, 1};
@@ -279,7 +287,7 @@ struct KernelPlan {
   std::optional<ReductionPlan> Reduction;
   std::optional<RowNormalizationPlan> RowNormalization;
   std::optional<DynamicUpdateSlicePlan> DynamicUpdateSlice;
-  std::optional<ConcatenatePlan> Concatenate;
+  std::optional<PiecewisePlan> Pieces;
   /// Every decision with its reason, in the order they were made.
   std::vector<PlanChoice> Choices;
   CostEstimate Cost;

@@ -23,6 +23,8 @@
 //   gather  gather in a loop fusion (canonical form), rows or elements of
 //        tables of rank 2-3, partial slices, out-of-bounds indices
 //        (clamped), prologues and epilogues.
+//   slices  input slices: 2-4 unit-stride windows (overlapping, empty) of
+//        one input of rank 1-4, every dtype, layouts, prologues.
 //
 //===----------------------------------------------------------------------===//
 
@@ -386,6 +388,76 @@ std::string generateGather(uint64_t Seed, int64_t MaxElements) {
   return B.str();
 }
 
+/// A random input-slices fusion: 2-4 unit-stride slices (windows anywhere,
+/// overlapping, empty ones included) of one input of rank 1-4 with an
+/// elementwise prologue, every dtype, a random input layout.
+std::string generateSlices(uint64_t Seed, int64_t MaxElements) {
+  Rng R(Seed);
+  static const std::vector<std::string> Types = {"f32", "bf16", "f16", "s32",
+                                                 "s8",  "f64"};
+  static const std::vector<int64_t> Dims = {1,  2,  3,  5,   8,   16, 17,
+                                            31, 32, 64, 100, 128, 257};
+  const std::string Ty = pick(R, Types);
+  const size_t Rank = 1 + R() % 4;
+  std::vector<int64_t> In;
+  do {
+    In.clear();
+    for (size_t K = 0; K < Rank; ++K)
+      In.push_back(pick(R, Dims));
+  } while (product(In) > MaxElements);
+  const std::string InS = shapeText(Ty, In, randomLayout(R, Rank));
+  std::ostringstream B;
+  B << "HloModule random_slices_" << Seed << "\n\nfused {\n";
+  B << "  p0 = " << InS << " parameter(0)\n";
+  std::string X = "p0";
+  for (int K = int(R() % 3); K > 0; --K) {
+    B << "  u" << K << " = " << InS << " " << unaryOp(R, Ty) << "(" << X
+      << ")\n";
+    X = "u" + std::to_string(K);
+  }
+  const int NS = 2 + int(R() % 3);
+  std::vector<std::string> Names, Types2;
+  for (int S = 0; S < NS; ++S) {
+    std::vector<int64_t> Lo, Hi, Out;
+    for (size_t D = 0; D < Rank; ++D) {
+      int64_t A = int64_t(R() % uint64_t(In[D] + 1));
+      int64_t Bd = int64_t(R() % uint64_t(In[D] + 1));
+      if (R() % 3 == 0) {
+        A = 0;
+        Bd = In[D];
+      }
+      if (A > Bd)
+        std::swap(A, Bd);
+      if (R() % 12 == 0)
+        Bd = A; // an empty window
+      Lo.push_back(A);
+      Hi.push_back(Bd);
+      Out.push_back(Bd - A);
+    }
+    std::vector<int64_t> L(Rank);
+    std::iota(L.rbegin(), L.rend(), 0);
+    std::string OS = shapeText(Ty, Out, L);
+    std::string N = "s" + std::to_string(S);
+    B << "  " << N << " = " << OS << " slice(" << X << "), slice={";
+    for (size_t D = 0; D < Rank; ++D)
+      B << (D ? ", " : "") << "[" << Lo[D] << ":" << Hi[D] << "]";
+    B << "}\n";
+    Names.push_back(N);
+    Types2.push_back(OS);
+  }
+  std::string Tuple = "(";
+  for (int S = 0; S < NS; ++S)
+    Tuple += (S ? ", " : "") + Types2[size_t(S)];
+  Tuple += ")";
+  B << "  ROOT t = " << Tuple << " tuple(";
+  for (int S = 0; S < NS; ++S)
+    B << (S ? ", " : "") << Names[size_t(S)];
+  B << ")\n}\n\nENTRY main {\n  a0 = " << InS
+    << " parameter(0)\n  ROOT fusion = " << Tuple
+    << " fusion(a0), kind=kInput, calls=fused\n}\n";
+  return B.str();
+}
+
 struct KindSpec {
   const char *Name;
   EmitterKind Kind;
@@ -397,6 +469,7 @@ const std::vector<KindSpec> &kinds() {
       {"dus", EmitterKind::InPlaceDynamicUpdateSlice, generateDus},
       {"concat", EmitterKind::Concatenate, generateConcat},
       {"gather", EmitterKind::Loop, generateGather},
+      {"slices", EmitterKind::InputSlices, generateSlices},
   };
   return K;
 }
@@ -424,7 +497,7 @@ int main(int Argc, char **Argv) {
                                             "random_indexed_fusions", Flags))
     return *Exit;
   if (!Kind) {
-    std::fprintf(stderr, "usage: random_indexed_fusions --kind dus|concat|gather ...\n");
+    std::fprintf(stderr, "usage: random_indexed_fusions --kind dus|concat|gather|slices ...\n");
     return 2;
   }
   auto Drv = runtime::CudaDriver::open({0, testing::libcudaFromEnvironment()});

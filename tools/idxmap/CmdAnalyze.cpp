@@ -168,7 +168,8 @@ static void report(OutputFile &O, Json *J, const std::string &Title,
   ThreadMapping Shown = PlannedA.Kind == EmitterKind::Loop ||
                                 PlannedA.Kind == EmitterKind::Concatenate ||
                                 PlannedA.Kind ==
-                                    EmitterKind::InPlaceDynamicUpdateSlice
+                                    EmitterKind::InPlaceDynamicUpdateSlice ||
+                                PlannedA.Kind == EmitterKind::InputSlices
                             ? launchedThreadMapping(TM, Device.MaxGrid[0])
                             : TM;
   T << "  threads: " << Shown.ThreadsPerBlock << " x " << Shown.Blocks

@@ -22,18 +22,6 @@ namespace idxmap {
 namespace plan {
 namespace {
 
-/// Elements per vector access the maps prove for \p Access (from the
-/// largest operand's index) under \p TM.
-int64_t provenWidth(const ThreadMapping &TM, const IndexingMap &Access,
-                    const Shape &S) {
-  if (Access.isUndefined() || Access.numDims() != TM.Map.numResults())
-    return 1;
-  IndexingMap M = compose(TM.Map, Access);
-  simplify(M);
-  AccessReport R = analyzeAccess(M, S, /*CountWarps=*/false);
-  return std::max<int64_t>(1, R.VectorWidth);
-}
-
 /// The parameters the epilogue reads besides the concatenation: reached
 /// from \p Root without passing \p X.
 std::set<const HloInstruction *> epilogueParams(const HloInstruction *Root,
@@ -62,9 +50,9 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
   const HloComputation &C = *A.Computation;
   const HloInstruction *X = A.Heroes.front();
   const HloInstruction *Root = A.Roots.front();
-  ConcatenatePlan CP;
-  CP.Concat = X;
-  CP.Dim = X->dimensions().front();
+  PiecewisePlan PP;
+  PP.Concat = X;
+  const int64_t Dim = X->dimensions().front();
   const HloInstruction *Largest = X->operand(0);
   for (const HloInstruction *Op : X->operands())
     if (Op->shape().numElements() > Largest->shape().numElements())
@@ -81,7 +69,7 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
   // an operand's edge (its lanes then checked one by one).
   const std::vector<int64_t> Layout = L.layoutOrDefault();
   const int64_t Pos = L.rank() ? int64_t(std::find(Layout.begin(), Layout.end(),
-                                                   CP.Dim) -
+                                                   Dim) -
                                          Layout.begin())
                                : 0;
   int64_t Inner = 1;
@@ -125,71 +113,25 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
                (Straddle ? "dividing its rows"
                          : "whose lanes all lie in one operand"));
 
-  // Per operand: where its elements go, whether a run lies wholly inside
-  // or outside it, and the stores the maps prove.
-  std::set<const HloInstruction *> Epilogue = epilogueParams(Root, X);
-  GroupedIndexing G;
+  // A piece per operand: where its elements go, whether a run lies wholly
+  // inside or outside it.
   int64_t Straddling = 0;
   for (int64_t K = 0; K < X->operandCount(); ++K) {
-    const HloInstruction *Op = X->operand(K);
-    CP.OutputMaps.push_back(
-        computeInputToOutputIndexing(In.Ctx, *X, K).Operands.at(0).at(0).Map);
-    int64_t Ext = Op->shape().Dims[size_t(CP.Dim)];
-    CP.Extent.push_back(Ext);
-    bool Whole = !Straddle || Ext % V == 0;
-    CP.WholeRuns.push_back(Whole);
-    Straddling += !Whole && Ext > 0;
-    CP.StoreWidth.push_back(
-        Whole ? std::min(V, provenWidth(P.Main, CP.OutputMaps.back(),
-                                        Root->shape()))
-              : 1);
-    for (auto &[I, Maps] : computeGroupedIndexing(In.Ctx, C, Op))
-      for (OperandMap &OM : Maps)
-        if (std::find(G[I].begin(), G[I].end(), OM) == G[I].end())
-          G[I].push_back(std::move(OM));
+    PiecewisePlan::Piece Pc;
+    Pc.Source = X->operand(K);
+    Pc.OutputMap =
+        computeInputToOutputIndexing(In.Ctx, *X, K).Operands.at(0).at(0).Map;
+    int64_t Ext = Pc.Source->shape().Dims[size_t(Dim)];
+    Pc.WholeRuns = !Straddle || Ext % V == 0;
+    Straddling += !Pc.WholeRuns && Ext > 0;
+    PP.Pieces.push_back(std::move(Pc));
   }
   if (Straddling)
     P.choose("straddling", Straddling,
              "operands whose edge along the concatenated dim cuts a run: "
              "their lanes are checked and stored one by one");
-  // A parameter read by one operand through one map (and not by the
-  // epilogue, which reads at the output's index) loads vectors where the
-  // maps prove them, unless that operand's runs straddle its edge (a
-  // group's vector would reach past it).
-  std::set<const HloInstruction *> Straddled;
-  for (int64_t K = 0; K < X->operandCount(); ++K)
-    if (!CP.WholeRuns[size_t(K)])
-      for (auto &[I, Maps] : computeGroupedIndexing(In.Ctx, C, X->operand(K)))
-        Straddled.insert(I);
-  std::vector<int64_t> Loads(C.parameters().size(), 1);
-  for (size_t K = 0; K < C.parameters().size(); ++K) {
-    const HloInstruction *Pm = C.parameters()[K];
-    auto It = G.find(Pm);
-    if (It != G.end() && It->second.size() == 1 && !Epilogue.count(Pm) &&
-        !Straddled.count(Pm))
-      Loads[K] = std::min(
-          V, provenWidth(P.Main, It->second.front().Map, Pm->shape()));
-  }
-
-  const ThreadMapping &TM = P.Main;
-  P.choose("threads", TM.ThreadsPerBlock, "threads per block");
-  GridStride GS = gridStride(TM.Blocks, In.Device.MaxGrid[0]);
-  P.choose("blocks", GS.Grid,
-           GS.Iterations > 1
-               ? "grid.x limit: " + std::to_string(GS.Iterations) +
-                     " blocks of the mapping per block (grid stride)"
-               : "one block per " +
-                     std::to_string(TM.ThreadsPerBlock * TM.Vector) +
-                     " elements of the largest operand");
-  int64_t MaxElements = Root->shape().numElements();
-  for (const HloInstruction *Pm : C.parameters())
-    MaxElements = std::max(MaxElements, Pm->shape().numElements());
-  chooseIndexWidth(P, MaxElements);
-  P.Loop = LoopPlan{true, std::move(Loads)};
-  P.Concatenate = std::move(CP);
-  P.BackEndOptLevel = 0;
-  P.Grid[0] = GS.Grid;
-  P.Block[0] = TM.ThreadsPerBlock;
+  finishPiecewise(In, P, std::move(PP), epilogueParams(Root, X),
+                  "elements of the largest operand");
   return std::nullopt;
 }
 

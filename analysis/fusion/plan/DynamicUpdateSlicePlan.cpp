@@ -19,22 +19,6 @@
 
 namespace idxmap {
 namespace plan {
-namespace {
-
-/// Elements per vector access that the maps prove for \p Access (an index
-/// of an array of shape \p S, from the update's index space) under \p TM,
-/// for every value of the runtime variables.
-int64_t provenWidth(const ThreadMapping &TM, const IndexingMap &Access,
-                    const Shape &S) {
-  if (Access.isUndefined() || Access.numDims() != TM.Map.numResults())
-    return 1;
-  IndexingMap M = compose(TM.Map, Access);
-  simplify(M);
-  AccessReport R = analyzeAccess(M, S, /*CountWarps=*/false);
-  return std::max<int64_t>(1, R.VectorWidth);
-}
-
-} // namespace
 
 std::optional<std::string>
 planInPlaceDynamicUpdateSlice(const PlanInputs &In, KernelPlan &P) {
@@ -77,7 +61,7 @@ planInPlaceDynamicUpdateSlice(const PlanInputs &In, KernelPlan &P) {
   {
     ThreadMapping Probe = loopThreadMapping(In.Ctx, U, V, T);
     for (size_t R = 0; R < A.Roots.size(); ++R)
-      Store = std::min(Store, provenWidth(Probe, D.OutputMaps[R].Map,
+      Store = std::min(Store, provenAccessWidth(Probe, D.OutputMaps[R].Map,
                                           A.Roots[R]->shape()));
   }
   std::string Why = "update elements per thread: the widest run of at most "
@@ -130,14 +114,14 @@ planInPlaceDynamicUpdateSlice(const PlanInputs &In, KernelPlan &P) {
   // Stores and loads as the maps prove them under the plan's own mapping.
   for (size_t R = 0; R < A.Roots.size(); ++R) {
     int64_t W =
-        std::min(V, provenWidth(TM, D.OutputMaps[R].Map, A.Roots[R]->shape()));
+        std::min(V, provenAccessWidth(TM, D.OutputMaps[R].Map, A.Roots[R]->shape()));
     D.StoreWidth.push_back(W);
   }
   std::vector<int64_t> Loads(C.parameters().size(), 1);
   for (size_t K = 0; K < C.parameters().size(); ++K) {
     auto It = G.find(C.parameters()[K]);
     if (It != G.end() && It->second.size() == 1)
-      Loads[K] = std::min(V, provenWidth(TM, It->second.front().Map,
+      Loads[K] = std::min(V, provenAccessWidth(TM, It->second.front().Map,
                                          C.parameters()[K]->shape()));
   }
   int64_t MaxElements = U.numElements();

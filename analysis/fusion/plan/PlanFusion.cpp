@@ -71,6 +71,10 @@ static Expected<KernelPlan> planByRules(Context &Ctx, const FusionAnalysis &A,
     P.Emitter = "concatenate";
     Why = plan::planConcatenate(In, P);
     break;
+  case EmitterKind::InputSlices:
+    P.Emitter = "input slices";
+    Why = plan::planInputSlices(In, P);
+    break;
   case EmitterKind::Transpose:
     P.Emitter = "transpose";
     Why = plan::planTranspose(In, P);

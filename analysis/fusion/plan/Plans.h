@@ -10,6 +10,8 @@
 
 #include "idxmap/KernelPlan.h"
 
+#include <set>
+
 namespace idxmap {
 namespace plan {
 
@@ -59,6 +61,27 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
 /// every SM a block. Example: 262144 runs of 16 bytes in L2 on the H200: 2.
 int64_t chooseLoopUnroll(const PlanInputs &In, KernelPlan &P, int64_t Runs,
                          int64_t RunBytes, bool Saturated);
+
+std::optional<std::string> planInputSlices(const PlanInputs &In,
+                                           KernelPlan &P);
+
+/// Elements per vector access the maps prove for \p Access (a map from
+/// \p TM's target's index to an index of an array of shape \p S) under
+/// \p TM, for every value of its runtime variables; 1 when none is.
+/// Example: a loop mapping of bf16[8,4096] in runs of 8 and the map
+/// `(d0, d1){rt0} -> (d0 + rt0, d1)` into bf16[1024,4096]: 8.
+int64_t provenAccessWidth(const ThreadMapping &TM, const IndexingMap &Access,
+                          const Shape &S);
+
+/// Completes a piecewise plan (concatenate, input slices) whose Main and
+/// pieces (Source, Output, OutputMap, WholeRuns) are set: the store widths
+/// the maps prove, the load widths (a parameter read by one piece through
+/// one map, not in \p Excluded and not behind a piece whose runs straddle
+/// its domain's edge), the launch (the blocks' choice says "one block per
+/// N \p Unit"), the index width; P.Pieces and P.Loop are set.
+void finishPiecewise(const PlanInputs &In, KernelPlan &P, PiecewisePlan PP,
+                     const std::set<const HloInstruction *> &Excluded,
+                     const std::string &Unit);
 
 /// Records the width of the kernel's index arithmetic in \p P (Index32):
 /// 32 bits when \p Largest (the elements of the largest array the kernel

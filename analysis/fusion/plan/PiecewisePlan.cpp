@@ -1,0 +1,88 @@
+//===- PiecewisePlan.cpp - Plans that store pieces of one index space -----===//
+//
+// Part of idxmap. What the concatenate and input-slices plans share once
+// their thread map and pieces are set: the vector widths the maps prove
+// for every store and load, the launch and the index width.
+//
+//===----------------------------------------------------------------------===//
+#include "Plans.h"
+
+#include "idxmap/Compose.h"
+#include "idxmap/HloIndexing.h"
+#include "idxmap/Simplify.h"
+
+#include <algorithm>
+
+namespace idxmap {
+namespace plan {
+
+int64_t provenAccessWidth(const ThreadMapping &TM, const IndexingMap &Access,
+                          const Shape &S) {
+  if (Access.isUndefined() || Access.numDims() != TM.Map.numResults())
+    return 1;
+  IndexingMap M = compose(TM.Map, Access);
+  simplify(M);
+  AccessReport R = analyzeAccess(M, S, /*CountWarps=*/false);
+  return std::max<int64_t>(1, R.VectorWidth);
+}
+
+void finishPiecewise(const PlanInputs &In, KernelPlan &P, PiecewisePlan PP,
+                     const std::set<const HloInstruction *> &Excluded,
+                     const std::string &Unit) {
+  const HloComputation &C = *In.A.Computation;
+  const int64_t V = P.Main.Vector;
+  // Stores: one vector where the piece's map proves it and its runs are
+  // whole.
+  GroupedIndexing G;
+  std::set<const HloInstruction *> Straddled;
+  for (PiecewisePlan::Piece &Pc : PP.Pieces) {
+    const Shape &Out = In.A.Roots[Pc.Output]->shape();
+    Pc.StoreWidth =
+        Pc.WholeRuns ? std::min(V, provenAccessWidth(P.Main, Pc.OutputMap, Out))
+                     : 1;
+    for (auto &[I, Maps] : computeGroupedIndexing(In.Ctx, C, Pc.Source)) {
+      if (!Pc.WholeRuns)
+        Straddled.insert(I);
+      for (OperandMap &OM : Maps)
+        if (std::find(G[I].begin(), G[I].end(), OM) == G[I].end())
+          G[I].push_back(std::move(OM));
+    }
+  }
+  // Loads: a parameter read by the pieces through one map (not by an
+  // epilogue, which reads at the output's index) loads vectors where the
+  // maps prove them, unless a piece whose runs straddle its domain's edge
+  // reads it (a group's vector would reach past the edge).
+  std::vector<int64_t> Loads(C.parameters().size(), 1);
+  for (size_t K = 0; K < C.parameters().size(); ++K) {
+    const HloInstruction *Pm = C.parameters()[K];
+    auto It = G.find(Pm);
+    if (It != G.end() && It->second.size() == 1 && !Excluded.count(Pm) &&
+        !Straddled.count(Pm))
+      Loads[K] = std::min(
+          V, provenAccessWidth(P.Main, It->second.front().Map, Pm->shape()));
+  }
+  const ThreadMapping &TM = P.Main;
+  P.choose("threads", TM.ThreadsPerBlock, "threads per block");
+  GridStride GS = gridStride(TM.Blocks, In.Device.MaxGrid[0]);
+  P.choose("blocks", GS.Grid,
+           GS.Iterations > 1
+               ? "grid.x limit: " + std::to_string(GS.Iterations) +
+                     " blocks of the mapping per block (grid stride)"
+               : "one block per " +
+                     std::to_string(TM.ThreadsPerBlock * TM.Vector) + " " +
+                     Unit);
+  int64_t MaxElements = TM.Target->shape().numElements();
+  for (const HloInstruction *R : In.A.Roots)
+    MaxElements = std::max(MaxElements, R->shape().numElements());
+  for (const HloInstruction *Pm : C.parameters())
+    MaxElements = std::max(MaxElements, Pm->shape().numElements());
+  chooseIndexWidth(P, MaxElements);
+  P.Loop = LoopPlan{true, std::move(Loads)};
+  P.Pieces = std::move(PP);
+  P.BackEndOptLevel = 0;
+  P.Grid[0] = GS.Grid;
+  P.Block[0] = TM.ThreadsPerBlock;
+}
+
+} // namespace plan
+} // namespace idxmap

@@ -1,0 +1,177 @@
+//===- PiecewiseEmitter.cpp - Pieces of one index space, stored once ------===//
+//
+// Part of idxmap. The concatenate and input-slices emitters build the
+// kernel their plan describes (PiecewisePlan): threads over one index space
+// (the largest operand's, the sliced input's), and for each piece whose
+// domain holds a thread's run, the piece's values (its prologue), for a
+// concatenate the root's from them at their place (the epilogue, the
+// concatenation's value overridden), and their stores: one vector where
+// the plan proved it, else lane by lane.
+//
+//===----------------------------------------------------------------------===//
+#include "EmitterSupport.h"
+#include "Emitters.h"
+#include "ExprCodegen.h"
+#include "FusedElementEmitter.h"
+#include "KernelBuilder.h"
+
+#include "idxmap/Codegen.h"
+#include "idxmap/RangeEvaluator.h"
+
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+
+namespace idxmap {
+namespace codegen {
+
+Expected<KernelInfo> emitPiecewiseKernel(llvm::Module &M,
+                                         const HloInstruction &F,
+                                         const FusionAnalysis &A,
+                                         const KernelPlan &P, Context &Ctx,
+                                         const MathOptions &Math) {
+  requestBackEndOptLevel(M, P.BackEndOptLevel);
+  const HloComputation &C = *A.Computation;
+  const PiecewisePlan &PP = *P.Pieces;
+  const ThreadMapping &TM = P.Main;
+  const int64_t V = TM.Vector, T = TM.ThreadsPerBlock;
+  const Shape &Space = TM.Target->shape();
+  const int64_t Threads = ceilDiv(Space.numElements(), V);
+
+  llvm::LLVMContext &LC = M.getContext();
+  KernelInfo Info;
+  Info.Name = kernelName(F.name());
+  Info.Fusion = F.name();
+  Info.Emitter = P.Emitter;
+  if (auto Err = setLaunchShape(Info, F, Math.Device, P.Grid[0], T))
+    return *Err;
+  std::vector<KernelParamSpec> Specs;
+  for (const HloInstruction *Pm : C.parameters()) {
+    Specs.push_back({Pm->name(), KernelParamRole::Input, 16, nullptr});
+    Info.Params.push_back({Pm->name(), false, Pm->shape(), 16});
+  }
+  for (const HloInstruction *R : A.Roots) {
+    Specs.push_back({R->name(), KernelParamRole::Output, 16, nullptr});
+    Info.Params.push_back({R->name(), true, R->shape(), 16});
+  }
+  llvm::Function *K = createKernel(M, Info.Name, Specs);
+  setLaunchBounds(*K, {unsigned(T), /*Exact=*/true, 0});
+  llvm::IRBuilder<> B(&K->getEntryBlock());
+  llvm::Type *IndexTy = P.Index32 ? B.getInt32Ty() : B.getInt64Ty();
+  auto IdxC = [&](int64_t N) { return llvm::ConstantInt::get(IndexTy, N); };
+
+  GridLoop GL(B, *K, IndexTy, T, P.Grid[0], TM.Blocks);
+  if (TM.Blocks * T != Threads) {
+    llvm::Value *Tid = B.CreateAdd(B.CreateMul(GL.Bl, IdxC(T)), GL.Th);
+    auto *Body = llvm::BasicBlock::Create(LC, "body", K);
+    B.CreateCondBr(B.CreateICmpULT(Tid, IdxC(Threads)), Body, GL.Done);
+    B.SetInsertPoint(Body);
+  }
+  // Each lane's index in the walked space.
+  RangeEvaluator RE(TM.Map);
+  std::vector<std::vector<llvm::Value *>> Idx(static_cast<size_t>(V));
+  for (int64_t L = 0; L < V; ++L)
+    for (Expr E : TM.Map.results())
+      Idx[size_t(L)].push_back(
+          emitIndexExpr(B, E, {GL.Th, GL.Bl}, {IdxC(L)}, RE, IndexTy));
+
+  LaneLoader Lanes(B, *K, C, P.Loop->LoadWidth, IndexTy);
+  FusedElementEmitter FE(B, Ctx, C, Lanes.loader(), Math, IndexTy);
+
+  // Piece Pc's value at lane L, through the epilogue at its place.
+  auto StoredValue = [&](const PiecewisePlan::Piece &Pc, int64_t L,
+                         const std::vector<llvm::Value *> &OutIdx) {
+    Lanes.Lane = L;
+    llvm::Value *Val = FE.valueAt(*Pc.Source, Idx[size_t(L)]);
+    const HloInstruction &Root = *A.Roots[Pc.Output];
+    if (!PP.Concat || &Root == PP.Concat)
+      return Val;
+    FE.setOverride(*PP.Concat,
+                   [Val](llvm::ArrayRef<llvm::Value *>) { return Val; });
+    llvm::Value *R = FE.valueAt(Root, OutIdx);
+    FE.setOverride(*PP.Concat, nullptr);
+    return R;
+  };
+  // i1: lane L's index lies in the piece's domain (its map's dim ranges,
+  // where narrower than the walked space's); null when it always does.
+  auto InDomain = [&](const PiecewisePlan::Piece &Pc,
+                      int64_t L) -> llvm::Value * {
+    llvm::Value *Cond = nullptr;
+    auto And = [&](llvm::Value *X) { Cond = Cond ? B.CreateAnd(Cond, X) : X; };
+    for (size_t D = 0; D < Space.Dims.size(); ++D) {
+      const Interval &Bd = Pc.OutputMap.dims()[D].Bound;
+      llvm::Value *I = Idx[size_t(L)][D];
+      if (Bd.Lo > 0)
+        And(B.CreateICmpUGE(I, IdxC(Bd.Lo)));
+      if (Bd.Hi < Space.Dims[D] - 1)
+        And(B.CreateICmpULE(I, IdxC(Bd.Hi)));
+    }
+    return Cond;
+  };
+  // Runs `Body` under `Cond` (none: always), then forgets what it cached.
+  auto Guarded = [&](llvm::Value *Cond, const std::function<void()> &Body) {
+    llvm::BasicBlock *After = nullptr;
+    if (Cond) {
+      auto *Then = llvm::BasicBlock::Create(LC, "piece", K);
+      After = llvm::BasicBlock::Create(LC, "piece.next", K);
+      B.CreateCondBr(Cond, Then, After);
+      B.SetInsertPoint(Then);
+    }
+    Body();
+    if (After) {
+      B.CreateBr(After);
+      B.SetInsertPoint(After);
+    }
+    FE.clearCache();
+    Lanes.clear();
+  };
+  for (const PiecewisePlan::Piece &Pc : PP.Pieces) {
+    if (Pc.Source->shape().numElements() == 0 ||
+        A.Roots[Pc.Output]->shape().numElements() == 0)
+      continue;
+    const Shape &OutShape = A.Roots[Pc.Output]->shape();
+    const PrimitiveType PT = OutShape.Type;
+    llvm::Type *ST = storageType(LC, PT);
+    const int64_t Bytes = byteWidth(PT);
+    llvm::Value *Out = K->getArg(C.parameterCount() + Pc.Output);
+    auto OutIndex = [&](int64_t L) {
+      return emitIndexExprs(B, Pc.OutputMap, Idx[size_t(L)], {}, IndexTy);
+    };
+    auto Address = [&](const std::vector<llvm::Value *> &OI) {
+      return B.CreateInBoundsGEP(ST, Out,
+                                 physicalOffset(B, OutShape, OI, IndexTy));
+    };
+    if (!Pc.WholeRuns) {
+      for (int64_t L = 0; L < V; ++L)
+        Guarded(InDomain(Pc, L), [&] {
+          std::vector<llvm::Value *> OI = OutIndex(L);
+          B.CreateAlignedStore(storeConvert(B, StoredValue(Pc, L, OI), PT),
+                               Address(OI), llvm::Align(Bytes));
+        });
+      continue;
+    }
+    Guarded(InDomain(Pc, 0), [&] {
+      std::vector<std::vector<llvm::Value *>> OI;
+      std::vector<llvm::Value *> Vals;
+      for (int64_t L = 0; L < V; ++L) {
+        OI.push_back(OutIndex(L));
+        Vals.push_back(storeConvert(B, StoredValue(Pc, L, OI.back()), PT));
+      }
+      if (V > 1 && Pc.StoreWidth == V) {
+        llvm::Value *Vec =
+            llvm::PoisonValue::get(llvm::FixedVectorType::get(ST, unsigned(V)));
+        for (int64_t L = 0; L < V; ++L)
+          Vec = B.CreateInsertElement(Vec, Vals[size_t(L)], uint64_t(L));
+        B.CreateAlignedStore(Vec, Address(OI[0]), llvm::Align(V * Bytes));
+        return;
+      }
+      for (int64_t L = 0; L < V; ++L)
+        B.CreateAlignedStore(Vals[size_t(L)], Address(OI[size_t(L)]),
+                             llvm::Align(Bytes));
+    });
+  }
+  GL.finish();
+  return Info;
+}
+
+} // namespace codegen
+} // namespace idxmap
