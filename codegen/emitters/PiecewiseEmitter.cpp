@@ -124,9 +124,49 @@ Expected<KernelInfo> emitPiecewiseKernel(llvm::Module &M,
     FE.clearCache();
     Lanes.clear();
   };
-  for (const PiecewisePlan::Piece &Pc : PP.Pieces) {
-    if (Pc.Source->shape().numElements() == 0 ||
-        A.Roots[Pc.Output]->shape().numElements() == 0)
+  // Runs `Body` (stores only) under `Cond`; values computed before it stay
+  // cached (they dominate what follows).
+  auto guardedStore = [&](llvm::Value *Cond, const std::function<void()> &Body) {
+    if (!Cond) {
+      Body();
+      return;
+    }
+    auto *Then = llvm::BasicBlock::Create(LC, "store", K);
+    auto *After = llvm::BasicBlock::Create(LC, "store.next", K);
+    B.CreateCondBr(Cond, Then, After);
+    B.SetInsertPoint(Then);
+    Body();
+    B.CreateBr(After);
+    B.SetInsertPoint(After);
+  };
+  // The values of the pieces that need no check before any store, so that
+  // their loads are in flight together (the back end keeps the order at
+  // O0): pieces whose domain holds every run, and sources defined on the
+  // whole space (their stores are checked, not their loads).
+  auto Skipped = [&](const PiecewisePlan::Piece &Pc) {
+    return Pc.Source->shape().numElements() == 0 ||
+           A.Roots[Pc.Output]->shape().numElements() == 0;
+  };
+  std::vector<std::vector<llvm::Value *>> Early(PP.Pieces.size());
+  for (size_t I = 0; I < PP.Pieces.size(); ++I) {
+    const PiecewisePlan::Piece &Pc = PP.Pieces[I];
+    bool Unchecked = Pc.WholeRuns && !InDomain(Pc, 0);
+    if (Skipped(Pc) || !(Unchecked || (Pc.Covers && !PP.Concat)))
+      continue;
+    const PrimitiveType PT = A.Roots[Pc.Output]->shape().Type;
+    for (int64_t L = 0; L < V; ++L) {
+      std::vector<llvm::Value *> OI;
+      if (PP.Concat)
+        OI = emitIndexExprs(B, Pc.OutputMap, Idx[size_t(L)], {}, IndexTy);
+      Early[I].push_back(storeConvert(B, StoredValue(Pc, L, OI), PT));
+    }
+    // An epilogue's values were computed with this piece's override.
+    if (PP.Concat)
+      FE.clearCache();
+  }
+  for (size_t I = 0; I < PP.Pieces.size(); ++I) {
+    const PiecewisePlan::Piece &Pc = PP.Pieces[I];
+    if (Skipped(Pc))
       continue;
     const Shape &OutShape = A.Roots[Pc.Output]->shape();
     const PrimitiveType PT = OutShape.Type;
@@ -140,34 +180,46 @@ Expected<KernelInfo> emitPiecewiseKernel(llvm::Module &M,
       return B.CreateInBoundsGEP(ST, Out,
                                  physicalOffset(B, OutShape, OI, IndexTy));
     };
-    if (!Pc.WholeRuns) {
-      for (int64_t L = 0; L < V; ++L)
-        Guarded(InDomain(Pc, L), [&] {
-          std::vector<llvm::Value *> OI = OutIndex(L);
-          B.CreateAlignedStore(storeConvert(B, StoredValue(Pc, L, OI), PT),
-                               Address(OI), llvm::Align(Bytes));
-        });
-      continue;
-    }
-    Guarded(InDomain(Pc, 0), [&] {
-      std::vector<std::vector<llvm::Value *>> OI;
-      std::vector<llvm::Value *> Vals;
-      for (int64_t L = 0; L < V; ++L) {
-        OI.push_back(OutIndex(L));
-        Vals.push_back(storeConvert(B, StoredValue(Pc, L, OI.back()), PT));
-      }
-      if (V > 1 && Pc.StoreWidth == V) {
+    // Lanes [From, To) of Vals stored, one vector when proven.
+    auto Store = [&](const std::vector<llvm::Value *> &Vals, int64_t From,
+                     int64_t To) {
+      if (From == 0 && To == V && V > 1 && Pc.StoreWidth == V) {
         llvm::Value *Vec =
             llvm::PoisonValue::get(llvm::FixedVectorType::get(ST, unsigned(V)));
         for (int64_t L = 0; L < V; ++L)
           Vec = B.CreateInsertElement(Vec, Vals[size_t(L)], uint64_t(L));
-        B.CreateAlignedStore(Vec, Address(OI[0]), llvm::Align(V * Bytes));
+        B.CreateAlignedStore(Vec, Address(OutIndex(0)),
+                             llvm::Align(V * Bytes));
         return;
       }
-      for (int64_t L = 0; L < V; ++L)
-        B.CreateAlignedStore(Vals[size_t(L)], Address(OI[size_t(L)]),
+      for (int64_t L = From; L < To; ++L)
+        B.CreateAlignedStore(Vals[size_t(L)], Address(OutIndex(L)),
                              llvm::Align(Bytes));
-    });
+    };
+    if (!Early[I].empty()) {
+      // Values computed above: only the stores are checked.
+      if (Pc.WholeRuns) {
+        guardedStore(InDomain(Pc, 0), [&] { Store(Early[I], 0, V); });
+      } else {
+        for (int64_t L = 0; L < V; ++L)
+          guardedStore(InDomain(Pc, L), [&] { Store(Early[I], L, L + 1); });
+      }
+      continue;
+    }
+    // The values of lanes inside the domain only (the source is not
+    // defined elsewhere), computed and stored under the check.
+    auto Compute = [&](int64_t From, int64_t To) {
+      std::vector<llvm::Value *> Vals(size_t(V), nullptr);
+      for (int64_t L = From; L < To; ++L)
+        Vals[size_t(L)] = storeConvert(B, StoredValue(Pc, L, OutIndex(L)), PT);
+      Store(Vals, From, To);
+    };
+    if (Pc.WholeRuns) {
+      Guarded(InDomain(Pc, 0), [&] { Compute(0, V); });
+    } else {
+      for (int64_t L = 0; L < V; ++L)
+        Guarded(InDomain(Pc, L), [&] { Compute(L, L + 1); });
+    }
   }
   GL.finish();
   return Info;

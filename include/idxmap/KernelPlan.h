@@ -224,6 +224,10 @@ struct PiecewisePlan {
     bool WholeRuns = true;
     /// Elements per vector store, proven from OutputMap under Main.
     int64_t StoreWidth = 1;
+    /// Source is defined on the whole walked space (a slice's input): its
+    /// values are computed for every lane, loads as vectors, and only the
+    /// stores are checked.
+    bool Covers = false;
   };
   std::vector<Piece> Pieces;
   /// The concatenation the root is computed from (its value overridden by

@@ -46,6 +46,7 @@ std::optional<std::string> planInputSlices(const PlanInputs &In,
     PiecewisePlan::Piece Pc;
     Pc.Source = Sl->operand(0);
     Pc.Output = R;
+    Pc.Covers = true;
     Pc.OutputMap =
         computeInputToOutputIndexing(In.Ctx, *Sl, 0).Operands.at(0).at(0).Map;
     if (Pc.OutputMap.isUndefined() || !Pc.OutputMap.constraints().empty())

@@ -41,7 +41,7 @@ void finishPiecewise(const PlanInputs &In, KernelPlan &P, PiecewisePlan PP,
         Pc.WholeRuns ? std::min(V, provenAccessWidth(P.Main, Pc.OutputMap, Out))
                      : 1;
     for (auto &[I, Maps] : computeGroupedIndexing(In.Ctx, C, Pc.Source)) {
-      if (!Pc.WholeRuns)
+      if (!Pc.WholeRuns && !Pc.Covers)
         Straddled.insert(I);
       for (OperandMap &OM : Maps)
         if (std::find(G[I].begin(), G[I].end(), OM) == G[I].end())
