@@ -179,6 +179,8 @@ static Expected<KernelInfo> emitFusion(llvm::Module &Mod, const HloModule &M,
   if (P->Emitter == "loop" || P->DynamicUpdateSlice)
     K = codegen::emitLoopKernel(Mod, F, plannedAnalysis(A, *P), *P, Ctx,
                                 KernelMath);
+  else if (P->Scatter)
+    K = codegen::emitScatterKernel(Mod, F, A, *P, Ctx, KernelMath);
   else if (P->Pieces)
     K = codegen::emitPiecewiseKernel(Mod, F, A, *P, Ctx, KernelMath);
   else if (P->Emitter == "transpose")

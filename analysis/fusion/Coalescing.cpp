@@ -545,6 +545,7 @@ ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A,
     return transposeMapping(Ctx, A, Device);
   case EmitterKind::Concatenate:
   case EmitterKind::InputSlices:
+  case EmitterKind::Scatter:
   case EmitterKind::InPlaceDynamicUpdateSlice: {
     // The plan's walk over the largest operand, or over the update.
     Expected<KernelPlan> P = planFusion(Ctx, A, Tuning{}, Device);

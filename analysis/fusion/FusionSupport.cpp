@@ -50,8 +50,18 @@ findUnmodeledInstruction(const HloComputation &C) {
           I, "'" + I->name() + "' has type " + I->shape().str() +
                  "; the emitters take pred, integer and f16/bf16/f32/f64 "
                  "values only"};
-    // The ops after Call are opaque to the verifier, the interpreter and
-    // the emitters (Hlo.h): no kernel computes them.
+    // A scatter root is the scatter emitter's when it updates a parameter
+    // in place.
+    if (I == Root && I->opcode() == HloOpcode::Scatter) {
+      std::string Why;
+      if (inPlaceScatterParam(C, &Why))
+        continue;
+      return UnmodeledInstruction{I, "the scatter emitter takes a scatter "
+                                     "root that updates a parameter in "
+                                     "place: " + Why};
+    }
+    // The other ops after Call (but gather) are opaque to the emitters
+    // (Hlo.h): no kernel computes them.
     if (isOpaqueToEmitters(I->opcode()))
       return UnmodeledInstruction{I, "no emitter computes " +
                                          std::string(opcodeName(I->opcode())) +

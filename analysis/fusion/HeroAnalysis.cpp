@@ -32,6 +32,8 @@ std::string_view emitterKindName(EmitterKind K) {
     return "in-place dynamic-update-slice";
   case EmitterKind::InputSlices:
     return "input slices";
+  case EmitterKind::Scatter:
+    return "scatter";
   }
   return "?";
 }
@@ -248,13 +250,49 @@ bool sameReduction(const HloInstruction &A, const HloInstruction &B) {
 
 } // namespace
 
+std::optional<int64_t> inPlaceScatterParam(const HloComputation &C,
+                                           std::string *Why) {
+  auto Fail = [&](std::string W) -> std::optional<int64_t> {
+    if (Why)
+      *Why = std::move(W);
+    return std::nullopt;
+  };
+  const HloInstruction *R = C.root();
+  if (!R || R->opcode() != HloOpcode::Scatter)
+    return Fail("the root is not a scatter");
+  if (R->operandCount() != 3)
+    return Fail("scatter '" + R->name() + "' scatters " +
+                std::to_string((R->operandCount() - 1) / 2) +
+                " arrays; the scatter emitter takes one");
+  const HloInstruction *Op = R->operand(0);
+  if (Op->opcode() != HloOpcode::Parameter)
+    return Fail("the operand of scatter '" + R->name() +
+                "' is not a parameter of the fusion (the kernel updates it "
+                "in place)");
+  if (!Op->shape().sameDims(R->shape()) || Op->shape().Type != R->shape().Type ||
+      Op->shape().layoutOrDefault() != R->shape().layoutOrDefault())
+    return Fail("parameter '" + Op->name() + "' differs from scatter '" +
+                R->name() + "' in type or layout");
+  for (const HloInstruction *U : Op->users())
+    if (U != R)
+      return Fail("parameter '" + Op->name() + "' is also read by '" +
+                  U->name() + "'");
+  if (R->operand(1) == Op || R->operand(2) == Op)
+    return Fail("scatter '" + R->name() + "' reads its operand '" +
+                Op->name() + "' again");
+  return Op->parameterNumber();
+}
+
 bool isInputSlicesFusion(const HloComputation &C) {
   const HloInstruction *Root = C.root();
   if (!Root || Root->opcode() != HloOpcode::Tuple || Root->operandCount() < 2)
     return false;
+  for (const HloInstruction *R : Root->operands())
+    if (R->opcode() != HloOpcode::Slice)
+      return false;
   const Shape &In = Root->operand(0)->operand(0)->shape();
   for (const HloInstruction *R : Root->operands()) {
-    if (R->opcode() != HloOpcode::Slice || !R->operand(0)->shape().isArray() ||
+    if (!R->operand(0)->shape().isArray() ||
         !R->operand(0)->shape().sameDims(In))
       return false;
     for (int64_t S : R->sliceStrides())
@@ -369,6 +407,14 @@ FusionAnalysis analyzeComputation(const HloComputation &C) {
     return A;
   }
 
+  if (auto Param = inPlaceScatterParam(C)) {
+    A.Heroes = A.Roots;
+    A.Kind = EmitterKind::Scatter;
+    A.UpdatedParams = {*Param};
+    A.Reason = "scatter '" + Root->name() + "' of a parameter nothing else "
+               "reads: each update element combined in place";
+    return A;
+  }
   if (isInputSlicesFusion(C)) {
     A.Heroes = A.Roots;
     A.Kind = EmitterKind::InputSlices;

@@ -76,6 +76,17 @@ Expected<KernelInfo> emitPiecewiseKernel(llvm::Module &M,
                                          const KernelPlan &Plan, Context &Ctx,
                                          const MathOptions &Math);
 
+/// The scatter emitter (ScatterPlan): a thread per update element, its
+/// operand index from the scatter indices, a window that does not fit the
+/// operand skipped, the element combined in place (store, atomic or a
+/// compare-and-swap loop) into the buffer the output shares with the
+/// operand.
+Expected<KernelInfo> emitScatterKernel(llvm::Module &M,
+                                       const HloInstruction &F,
+                                       const FusionAnalysis &A,
+                                       const KernelPlan &Plan, Context &Ctx,
+                                       const MathOptions &Math);
+
 /// A kernel name from a fusion name: letters, digits and `_` only.
 std::string kernelName(const std::string &FusionName);
 

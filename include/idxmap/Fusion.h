@@ -33,11 +33,14 @@ enum class EmitterKind {
   /// input-slices fusion): the input is walked once and each element
   /// stored into every slice that holds it.
   InputSlices,
+  /// The root is a scatter of a parameter nothing else reads: the kernel
+  /// combines each update element into that parameter's buffer.
+  Scatter,
 };
 
 /// `loop`, `transpose`, `row reduction`, `multi-row reduction`,
 /// `column reduction`, `full reduction`, `concatenate`, `in-place
-/// dynamic-update-slice`, `input slices`.
+/// dynamic-update-slice`, `input slices`, `scatter`.
 std::string_view emitterKindName(EmitterKind K);
 
 /// A reduction brought to canonical 3-D form over the input's physical
@@ -123,6 +126,15 @@ inPlaceUpdatedParams(const HloComputation &C, std::string *Why = nullptr);
 /// ROOT r = f32[8,12] add(c, p2)` the hero is c; with `ROOT r =
 /// reverse(c)` there is none.
 const HloInstruction *concatenateHero(const HloComputation &C);
+
+/// The parameter a scatter root of \p C updates in place (XLA's scatter
+/// fusion): the root is a scatter of one operand whose operand 0 is a
+/// parameter of \p C that only the scatter reads, as its operand 0, of
+/// the root's type and layout. nullopt (with \p Why) otherwise. Example:
+/// `ROOT s = f32[4096,256] scatter(p0, i, u), ..., to_apply=add` with p0 =
+/// parameter(0) read by nothing else gives 0.
+std::optional<int64_t> inPlaceScatterParam(const HloComputation &C,
+                                           std::string *Why = nullptr);
 
 /// Whether \p C is an input-slices fusion: at least two roots, each a
 /// slice of stride 1 whose operands all have one shape (XLA's

@@ -235,6 +235,37 @@ struct PiecewisePlan {
   const HloInstruction *Concat = nullptr;
 };
 
+/// How a scatter combines an update element with the operand's element.
+enum class ScatterCombine {
+  /// The combiner returns the update (`ROOT b = parameter(1)`): a store;
+  /// with duplicate indices one of them wins, as XLA leaves unspecified.
+  Store,
+  /// `add` on 4- and 8-byte integers and floats: one atomic add.
+  AtomicAdd,
+  /// `maximum`/`minimum` on 4- and 8-byte integers: one atomic.
+  AtomicMax,
+  AtomicMin,
+  /// Anything else (other combiners, 1- and 2-byte elements): a
+  /// compare-and-swap loop on the element's aligned 4-byte word (8 for
+  /// 8-byte elements).
+  CompareAndSwap,
+};
+
+/// The scatter emitter's parameters: one thread per update element
+/// (KernelPlan::Main over the updates), which finds its operand index from
+/// the scatter indices, skips a window that does not fit the operand as
+/// XLA does, and combines the element in place into the parameter whose
+/// buffer the output shares.
+///
+/// Example: `scatter(f32[4096,256] p0, s32[N,1] i, f32[N,256] u),
+/// update_window_dims={1}, inserted_window_dims={0},
+/// scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add`:
+/// UpdatedParam 0, Combine AtomicAdd.
+struct ScatterPlan {
+  int64_t UpdatedParam = 0;
+  ScatterCombine Combine = ScatterCombine::CompareAndSwap;
+};
+
 /// The cost model's estimate of one plan (see CostModel.h).
 struct CostEstimate {
   /// Bytes moved between DRAM (or L2, for data that stays there) and the
@@ -262,7 +293,7 @@ struct KernelPlan {
   /// The emitter that builds it: "loop", "transpose", "row reduction",
   /// "multi-row reduction", "full reduction", "column reduction", "row
   /// normalization", "in-place dynamic-update-slice", "concatenate",
-  /// "input slices".
+  /// "input slices", "scatter".
   std::string Emitter;
   EmitterKind Kind = EmitterKind::Loop;
   int64_t Grid[3] = {1, 1, 1};
@@ -292,6 +323,7 @@ struct KernelPlan {
   std::optional<RowNormalizationPlan> RowNormalization;
   std::optional<DynamicUpdateSlicePlan> DynamicUpdateSlice;
   std::optional<PiecewisePlan> Pieces;
+  std::optional<ScatterPlan> Scatter;
   /// Every decision with its reason, in the order they were made.
   std::vector<PlanChoice> Choices;
   CostEstimate Cost;

@@ -25,6 +25,9 @@
 //        (clamped), prologues and epilogues.
 //   slices  input slices: 2-4 unit-stride windows (overlapping, empty) of
 //        one input of rank 1-4, every dtype, layouts, prologues.
+//   scatter  scatter in place: rows or elements, whole or partial windows,
+//        repeated and out-of-bounds indices, add/max/min/multiply/overwrite
+//        (unique indices), every dtype, prologues on the updates.
 //
 //===----------------------------------------------------------------------===//
 
@@ -458,6 +461,93 @@ std::string generateSlices(uint64_t Seed, int64_t MaxElements) {
   return B.str();
 }
 
+/// A random scatter fusion updating a parameter in place: rows (an index
+/// vector of one component) or elements of the first two dims (two),
+/// whole or partial windows, indices shifted by a constant so that many
+/// repeat and some fall out of bounds (their windows are skipped), add,
+/// max, min, multiply or overwrite (unique indices from an iota) combiners,
+/// every dtype, a prologue on the updates.
+std::string generateScatter(uint64_t Seed, int64_t MaxElements) {
+  Rng R(Seed);
+  static const std::vector<std::string> Types = {"f32", "bf16", "f16", "s32",
+                                                 "s8",  "f64",  "u32"};
+  static const std::vector<int64_t> Dims = {1, 2, 3, 5, 8, 16, 17, 33, 64,
+                                            100};
+  static const std::vector<std::string> Combiners = {
+      "add", "add", "maximum", "minimum", "multiply", "overwrite"};
+  const std::string Ty = pick(R, Types);
+  const bool Float = Ty[0] == 'f' || Ty[0] == 'b';
+  std::string Comb = pick(R, Combiners);
+  if (Comb == "multiply" && !Float)
+    Comb = "add";
+  const size_t Rank = 1 + R() % 3;
+  const int64_t K = Rank >= 2 && R() % 3 == 0 ? 2 : 1;
+  std::vector<int64_t> Op, Win;
+  int64_t N = 0;
+  do {
+    Op.clear();
+    Win.clear();
+    for (size_t D = 0; D < Rank; ++D)
+      Op.push_back(pick(R, Dims));
+    for (size_t D = size_t(K); D < Rank; ++D)
+      Win.push_back(R() % 3 == 0 ? 1 + int64_t(R() % uint64_t(Op[D]))
+                                 : Op[D]);
+    N = 1 + int64_t(R() % 64);
+    if (Comb == "overwrite")
+      N = std::min(N, Op[0]);
+  } while (product(Op) > MaxElements || N * product(Win) > MaxElements);
+  std::vector<int64_t> UpdD = {N};
+  UpdD.insert(UpdD.end(), Win.begin(), Win.end());
+  std::vector<int64_t> OL(Rank), UL(UpdD.size());
+  std::iota(OL.rbegin(), OL.rend(), 0);
+  std::iota(UL.rbegin(), UL.rend(), 0);
+  const std::string OpS = shapeText(Ty, Op, OL);
+  const std::string UpdS = shapeText(Ty, UpdD, UL);
+  const std::string IS = "s32[" + std::to_string(N) + "," + std::to_string(K) +
+                         "]{1,0}";
+  std::ostringstream B;
+  B << "HloModule random_scatter_" << Seed << "\n\ncombine {\n  a = " << Ty
+    << "[] parameter(0)\n  b = " << Ty << "[] parameter(1)\n";
+  if (Comb == "overwrite")
+    B << "  ROOT r = " << Ty << "[] copy(b)\n";
+  else
+    B << "  ROOT r = " << Ty << "[] " << Comb << "(a, b)\n";
+  B << "}\n\nfused {\n  p0 = " << OpS << " parameter(0)\n  p1 = " << IS
+    << " parameter(1)\n  p2 = " << UpdS << " parameter(2)\n";
+  std::string Idx = "p1";
+  if (Comb == "overwrite") {
+    // Unique rows: iota * step, the second component (if any) from p1.
+    B << "  io = " << IS << " iota(), iota_dimension=0\n";
+    Idx = "io";
+  } else {
+    int64_t Shift = int64_t(R() % uint64_t(Op[0] + 3)) - 2;
+    B << "  c = s32[] constant(" << Shift << ")\n  cb = " << IS
+      << " broadcast(c), dimensions={}\n  i = " << IS << " add(p1, cb)\n";
+    Idx = "i";
+  }
+  std::string Upd = "p2";
+  if (R() % 3 == 0) {
+    B << "  u = " << UpdS << " " << unaryOp(R, Ty) << "(p2)\n";
+    Upd = "u";
+  }
+  std::string WinDims, Inserted, Map;
+  for (size_t D = 1; D < UpdD.size(); ++D)
+    WinDims += (WinDims.empty() ? "" : ",") + std::to_string(D);
+  for (int64_t D = 0; D < K; ++D) {
+    Inserted += (D ? "," : "") + std::to_string(D);
+    Map += (D ? "," : "") + std::to_string(D);
+  }
+  B << "  ROOT s = " << OpS << " scatter(p0, " << Idx << ", " << Upd
+    << "), update_window_dims={" << WinDims << "}, inserted_window_dims={"
+    << Inserted << "}, scatter_dims_to_operand_dims={" << Map
+    << "}, index_vector_dim=1, to_apply=combine\n}\n\nENTRY main {\n"
+    << "  a0 = " << OpS << " parameter(0)\n  a1 = " << IS
+    << " parameter(1)\n  a2 = " << UpdS << " parameter(2)\n"
+    << "  ROOT fusion = " << OpS
+    << " fusion(a0, a1, a2), kind=kInput, calls=fused\n}\n";
+  return B.str();
+}
+
 struct KindSpec {
   const char *Name;
   EmitterKind Kind;
@@ -470,6 +560,7 @@ const std::vector<KindSpec> &kinds() {
       {"concat", EmitterKind::Concatenate, generateConcat},
       {"gather", EmitterKind::Loop, generateGather},
       {"slices", EmitterKind::InputSlices, generateSlices},
+      {"scatter", EmitterKind::Scatter, generateScatter},
   };
   return K;
 }
@@ -497,7 +588,7 @@ int main(int Argc, char **Argv) {
                                             "random_indexed_fusions", Flags))
     return *Exit;
   if (!Kind) {
-    std::fprintf(stderr, "usage: random_indexed_fusions --kind dus|concat|gather|slices ...\n");
+    std::fprintf(stderr, "usage: random_indexed_fusions --kind dus|concat|gather|slices|scatter ...\n");
     return 2;
   }
   auto Drv = runtime::CudaDriver::open({0, testing::libcudaFromEnvironment()});
@@ -551,7 +642,8 @@ int main(int Argc, char **Argv) {
       const KernelInfo &K = E->Kernels.front();
       if (!Ev || E->Kernels.size() != 1 ||
           K.Params.size() != size_t(C.parameterCount()) + Ev->size() ||
-          (Kind->Kind == EmitterKind::InPlaceDynamicUpdateSlice &&
+          ((Kind->Kind == EmitterKind::InPlaceDynamicUpdateSlice ||
+            Kind->Kind == EmitterKind::Scatter) &&
            K.Aliases.size() != Ev->size())) {
         std::printf("FAIL seed %llu: %s\n%s\n", (unsigned long long)S,
                     !Ev ? Ev.error().str().c_str()

@@ -121,6 +121,10 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
                    P.DynamicUpdateSlice->UpdatedParams.end(),
                    Pm->parameterNumber()))
       continue;
+    // A scatter reads and writes its operand's elements where the updates
+    // go: counted with the writes below.
+    if (P.Scatter && Pm->parameterNumber() == P.Scatter->UpdatedParam)
+      continue;
     if (Bytes == 0 || It == G.end() || TargetElems == 0) {
       Read += Bytes;
       continue;
@@ -132,15 +136,17 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
         Part < 1 ? Bytes * std::min(1.0, Part * sectorWaste(P, Pm, G)) : Bytes;
   }
   double Write = double(outputBytes(A));
-  if (P.DynamicUpdateSlice) {
-    // Each root writes its update's elements only.
+  if (P.DynamicUpdateSlice || P.Scatter) {
+    // Each root writes its update's elements only (a scatter reads them
+    // too).
     Write = 0;
     for (const HloInstruction *R : A.Roots)
-      Write += TargetElems * double(byteWidth(R->shape().Type));
+      Write += TargetElems * double(byteWidth(R->shape().Type)) *
+               (P.Scatter ? 2 : 1);
   }
   const double Moved = Read + Write;
   E.Bytes = Moved;
-  E.L2Resident = P.DynamicUpdateSlice
+  E.L2Resident = P.DynamicUpdateSlice || P.Scatter
                      ? D.L2Bytes > 0 && Moved <= double(D.L2Bytes) / 4
                      : staysInL2(A, D);
   const double Peak =
@@ -192,7 +198,8 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
   std::ostringstream OS;
   OS.precision(3);
   OS << E.Bytes / 1e6 << " MB moved";
-  if (std::abs(Moved - Unique) > Unique * 0.01 && !P.DynamicUpdateSlice)
+  if (std::abs(Moved - Unique) > Unique * 0.01 && !P.DynamicUpdateSlice &&
+      !P.Scatter)
     OS << " (" << Unique / 1e6 << " MB in the arrays)";
   OS << (E.L2Resident ? ", in L2" : ", from DRAM") << ", "
      << (!LatencyBound

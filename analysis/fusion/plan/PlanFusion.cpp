@@ -75,6 +75,10 @@ static Expected<KernelPlan> planByRules(Context &Ctx, const FusionAnalysis &A,
     P.Emitter = "input slices";
     Why = plan::planInputSlices(In, P);
     break;
+  case EmitterKind::Scatter:
+    P.Emitter = "scatter";
+    Why = plan::planScatter(In, P);
+    break;
   case EmitterKind::Transpose:
     P.Emitter = "transpose";
     Why = plan::planTranspose(In, P);
