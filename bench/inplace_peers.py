@@ -9,7 +9,9 @@ assignment and torch.compile of it.
   python3 bench/inplace_peers.py --idxmap BIN [--groups N] [--only NAME]
 
 Workloads: KV-cache writes of 8 rows of 4096 bf16 into caches of 8 MiB
-(L2-resident) and 2 GiB, at a row the kernels read from a device scalar.
+(L2-resident) and 2 GiB, at a row the kernels read from a device scalar;
+scatter-adds of f32 rows of 128: 1M rows with duplicates into 65536 rows,
+and 262144 unique rows into 1M rows (torch's index_add_).
 Prints per contender the mean, median, min and max of the group times (us)
 and the bandwidth of the bytes the update must move (read + written).
 """
@@ -38,6 +40,34 @@ ENTRY main {{
 
 WORKLOADS = [("kv_write_8_into_bf16_1024x4096", 1024, 4096, 8),
              ("kv_write_8_into_bf16_262144x4096", 262144, 4096, 8)]
+
+SCATTER_HLO = """HloModule {name}
+
+add {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}}
+
+fused {{
+  p0 = f32[{rows},{width}]{{1,0}} parameter(0)
+  p1 = s32[{n},1]{{1,0}} parameter(1)
+  p2 = f32[{n},{width}]{{1,0}} parameter(2)
+  ROOT s = f32[{rows},{width}]{{1,0}} scatter(p0, p1, p2), update_window_dims={{1}}, inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=1, to_apply=add
+}}
+
+ENTRY main {{
+  o = f32[{rows},{width}]{{1,0}} parameter(0)
+  i = s32[{n},1]{{1,0}} parameter(1)
+  u = f32[{n},{width}]{{1,0}} parameter(2)
+  ROOT f = f32[{rows},{width}]{{1,0}} fusion(o, i, u), kind=kInput, calls=fused
+}}
+"""
+
+# name, operand rows, row width, update rows, unique indices
+SCATTERS = [("scatter_add_1M_rows_into_f32_65536x128", 65536, 128, 1 << 20, False),
+            ("index_add_unique_262144_rows_into_f32_1048576x128", 1 << 20, 128,
+             1 << 18, True)]
 
 
 def main():
@@ -122,6 +152,78 @@ def main():
                   f"{med:8.2f} {min(t):8.2f} {max(t):8.2f} "
                   f"{moved / (med * 1e3) if med else 0:8.1f}")
         del cache, state
+        torch.cuda.empty_cache()
+    run_scatters(a, cp, torch, jax, jnp, tmp)
+
+
+def run_scatters(a, cp, torch, jax, jnp, tmp):
+    """Scatter-adds of rows (duplicates, or unique rows as index_add) in
+    place beside torch's index_add_ (eager, compiled) and XLA's .at[].add
+    with the operand donated."""
+    for name, rows, width, n, unique in SCATTERS:
+        if a.only and name not in a.only.split(","):
+            continue
+        hlo = os.path.join(tmp, name + ".hlo")
+        with open(hlo, "w") as f:
+            f.write(SCATTER_HLO.format(name=name, rows=rows, width=width, n=n))
+        ptx = os.path.join(tmp, name + ".ptx")
+        subprocess.run([a.idxmap, "emit", hlo, "-o", ptx], check=True)
+        op = torch.zeros(rows, width, device="cuda")
+        idx = (torch.randperm(rows, device="cuda")[:n] if unique else
+               torch.randint(0, rows, (n,), device="cuda")).to(torch.int32)
+        upd = torch.randn(n, width, device="cuda")
+        idx2 = idx.reshape(n, 1).contiguous()
+        ins = [op, idx2, upd]
+        call_idxmap = kernel_timing.idxmap_launches(
+            cp, torch, ptx, lambda k, q: ins[[x["name"] for x in k["params"]].index(q["name"])]
+            if q["role"] == "input" else ins[0])
+        idx64 = idx.long()
+
+        def eager():
+            op.index_add_(0, idx64, upd)
+
+        def tc_fn(o, i, u):
+            o.index_add_(0, i, u)
+        tc = torch.compile(tc_fn)
+
+        def call_tc():
+            tc(op, idx64, upd)
+        jf = jax.jit(lambda o, i, u: o.at[i].add(u, unique_indices=unique),
+                     donate_argnums=0)
+        state = [jnp.zeros((rows, width), jnp.float32),
+                 jnp.asarray(idx.cpu().numpy()), jnp.ones((n, width), jnp.float32)]
+
+        def call_jax():
+            state[0] = jf(*state)
+
+        def sync_jax():
+            state[0].block_until_ready()
+            torch.cuda.synchronize()
+        contenders = {"idxmap": (call_idxmap, torch.cuda.synchronize),
+                      "xla_jax_donated": (call_jax, sync_jax),
+                      "torch_eager": (eager, torch.cuda.synchronize),
+                      "torch_compile": (call_tc, torch.cuda.synchronize)}
+        # Sanity: one idxmap launch on zeros equals torch's index_add.
+        op.zero_()
+        call_idxmap(); torch.cuda.synchronize()
+        ref = torch.zeros_like(op).index_add_(0, idx64, upd)
+        err = float((op - ref).abs().max())
+        for c, s in contenders.values():
+            c(); s()
+        times, per_call = kernel_timing.time_groups(
+            contenders, a.groups, kernel_timing.mark,
+            activities=("kernel", "gpu_memcpy", "gpu_memset"))
+        moved = n * width * 4 * 3 + n * 4
+        print(f"{name}: max |idxmap - torch| = {err:.3g}; {moved} bytes must "
+              f"move (updates read, rows read and written)")
+        print(f"{'contender':18s} {'k/call':>6s} {'mean':>8s} {'median':>8s} "
+              f"{'min':>8s} {'max':>8s} {'GB/s':>8s}")
+        for c, t in times.items():
+            med = statistics.median(t)
+            print(f"{c:18s} {per_call[c]:6.1f} {statistics.mean(t):8.2f} "
+                  f"{med:8.2f} {min(t):8.2f} {max(t):8.2f} "
+                  f"{moved / (med * 1e3) if med else 0:8.1f}")
+        del op, upd, state
         torch.cuda.empty_cache()
 
 
