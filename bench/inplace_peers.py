@@ -53,7 +53,7 @@ fused {{
   p0 = f32[{rows},{width}]{{1,0}} parameter(0)
   p1 = s32[{n},1]{{1,0}} parameter(1)
   p2 = f32[{n},{width}]{{1,0}} parameter(2)
-  ROOT s = f32[{rows},{width}]{{1,0}} scatter(p0, p1, p2), update_window_dims={{1}}, inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=1, to_apply=add
+  ROOT s = f32[{rows},{width}]{{1,0}} scatter(p0, p1, p2), update_window_dims={{1}}, inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=1, to_apply=add{unique}
 }}
 
 ENTRY main {{
@@ -165,7 +165,9 @@ def run_scatters(a, cp, torch, jax, jnp, tmp):
             continue
         hlo = os.path.join(tmp, name + ".hlo")
         with open(hlo, "w") as f:
-            f.write(SCATTER_HLO.format(name=name, rows=rows, width=width, n=n))
+            f.write(SCATTER_HLO.format(
+                name=name, rows=rows, width=width, n=n,
+                unique=", unique_indices=true" if unique else ""))
         ptx = os.path.join(tmp, name + ".ptx")
         subprocess.run([a.idxmap, "emit", hlo, "-o", ptx], check=True)
         op = torch.zeros(rows, width, device="cuda")

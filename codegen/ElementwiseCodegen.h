@@ -114,6 +114,10 @@ struct MathOptions {
   /// their index (FusedElementEmitter): the kernel plan's Functions, which
   /// emitFusion sets for each kernel. Empty: every value inline.
   std::vector<const HloInstruction *> SubgraphFunctions;
+  /// The target has PTX 8.1's vector reductions on global memory
+  /// (`red.global.add.v4.f32`, `.v8.bf16`, ...: sm_90 and `.version` 8.1
+  /// or newer); emitFusion sets it from the target options.
+  bool VectorAtomics = false;
 };
 
 //===----------------------------------------------------------------------===//

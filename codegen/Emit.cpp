@@ -296,6 +296,8 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
   Math.Precise = O.Target.PreciseMath;
   Math.Tuning = O.Tuning;
   Math.Device = O.Device ? *O.Device : defaultDeviceModel(O.Target.Gpu);
+  Math.VectorAtomics = O.Target.Gpu.rfind("sm_90", 0) == 0 &&
+                       O.Target.PtxVersion >= 81;
   EmitResult R;
   bool Found = false;
   // A requested fusion that fails is an error, not a skip.

@@ -19,6 +19,7 @@
 
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/InlineAsm.h"
 
 #include <algorithm>
 
@@ -31,9 +32,12 @@ bool contains(const std::vector<int64_t> &V, int64_t X) {
 }
 
 /// Combines \p Val (value type) into the element at \p Ptr with a
-/// compare-and-swap loop on its word (the aligned 4 bytes holding a 1- or
-/// 2-byte element), running the scatter's combiner on the element's
-/// current value.
+/// compare-and-swap loop on its word, running the scatter's combiner on
+/// the element's current value. A 2-byte element is its own word
+/// (`atom.global.cas.b16`, sm_70 on); a 1-byte element shares the aligned 4
+/// bytes holding it, which may reach past the buffer's last element: the
+/// kernel contract asks for buffers allocated in whole 4-byte words
+/// (docs/SIDECAR.md), as cuMemAlloc's are.
 void emitCasCombine(llvm::IRBuilder<> &B, llvm::Function &K,
                     const HloComputation &Combiner, llvm::Value *Ptr,
                     llvm::Value *Val, PrimitiveType T,
@@ -42,9 +46,11 @@ void emitCasCombine(llvm::IRBuilder<> &B, llvm::Function &K,
   const int64_t Bytes = byteWidth(T);
   const unsigned Bits = unsigned(Bytes * 8);
   llvm::IntegerType *Elem = B.getIntNTy(Bits);
-  llvm::IntegerType *WordTy = Bytes == 8 ? B.getInt64Ty() : B.getInt32Ty();
+  llvm::IntegerType *WordTy = Bytes == 8   ? B.getInt64Ty()
+                             : Bytes == 2 ? B.getInt16Ty()
+                                          : B.getInt32Ty();
   llvm::Value *WordPtr = Ptr, *Shift = nullptr;
-  if (Bytes < 4) {
+  if (Bytes == 1) {
     llvm::Value *Addr = B.CreatePtrToInt(Ptr, B.getInt64Ty());
     Shift = B.CreateTrunc(
         B.CreateShl(B.CreateAnd(Addr, B.getInt64(3)), B.getInt64(3)),
@@ -52,8 +58,8 @@ void emitCasCombine(llvm::IRBuilder<> &B, llvm::Function &K,
     WordPtr = B.CreateIntToPtr(B.CreateAnd(Addr, B.getInt64(~uint64_t(3))),
                                Ptr->getType());
   }
-  llvm::Value *Init = B.CreateAlignedLoad(WordTy, WordPtr,
-                                          llvm::Align(Bytes < 4 ? 4 : Bytes));
+  const llvm::Align WordAlign(Bytes == 1 ? 4 : uint64_t(Bytes));
+  llvm::Value *Init = B.CreateAlignedLoad(WordTy, WordPtr, WordAlign);
   llvm::BasicBlock *Entry = B.GetInsertBlock();
   auto *Loop = llvm::BasicBlock::Create(LC, "cas", &K);
   auto *Done = llvm::BasicBlock::Create(LC, "cas.done", &K);
@@ -76,12 +82,136 @@ void emitCasCombine(llvm::IRBuilder<> &B, llvm::Function &K,
     NewWord = B.CreateOr(B.CreateAnd(Old, B.CreateNot(Mask)),
                          B.CreateShl(NewWord, Shift));
   }
-  llvm::Value *Pair = B.CreateAtomicCmpXchg(
-      WordPtr, Old, NewWord, llvm::MaybeAlign(Bytes < 4 ? 4 : Bytes),
-      llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
-  Old->addIncoming(B.CreateExtractValue(Pair, 0), Loop);
-  B.CreateCondBr(B.CreateExtractValue(Pair, 1), Done, Loop);
+  llvm::Value *Seen, *Swapped;
+  if (Bytes == 2) {
+    // LLVM 19 widens a 16-bit cmpxchg to the enclosing 32-bit word.
+    auto *FT = llvm::FunctionType::get(
+        WordTy, {WordPtr->getType(), WordTy, WordTy}, false);
+    Seen = B.CreateCall(llvm::InlineAsm::get(
+                            FT, "atom.global.cas.b16 $0, [$1], $2, $3;",
+                            "=h,l,h,h,~{memory}", /*hasSideEffects=*/true),
+                        {WordPtr, Old, NewWord});
+    Swapped = B.CreateICmpEQ(Seen, Old);
+  } else {
+    llvm::Value *Pair = B.CreateAtomicCmpXchg(
+        WordPtr, Old, NewWord, WordAlign, llvm::AtomicOrdering::Monotonic,
+        llvm::AtomicOrdering::Monotonic);
+    Seen = B.CreateExtractValue(Pair, 0);
+    Swapped = B.CreateExtractValue(Pair, 1);
+  }
+  Old->addIncoming(Seen, Loop);
+  B.CreateCondBr(Swapped, Done, Loop);
   B.SetInsertPoint(Done);
+}
+
+/// One `red.global` vector reduction of \p Vals (storage values of \p T:
+/// f32 lanes, or f16/bf16 lanes as 16-bit registers) into the aligned
+/// run at \p Ptr.
+void emitVectorRed(llvm::IRBuilder<> &B, llvm::Value *Ptr,
+                   llvm::ArrayRef<llvm::Value *> Vals, PrimitiveType T) {
+  const bool F32 = T == PrimitiveType::F32;
+  std::string Asm = F32 ? "red.global.add.v" : "red.global.add.noftz.v";
+  Asm += std::to_string(Vals.size());
+  Asm += F32 ? ".f32" : T == PrimitiveType::F16 ? ".f16" : ".bf16";
+  Asm += " [$0], {";
+  std::string Cons = "l";
+  std::vector<llvm::Value *> Args = {Ptr};
+  std::vector<llvm::Type *> Types = {Ptr->getType()};
+  for (size_t L = 0; L < Vals.size(); ++L) {
+    Asm += (L ? ", $" : "$") + std::to_string(L + 1);
+    Cons += F32 ? ",f" : ",h";
+    llvm::Value *X = F32 ? Vals[L] : B.CreateBitCast(Vals[L], B.getInt16Ty());
+    Args.push_back(X);
+    Types.push_back(X->getType());
+  }
+  Asm += "};";
+  auto *FT = llvm::FunctionType::get(B.getVoidTy(), Types, false);
+  B.CreateCall(llvm::InlineAsm::get(FT, Asm, Cons + ",~{memory}",
+                                    /*hasSideEffects=*/true),
+               Args);
+}
+
+/// Combines the run \p Vals (value types) into the operand elements from
+/// \p Ptr on, as \p SP says: the plan has proven the run contiguous and
+/// aligned to its size.
+void emitCombine(llvm::IRBuilder<> &B, llvm::Function &K,
+                 const HloInstruction &S, const ScatterPlan &SP,
+                 llvm::Value *Ptr, llvm::ArrayRef<llvm::Value *> Vals,
+                 PrimitiveType PT, const MathOptions &Math) {
+  llvm::LLVMContext &LC = B.getContext();
+  llvm::Type *ST = storageType(LC, PT);
+  const int64_t V = int64_t(Vals.size()), Bytes = byteWidth(PT);
+  auto *VecTy = llvm::FixedVectorType::get(ST, unsigned(V));
+  const llvm::Align Whole{uint64_t(V * Bytes)}, One{uint64_t(Bytes)};
+  auto LanePtr = [&](int64_t L) {
+    return L ? B.CreateConstInBoundsGEP1_64(ST, Ptr, uint64_t(L)) : Ptr;
+  };
+  std::vector<llvm::Value *> Stored;
+  for (llvm::Value *X : Vals)
+    Stored.push_back(storeConvert(B, X, PT));
+  auto StoreRun = [&](llvm::ArrayRef<llvm::Value *> Xs) {
+    if (V == 1) {
+      B.CreateAlignedStore(Xs.front(), Ptr, One);
+      return;
+    }
+    llvm::Value *Vec = llvm::PoisonValue::get(VecTy);
+    for (int64_t L = 0; L < V; ++L)
+      Vec = B.CreateInsertElement(Vec, Xs[size_t(L)], uint64_t(L));
+    B.CreateAlignedStore(Vec, Ptr, Whole);
+  };
+  const bool Float = isFloatType(PT);
+  const bool Signed = isSignedIntType(PT);
+  switch (SP.Combine) {
+  case ScatterCombine::Store:
+    StoreRun(Stored);
+    return;
+  case ScatterCombine::ReadModifyWrite: {
+    llvm::Value *Old = B.CreateAlignedLoad(V == 1 ? ST : VecTy, Ptr,
+                                           V == 1 ? One : Whole);
+    std::vector<llvm::Value *> New;
+    for (int64_t L = 0; L < V; ++L) {
+      llvm::Value *O =
+          V == 1 ? Old : B.CreateExtractElement(Old, uint64_t(L));
+      New.push_back(storeConvert(
+          B,
+          emitReduction(B, *S.toApply(), {loadConvert(B, O, PT)},
+                        {Vals[size_t(L)]}, Math)
+              .front(),
+          PT));
+    }
+    StoreRun(New);
+    return;
+  }
+  case ScatterCombine::AtomicAdd:
+    if (Math.VectorAtomics && V > 1 &&
+        ((PT == PrimitiveType::F32 && V <= 4) ||
+         ((PT == PrimitiveType::F16 || PT == PrimitiveType::BF16) && V <= 8))) {
+      emitVectorRed(B, Ptr, Stored, PT);
+      return;
+    }
+    for (int64_t L = 0; L < V; ++L)
+      B.CreateAtomicRMW(Float ? llvm::AtomicRMWInst::FAdd
+                              : llvm::AtomicRMWInst::Add,
+                        LanePtr(L), Stored[size_t(L)], One,
+                        llvm::AtomicOrdering::Monotonic);
+    return;
+  case ScatterCombine::AtomicMax:
+  case ScatterCombine::AtomicMin: {
+    const bool Max = SP.Combine == ScatterCombine::AtomicMax;
+    for (int64_t L = 0; L < V; ++L)
+      B.CreateAtomicRMW(Max ? (Signed ? llvm::AtomicRMWInst::Max
+                                      : llvm::AtomicRMWInst::UMax)
+                            : (Signed ? llvm::AtomicRMWInst::Min
+                                      : llvm::AtomicRMWInst::UMin),
+                        LanePtr(L), Stored[size_t(L)], One,
+                        llvm::AtomicOrdering::Monotonic);
+    return;
+  }
+  case ScatterCombine::CompareAndSwap:
+    for (int64_t L = 0; L < V; ++L)
+      emitCasCombine(B, K, *S.toApply(), LanePtr(L), Vals[size_t(L)], PT, Math);
+    return;
+  }
 }
 
 } // namespace
@@ -101,7 +231,8 @@ Expected<KernelInfo> emitScatterKernel(llvm::Module &M,
   const ScatterPlan &SP = *P.Scatter;
   const ThreadMapping &TM = P.Main;
   const int64_t T = TM.ThreadsPerBlock;
-  const int64_t Threads = Upd.numElements();
+  // A thread per run of SP.Vector elements (the run divides the minor dim).
+  const int64_t Threads = Upd.numElements() / SP.Vector;
 
   llvm::LLVMContext &LC = M.getContext();
   KernelInfo Info;
@@ -133,11 +264,16 @@ Expected<KernelInfo> emitScatterKernel(llvm::Module &M,
     B.CreateCondBr(B.CreateICmpULT(Tid, IdxC(Threads)), Body, GL.Done);
     B.SetInsertPoint(Body);
   }
-  // The update element's index.
+  // Per lane, the update element's index; the lanes share the scatter
+  // dims (the run is along a window dim), so lane 0's give the indices.
+  const int64_t V = SP.Vector;
   RangeEvaluator RE(TM.Map);
-  std::vector<llvm::Value *> U;
-  for (Expr E : TM.Map.results())
-    U.push_back(emitIndexExpr(B, E, {GL.Th, GL.Bl}, {IdxC(0)}, RE, IndexTy));
+  std::vector<std::vector<llvm::Value *>> LaneIndex{size_t(V)};
+  for (int64_t L = 0; L < V; ++L)
+    for (Expr E : TM.Map.results())
+      LaneIndex[size_t(L)].push_back(
+          emitIndexExpr(B, E, {GL.Th, GL.Bl}, {IdxC(L)}, RE, IndexTy));
+  const std::vector<llvm::Value *> &U = LaneIndex.front();
 
   LaneLoader Lanes(B, *K, C, P.Loop->LoadWidth, IndexTy);
   FusedElementEmitter FE(B, Ctx, C, Lanes.loader(), Math, IndexTy);
@@ -197,38 +333,15 @@ Expected<KernelInfo> emitScatterKernel(llvm::Module &M,
     Tg = B.CreateTrunc(Tg, IndexTy);
 
   const PrimitiveType PT = Op.Type;
-  llvm::Value *Val = FE.valueAt(Updates, U);
+  std::vector<llvm::Value *> Vals;
+  for (int64_t L = 0; L < V; ++L) {
+    Lanes.Lane = L;
+    Vals.push_back(FE.valueAt(Updates, LaneIndex[size_t(L)]));
+  }
+  llvm::Type *ST = storageType(LC, PT);
   llvm::Value *Ptr = B.CreateInBoundsGEP(
-      storageType(LC, PT), K->getArg(C.parameterCount()),
-      physicalOffset(B, Op, Target, IndexTy));
-  const llvm::MaybeAlign Align(byteWidth(PT));
-  const bool Float = isFloatType(PT);
-  const bool Signed = isSignedIntType(PT);
-  switch (SP.Combine) {
-  case ScatterCombine::Store:
-    B.CreateAlignedStore(storeConvert(B, Val, PT), Ptr, *Align);
-    break;
-  case ScatterCombine::AtomicAdd:
-    B.CreateAtomicRMW(Float ? llvm::AtomicRMWInst::FAdd
-                            : llvm::AtomicRMWInst::Add,
-                      Ptr, storeConvert(B, Val, PT), Align,
-                      llvm::AtomicOrdering::Monotonic);
-    break;
-  case ScatterCombine::AtomicMax:
-  case ScatterCombine::AtomicMin: {
-    bool Max = SP.Combine == ScatterCombine::AtomicMax;
-    B.CreateAtomicRMW(Max ? (Signed ? llvm::AtomicRMWInst::Max
-                                    : llvm::AtomicRMWInst::UMax)
-                          : (Signed ? llvm::AtomicRMWInst::Min
-                                    : llvm::AtomicRMWInst::UMin),
-                      Ptr, storeConvert(B, Val, PT), Align,
-                      llvm::AtomicOrdering::Monotonic);
-    break;
-  }
-  case ScatterCombine::CompareAndSwap:
-    emitCasCombine(B, *K, *S.toApply(), Ptr, Val, PT, Math);
-    break;
-  }
+      ST, K->getArg(C.parameterCount()), physicalOffset(B, Op, Target, IndexTy));
+  emitCombine(B, *K, S, SP, Ptr, Vals, PT, Math);
   GL.finish();
   return Info;
 }

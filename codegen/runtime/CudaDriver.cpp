@@ -413,7 +413,9 @@ DriverStatus CudaDriver::setMaxDynamicSharedBytes(const GpuKernel &K,
 DriverResult<DeviceBuffer> CudaDriver::alloc(std::size_t Bytes) {
   cu::DevicePtr P = 0;
   // cuMemAlloc rejects 0 bytes; keep a valid (never dereferenced) address.
-  if (cu::Result R = Fns->MemAlloc(&P, Bytes == 0 ? 1 : Bytes);
+  // Whole 4-byte words, as the kernel contract asks (a scatter of 1-byte
+  // elements updates the aligned word holding its element).
+  if (cu::Result R = Fns->MemAlloc(&P, Bytes == 0 ? 4 : (Bytes + 3) / 4 * 4);
       R != cu::Success)
     return callError(
         ("cuMemAlloc(" + std::to_string(Bytes) + " bytes)").c_str(), R);

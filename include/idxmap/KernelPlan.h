@@ -240,7 +240,11 @@ enum class ScatterCombine {
   /// The combiner returns the update (`ROOT b = parameter(1)`): a store;
   /// with duplicate indices one of them wins, as XLA leaves unspecified.
   Store,
-  /// `add` on 4- and 8-byte integers and floats: one atomic add.
+  /// `add` on 4- and 8-byte integers and floats, and on f16 and bf16
+  /// (`atom.add.noftz.f16`/`.bf16`; the back end loops on a
+  /// compare-and-swap where the GPU lacks one): one atomic add, or one
+  /// vector reduction per thread (`red.global.add.v4.f32`) where
+  /// MathOptions::VectorAtomics allows it.
   AtomicAdd,
   /// `maximum`/`minimum` on 4- and 8-byte integers: one atomic.
   AtomicMax,
@@ -249,6 +253,10 @@ enum class ScatterCombine {
   /// compare-and-swap loop on the element's aligned 4-byte word (8 for
   /// 8-byte elements).
   CompareAndSwap,
+  /// `unique_indices=true`: no two updates meet at an operand element (the
+  /// producer's promise, which XLA trusts too), so any combiner is a load,
+  /// the combiner and a store, without atomics.
+  ReadModifyWrite,
 };
 
 /// The scatter emitter's parameters: one thread per update element
@@ -260,10 +268,16 @@ enum class ScatterCombine {
 /// Example: `scatter(f32[4096,256] p0, s32[N,1] i, f32[N,256] u),
 /// update_window_dims={1}, inserted_window_dims={0},
 /// scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add`:
-/// UpdatedParam 0, Combine AtomicAdd.
+/// UpdatedParam 0, Combine AtomicAdd, Vector 4 (a thread combines four
+/// consecutive elements of a row: the window spans the operand's rows,
+/// so the four operand elements are contiguous and 16-byte aligned).
 struct ScatterPlan {
   int64_t UpdatedParam = 0;
   ScatterCombine Combine = ScatterCombine::CompareAndSwap;
+  /// Update elements per thread (KernelPlan::Main's vector), consecutive
+  /// along the updates' minor dim; > 1 only where the maps prove that
+  /// they land on Vector contiguous operand elements, Vector-aligned.
+  int64_t Vector = 1;
 };
 
 /// The cost model's estimate of one plan (see CostModel.h).

@@ -465,8 +465,11 @@ std::string generateSlices(uint64_t Seed, int64_t MaxElements) {
 /// vector of one component) or elements of the first two dims (two),
 /// whole or partial windows, indices shifted by a constant so that many
 /// repeat and some fall out of bounds (their windows are skipped), add,
-/// max, min, multiply or overwrite (unique indices from an iota) combiners,
-/// every dtype, a prologue on the updates.
+/// max, min, multiply or overwrite combiners (an overwrite returning the
+/// update or a copy of it), unique indices from an iota for overwrites and
+/// a quarter of the rest (most promised with unique_indices=true, which
+/// takes the path without atomics), every dtype, a prologue on the
+/// updates; whole rows of an even width take the vector path.
 std::string generateScatter(uint64_t Seed, int64_t MaxElements) {
   Rng R(Seed);
   static const std::vector<std::string> Types = {"f32", "bf16", "f16", "s32",
@@ -480,6 +483,10 @@ std::string generateScatter(uint64_t Seed, int64_t MaxElements) {
   std::string Comb = pick(R, Combiners);
   if (Comb == "multiply" && !Float)
     Comb = "add";
+  // Unique indices (from an iota) for every overwrite and a quarter of the
+  // others, promised by unique_indices=true on those.
+  const bool Unique = Comb == "overwrite" || R() % 4 == 0;
+  const bool Promise = Comb != "overwrite" || R() % 2 == 0;
   const size_t Rank = 1 + R() % 3;
   const int64_t K = Rank >= 2 && R() % 3 == 0 ? 2 : 1;
   std::vector<int64_t> Op, Win;
@@ -493,7 +500,7 @@ std::string generateScatter(uint64_t Seed, int64_t MaxElements) {
       Win.push_back(R() % 3 == 0 ? 1 + int64_t(R() % uint64_t(Op[D]))
                                  : Op[D]);
     N = 1 + int64_t(R() % 64);
-    if (Comb == "overwrite")
+    if (Unique)
       N = std::min(N, Op[0]);
   } while (product(Op) > MaxElements || N * product(Win) > MaxElements);
   std::vector<int64_t> UpdD = {N};
@@ -506,17 +513,21 @@ std::string generateScatter(uint64_t Seed, int64_t MaxElements) {
   const std::string IS = "s32[" + std::to_string(N) + "," + std::to_string(K) +
                          "]{1,0}";
   std::ostringstream B;
+  // An overwrite returns the update itself (a plain store) or a copy of
+  // it (a combiner the emitter runs).
+  const bool Returns = Comb == "overwrite" && R() % 2;
   B << "HloModule random_scatter_" << Seed << "\n\ncombine {\n  a = " << Ty
-    << "[] parameter(0)\n  b = " << Ty << "[] parameter(1)\n";
-  if (Comb == "overwrite")
+    << "[] parameter(0)\n  " << (Returns ? "ROOT " : "") << "b = " << Ty
+    << "[] parameter(1)\n";
+  if (Comb == "overwrite" && !Returns)
     B << "  ROOT r = " << Ty << "[] copy(b)\n";
-  else
+  else if (!Returns)
     B << "  ROOT r = " << Ty << "[] " << Comb << "(a, b)\n";
   B << "}\n\nfused {\n  p0 = " << OpS << " parameter(0)\n  p1 = " << IS
     << " parameter(1)\n  p2 = " << UpdS << " parameter(2)\n";
   std::string Idx = "p1";
-  if (Comb == "overwrite") {
-    // Unique rows: iota * step, the second component (if any) from p1.
+  if (Unique) {
+    // Unique rows: an iota (both components, if two, equal).
     B << "  io = " << IS << " iota(), iota_dimension=0\n";
     Idx = "io";
   } else {
@@ -540,7 +551,9 @@ std::string generateScatter(uint64_t Seed, int64_t MaxElements) {
   B << "  ROOT s = " << OpS << " scatter(p0, " << Idx << ", " << Upd
     << "), update_window_dims={" << WinDims << "}, inserted_window_dims={"
     << Inserted << "}, scatter_dims_to_operand_dims={" << Map
-    << "}, index_vector_dim=1, to_apply=combine\n}\n\nENTRY main {\n"
+    << "}, index_vector_dim=1, to_apply=combine"
+    << (Unique && Promise ? ", unique_indices=true" : "")
+    << "\n}\n\nENTRY main {\n"
     << "  a0 = " << OpS << " parameter(0)\n  a1 = " << IS
     << " parameter(1)\n  a2 = " << UpdS << " parameter(2)\n"
     << "  ROOT fusion = " << OpS

@@ -11,11 +11,17 @@
 
 #include "idxmap/HloInterpreter.h"
 
+#include "idxmap/HloIndexing.h"
+
 #include <algorithm>
 
 namespace idxmap {
 namespace plan {
 namespace {
+
+bool contains(const std::vector<int64_t> &V, int64_t X) {
+  return std::find(V.begin(), V.end(), X) != V.end();
+}
 
 /// The opcode of \p C's root when it combines its two parameters with one
 /// binary op (either order), else Parameter when it returns parameter 1
@@ -31,6 +37,60 @@ HloOpcode combinerOp(const HloComputation &C) {
        (R->operand(0) == C.parameter(1) && R->operand(1) == C.parameter(0))))
     return R->opcode();
   return HloOpcode::Call;
+}
+
+/// The update elements a thread combines: the widest run of at most 16
+/// bytes along the updates' minor dim whose operand elements are
+/// contiguous and aligned for any indices that fit. That holds when the
+/// minor dim is a window dim onto the operand's minor dim, both sizes are
+/// multiples of the run, and the window starts at 0 along it (the dim is
+/// not scattered to, or the window spans it, which leaves 0 as the only
+/// start that fits). \p Why receives the reason.
+int64_t scatterVector(const HloInstruction &S, std::string *Why) {
+  const ScatterDimensions &SD = S.scatterDimensions();
+  const Shape &Op = S.shape(), &Upd = S.operand(2)->shape();
+  *Why = "one update element per thread: ";
+  if (Upd.rank() == 0 || Op.rank() == 0) {
+    *Why += "a scalar window";
+    return 1;
+  }
+  const int64_t UM = Upd.layoutOrDefault().front();
+  auto W = std::find(SD.UpdateWindowDims.begin(), SD.UpdateWindowDims.end(),
+                     UM);
+  if (W == SD.UpdateWindowDims.end()) {
+    *Why += "the updates' minor dim is a scatter dim";
+    return 1;
+  }
+  // The operand dim of the W-th window dim.
+  int64_t OD = -1;
+  for (int64_t D = 0, Seen = 0; D < Op.rank(); ++D) {
+    if (contains(SD.InsertedWindowDims, D) || contains(SD.InputBatchingDims, D))
+      continue;
+    if (Seen++ == W - SD.UpdateWindowDims.begin()) {
+      OD = D;
+      break;
+    }
+  }
+  if (OD != Op.layoutOrDefault().front()) {
+    *Why += "the window's minor dim is not the operand's";
+    return 1;
+  }
+  if (contains(SD.ScatterDimsToOperandDims, OD) &&
+      Upd.Dims[size_t(UM)] != Op.Dims[size_t(OD)]) {
+    *Why += "the window's start along the minor dim comes from the indices";
+    return 1;
+  }
+  int64_t V = std::max<int64_t>(1, 16 / byteWidth(Op.Type));
+  while (V > 1 && (Upd.Dims[size_t(UM)] % V || Op.Dims[size_t(OD)] % V))
+    V /= 2;
+  if (V == 1) {
+    *Why += "no run of 2 divides the minor dims";
+    return 1;
+  }
+  *Why = "update elements per thread: the widest run of at most 16 bytes "
+         "dividing the updates' and the operand's minor dim, the window "
+         "starting at 0 along it";
+  return V;
 }
 
 } // namespace
@@ -49,14 +109,23 @@ std::optional<std::string> planScatter(const PlanInputs &In, KernelPlan &P) {
   const HloOpcode Op = combinerOp(*S->toApply());
   const int64_t Bytes = byteWidth(T);
   const bool Word = Bytes == 4 || Bytes == 8;
+  const bool HalfFloat = T == PrimitiveType::F16 || T == PrimitiveType::BF16;
   std::string Why;
-  if (Op == HloOpcode::Parameter) {
+  if (Op != HloOpcode::Parameter && S->attribute("unique_indices") == "true") {
+    SP.Combine = ScatterCombine::ReadModifyWrite;
+    Why = "unique_indices: no two updates meet, so a load, the combiner "
+          "and a store (no atomics)";
+  } else if (Op == HloOpcode::Parameter) {
     SP.Combine = ScatterCombine::Store;
     Why = "the combiner returns the update: a store (with duplicate "
           "indices one of them wins, as XLA leaves unspecified)";
-  } else if (Op == HloOpcode::Add && Word && T != PrimitiveType::Pred) {
+  } else if (Op == HloOpcode::Add && (Word || HalfFloat) &&
+             T != PrimitiveType::Pred) {
     SP.Combine = ScatterCombine::AtomicAdd;
     Why = "the combiner adds: one atomic add per element";
+    if (HalfFloat)
+      Why += " (the hardware's f16/bf16 add gives what the combiner's "
+             "f32 add then the rounding to the element type give)";
   } else if ((Op == HloOpcode::Maximum || Op == HloOpcode::Minimum) && Word &&
              isIntegralType(T)) {
     SP.Combine = Op == HloOpcode::Maximum ? ScatterCombine::AtomicMax
@@ -69,8 +138,11 @@ std::optional<std::string> planScatter(const PlanInputs &In, KernelPlan &P) {
           ": a compare-and-swap loop on the element's word";
   }
   P.choose("combine", int64_t(SP.Combine), Why);
-  // One thread per update element, in the updates' physical order.
-  P.Main = loopThreadMapping(In.Ctx, Updates->shape(), 1, 128);
+  // A thread per run of Vector update elements, in the updates' physical
+  // order.
+  SP.Vector = scatterVector(*S, &Why);
+  P.choose("vector", SP.Vector, Why);
+  P.Main = loopThreadMapping(In.Ctx, Updates->shape(), SP.Vector, 128);
   P.Main.Target = Updates;
   const ThreadMapping &TM = P.Main;
   P.choose("threads", TM.ThreadsPerBlock, "threads per block");
@@ -79,14 +151,33 @@ std::optional<std::string> planScatter(const PlanInputs &In, KernelPlan &P) {
            GS.Iterations > 1
                ? "grid.x limit: " + std::to_string(GS.Iterations) +
                      " blocks of the mapping per block (grid stride)"
-               : "one block per " + std::to_string(TM.ThreadsPerBlock) +
+               : "one block per " + std::to_string(TM.ThreadsPerBlock * TM.Vector) +
                      " update elements");
   int64_t MaxElements = std::max(Updates->shape().numElements(),
                                  S->shape().numElements());
   for (const HloInstruction *Pm : C.parameters())
     MaxElements = std::max(MaxElements, Pm->shape().numElements());
   chooseIndexWidth(P, MaxElements);
-  P.Loop = LoopPlan{true, std::vector<int64_t>(C.parameters().size(), 1)};
+  // The updates' parameters load vectors where their maps prove them (the
+  // indices are read once per thread, at its run's first element).
+  std::vector<int64_t> Loads(C.parameters().size(), 1);
+  if (SP.Vector > 1) {
+    GroupedIndexing G = computeGroupedIndexing(In.Ctx, C, Updates);
+    GroupedIndexing ReadByIndices =
+        computeGroupedIndexing(In.Ctx, C, S->operand(1));
+    for (size_t K = 0; K < C.parameters().size(); ++K) {
+      auto It = G.find(C.parameters()[K]);
+      if (It != G.end() && It->second.size() == 1 &&
+          int64_t(K) != SP.UpdatedParam &&
+          !ReadByIndices.count(C.parameters()[K]))
+        Loads[K] = std::min(
+            {SP.Vector,
+             std::max<int64_t>(1, 16 / byteWidth(C.parameters()[K]->shape().Type)),
+             provenAccessWidth(TM, It->second.front().Map,
+                               C.parameters()[K]->shape())});
+    }
+  }
+  P.Loop = LoopPlan{true, std::move(Loads)};
   P.Scatter = SP;
   P.BackEndOptLevel = 0;
   P.Grid[0] = GS.Grid;
