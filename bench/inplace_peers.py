@@ -10,8 +10,9 @@ assignment and torch.compile of it.
 
 Workloads: KV-cache writes of 8 rows of 4096 bf16 into caches of 8 MiB
 (L2-resident) and 2 GiB, at a row the kernels read from a device scalar;
-scatter-adds of f32 rows of 128: 1M rows with duplicates into 65536 rows,
-and 262144 unique rows into 1M rows (torch's index_add_).
+scatter-adds of f32 rows of 128: 1M rows with duplicates into 65536 rows
+(random, and sorted with indices_are_sorted), and 262144 unique rows into
+1M rows (torch's index_add_).
 Prints per contender the mean, median, min and max of the group times (us)
 and the bandwidth of the bytes the update must move (read + written).
 """
@@ -64,10 +65,13 @@ ENTRY main {{
 }}
 """
 
-# name, operand rows, row width, update rows, unique indices
-SCATTERS = [("scatter_add_1M_rows_into_f32_65536x128", 65536, 128, 1 << 20, False),
+# name, operand rows, row width, update rows, indices: "random" (with
+# duplicates), "sorted" (the same, sorted, indices_are_sorted) or "unique"
+SCATTERS = [("scatter_add_1M_rows_into_f32_65536x128", 65536, 128, 1 << 20, "random"),
+            ("scatter_add_sorted_1M_rows_into_f32_65536x128", 65536, 128, 1 << 20,
+             "sorted"),
             ("index_add_unique_262144_rows_into_f32_1048576x128", 1 << 20, 128,
-             1 << 18, True)]
+             1 << 18, "unique")]
 
 
 def main():
@@ -160,19 +164,24 @@ def run_scatters(a, cp, torch, jax, jnp, tmp):
     """Scatter-adds of rows (duplicates, or unique rows as index_add) in
     place beside torch's index_add_ (eager, compiled) and XLA's .at[].add
     with the operand donated."""
-    for name, rows, width, n, unique in SCATTERS:
+    for name, rows, width, n, kind in SCATTERS:
+        unique = kind == "unique"
+        ordered = kind == "sorted"
         if a.only and name not in a.only.split(","):
             continue
         hlo = os.path.join(tmp, name + ".hlo")
         with open(hlo, "w") as f:
             f.write(SCATTER_HLO.format(
                 name=name, rows=rows, width=width, n=n,
-                unique=", unique_indices=true" if unique else ""))
+                unique=", unique_indices=true" if unique else
+                ", indices_are_sorted=true" if ordered else ""))
         ptx = os.path.join(tmp, name + ".ptx")
         subprocess.run([a.idxmap, "emit", hlo, "-o", ptx], check=True)
         op = torch.zeros(rows, width, device="cuda")
         idx = (torch.randperm(rows, device="cuda")[:n] if unique else
                torch.randint(0, rows, (n,), device="cuda")).to(torch.int32)
+        if ordered:
+            idx = torch.sort(idx).values
         upd = torch.randn(n, width, device="cuda")
         idx2 = idx.reshape(n, 1).contiguous()
         ins = [op, idx2, upd]
@@ -190,7 +199,8 @@ def run_scatters(a, cp, torch, jax, jnp, tmp):
 
         def call_tc():
             tc(op, idx64, upd)
-        jf = jax.jit(lambda o, i, u: o.at[i].add(u, unique_indices=unique),
+        jf = jax.jit(lambda o, i, u: o.at[i].add(u, unique_indices=unique,
+                                                 indices_are_sorted=ordered),
                      donate_argnums=0)
         state = [jnp.zeros((rows, width), jnp.float32),
                  jnp.asarray(idx.cpu().numpy()), jnp.ones((n, width), jnp.float32)]

@@ -214,6 +214,28 @@ void emitCombine(llvm::IRBuilder<> &B, llvm::Function &K,
   }
 }
 
+/// The window's extent along operand dim \p D (1 for an inserted or input
+/// batching dim).
+int64_t windowSize(const ScatterDimensions &SD, const Shape &Upd,
+                   int64_t OpRank, int64_t D) {
+  if (contains(SD.InsertedWindowDims, D) || contains(SD.InputBatchingDims, D))
+    return 1;
+  size_t W = 0;
+  for (int64_t E = 0; E < D && E < OpRank; ++E)
+    if (!contains(SD.InsertedWindowDims, E) &&
+        !contains(SD.InputBatchingDims, E))
+      ++W;
+  return Upd.Dims[size_t(SD.UpdateWindowDims[W])];
+}
+
+/// The elements of one update's window.
+int64_t windowElements(const ScatterDimensions &SD, const Shape &Upd) {
+  int64_t N = 1;
+  for (int64_t D : SD.UpdateWindowDims)
+    N *= Upd.Dims[size_t(D)];
+  return N;
+}
+
 } // namespace
 
 Expected<KernelInfo> emitScatterKernel(llvm::Module &M,
@@ -231,8 +253,6 @@ Expected<KernelInfo> emitScatterKernel(llvm::Module &M,
   const ScatterPlan &SP = *P.Scatter;
   const ThreadMapping &TM = P.Main;
   const int64_t T = TM.ThreadsPerBlock;
-  // A thread per run of SP.Vector elements (the run divides the minor dim).
-  const int64_t Threads = Upd.numElements() / SP.Vector;
 
   llvm::LLVMContext &LC = M.getContext();
   KernelInfo Info;
@@ -257,91 +277,180 @@ Expected<KernelInfo> emitScatterKernel(llvm::Module &M,
   llvm::Type *IndexTy = P.Index32 ? B.getInt32Ty() : B.getInt64Ty();
   auto IdxC = [&](int64_t N) { return llvm::ConstantInt::get(IndexTy, N); };
 
-  GridLoop GL(B, *K, IndexTy, T, P.Grid[0], TM.Blocks);
-  if (TM.Blocks * T != Threads) {
-    llvm::Value *Tid = B.CreateAdd(B.CreateMul(GL.Bl, IdxC(T)), GL.Th);
+  // Without segments a thread owns one run of the mapping; with them, K
+  // consecutive updates' runs at one place of the window.
+  const int64_t V = SP.Vector, Seg = SP.Segment;
+  const int64_t Runs = Upd.numElements() / V;
+  const int64_t Threads =
+      Seg == 1 ? Runs : ceilDiv(Runs / windowElements(SD, Upd) * V, Seg) *
+                            (windowElements(SD, Upd) / V);
+  const int64_t Blocks = ceilDiv(Threads, T);
+  GridLoop GL(B, *K, IndexTy, T, P.Grid[0], Blocks);
+  llvm::Value *Tid = B.CreateAdd(B.CreateMul(GL.Bl, IdxC(T)), GL.Th);
+  if (Blocks * T != Threads) {
     auto *Body = llvm::BasicBlock::Create(LC, "body", K);
     B.CreateCondBr(B.CreateICmpULT(Tid, IdxC(Threads)), Body, GL.Done);
     B.SetInsertPoint(Body);
   }
-  // Per lane, the update element's index; the lanes share the scatter
-  // dims (the run is along a window dim), so lane 0's give the indices.
-  const int64_t V = SP.Vector;
-  RangeEvaluator RE(TM.Map);
-  std::vector<std::vector<llvm::Value *>> LaneIndex{size_t(V)};
-  for (int64_t L = 0; L < V; ++L)
-    for (Expr E : TM.Map.results())
-      LaneIndex[size_t(L)].push_back(
-          emitIndexExpr(B, E, {GL.Th, GL.Bl}, {IdxC(L)}, RE, IndexTy));
-  const std::vector<llvm::Value *> &U = LaneIndex.front();
-
   LaneLoader Lanes(B, *K, C, P.Loop->LoadWidth, IndexTy);
   FusedElementEmitter FE(B, Ctx, C, Lanes.loader(), Math, IndexTy);
-
-  // The scatter indices' index: the update's scatter dims in order, the
-  // index vector dim left for the component.
-  const int64_t Ivd = SD.IndexVectorDim, IdxRank = IdxS.rank();
-  std::vector<llvm::Value *> IdxAt(size_t(IdxRank), IdxC(0));
-  size_t Slot = 0;
-  for (int64_t D = 0; D < Upd.rank(); ++D) {
-    if (contains(SD.UpdateWindowDims, D))
-      continue;
-    if (int64_t(Slot) == Ivd)
-      ++Slot;
-    IdxAt[Slot++] = U[size_t(D)];
-  }
-  // Starts and window sizes per operand dim, in 64 bits (an index may be
-  // anything its type holds).
-  llvm::Type *I64 = B.getInt64Ty();
-  std::vector<llvm::Value *> Start(Op.Dims.size(), B.getInt64(0));
-  std::vector<int64_t> Size(Op.Dims.size(), 1);
-  const bool Unsigned = isUnsignedIntType(IdxS.Type);
-  for (size_t Kc = 0; Kc < SD.ScatterDimsToOperandDims.size(); ++Kc) {
-    if (Ivd < IdxRank)
-      IdxAt[size_t(Ivd)] = IdxC(int64_t(Kc));
-    llvm::Value *V = FE.valueAt(Indices, IdxAt);
-    V = Unsigned ? B.CreateZExtOrTrunc(V, I64) : B.CreateSExtOrTrunc(V, I64);
-    Start[size_t(SD.ScatterDimsToOperandDims[Kc])] = V;
-  }
-  for (size_t Kb = 0; Kb < SD.InputBatchingDims.size(); ++Kb)
-    Start[size_t(SD.InputBatchingDims[Kb])] = B.CreateZExtOrTrunc(
-        IdxAt[size_t(SD.ScatterIndicesBatchingDims[Kb])], I64);
-  std::vector<llvm::Value *> Target(Op.Dims.size());
-  size_t W = 0;
-  llvm::Value *Fits = nullptr;
-  for (int64_t D = 0; D < Op.rank(); ++D) {
-    llvm::Value *Tg = Start[size_t(D)];
-    if (!contains(SD.InsertedWindowDims, D) &&
-        !contains(SD.InputBatchingDims, D)) {
-      int64_t UD = SD.UpdateWindowDims[W++];
-      Size[size_t(D)] = Upd.Dims[size_t(UD)];
-      Tg = B.CreateAdd(Tg, B.CreateZExtOrTrunc(U[size_t(UD)], I64));
-    }
-    Target[size_t(D)] = Tg;
-    llvm::Value *Ok = B.CreateAnd(
-        B.CreateICmpSGE(Start[size_t(D)], B.getInt64(0)),
-        B.CreateICmpSLE(Start[size_t(D)],
-                        B.getInt64(Op.Dims[size_t(D)] - Size[size_t(D)])));
-    Fits = Fits ? B.CreateAnd(Fits, Ok) : Ok;
-  }
-  if (Fits) {
-    auto *In = llvm::BasicBlock::Create(LC, "fits", K);
-    B.CreateCondBr(Fits, In, GL.Done);
-    B.SetInsertPoint(In);
-  }
-  for (llvm::Value *&Tg : Target)
-    Tg = B.CreateTrunc(Tg, IndexTy);
-
+  RangeEvaluator RE(TM.Map);
   const PrimitiveType PT = Op.Type;
-  std::vector<llvm::Value *> Vals;
-  for (int64_t L = 0; L < V; ++L) {
-    Lanes.Lane = L;
-    Vals.push_back(FE.valueAt(Updates, LaneIndex[size_t(L)]));
+  llvm::Type *I64 = B.getInt64Ty();
+
+  // Run R of the mapping (thread R mod T of block R / T): its lanes'
+  // update indices, values, and the window's start in the operand (64
+  // bits: an index may be anything its type holds) with whether it fits.
+  struct Place {
+    std::vector<std::vector<llvm::Value *>> LaneIndex;
+    std::vector<llvm::Value *> Vals, Start;
+    llvm::Value *Fits = nullptr;
+  };
+  auto PlaceOf = [&](llvm::Value *Th, llvm::Value *Bl, int64_t Step) {
+    Place Pl;
+    for (int64_t L = 0; L < V; ++L) {
+      std::vector<llvm::Value *> Idx;
+      for (Expr E : TM.Map.results())
+        Idx.push_back(emitIndexExpr(B, E, {Th, Bl}, {IdxC(L)}, RE, IndexTy));
+      Pl.LaneIndex.push_back(std::move(Idx));
+    }
+    // The lanes share the scatter dims (a run is along a window dim): the
+    // scatter indices' index from lane 0's, the index vector dim left for
+    // the component.
+    const std::vector<llvm::Value *> &U = Pl.LaneIndex.front();
+    const int64_t Ivd = SD.IndexVectorDim, IdxRank = IdxS.rank();
+    std::vector<llvm::Value *> IdxAt(size_t(IdxRank), IdxC(0));
+    size_t Slot = 0;
+    for (int64_t D = 0; D < Upd.rank(); ++D) {
+      if (contains(SD.UpdateWindowDims, D))
+        continue;
+      if (int64_t(Slot) == Ivd)
+        ++Slot;
+      IdxAt[Slot++] = U[size_t(D)];
+    }
+    Pl.Start.assign(Op.Dims.size(), B.getInt64(0));
+    const bool Unsigned = isUnsignedIntType(IdxS.Type);
+    for (size_t Kc = 0; Kc < SD.ScatterDimsToOperandDims.size(); ++Kc) {
+      if (Ivd < IdxRank)
+        IdxAt[size_t(Ivd)] = IdxC(int64_t(Kc));
+      llvm::Value *X = FE.valueAt(Indices, IdxAt);
+      X = Unsigned ? B.CreateZExtOrTrunc(X, I64) : B.CreateSExtOrTrunc(X, I64);
+      Pl.Start[size_t(SD.ScatterDimsToOperandDims[Kc])] = X;
+    }
+    for (size_t Kb = 0; Kb < SD.InputBatchingDims.size(); ++Kb)
+      Pl.Start[size_t(SD.InputBatchingDims[Kb])] = B.CreateZExtOrTrunc(
+          IdxAt[size_t(SD.ScatterIndicesBatchingDims[Kb])], I64);
+    for (int64_t D = 0; D < Op.rank(); ++D) {
+      const int64_t Size = windowSize(SD, Upd, Op.rank(), D);
+      llvm::Value *Ok = B.CreateAnd(
+          B.CreateICmpSGE(Pl.Start[size_t(D)], B.getInt64(0)),
+          B.CreateICmpSLE(Pl.Start[size_t(D)],
+                          B.getInt64(Op.Dims[size_t(D)] - Size)));
+      Pl.Fits = Pl.Fits ? B.CreateAnd(Pl.Fits, Ok) : Ok;
+    }
+    // A step's lanes have their own vectors in the loader.
+    for (int64_t L = 0; L < V; ++L) {
+      Lanes.Lane = Step * V + L;
+      Pl.Vals.push_back(FE.valueAt(Updates, Pl.LaneIndex[size_t(L)]));
+    }
+    return Pl;
+  };
+  // The operand element of lane 0 of a window at Start, for the update
+  // index U (its window dims).
+  auto TargetPtr = [&](const std::vector<llvm::Value *> &Start,
+                       const std::vector<llvm::Value *> &U) {
+    std::vector<llvm::Value *> Target(Op.Dims.size());
+    size_t W = 0;
+    for (int64_t D = 0; D < Op.rank(); ++D) {
+      llvm::Value *Tg = Start[size_t(D)];
+      if (!contains(SD.InsertedWindowDims, D) &&
+          !contains(SD.InputBatchingDims, D))
+        Tg = B.CreateAdd(
+            Tg, B.CreateZExtOrTrunc(U[size_t(SD.UpdateWindowDims[W++])], I64));
+      Target[size_t(D)] = B.CreateTrunc(Tg, IndexTy);
+    }
+    return B.CreateInBoundsGEP(storageType(LC, PT),
+                               K->getArg(C.parameterCount()),
+                               physicalOffset(B, Op, Target, IndexTy));
+  };
+  // Combines Vals at Start where the window fits.
+  auto CombineIfFits = [&](llvm::Value *Fits,
+                           const std::vector<llvm::Value *> &Start,
+                           const std::vector<llvm::Value *> &U,
+                           llvm::ArrayRef<llvm::Value *> Vals,
+                           const char *Name) {
+    auto *In = llvm::BasicBlock::Create(LC, Name, K);
+    auto *After = llvm::BasicBlock::Create(LC, std::string(Name) + ".end", K);
+    B.CreateCondBr(Fits ? Fits : B.getTrue(), In, After);
+    B.SetInsertPoint(In);
+    emitCombine(B, *K, S, SP, TargetPtr(Start, U), Vals, PT, Math);
+    B.CreateBr(After);
+    B.SetInsertPoint(After);
+  };
+
+  if (Seg == 1) {
+    Place Pl = PlaceOf(GL.Th, GL.Bl, 0);
+    CombineIfFits(Pl.Fits, Pl.Start, Pl.LaneIndex.front(), Pl.Vals, "fits");
+  } else {
+    // Segments: thread t takes run w = t mod R of the window (R runs per
+    // window) for updates (t / R) * Seg ... + Seg - 1, whose runs are R
+    // apart in the updates' physical order (the window dims are minor). A
+    // run whose window starts where the previous one's did is combined in
+    // registers; the sum so far is combined into the operand when the start
+    // changes and at the end: one atomic per run of equal indices.
+    // The last thread's steps past the last update (when Seg does not
+    // divide the updates) read step 0's run and change nothing.
+    const int64_t R = windowElements(SD, Upd) / V;
+    const int64_t NumUpdates = Runs / R;
+    llvm::Value *Chunk = B.CreateUDiv(Tid, IdxC(R));
+    llvm::Value *W = B.CreateURem(Tid, IdxC(R));
+    llvm::Value *First = B.CreateMul(Chunk, IdxC(Seg));
+    Place Acc;
+    for (int64_t Step = 0; Step < Seg; ++Step) {
+      llvm::Value *Valid = nullptr;
+      llvm::Value *At = B.CreateAdd(First, IdxC(Step));
+      if (Step > 0 && NumUpdates % Seg != 0) {
+        Valid = B.CreateICmpULT(At, IdxC(NumUpdates));
+        At = B.CreateSelect(Valid, At, First);
+      }
+      llvm::Value *Run = B.CreateAdd(B.CreateMul(At, IdxC(R)), W);
+      Place Pl = PlaceOf(B.CreateURem(Run, IdxC(T)), B.CreateUDiv(Run, IdxC(T)),
+                         Step);
+      if (Step == 0) {
+        Acc = std::move(Pl);
+        continue;
+      }
+      llvm::Value *Same = nullptr;
+      for (size_t D = 0; D < Pl.Start.size(); ++D) {
+        llvm::Value *Eq = B.CreateICmpEQ(Pl.Start[D], Acc.Start[D]);
+        Same = Same ? B.CreateAnd(Same, Eq) : Eq;
+      }
+      if (!Same)
+        Same = B.getTrue();
+      llvm::Value *Flush = B.CreateAnd(B.CreateNot(Same), Acc.Fits);
+      if (Valid)
+        Flush = B.CreateAnd(Flush, Valid);
+      CombineIfFits(Flush, Acc.Start, Acc.LaneIndex.front(), Acc.Vals,
+                    "flush");
+      for (int64_t L = 0; L < V; ++L) {
+        llvm::Value *Sum =
+            emitReduction(B, *S.toApply(), {Acc.Vals[size_t(L)]},
+                          {Pl.Vals[size_t(L)]}, Math)
+                .front();
+        llvm::Value *X = B.CreateSelect(Same, Sum, Pl.Vals[size_t(L)]);
+        Pl.Vals[size_t(L)] =
+            Valid ? B.CreateSelect(Valid, X, Acc.Vals[size_t(L)]) : X;
+      }
+      if (Valid) {
+        for (size_t D = 0; D < Pl.Start.size(); ++D)
+          Pl.Start[D] = B.CreateSelect(Valid, Pl.Start[D], Acc.Start[D]);
+        Pl.Fits = B.CreateSelect(Valid, Pl.Fits, Acc.Fits);
+      }
+      Acc = std::move(Pl);
+    }
+    CombineIfFits(Acc.Fits, Acc.Start, Acc.LaneIndex.front(), Acc.Vals,
+                  "flush");
   }
-  llvm::Type *ST = storageType(LC, PT);
-  llvm::Value *Ptr = B.CreateInBoundsGEP(
-      ST, K->getArg(C.parameterCount()), physicalOffset(B, Op, Target, IndexTy));
-  emitCombine(B, *K, S, SP, Ptr, Vals, PT, Math);
   GL.finish();
   return Info;
 }

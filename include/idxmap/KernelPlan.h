@@ -278,6 +278,12 @@ struct ScatterPlan {
   /// along the updates' minor dim; > 1 only where the maps prove that
   /// they land on Vector contiguous operand elements, Vector-aligned.
   int64_t Vector = 1;
+  /// Consecutive updates (in the updates' physical order) whose runs at
+  /// one place of the window a thread walks, combining in registers the
+  /// runs whose windows start at the same place and combining into the
+  /// operand once per such segment: > 1 for `indices_are_sorted=true`
+  /// (XLA's sorted scatter), where equal indices are neighbours.
+  int64_t Segment = 1;
 };
 
 /// The cost model's estimate of one plan (see CostModel.h).

@@ -468,8 +468,10 @@ std::string generateSlices(uint64_t Seed, int64_t MaxElements) {
 /// max, min, multiply or overwrite combiners (an overwrite returning the
 /// update or a copy of it), unique indices from an iota for overwrites and
 /// a quarter of the rest (most promised with unique_indices=true, which
-/// takes the path without atomics), every dtype, a prologue on the
-/// updates; whole rows of an even width take the vector path.
+/// takes the path without atomics), sorted indices with runs of equal
+/// ones for a third of the rest (indices_are_sorted=true: segments), every
+/// dtype, a prologue on the updates; whole rows of an even width take the
+/// vector path.
 std::string generateScatter(uint64_t Seed, int64_t MaxElements) {
   Rng R(Seed);
   static const std::vector<std::string> Types = {"f32", "bf16", "f16", "s32",
@@ -487,6 +489,9 @@ std::string generateScatter(uint64_t Seed, int64_t MaxElements) {
   // others, promised by unique_indices=true on those.
   const bool Unique = Comb == "overwrite" || R() % 4 == 0;
   const bool Promise = Comb != "overwrite" || R() % 2 == 0;
+  // Sorted indices with runs of equal ones for a third of the rest
+  // (indices_are_sorted=true: segments combined in registers).
+  const bool Sorted = !Unique && R() % 3 == 0;
   const size_t Rank = 1 + R() % 3;
   const int64_t K = Rank >= 2 && R() % 3 == 0 ? 2 : 1;
   std::vector<int64_t> Op, Win;
@@ -530,6 +535,17 @@ std::string generateScatter(uint64_t Seed, int64_t MaxElements) {
     // Unique rows: an iota (both components, if two, equal).
     B << "  io = " << IS << " iota(), iota_dimension=0\n";
     Idx = "io";
+  } else if (Sorted) {
+    // Sorted, each index repeated Rep times, shifted (the last ones may
+    // fall out of bounds).
+    const int64_t Rep = 1 + int64_t(R() % 4);
+    const int64_t Shift = int64_t(R() % 3) - 1;
+    B << "  io = " << IS << " iota(), iota_dimension=0\n  r = s32[] constant("
+      << Rep << ")\n  rb = " << IS << " broadcast(r), dimensions={}\n  q = "
+      << IS << " divide(io, rb)\n  c = s32[] constant(" << Shift
+      << ")\n  cb = " << IS << " broadcast(c), dimensions={}\n  i = " << IS
+      << " add(q, cb)\n";
+    Idx = "i";
   } else {
     int64_t Shift = int64_t(R() % uint64_t(Op[0] + 3)) - 2;
     B << "  c = s32[] constant(" << Shift << ")\n  cb = " << IS
@@ -553,6 +569,7 @@ std::string generateScatter(uint64_t Seed, int64_t MaxElements) {
     << Inserted << "}, scatter_dims_to_operand_dims={" << Map
     << "}, index_vector_dim=1, to_apply=combine"
     << (Unique && Promise ? ", unique_indices=true" : "")
+    << (Sorted ? ", indices_are_sorted=true" : "")
     << "\n}\n\nENTRY main {\n"
     << "  a0 = " << OpS << " parameter(0)\n  a1 = " << IS
     << " parameter(1)\n  a2 = " << UpdS << " parameter(2)\n"

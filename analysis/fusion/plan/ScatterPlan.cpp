@@ -93,6 +93,58 @@ int64_t scatterVector(const HloInstruction &S, std::string *Why) {
   return V;
 }
 
+/// The elements of one update's window.
+int64_t windowElements(const HloInstruction &S) {
+  int64_t N = 1;
+  for (int64_t D : S.scatterDimensions().UpdateWindowDims)
+    N *= S.operand(2)->shape().Dims[size_t(D)];
+  return N;
+}
+
+/// The updates a thread walks at one place of the window (ScatterPlan::
+/// Segment): with sorted indices, runs of equal ones are combined in
+/// registers first. The window dims must be the updates' minor dims (a
+/// thread's updates are then a window apart, and a warp's threads
+/// neighbours within it); the segment is the longest of 16, 8, 4, 2 that
+/// leaves a thread per SM thread slot of the device (2 for a scatter
+/// smaller than that).
+int64_t scatterSegment(const PlanInputs &In, const HloInstruction &S,
+                       const ScatterPlan &SP, std::string *Why) {
+  const ScatterDimensions &SD = S.scatterDimensions();
+  const Shape &Upd = S.operand(2)->shape();
+  *Why = "one update per thread: ";
+  if (S.attribute("indices_are_sorted") != "true") {
+    *Why += "the indices are not sorted";
+    return 1;
+  }
+  if (SP.Combine == ScatterCombine::Store ||
+      SP.Combine == ScatterCombine::ReadModifyWrite) {
+    *Why += "no atomics to save";
+    return 1;
+  }
+  const std::vector<int64_t> Layout = Upd.layoutOrDefault();
+  for (size_t I = 0; I < SD.UpdateWindowDims.size(); ++I)
+    if (!contains(SD.UpdateWindowDims, Layout[I])) {
+      *Why += "a scatter dim is more minor than a window dim";
+      return 1;
+    }
+  const int64_t Window = windowElements(S);
+  const int64_t Updates = Window ? Upd.numElements() / Window : 0;
+  const int64_t Runs = Updates * (Window / SP.Vector);
+  const int64_t Slots = std::min(
+      In.Device.SmCount * In.Device.MaxThreadsPerSm, Runs / 2);
+  for (int64_t K = 16; K >= 2; K /= 2)
+    if (Updates >= K && Runs / K >= Slots) {
+      *Why = "sorted indices: " + std::to_string(K) +
+             " updates per thread, equal neighbours combined in registers "
+             "(one atomic per segment); the longest of 16 that leaves a "
+             "thread per SM thread slot";
+      return K;
+    }
+  *Why += "too few updates to share out";
+  return 1;
+}
+
 } // namespace
 
 std::optional<std::string> planScatter(const PlanInputs &In, KernelPlan &P) {
@@ -145,13 +197,23 @@ std::optional<std::string> planScatter(const PlanInputs &In, KernelPlan &P) {
   P.Main = loopThreadMapping(In.Ctx, Updates->shape(), SP.Vector, 128);
   P.Main.Target = Updates;
   const ThreadMapping &TM = P.Main;
+  SP.Segment = scatterSegment(In, *S, SP, &Why);
+  P.choose("segment", SP.Segment, Why);
   P.choose("threads", TM.ThreadsPerBlock, "threads per block");
-  GridStride GS = gridStride(TM.Blocks, In.Device.MaxGrid[0]);
+  int64_t Threads = Updates->shape().numElements() / SP.Vector;
+  if (SP.Segment > 1) {
+    const int64_t Runs = windowElements(*S) / SP.Vector;
+    Threads = ceilDiv(Threads / Runs, SP.Segment) * Runs;
+  }
+  GridStride GS =
+      gridStride(ceilDiv(Threads, TM.ThreadsPerBlock), In.Device.MaxGrid[0]);
   P.choose("blocks", GS.Grid,
            GS.Iterations > 1
                ? "grid.x limit: " + std::to_string(GS.Iterations) +
                      " blocks of the mapping per block (grid stride)"
-               : "one block per " + std::to_string(TM.ThreadsPerBlock * TM.Vector) +
+               : "one block per " +
+                     std::to_string(TM.ThreadsPerBlock * TM.Vector *
+                                    SP.Segment) +
                      " update elements");
   int64_t MaxElements = std::max(Updates->shape().numElements(),
                                  S->shape().numElements());

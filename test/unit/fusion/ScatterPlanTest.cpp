@@ -69,7 +69,7 @@ ScatterPlan scatterPlan(const Case &C) {
     return {};
   // Every update element has a thread: runs of Vector along the rows.
   EXPECT_EQ(P->Main.Vector, P->Scatter->Vector);
-  EXPECT_GE(P->Grid[0] * P->Block[0] * P->Main.Vector,
+  EXPECT_GE(P->Grid[0] * P->Block[0] * P->Main.Vector * P->Scatter->Segment,
             M->entry()->root()->operand(2)->shape().numElements());
   return *P->Scatter;
 }
@@ -145,6 +145,43 @@ TEST(ScatterPlan, RunsOnlyWhereTheOperandsElementsAreContiguous) {
   C = Case{};
   C.Operand = "[4096,256]{0,1}";
   EXPECT_EQ(scatterPlan(C).Vector, 1);
+}
+
+TEST(ScatterPlan, SortedIndicesWalkSegments) {
+  // 1M sorted rows into 65536: 16 updates per thread still leave 2M
+  // threads (runs of 4 along a row of 128).
+  Case C;
+  C.Operand = "[65536,128]";
+  C.Indices = "[1048576,1]";
+  C.Updates = "[1048576,128]";
+  C.Extra = ", indices_are_sorted=true";
+  ScatterPlan SP = scatterPlan(C);
+  EXPECT_EQ(SP.Segment, 16);
+  EXPECT_EQ(SP.Vector, 4);
+  // Unsorted: one update per thread.
+  C.Extra = "";
+  EXPECT_EQ(scatterPlan(C).Segment, 1);
+  // An overwrite has no atomics to save.
+  C.Extra = ", indices_are_sorted=true";
+  C.Combiner = "ROOT";
+  EXPECT_EQ(scatterPlan(C).Segment, 1);
+  // Updates whose scatter dim is minor: a thread's updates would not be a
+  // window apart.
+  C = Case{};
+  C.Updates = "[1000,256]{0,1}";
+  C.Extra = ", indices_are_sorted=true";
+  EXPECT_EQ(scatterPlan(C).Segment, 1);
+  // Fewer updates: shorter segments, to keep a thread per SM thread slot
+  // (132 x 2048 on the H200): 20000 x 64 runs of 4 in segments of 4.
+  C = Case{};
+  C.Indices = "[20000,1]";
+  C.Updates = "[20000,256]";
+  C.Extra = ", indices_are_sorted=true";
+  EXPECT_EQ(scatterPlan(C).Segment, 4);
+  // Smaller than that: 2.
+  C.Indices = "[100,1]";
+  C.Updates = "[100,256]";
+  EXPECT_EQ(scatterPlan(C).Segment, 2);
 }
 
 } // namespace
