@@ -130,6 +130,60 @@ def check_indexing(args):
                   "%s: map %s" % (args, m["map"]))
 
 
+def validated(doc, what):
+    errors = sorted(VALIDATOR.iter_errors(doc), key=str)
+    check(not errors, "%s: %s" % (what, "; ".join(
+        "%s: %s" % ("/".join(map(str, e.absolute_path)), e.message)
+        for e in errors[:5])))
+    global CHECKED
+    CHECKED += 1
+    return doc
+
+
+def check_split(tmp, modules):
+    """--split-input-file with --format=json prints ONE document: the
+    chunks' documents under "chunks", each the same as the module's own
+    document; a rejected chunk has no entry and makes the exit code 1."""
+    bad = "HloModule bad\nENTRY e {\n  p = f32[4] parameter(0\n}\n"
+    texts = []
+    for m in modules:
+        with open(m) as f:
+            texts.append(f.read())
+    path = os.path.join(tmp, "split.hlo")
+    with open(path, "w") as f:
+        f.write("\n// -----\n".join([texts[0], bad, texts[1]]))
+    for cmd in ("analyze", "indexing", "partition"):
+        r = idxmap([cmd, "--split-input-file", path, "--format=json"], 1)
+        doc = validated(json.loads(r.stdout), "%s split" % cmd)
+        check(doc["command"] == cmd and doc["split"] is True,
+              "%s split: frame %s" % (cmd, list(doc)))
+        check([c["chunk"] for c in doc["chunks"]] == [0, 2],
+              "%s split: chunks %s" % (cmd, [c["chunk"] for c in doc["chunks"]]))
+        check(doc["chunks"][0]["first_line"] == 1, "%s split: line" % cmd)
+        check(doc["chunks"][1]["first_line"] ==
+              texts[0].count("\n") + bad.count("\n") + 5,
+              "%s split: first_line %d" % (cmd, doc["chunks"][1]["first_line"]))
+        # The unclosed parameter( is found at the bad chunk's fourth line
+        # ("}"), given at the file's own line number.
+        check("%s:%d:1: error: expected ')'" % (
+            path, texts[0].count("\n") + 6) in r.stderr,
+              "%s split: no located error for chunk 1: %s" % (cmd, r.stderr))
+        for c, m in zip(doc["chunks"], modules):
+            one = json.loads(idxmap([cmd, m, "--format=json"]).stdout)
+            check(c["document"] == one,
+                  "%s split: chunk %d differs from %s alone" % (
+                      cmd, c["chunk"], m))
+        # Every chunk good: exit 0, and -o writes the same one document.
+        good = os.path.join(tmp, "good.hlo")
+        with open(good, "w") as f:
+            f.write("\n// -----\n".join(texts))
+        out = os.path.join(tmp, "out.json")
+        idxmap([cmd, "--split-input-file", good, "--format=json", "-o", out])
+        with open(out) as f:
+            doc = validated(json.load(f), "%s split -o" % cmd)
+        check(len(doc["chunks"]) == 2, "%s split -o: chunks" % cmd)
+
+
 def check_errors(tmp):
     bad = os.path.join(tmp, "bad.map")
     with open(bad, "w") as f:
@@ -188,6 +242,8 @@ def main():
     check_per_map("is-empty", os.path.join(golden, "is-empty.txt"), [])
     with tempfile.TemporaryDirectory() as tmp:
         check_errors(tmp)
+        check_split(tmp, [os.path.join(examples, "gelu.hlo"),
+                          os.path.join(TESTDIR, "sidecar", "chain.hlo")])
     print("validated %d documents against %s" % (CHECKED, schema_path))
 
 

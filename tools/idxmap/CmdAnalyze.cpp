@@ -289,9 +289,10 @@ static int runAnalyze(int Argc, char **Argv) {
   OutputFile O;
   if (!O.open(Out))
     return ExitRejected;
+  JsonDocuments Docs("analyze", In.Split);
   int Code = forEachHloModule(
       In,
-      [&](HloModule &ChunkModule, const Chunk &) -> int {
+      [&](HloModule &ChunkModule, const Chunk &C) -> int {
         HloModule *M = &ChunkModule;
         std::vector<const HloInstruction *> Fusions = kernelFusions(*M);
         bool Found = false;
@@ -372,10 +373,11 @@ static int runAnalyze(int Argc, char **Argv) {
         if (Format.json()) {
           Doc["fusions"] = std::move(Reports);
           Doc["skipped"] = std::move(SkippedJson);
-          printJson(O, Doc);
+          Docs.add(C, std::move(Doc));
         }
         return ExitOk;
       },
-      &O);
+      Format.json() ? nullptr : &O);
+  Docs.print(O);
   return closeHloOutput(In, O, Code);
 }

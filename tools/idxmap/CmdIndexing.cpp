@@ -112,9 +112,10 @@ static int runIndexing(int Argc, char **Argv) {
   OutputFile O;
   if (!O.open(Out))
     return ExitRejected;
+  JsonDocuments Docs("indexing", In.Split);
   int Code = forEachHloModule(
       In,
-      [&](HloModule &ChunkModule, const Chunk &) -> int {
+      [&](HloModule &ChunkModule, const Chunk &C) -> int {
         HloModule *M = &ChunkModule;
         const HloModule &Mod = *M;
         const HloInstruction *I = nullptr;
@@ -172,12 +173,13 @@ static int runIndexing(int Argc, char **Argv) {
           Doc["direction"] = Direction;
           Doc["fusion_root"] = FusionRoot;
           Doc["operands"] = jsonIndexing(Idx, Only);
-          printJson(O, Doc);
+          Docs.add(C, std::move(Doc));
         } else {
           O << Idx.str(Only);
         }
         return ExitOk;
       },
-      &O);
+      Format.json() ? nullptr : &O);
+  Docs.print(O);
   return closeHloOutput(In, O, Code);
 }

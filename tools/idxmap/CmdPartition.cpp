@@ -171,9 +171,10 @@ static int runPartition(int Argc, char **Argv) {
   if (!O.open(Out))
     return ExitRejected;
   bool Usage = false;
+  JsonDocuments Docs("partition", In.Split);
   int Code = forEachHloModule(
       In,
-      [&](HloModule &ChunkModule, const Chunk &) -> int {
+      [&](HloModule &ChunkModule, const Chunk &C) -> int {
         const HloModule &Mod = ChunkModule;
 
         std::vector<const HloComputation *> Comps;
@@ -249,11 +250,12 @@ static int runPartition(int Argc, char **Argv) {
         if (Format.json()) {
           Json Doc = jsonDocument("partition");
           Doc["computations"] = std::move(Partitions);
-          printJson(O, Doc);
+          Docs.add(C, std::move(Doc));
         }
         return ExitOk;
       },
-      &O);
+      Format.json() ? nullptr : &O);
+  Docs.print(O);
   if (Usage)
     return ExitUsage;
   return closeHloOutput(In, O, Code);

@@ -401,6 +401,9 @@ struct Chunk {
   std::string_view Text;
   /// Line number (from 1) of the chunk's first line in the file.
   unsigned FirstLine = 1;
+  /// Index of the chunk among the non-blank chunks (0 without splitting);
+  /// set by forEachChunk.
+  unsigned Index = 0;
 };
 
 /// Splits \p Buffer at lines that consist of `// -----` (surrounding

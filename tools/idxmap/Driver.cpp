@@ -267,6 +267,7 @@ int forEachChunk(const std::string &Path, bool Split, const ChunkAction &Action,
     if (I > 0 && O)
       *O << "// -----\n";
     auto Start = std::chrono::steady_clock::now();
+    Chunks[I].Index = unsigned(I);
     int Code = Action(Chunks[I], FileName, unsigned(I));
     Worst = std::max(Worst, Code);
     if (verbosity() == Verbosity::Verbose) {

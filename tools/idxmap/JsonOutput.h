@@ -38,6 +38,50 @@ inline void printJson(OutputFile &O, const Json &J) {
   O << J.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
 }
 
+/// The output of an HLO command with `--format=json` (analyze, indexing,
+/// partition), which is always one JSON document: without
+/// `--split-input-file` the module's document; with it, a document that
+/// holds each answered module's document under "chunks", in input order:
+/// \code
+///   {"version": 1, "command": "analyze", "split": true,
+///    "chunks": [{"chunk": 0, "first_line": 1, "document": {...}},
+///               {"chunk": 2, "first_line": 40, "document": {...}}]}
+/// \endcode
+/// A rejected chunk (here chunk 1) has no entry: its diagnostic went to
+/// stderr and the exit code says so. Nothing is printed when no module was
+/// answered, as the text output prints nothing then.
+class JsonDocuments {
+public:
+  JsonDocuments(const char *Command, bool Split)
+      : Command(Command), Split(Split) {}
+
+  /// Records \p Doc, the document of chunk \p C.
+  void add(const Chunk &C, Json Doc) {
+    Chunks.push_back(Json{{"chunk", C.Index},
+                          {"first_line", C.FirstLine},
+                          {"document", std::move(Doc)}});
+  }
+
+  /// Prints the one document (see the class comment).
+  void print(OutputFile &O) const {
+    if (Chunks.empty())
+      return;
+    if (!Split) {
+      printJson(O, Chunks.front()["document"]);
+      return;
+    }
+    Json Doc = jsonDocument(Command);
+    Doc["split"] = true;
+    Doc["chunks"] = Chunks;
+    printJson(O, Doc);
+  }
+
+private:
+  const char *Command;
+  bool Split;
+  Json Chunks = Json::array();
+};
+
 /// An interval bound as JSON: the integer, or null for an unbounded side
 /// (Interval::Min and Interval::Max).
 inline Json jsonBound(int64_t V) {
