@@ -13,6 +13,7 @@
 #include "idxmap/HloInterpreter.h"
 #include "idxmap/KernelInfo.h"
 #include "idxmap/Runtime.h"
+#include "idxmap/Sidecar.h"
 
 #include <functional>
 #include <optional>
@@ -83,6 +84,47 @@ runtime::DriverResult<std::vector<KernelRunResult>>
 runKernels(runtime::CudaDriver &Driver, const HloModule &Module,
            std::string_view Ptx, const std::vector<KernelInfo> &Kernels,
            const RunOptions &Options, std::ostream &Log);
+
+/// Inputs of runBufferPlan.
+struct PlanRunOptions {
+  /// Random inputs (as RunOptions's): the I-th input filled gets seed
+  /// `Seed * 1000003 + I`, uniform in [Lo, Hi).
+  uint64_t Seed = 1;
+  double Lo = -2.0, Hi = 2.0;
+  /// Inputs read from files instead: name (PlanBufferBytes::Name) -> raw
+  /// little-endian row-major bytes of its shape.
+  std::vector<std::pair<std::string, std::string>> InputFiles;
+};
+
+/// One buffer of a run of a module's buffer plan.
+struct PlanBufferBytes {
+  /// The sidecar buffer's name (`p`, `fusion`, `r.0`), or `KERNEL.PARAM`
+  /// for a kernel parameter outside the plan.
+  std::string Name;
+  Shape Type;
+  /// Written by a kernel (its bytes are the kernels' output); else an
+  /// input the run filled.
+  bool Written = false;
+  /// The buffer's elements in row-major order (converted from the
+  /// buffer's layout), little-endian, as `--input` files hold them.
+  std::vector<uint8_t> RowMajor;
+};
+
+/// Runs the kernels of \p S (from \p Ptx) once over the sidecar's buffer
+/// plan, as a runtime does (and as examples/loader does): one device buffer
+/// per SidecarBuffer; every buffer no kernel writes (ENTRY parameters, an
+/// intermediate an op outside the kernels computes) and every kernel
+/// parameter outside the plan is filled from its file or randomly (the
+/// inputs in Buffers order, then the outside parameters in launch order,
+/// numbered for the seeds), the written buffers are poisoned with 0xff; the
+/// kernels are launched in launch order, each aliased output first given
+/// its input's bytes, with a zeroed workspace. Returns every buffer's bytes
+/// after the last launch: the plan's buffers in order, then the outside
+/// parameters. No comparison with the interpreter (runKernels does that
+/// per kernel).
+runtime::DriverResult<std::vector<PlanBufferBytes>>
+runBufferPlan(runtime::CudaDriver &Driver, std::string_view Ptx,
+              const Sidecar &S, const PlanRunOptions &Options);
 
 /// The physical (layout-ordered) bytes of \p L for \p S's layout, and back.
 std::vector<uint8_t> toPhysical(const Literal &L, const Shape &S);

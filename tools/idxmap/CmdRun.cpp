@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 
 using namespace idxmap;
@@ -37,21 +38,42 @@ static const Command RunCommand = {
     "and event overhead to small kernels), `auto` (the default) is cupti\n"
     "when it loads and works, else events, with a note. The output says\n"
     "which (`timer: ...`); with --timer=cupti a CUPTI failure is an error\n"
-    "that lists where libcupti was looked for. Exit codes: 0 all outputs\n"
+    "that lists where libcupti was looked for.\n\n"
+    "--output-dir DIR also runs the module's kernels once over the\n"
+    "sidecar's buffer plan, in launch order, as a runtime (and\n"
+    "examples/loader) does: each buffer no kernel writes (ENTRY\n"
+    "parameters, results of ops outside the kernels) filled from --input\n"
+    "NAME=FILE or randomly (--seed), intermediates passed from kernel to\n"
+    "kernel, and writes every buffer to DIR/NAME.bin as raw little-endian\n"
+    "row-major bytes: the inputs it used and what the kernels wrote (ENTRY\n"
+    "results and intermediates). NAME is the sidecar buffer's name\n"
+    "(KERNEL.PARAM for a kernel parameter outside the plan); DIR is\n"
+    "created. Written buffers are not checked there (the per-kernel runs\n"
+    "check). With --split-input-file, each `// -----` chunk of FILE is its\n"
+    "own module: emitted and run on its own, its report after a `// -----`\n"
+    "line, its files in DIR/chunkN/ (N from 0). Exit codes: 0 all outputs\n"
     "match, 1 a mismatch, a rejected input or (--timer=cupti) no CUPTI,\n"
-    "2 usage, 3 no CUDA driver or GPU.",
+    "2 usage, 3 no CUDA driver or GPU; with --split-input-file the worst\n"
+    "(highest) code of the modules.",
     runRun};
 static CommandRegistration RegisterRun(RunCommand);
 
 static int runRun(int Argc, char **Argv) {
   std::string File, Gpu = "sm_90", HloFile, SeedText = "1", RepsText = "50",
                     Inputs, Fusion, TolText, Timer = "auto", Tune, SidecarFile;
+  std::string OutputDir;
   bool Bench = false, Precise = false, NoCheck = false, NoRotate = false,
-       Strict = false;
+       Strict = false, Split = false;
   TuneCacheOption TuneCacheFile;
   ArgParser P(RunCommand);
   P.positional("FILE", &File, "an HLO module or a .ptx file");
+  P.flag("--split-input-file", &Split,
+         "treat '// -----' lines as separators between HLO modules");
   addVerifyFlag(P);
+  P.option("--output-dir", "DIR", &OutputDir,
+           "also run the module's buffer plan once and write every buffer "
+           "(inputs used, outputs written) to DIR/NAME.bin, raw row-major "
+           "bytes");
   P.option("--hlo", "FILE", &HloFile,
            "the HLO module of a .ptx file (default: the sidecar's \"hlo\", "
            "relative to the sidecar's directory)");
@@ -59,7 +81,8 @@ static int runRun(int Argc, char **Argv) {
            "the sidecar of a .ptx file (default: out.json for out.ptx)");
   P.option("--seed", "N", &SeedText, "seed of the random inputs");
   P.option("--input", "NAME=FILE[,NAME=FILE]", &Inputs,
-           "read inputs from raw files");
+           "read inputs from raw row-major files: NAME a fusion parameter "
+           "(the per-kernel runs) or a sidecar buffer (--output-dir's run)");
   P.option("--fusion", "NAME", &Fusion, "only this fusion (HLO input)");
   P.option("--tune", "NAME=VALUE[,...]", &Tune,
            "emitter tuning knobs, as `idxmap emit --tune` (HLO input)");
@@ -127,8 +150,17 @@ static int runRun(int Argc, char **Argv) {
   RO.RoundingSlack = !Strict;
 
   bool IsPtx = File.size() > 4 && File.compare(File.size() - 4, 4, ".ptx") == 0;
-  std::string Ptx, HloText;
-  std::vector<KernelInfo> Kernels;
+  if (Split && IsPtx)
+    return P.usageError("--split-input-file splits HLO modules; a .ptx file "
+                        "is one module");
+  PlanRunOptions PlanOpts;
+  PlanOpts.Seed = RO.Seed;
+  PlanOpts.Lo = RO.Lo;
+  PlanOpts.Hi = RO.Hi;
+  PlanOpts.InputFiles = RO.InputFiles;
+
+  std::string Ptx;
+  Sidecar S;
   if (IsPtx) {
     if (auto Err = readInput(File, Ptx)) {
       printError(File, *Err);
@@ -141,27 +173,16 @@ static int runRun(int Argc, char **Argv) {
       printError(JsonPath, *Err);
       return ExitRejected;
     }
-    auto S = sidecarFromJson(Json, JsonPath);
-    if (!S) {
-      printDiagnostic(S.error());
+    auto Read = sidecarFromJson(Json, JsonPath);
+    if (!Read) {
+      printDiagnostic(Read.error());
       return ExitRejected;
     }
-    Kernels = std::move(S->Kernels);
-    // In the sidecar's launch order (producers first); kernels it does not
-    // list (called from a loop body) after those, in the file's order.
-    auto Rank = [&](const KernelInfo &K) {
-      return size_t(std::find(S->LaunchOrder.begin(), S->LaunchOrder.end(),
-                              K.Name) -
-                    S->LaunchOrder.begin());
-    };
-    std::stable_sort(Kernels.begin(), Kernels.end(),
-                     [&](const KernelInfo &A, const KernelInfo &B) {
-                       return Rank(A) < Rank(B);
-                     });
+    S = std::move(*Read);
     // A sidecar written by hand or by another tool: launches the device
     // model of --gpu cannot take are refused before the driver sees them.
     DeviceModel D = defaultDeviceModel(Gpu);
-    for (const KernelInfo &KI : Kernels)
+    for (const KernelInfo &KI : S.Kernels)
       if (auto Why = checkLaunch(D, {KI.Grid[0], KI.Grid[1], KI.Grid[2]},
                                  {KI.Block[0], KI.Block[1], KI.Block[2]},
                                  KI.SharedBytes + KI.DynamicSharedBytes)) {
@@ -169,7 +190,7 @@ static int runRun(int Argc, char **Argv) {
         return ExitRejected;
       }
     if (HloFile.empty())
-      HloFile = resolveSidecarHlo(S->Hlo, JsonPath);
+      HloFile = resolveSidecarHlo(S.Hlo, JsonPath);
     if (HloFile.empty()) {
       printError(JsonPath, "no HLO module recorded: pass --hlo FILE");
       return ExitRejected;
@@ -177,94 +198,180 @@ static int runRun(int Argc, char **Argv) {
   } else {
     HloFile = File;
   }
-  if (auto Err = readInput(HloFile, HloText)) {
-    printError(HloFile, *Err);
-    return ExitRejected;
-  }
-  auto M = parseHloModule(HloText, displayName(HloFile));
-  if (!M) {
-    printDiagnostic(M.error());
-    return ExitRejected;
-  }
-  // CUPTI is attached before the driver creates the context; its failure is
-  // reported once the driver is known to work (no driver: exit 3 first).
+
+  // The driver (and CUPTI, attached before the driver creates the context)
+  // are opened for the first module that parses: a module that does not
+  // parse is reported first, and without a driver exit 3 follows.
   std::optional<runtime::DriverResult<runtime::CuptiTimer *>> Cupti;
-  if (Bench && Timer != "events")
-    Cupti.emplace(runtime::CuptiTimer::load(cuptiOptionsFromEnvironment()));
-  auto Drv = runtime::CudaDriver::open(driverOptionsFromEnvironment());
-  if (!Drv) {
-    std::fprintf(stderr, "idxmap run: %s\n", Drv.error().Message.c_str());
-    return Drv.error().isUnavailable() ? ExitNoDevice : ExitRejected;
-  }
-  const runtime::DeviceInfo &D = (*Drv)->device();
-  std::printf("device: %s (%s), %d SMs, driver CUDA %s\n", D.Name.c_str(),
-              D.smName().c_str(), D.SmCount,
-              runtime::formatDriverVersion(D.DriverVersion).c_str());
-  // HLO input is emitted for the GPU the driver opened: its model (SMs,
-  // limits, L2, bandwidth) from the driver's attributes.
-  if (!IsPtx) {
-    EmitOptions O;
-    O.Device = runtime::deviceModelFromDriver(D);
-    O.Target.Gpu = Gpu;
-    O.Target.PreciseMath = Precise;
-    if (auto Err = targetOptionsFromEnvironment(O.Target)) {
-      printError(displayName(HloFile), *Err);
+  std::unique_ptr<runtime::CudaDriver> Drv;
+  std::optional<int> DriverCode;
+  auto OpenDriver = [&]() -> int {
+    if (DriverCode)
+      return *DriverCode;
+    DriverCode = ExitOk;
+    if (Bench && Timer != "events")
+      Cupti.emplace(runtime::CuptiTimer::load(cuptiOptionsFromEnvironment()));
+    auto Opened = runtime::CudaDriver::open(driverOptionsFromEnvironment());
+    if (!Opened) {
+      std::fprintf(stderr, "idxmap run: %s\n", Opened.error().Message.c_str());
+      DriverCode = Opened.error().isUnavailable() ? int(ExitNoDevice)
+                                                  : int(ExitRejected);
+      return *DriverCode;
+    }
+    Drv = std::move(*Opened);
+    const runtime::DeviceInfo &D = Drv->device();
+    std::printf("device: %s (%s), %d SMs, driver CUDA %s\n", D.Name.c_str(),
+                D.smName().c_str(), D.SmCount,
+                runtime::formatDriverVersion(D.DriverVersion).c_str());
+    if (Cupti && *Cupti) {
+      RO.Cupti = **Cupti;
+      RO.RequireCupti = Timer == "cupti";
+      std::printf("timer: cupti (%s, CUPTI API version %u)\n",
+                  RO.Cupti->libraryPath().c_str(), RO.Cupti->apiVersion());
+    } else if (Cupti) {
+      const std::string &Why = Cupti->error().Message;
+      if (Timer == "cupti") {
+        std::fprintf(stderr, "idxmap run: --timer=cupti: %s\n", Why.c_str());
+        DriverCode = ExitRejected;
+        return *DriverCode;
+      }
+      size_t Eol = Why.find('\n');
+      std::printf("timer: events (%s%s)\n", Why.substr(0, Eol).c_str(),
+                  Eol == std::string::npos
+                      ? ""
+                      : "; --timer=cupti lists the places tried");
+    } else if (Bench) {
+      std::printf("timer: events\n");
+    }
+    return ExitOk;
+  };
+
+  // Emits (HLO input), runs and checks one module; with --output-dir runs
+  // its buffer plan into \p Dir.
+  auto RunModule = [&](const HloModule &M, const std::string &Dir) -> int {
+    if (int Code = OpenDriver())
+      return Code;
+    // HLO input is emitted for the GPU the driver opened: its model (SMs,
+    // limits, L2, bandwidth) from the driver's attributes.
+    if (!IsPtx) {
+      EmitOptions O;
+      O.Device = runtime::deviceModelFromDriver(Drv->device());
+      O.Target.Gpu = Gpu;
+      O.Target.PreciseMath = Precise;
+      if (auto Err = targetOptionsFromEnvironment(O.Target)) {
+        printError(displayName(HloFile), *Err);
+        return ExitRejected;
+      }
+      O.OnlyFusion = Fusion;
+      O.Tuning = Tuning;
+      TuneCache Cache;
+      if (!TuneCacheFile.load(Cache))
+        return ExitRejected;
+      O.FusionTuning = cachedFusionTunings(Cache, M, O.Device->Name);
+      // A whole module: run the fusions that can be emitted, name the
+      // others (as `emit` does).
+      O.SkipUnsupported = true;
+      std::optional<EmitResult> R = emitWholeModule(M, O, displayName(HloFile));
+      if (!R)
+        return ExitRejected;
+      S = sidecarOf(M, *R, O);
+      Ptx = std::move(R->Ptx);
+    }
+    // In the sidecar's launch order (producers first); kernels it does not
+    // list (called from a loop body) after those, in the file's order.
+    std::vector<KernelInfo> Kernels = S.Kernels;
+    auto Rank = [&](const KernelInfo &K) {
+      return size_t(
+          std::find(S.LaunchOrder.begin(), S.LaunchOrder.end(), K.Name) -
+          S.LaunchOrder.begin());
+    };
+    std::stable_sort(Kernels.begin(), Kernels.end(),
+                     [&](const KernelInfo &A, const KernelInfo &B) {
+                       return Rank(A) < Rank(B);
+                     });
+    auto Results = runKernels(*Drv, M, Ptx, Kernels, RO, std::cout);
+    if (RO.Cupti)
+      RO.Cupti->stop();
+    if (!Results) {
+      std::fprintf(stderr, "idxmap run: %s\n", Results.error().Message.c_str());
+      return Results.error().isUnavailable() ? ExitNoDevice : ExitRejected;
+    }
+    bool AllOk = true;
+    for (const KernelRunResult &R : *Results) {
+      std::printf("kernel %s:\n", R.Name.c_str());
+      for (const std::string &L : R.OutputReports)
+        std::printf("  %s\n", L.c_str());
+      if (Bench)
+        std::printf("  time: median %.2f us (mean %.2f, min %.2f, max %.2f, %u "
+                    "reps, %u input copies), %.1f MB moved, %.1f GB/s\n",
+                    R.MedianUs, R.MeanUs, R.MinUs, R.MaxUs, RO.Reps, R.Copies,
+                    R.Bytes / 1e6, R.GBps);
+      if (Bench)
+        std::printf("  timer: %s\n", R.Timer.c_str());
+      AllOk &= R.Ok;
+    }
+    if (!Dir.empty()) {
+      auto Buffers = runBufferPlan(*Drv, Ptx, S, PlanOpts);
+      if (!Buffers) {
+        std::fprintf(stderr, "idxmap run: buffer plan: %s\n",
+                     Buffers.error().Message.c_str());
+        return Buffers.error().isUnavailable() ? ExitNoDevice : ExitRejected;
+      }
+      std::error_code EC;
+      std::filesystem::create_directories(Dir, EC);
+      if (EC) {
+        printError("idxmap", "cannot create '" + Dir + "': " + EC.message());
+        return ExitRejected;
+      }
+      unsigned Written = 0;
+      for (const PlanBufferBytes &B : *Buffers) {
+        OutputFile F;
+        if (!F.open(Dir + "/" + B.Name + ".bin"))
+          return ExitRejected;
+        F.os().write(reinterpret_cast<const char *>(B.RowMajor.data()),
+                     std::streamsize(B.RowMajor.size()));
+        if (!F.close())
+          return ExitRejected;
+        Written += B.Written;
+      }
+      std::printf("buffer plan: %zu buffers in %s (%u written by the "
+                  "kernels)\n",
+                  Buffers->size(), Dir.c_str(), Written);
+    }
+    return AllOk ? ExitOk : ExitRejected;
+  };
+
+  if (!Split) {
+    std::string HloText;
+    if (auto Err = readInput(HloFile, HloText)) {
+      printError(HloFile, *Err);
       return ExitRejected;
     }
-    O.OnlyFusion = Fusion;
-    O.Tuning = Tuning;
-    TuneCache Cache;
-    if (!TuneCacheFile.load(Cache))
-      return ExitRejected;
-    O.FusionTuning = cachedFusionTunings(Cache, **M, O.Device->Name);
-    // A whole module: run the fusions that can be emitted, name the others
-    // (as `emit` does).
-    O.SkipUnsupported = true;
-    std::optional<EmitResult> R = emitWholeModule(**M, O, displayName(HloFile));
-    if (!R)
-      return ExitRejected;
-    Ptx = std::move(R->Ptx);
-    Kernels = std::move(R->Kernels);
-  }
-  if (Cupti && *Cupti) {
-    RO.Cupti = **Cupti;
-    RO.RequireCupti = Timer == "cupti";
-    std::printf("timer: cupti (%s, CUPTI API version %u)\n",
-                RO.Cupti->libraryPath().c_str(), RO.Cupti->apiVersion());
-  } else if (Cupti) {
-    const std::string &Why = Cupti->error().Message;
-    if (Timer == "cupti") {
-      std::fprintf(stderr, "idxmap run: --timer=cupti: %s\n", Why.c_str());
+    auto M = parseHloModule(HloText, displayName(HloFile));
+    if (!M) {
+      printDiagnostic(M.error());
       return ExitRejected;
     }
-    size_t Eol = Why.find('\n');
-    std::printf("timer: events (%s%s)\n", Why.substr(0, Eol).c_str(),
-                Eol == std::string::npos
-                    ? ""
-                    : "; --timer=cupti lists the places tried");
-  } else if (Bench) {
-    std::printf("timer: events\n");
+    return RunModule(**M, OutputDir);
   }
-  auto Results = runKernels(**Drv, **M, Ptx, Kernels, RO, std::cout);
-  if (RO.Cupti)
-    RO.Cupti->stop();
-  if (!Results) {
-    std::fprintf(stderr, "idxmap run: %s\n", Results.error().Message.c_str());
-    return Results.error().isUnavailable() ? ExitNoDevice : ExitRejected;
-  }
-  bool AllOk = true;
-  for (const KernelRunResult &R : *Results) {
-    std::printf("kernel %s:\n", R.Name.c_str());
-    for (const std::string &L : R.OutputReports)
-      std::printf("  %s\n", L.c_str());
-    if (Bench)
-      std::printf("  time: median %.2f us (mean %.2f, min %.2f, max %.2f, %u "
-                  "reps, %u input copies), %.1f MB moved, %.1f GB/s\n",
-                  R.MedianUs, R.MeanUs, R.MinUs, R.MaxUs, RO.Reps, R.Copies,
-                  R.Bytes / 1e6, R.GBps);
-    if (Bench)
-      std::printf("  timer: %s\n", R.Timer.c_str());
-    AllOk &= R.Ok;
-  }
-  return AllOk ? ExitOk : ExitRejected;
+  HloInputOptions In;
+  In.File = File;
+  In.Split = true;
+  // The reports go to stdout (printf and std::cout share it); a `// -----`
+  // line before each module's but the first, also after one that failed.
+  OutputFile StdOut;
+  StdOut.open("-");
+  int Code = forEachHloModule(
+      In,
+      [&](HloModule &M, const Chunk &C) -> int {
+        // Without a driver the other modules are still parsed (their
+        // errors reported), not run.
+        if (DriverCode && *DriverCode != ExitOk)
+          return *DriverCode;
+        return RunModule(M, OutputDir.empty() ? ""
+                                              : OutputDir + "/chunk" +
+                                                    std::to_string(C.Index));
+      },
+      &StdOut);
+  return StdOut.close() ? Code : int(ExitRejected);
 }
