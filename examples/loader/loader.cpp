@@ -4,12 +4,21 @@
 // reads `out.ptx` and its sidecar `out.json`, allocates every buffer of the
 // sidecar's plan, fills the ENTRY parameters (and intermediates no kernel
 // writes: a custom call's result, which a real runtime computes between
-// launches) with a fixed pattern, poisons the rest, launches the kernels in
-// launch order with cuModuleLoadData and cuLaunchKernel, and prints the
-// byte sum of each buffer the kernels wrote (as loader.py does). It checks that
-// every byte of every kernel output was written (none of the poison is left).
+// launches) with a fixed pattern or with the files of --inputs, poisons the
+// rest, launches the kernels in launch order with cuModuleLoadData and
+// cuLaunchKernel, and prints the byte sum of each buffer the kernels wrote
+// (as loader.py does). It checks that every byte of every kernel output was
+// written (none of the poison is left).
 //
-//   loader out.ptx [out.json]
+//   loader out.ptx [out.json] [--inputs DIR] [--output-dir DIR]
+//
+// --inputs DIR reads each input buffer from DIR/NAME.bin (NAME: the sidecar
+// buffer's name, KERNEL.PARAM for a kernel parameter outside the plan), raw
+// little-endian row-major bytes, as `idxmap run --output-dir DIR` writes
+// them; --output-dir DIR writes each buffer the kernels wrote to
+// DIR/NAME.bin the same way (DIR must exist). Buffers with a layout other
+// than row-major are converted between the files' row-major order and the
+// device's layout order (the sidecar's "layout", minor-to-major).
 //
 // The driver is loaded at run time (no CUDA SDK needed to build): libcuda.so.1,
 // or $IDXMAP_LIBCUDA. Exit codes: 0 ok, 1 failure, 2 usage, 77 no driver or
@@ -147,15 +156,95 @@ std::vector<uint8_t> pattern(const idxmap::Shape &S) {
   return B;
 }
 
+/// For each element in device order (the layout's minor-most dim fastest),
+/// its row-major index: device byte offset P * W holds row-major element
+/// Order[P].
+std::vector<int64_t> deviceOrder(const idxmap::Shape &S) {
+  std::vector<int64_t> MinorToMajor = S.layoutOrDefault();
+  int64_t R = S.rank(), N = S.numElements();
+  std::vector<int64_t> Idx(size_t(R), 0), Strides(size_t(R), 1);
+  for (int64_t D = R - 2; D >= 0; --D)
+    Strides[size_t(D)] = Strides[size_t(D + 1)] * S.Dims[size_t(D + 1)];
+  std::vector<int64_t> Order(static_cast<size_t>(N));
+  int64_t Logical = 0;
+  for (int64_t P = 0; P < N; ++P) {
+    Order[size_t(P)] = Logical;
+    for (int64_t K = 0; K < R; ++K) {
+      size_t D = size_t(MinorToMajor[size_t(K)]);
+      Logical += Strides[D];
+      if (++Idx[D] < S.Dims[D])
+        break;
+      Logical -= Strides[D] * Idx[D];
+      Idx[D] = 0;
+    }
+  }
+  return Order;
+}
+
+/// Row-major bytes to device order (\p ToDevice) or back.
+std::vector<uint8_t> reorder(const std::vector<uint8_t> &In,
+                             const idxmap::Shape &S, bool ToDevice) {
+  if (S.hasDefaultLayout())
+    return In;
+  size_t W = size_t(idxmap::byteWidth(S.Type));
+  std::vector<int64_t> Order = deviceOrder(S);
+  std::vector<uint8_t> Out(In.size());
+  for (size_t P = 0; P < Order.size(); ++P) {
+    size_t L = size_t(Order[P]);
+    if (ToDevice)
+      std::memcpy(&Out[P * W], &In[L * W], W);
+    else
+      std::memcpy(&Out[L * W], &In[P * W], W);
+  }
+  return Out;
+}
+
+/// Where inputs come from: the pattern, or DIR/NAME.bin with --inputs.
+std::string InputDir;
+
+/// The device bytes of input \p Name of shape \p S. Exits 1 when its file
+/// is missing or has the wrong size.
+std::vector<uint8_t> inputBytes(const std::string &Name,
+                                const idxmap::Shape &S) {
+  if (InputDir.empty())
+    return pattern(S);
+  std::string Path = InputDir + "/" + Name + ".bin", Bytes;
+  if (!readFile(Path, Bytes)) {
+    std::fprintf(stderr, "loader: cannot read %s\n", Path.c_str());
+    std::exit(1);
+  }
+  if (Bytes.size() != bytesOf(S)) {
+    std::fprintf(stderr, "loader: %s has %zu bytes, %s needs %llu\n",
+                 Path.c_str(), Bytes.size(), Name.c_str(),
+                 (unsigned long long)bytesOf(S));
+    std::exit(1);
+  }
+  return reorder(std::vector<uint8_t>(Bytes.begin(), Bytes.end()), S,
+                 /*ToDevice=*/true);
+}
+
 } // namespace
 
 int main(int Argc, char **Argv) {
-  if (Argc < 2 || Argc > 3) {
-    std::fprintf(stderr, "usage: loader out.ptx [out.json]\n");
+  std::vector<std::string> Positional;
+  std::string OutputDir;
+  for (int I = 1; I < Argc; ++I) {
+    std::string A = Argv[I];
+    if ((A == "--inputs" || A == "--output-dir") && I + 1 < Argc)
+      (A == "--inputs" ? InputDir : OutputDir) = Argv[++I];
+    else if (!A.empty() && A[0] == '-')
+      Positional.assign(3, ""); // an unknown option: usage
+    else
+      Positional.push_back(A);
+  }
+  if (Positional.empty() || Positional.size() > 2) {
+    std::fprintf(stderr, "usage: loader out.ptx [out.json] [--inputs DIR] "
+                         "[--output-dir DIR]\n");
     return 2;
   }
-  std::string PtxPath = Argv[1];
-  std::string JsonPath = Argc > 2 ? Argv[2] : idxmap::sidecarPathFor(PtxPath);
+  std::string PtxPath = Positional[0];
+  std::string JsonPath =
+      Positional.size() > 1 ? Positional[1] : idxmap::sidecarPathFor(PtxPath);
   std::string Ptx, Json;
   if (!readFile(PtxPath, Ptx) || !readFile(JsonPath, Json)) {
     std::fprintf(stderr, "loader: cannot read %s or %s\n", PtxPath.c_str(),
@@ -199,7 +288,7 @@ int main(int Argc, char **Argv) {
     if (Written[I]) {
       check(Cu.MemsetD8(Ptr, 0xff, B.Bytes), "cuMemsetD8");
     } else {
-      std::vector<uint8_t> Host = pattern(B.Type);
+      std::vector<uint8_t> Host = inputBytes(B.Name, B.Type);
       check(Cu.MemcpyHtoD(Ptr, Host.data(), Host.size()), "cuMemcpyHtoD");
     }
     Buffers.push_back(Ptr);
@@ -229,7 +318,7 @@ int main(int Argc, char **Argv) {
       CUdeviceptr Ptr;
       check(Cu.MemAlloc(&Ptr, std::max<uint64_t>(bytesOf(P.Type), 1)),
             "cuMemAlloc");
-      std::vector<uint8_t> Host = pattern(P.Type);
+      std::vector<uint8_t> Host = inputBytes(K->Name + "." + P.Name, P.Type);
       check(Cu.MemcpyHtoD(Ptr, Host.data(), Host.size()), "cuMemcpyHtoD");
       Args.push_back(Ptr);
       Own.push_back(Ptr);
@@ -296,6 +385,17 @@ int main(int Argc, char **Argv) {
         Float && Poisoned ? ", NOT WRITTEN" : "");
     if (Float && Poisoned)
       Status = 1;
+    if (!OutputDir.empty()) {
+      std::string Path = OutputDir + "/" + B.Name + ".bin";
+      std::vector<uint8_t> RowMajor = reorder(Host, B.Type, /*ToDevice=*/false);
+      std::ofstream F(Path, std::ios::binary);
+      F.write(reinterpret_cast<const char *>(RowMajor.data()),
+              std::streamsize(RowMajor.size()));
+      if (!F.flush()) {
+        std::fprintf(stderr, "loader: cannot write %s\n", Path.c_str());
+        Status = 1;
+      }
+    }
   }
   for (CUdeviceptr P : Buffers)
     Cu.MemFree(P);

@@ -10,7 +10,14 @@ launches the kernels in launch order (cuModuleLoadData, cuLaunchKernel), and
 prints the byte sum of each written buffer: the same lines as examples/loader
 (loader.cpp), so the two can be compared.
 
-    loader.py out.ptx [out.json]
+    loader.py out.ptx [out.json] [--inputs DIR] [--output-dir DIR]
+
+--inputs DIR reads each input buffer from DIR/NAME.bin (NAME: the sidecar
+buffer's name, KERNEL.PARAM for a kernel parameter outside the plan), raw
+little-endian row-major bytes, as `idxmap run --output-dir DIR` writes them;
+--output-dir DIR writes each buffer the kernels wrote to DIR/NAME.bin the same
+way (DIR must exist). A buffer whose layout is not row-major is converted
+between the files' row-major order and the device's layout order.
 
 libcuda.so.1 (or $IDXMAP_LIBCUDA) is loaded at run time. Exit codes: 0 ok,
 1 failure, 2 usage, 77 no driver or no GPU (ctest's SKIP_RETURN_CODE).
@@ -45,6 +52,60 @@ def pattern(type_, shape):
     return (period * (nbytes // len(period) + 1))[:nbytes]
 
 
+def device_order(shape, layout):
+    """For each element in device order (the layout's minor-most dimension
+    fastest), its row-major index."""
+    rank = len(shape)
+    strides = [1] * rank
+    for d in range(rank - 2, -1, -1):
+        strides[d] = strides[d + 1] * shape[d + 1]
+    order, idx, logical = [], [0] * rank, 0
+    for _ in range(math.prod(shape)):
+        order.append(logical)
+        for d in layout:
+            logical += strides[d]
+            idx[d] += 1
+            if idx[d] < shape[d]:
+                break
+            logical -= strides[d] * idx[d]
+            idx[d] = 0
+    return order
+
+
+def reorder(data, type_, shape, layout, to_device):
+    """Row-major bytes to device order (to_device) or back."""
+    if list(layout) == list(range(len(shape) - 1, -1, -1)):
+        return data
+    w = WIDTH[type_]
+    out = bytearray(len(data))
+    for p, l in enumerate(device_order(shape, layout)):
+        if to_device:
+            out[p * w:(p + 1) * w] = data[l * w:(l + 1) * w]
+        else:
+            out[l * w:(l + 1) * w] = data[p * w:(p + 1) * w]
+    return bytes(out)
+
+
+def default_layout(shape):
+    return list(range(len(shape) - 1, -1, -1))
+
+
+def input_bytes(inputs, name, t):
+    """The device bytes of input `name` (t: a buffer or parameter of the
+    sidecar): the pattern, or DIR/NAME.bin with --inputs."""
+    layout = t.get("layout") or default_layout(t["shape"])
+    if inputs is None:
+        return pattern(t["type"], t["shape"])
+    path = os.path.join(inputs, name + ".bin")
+    with open(path, "rb") as f:
+        data = f.read()
+    need = WIDTH[t["type"]] * math.prod(t["shape"])
+    if len(data) != need:
+        sys.exit("loader.py: %s has %d bytes, %s needs %d" %
+                 (path, len(data), name, need))
+    return reorder(data, t["type"], t["shape"], layout, True)
+
+
 class Cuda:
     def __init__(self, path):
         self.lib = ctypes.CDLL(path)
@@ -58,11 +119,24 @@ class Cuda:
 
 
 def main():
-    if len(sys.argv) not in (2, 3):
-        print("usage: loader.py out.ptx [out.json]", file=sys.stderr)
+    args, options = [], {"--inputs": None, "--output-dir": None}
+    argv = sys.argv[1:]
+    while argv:
+        a = argv.pop(0)
+        if a in options and argv:
+            options[a] = argv.pop(0)
+        elif a.startswith("-"):
+            args = None
+            break
+        else:
+            args.append(a)
+    if not args or len(args) > 2:
+        print("usage: loader.py out.ptx [out.json] [--inputs DIR] "
+              "[--output-dir DIR]", file=sys.stderr)
         return 2
-    ptx_path = sys.argv[1]
-    json_path = sys.argv[2] if len(sys.argv) == 3 else (
+    inputs, output_dir = options["--inputs"], options["--output-dir"]
+    ptx_path = args[0]
+    json_path = args[1] if len(args) == 2 else (
         ptx_path[:-4] if ptx_path.endswith(".ptx") else ptx_path) + ".json"
     with open(ptx_path, "rb") as f:
         ptx = f.read() + b"\0"
@@ -101,7 +175,7 @@ def main():
         if i in written:
             cu("cuMemsetD8_v2", p, ctypes.c_ubyte(0xff), ctypes.c_size_t(b["bytes"]))
         else:
-            upload(p, pattern(b["type"], b["shape"]))
+            upload(p, input_bytes(inputs, b["name"], b))
         ptrs.append(p)
 
     by_name = {k["name"]: k for k in side["kernels"]}
@@ -115,7 +189,7 @@ def main():
                 args.append(ptrs[p["buffer"]])
             else:
                 q = alloc(WIDTH[p["type"]] * math.prod(p["shape"]))
-                upload(q, pattern(p["type"], p["shape"]))
+                upload(q, input_bytes(inputs, k["name"] + "." + p["name"], p))
                 args.append(q)
         # In-place updates: the output must hold the input's bytes when the
         # kernel starts (it writes only part of it); the buffer plan gives
@@ -156,6 +230,10 @@ def main():
             "result" if b["kind"] == "result" else "intermediate", b["name"],
             b["bytes"], checksum, ", NOT WRITTEN" if bad else ""))
         status |= bool(bad)
+        if output_dir is not None:
+            layout = b.get("layout") or default_layout(b["shape"])
+            with open(os.path.join(output_dir, b["name"] + ".bin"), "wb") as f:
+                f.write(reorder(data, b["type"], b["shape"], layout, False))
     return status
 
 
