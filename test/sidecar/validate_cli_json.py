@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Runs `idxmap analyze|indexing|partition|bounds|is-empty --format=json` on
+"""Runs `idxmap analyze|indexing|partition|bounds|is-empty|parse|simplify|compose|eval
+--format=json` on
 the example modules and map files and validates each document against
 docs/cli-json.schema.json (python3-jsonschema, no network). Also checks what
 a schema cannot say: the JSON carries the text output's facts (the same
@@ -184,11 +185,98 @@ def check_split(tmp, modules):
         check(len(doc["chunks"]) == 2, "%s split -o: chunks" % cmd)
 
 
+def sections(text):
+    """The per-chunk sections of a split text output."""
+    return text.split("// -----\n")
+
+
+def check_map_command(cmd, path, extra, pairs=False):
+    """parse, simplify, compose and eval: the document's results carry the
+    text output's answers, section for section; a chunk that failed has no
+    result (and an empty text section)."""
+    doc, text = document([cmd, "--split-input-file", path] + extra)
+    check(doc is not None, "%s %s failed" % (cmd, path))
+    check(doc["command"] == cmd, "%s %s: command" % (cmd, path))
+    secs = sections(text)
+    chunks = [r["chunk"] for r in doc["results"]]
+    check(chunks == sorted(set(chunks)), "%s %s: chunk order" % (cmd, path))
+    answered = [i for i, sec in enumerate(secs) if sec]
+    check(chunks == answered, "%s %s: results for chunks %s, text for %s" % (
+        cmd, path, chunks, answered))
+    for r in doc["results"]:
+        sec = secs[r["chunk"]]
+        if cmd == "eval":
+            want = ("(%s)\n" % ", ".join(map(str, r["values"]))
+                    if r["result"] == "point" else
+                    "outside domain: the map is KNOWN EMPTY\n"
+                    if r["reason"] is None else
+                    "outside domain%s\n" % (
+                        ": " + r["reason"] if r["reason"] else ""))
+        else:
+            want = r["text"] + "\n"
+            check(len(r["exprs"]) == 0 or r["map"].startswith("("),
+                  "%s %s: map %s" % (cmd, path, r["map"]))
+            if r["text"] == r["map"] and not r["undefined"] and \
+                    not r["known_empty"]:
+                # The parts are the printed map's.
+                for v in r["variables"]:
+                    check(v["name"] in r["map"], "%s: variable %s" % (
+                        path, v["name"]))
+                for e in r["exprs"]:
+                    check(e in r["map"], "%s: result %s" % (path, e))
+        check(sec == want, "%s %s chunk %d: text %r, JSON gives %r" % (
+            cmd, path, r["chunk"], sec, want))
+    return doc
+
+
+def check_map_commands(tmp):
+    golden = os.path.join(TESTDIR, "golden")
+    check_map_command("parse", os.path.join(golden, "parse-roundtrip.txt"), [])
+    check_map_command("parse", os.path.join(golden, "mlir.txt"),
+                      ["--output-format=mlir"])
+    doc = check_map_command("simplify",
+                            os.path.join(golden, "simplify-flags.txt"),
+                            ["--remove-unused"])
+    check(any(r["changed"] for r in doc["results"]) and
+          not all(r["changed"] for r in doc["results"]),
+          "simplify: 'changed' is the same for every map")
+    check_map_command("compose", os.path.join(golden, "compose.txt"), [])
+    check_map_command("compose", os.path.join(golden, "compose.txt"),
+                      ["--simplify"])
+    check_map_command("eval", os.path.join(golden, "eval.txt"),
+                      ["--at", "d0=3,s0=1"])
+    # One map, no split: one result at chunk 0; the parts are exact.
+    one = os.path.join(tmp, "one.map")
+    with open(one, "w") as f:
+        f.write("(d0)[s0]{rt0} -> (d0 + s0, rt0), domain: d0 in [0, 3], "
+                "s0 in [0, 1], rt0 in [-5, 9], d0 + s0 in [1, 4]\n")
+    doc = json.loads(idxmap(["parse", one, "--format=json"]).stdout)
+    validated(doc, "parse one")
+    r = doc["results"][0]
+    check((r["chunk"], r["first_line"]) == (0, 1), "parse one: chunk")
+    check(r["variables"] == [
+        {"name": "d0", "kind": "dim", "lo": 0, "hi": 3},
+        {"name": "s0", "kind": "range", "lo": 0, "hi": 1},
+        {"name": "rt0", "kind": "runtime", "lo": -5, "hi": 9}],
+        "parse one: variables %s" % r["variables"])
+    check(r["exprs"] == ["d0 + s0", "rt0"], "parse one: exprs %s" % r["exprs"])
+    check(r["constraints"] == [{"expr": "d0 + s0", "lo": 1, "hi": 4}],
+          "parse one: constraints %s" % r["constraints"])
+    doc = json.loads(idxmap(["compose", one, one, "--format=json"], 1).stdout
+                     or "null")
+    check(doc is None, "compose: a document for a rejected pair")
+    doc = validated(json.loads(idxmap(
+        ["eval", one, "--at", "1,1,7", "--format=json"]).stdout), "eval one")
+    check(doc["results"][0]["values"] == [2, 7] and doc["at"] == "1,1,7",
+          "eval one: %s" % doc["results"][0])
+
+
 def check_errors(tmp):
     bad = os.path.join(tmp, "bad.map")
     with open(bad, "w") as f:
         f.write("(d0) -> (d0 +, domain: d0 in [0, 3]\n")
-    for cmd in (["bounds", "--expr", "d0"], ["is-empty"]):
+    for cmd in (["bounds", "--expr", "d0"], ["is-empty"], ["parse"],
+                ["simplify"], ["eval", "--at", "0"]):
         r = idxmap(cmd + [bad, "--format=json"], 1)
         check(r.stdout == "", "%s: a document on bad input" % cmd[0])
         check(r.stderr.startswith(bad + ":1:14: error: "),
@@ -242,6 +330,7 @@ def main():
     check_per_map("is-empty", os.path.join(golden, "is-empty.txt"), [])
     with tempfile.TemporaryDirectory() as tmp:
         check_errors(tmp)
+        check_map_commands(tmp)
         check_split(tmp, [os.path.join(examples, "gelu.hlo"),
                           os.path.join(TESTDIR, "sidecar", "chain.hlo")])
     print("validated %d documents against %s" % (CHECKED, schema_path))

@@ -6,8 +6,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "JsonOutput.h"
 
 #include "idxmap/Compose.h"
+#include "idxmap/Print.h"
 
 using namespace idxmap;
 using namespace idxmap::cli;
@@ -27,7 +29,10 @@ const Command ComposeCommand = {
     "SECOND's number of dims. With UNDEFINED the result is UNDEFINED, with\n"
     "KNOWN EMPTY it is KNOWN EMPTY.\n\n"
     "With --split-input-file, give one FILE: its '// -----' chunks are taken\n"
-    "in pairs (FIRST, SECOND) and the results are separated by '// -----'.",
+    "in pairs (FIRST, SECOND) and the results are separated by '// -----'.\n"
+    "--format=json prints one document: per pair its index, where FIRST and\n"
+    "SECOND start, both maps and the composition with its parts\n"
+    "(docs/cli-json.schema.json).",
     runCompose};
 
 /// Where FIRST came from: the diagnostic of an arity mismatch points at its
@@ -53,18 +58,21 @@ size_t resultsOffset(std::string_view Text) {
   return Pos;
 }
 
+/// Prints one composition: the text, or a result of the JSON document.
+using PrintResult = std::function<int(const IndexingMap &R)>;
+
 /// Composes and prints; returns an exit code.
 int composeAndPrint(IndexingMap &First, IndexingMap &Second,
                     const FirstSource &Where, bool Simplify,
                     const SimplifyFlags &Flags, SimplifyStats *Stats,
-                    const OutputOptions &Out, OutputFile &O) {
+                    const PrintResult &Print) {
   if (First.isUndefined() || Second.isUndefined()) {
-    return printMapTo(O.os(), IndexingMap::undefined(), Out);
+    return Print(IndexingMap::undefined());
   }
   // `KNOWN EMPTY` read from text has lost its shape: any composition with an
   // empty map is empty, whatever the numbers of results and dims.
   if (First.isKnownEmpty() || Second.isKnownEmpty()) {
-    return printMapTo(O.os(), IndexingMap::knownEmpty(First.context()), Out);
+    return Print(IndexingMap::knownEmpty(First.context()));
   }
   if (First.numResults() != Second.numDims()) {
     printDiagnostic(makeDiagnostic(
@@ -79,8 +87,38 @@ int composeAndPrint(IndexingMap &First, IndexingMap &Second,
   IndexingMap R = compose(First, Second);
   if (Simplify)
     simplifyMap(R, Flags, Stats);
-  return printMapTo(O.os(), R, Out);
+  return Print(R);
 }
+
+/// The output of compose: the text, or with --format=json one result per
+/// pair ("chunk": the pair's index, "first_line" and "second_line": where
+/// FIRST and SECOND start, "first" and "second": the maps as read, then the
+/// composition's facts).
+struct ComposeOutput {
+  const OutputOptions &Out;
+  OutputFile &O;
+  bool Json;
+  JsonResults Results{"compose"};
+
+  PrintResult printer(unsigned Pair, unsigned FirstLine, unsigned SecondLine,
+                      const IndexingMap &First, const IndexingMap &Second) {
+    if (!Json)
+      return
+          [this](const IndexingMap &R) { return printMapTo(O.os(), R, Out); };
+    cli::Json Head{{"chunk", Pair},
+                   {"first_line", FirstLine},
+                   {"second_line", SecondLine},
+                   {"first", printMap(First)},
+                   {"second", printMap(Second)}};
+    return [this, Head](const IndexingMap &R) {
+      cli::Json J = Head;
+      if (int Code = addMapFacts(J, R, Out))
+        return Code;
+      Results.add(std::move(J));
+      return int(ExitOk);
+    };
+  }
+};
 
 /// loadSingleMap() that keeps the text (for diagnostics about the map).
 std::optional<IndexingMap> loadWithText(Context &Ctx, const std::string &Path,
@@ -125,7 +163,8 @@ std::optional<IndexingMap> parseChunk(Context &Ctx, const Chunk &C,
 }
 
 int runPairs(const InputOptions &In, const SimplifyFlags &Flags, bool Simplify,
-             SimplifyStats *Stats, const OutputOptions &Out, OutputFile &O) {
+             SimplifyStats *Stats, ComposeOutput &Output) {
+  OutputFile &O = Output.O;
   std::string Buffer;
   if (auto Err = readInput(In.File, Buffer)) {
     printError("idxmap", *Err);
@@ -154,7 +193,7 @@ int runPairs(const InputOptions &In, const SimplifyFlags &Flags, bool Simplify,
   }
   int Worst = ExitOk;
   for (size_t I = 0; I < Chunks.size(); I += 2) {
-    if (I > 0)
+    if (I > 0 && !Output.Json)
       O << "// -----\n";
     Context Ctx;
     auto First = parseChunk(Ctx, Chunks[I], FileName, In.format());
@@ -163,8 +202,10 @@ int runPairs(const InputOptions &In, const SimplifyFlags &Flags, bool Simplify,
     FirstSource Where{Chunks[I].Text, FileName, Chunks[I].FirstLine,
                       FileName + ":" + std::to_string(Chunks[I + 1].FirstLine)};
     if (First && Second)
-      Code = composeAndPrint(*First, *Second, Where, Simplify, Flags, Stats,
-                             Out, O);
+      Code = composeAndPrint(
+          *First, *Second, Where, Simplify, Flags, Stats,
+          Output.printer(unsigned(I / 2), Chunks[I].FirstLine,
+                         Chunks[I + 1].FirstLine, *First, *Second));
     Worst = std::max(Worst, Code);
   }
   return Worst;
@@ -183,6 +224,8 @@ int runCompose(int Argc, char **Argv) {
   Out.addTo(P);
   P.flag("--simplify", &Simplify, "simplify the composition");
   Flags.addTo(P);
+  FormatOption Format;
+  Format.addTo(P);
   P.check([&]() -> std::string {
     SecondGiven = !SecondFile.empty();
     if (In.Split && SecondGiven)
@@ -204,8 +247,9 @@ int runCompose(int Argc, char **Argv) {
   SimplifyStats Stats;
   SimplifyStats *StatsPtr = Flags.Stats ? &Stats : nullptr;
   int Code;
+  ComposeOutput Output{Out, O, Format.json()};
   if (In.Split) {
-    Code = runPairs(In, Flags, Simplify, StatsPtr, Out, O);
+    Code = runPairs(In, Flags, Simplify, StatsPtr, Output);
   } else {
     Context Ctx;
     std::string FirstText;
@@ -218,8 +262,10 @@ int runCompose(int Argc, char **Argv) {
       Code = composeAndPrint(*First, *Second,
                              FirstSource{FirstText, displayName(In.File), 1,
                                          displayName(SecondFile)},
-                             Simplify, Flags, StatsPtr, Out, O);
+                             Simplify, Flags, StatsPtr,
+                             Output.printer(0, 1, 1, *First, *Second));
   }
+  Output.Results.print(O);
   if (Flags.Stats)
     printStats(Stats);
   if (!O.close())

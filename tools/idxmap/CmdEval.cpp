@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "JsonOutput.h"
 
 #include <algorithm>
 
@@ -31,7 +32,10 @@ const Command EvalCommand = {
     "'3,1' (dims, then range vars, then runtime vars). If the point is not in\n"
     "the domain, prints 'outside domain: REASON' instead (exit code 0); a\n"
     "KNOWN EMPTY map has no point. A malformed POINT, an unknown or missing\n"
-    "variable, or an overflowing evaluation is an error (exit code 1).",
+    "variable, or an overflowing evaluation is an error (exit code 1).\n"
+    "--format=json prints one document: per map its chunk, the map and\n"
+    "\"result\": \"point\" with \"values\", or \"outside\" with \"reason\"\n"
+    "(docs/cli-json.schema.json).",
     runEval};
 
 /// Parses POINT against \p M's variables. Prints a diagnostic (located in the
@@ -144,11 +148,33 @@ int runEval(int Argc, char **Argv) {
   Out.addTo(P, /*AllowFormat=*/false);
   P.option("--at", "POINT", &At, "the point, e.g. d0=3,s0=1 or 3,1",
            /*Required=*/true);
+  FormatOption Format;
+  Format.addTo(P);
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
   OutputFile O;
   if (!O.open(Out))
     return ExitRejected;
+  JsonResults Results("eval");
+  Results.header()["at"] = At;
+  // One answer: the text line, or a result of the JSON document: "result"
+  // `point` with "values", or `outside` with "reason" (null: KNOWN EMPTY).
+  auto Outside = [&](const IndexingMap &M, const MapSource &Src,
+                     const std::string &Reason, bool Empty) {
+    if (!Format.json()) {
+      O << "outside domain"
+        << (Empty            ? ": the map is KNOWN EMPTY"
+            : Reason.empty() ? ""
+                             : ": " + Reason)
+        << "\n";
+      return;
+    }
+    Json J = JsonResults::start(Src);
+    J["map"] = printMap(M);
+    J["result"] = "outside";
+    J["reason"] = Empty ? Json() : Json(Reason);
+    Results.add(std::move(J));
+  };
   int Code = forEachMap(
       In,
       [&](Context &, IndexingMap &M, const MapSource &Src) -> int {
@@ -166,16 +192,14 @@ int runEval(int Argc, char **Argv) {
           return ExitRejected;
         }
         if (M.isKnownEmpty()) {
-          O << "outside domain: the map is KNOWN EMPTY\n";
+          Outside(M, Src, "", /*Empty=*/true);
           return ExitOk;
         }
         auto Point = parsePoint(At, M);
         if (!Point)
           return ExitRejected;
         if (!M.contains(*Point)) {
-          std::string Reason = outsideReason(M, *Point);
-          O << "outside domain" << (Reason.empty() ? "" : ": " + Reason)
-            << "\n";
+          Outside(M, Src, outsideReason(M, *Point), /*Empty=*/false);
           return ExitOk;
         }
         auto R = M.evaluate(*Point);
@@ -184,13 +208,22 @@ int runEval(int Argc, char **Argv) {
                   "evaluation overflows int64 or divides by zero at " + At);
           return ExitRejected;
         }
+        if (Format.json()) {
+          Json J = JsonResults::start(Src);
+          J["map"] = printMap(M);
+          J["result"] = "point";
+          J["values"] = *R;
+          Results.add(std::move(J));
+          return ExitOk;
+        }
         O << "(";
         for (size_t I = 0; I < R->size(); ++I)
           O << (I ? ", " : "") << (*R)[I];
         O << ")\n";
         return ExitOk;
       },
-      O);
+      O, /*Separate=*/!Format.json());
+  Results.print(O);
   if (!O.close())
     return ExitRejected;
   return Code;

@@ -82,6 +82,48 @@ private:
   Json Chunks = Json::array();
 };
 
+/// The document of a per-map command with `--format=json` (parse,
+/// simplify, compose, eval): `{"version", "command", "results": [...]}`,
+/// one result per map (per pair for compose) that was answered, in input
+/// order, each starting with its "chunk" and "first_line"; a chunk that was
+/// rejected has none (its diagnostic went to stderr). Nothing is printed
+/// when no map was answered, as the text output prints nothing then.
+///
+/// Example:
+/// \code
+///   JsonResults Results("parse");
+///   ... for each map: Json J = Results.start(Src); J["map"] = ...;
+///                     Results.add(std::move(J));
+///   Results.print(O);
+/// \endcode
+class JsonResults {
+public:
+  explicit JsonResults(const char *Command) : Command(Command) {}
+
+  /// A result for the map of \p Src: its chunk and first line.
+  static Json start(const MapSource &Src) {
+    return Json{{"chunk", Src.Index}, {"first_line", Src.FirstLine}};
+  }
+  void add(Json Result) { Results.push_back(std::move(Result)); }
+  /// Fields of the document between "command" and "results".
+  Json &header() { return Header; }
+
+  void print(OutputFile &O) const {
+    if (Results.empty())
+      return;
+    Json Doc = jsonDocument(Command);
+    for (auto &[K, V] : Header.items())
+      Doc[K] = V;
+    Doc["results"] = Results;
+    printJson(O, Doc);
+  }
+
+private:
+  const char *Command;
+  Json Header = Json::object();
+  Json Results = Json::array();
+};
+
 /// An interval bound as JSON: the integer, or null for an unbounded side
 /// (Interval::Min and Interval::Max).
 inline Json jsonBound(int64_t V) {
@@ -95,6 +137,22 @@ inline Json jsonBound(int64_t V) {
 inline Json jsonBinding(const std::string &Source, const std::string *Map) {
   return Json{{"source", Source}, {"map", Map ? Json(*Map) : Json()}};
 }
+
+/// Adds the facts of map \p M to \p J, for the per-map results of parse,
+/// simplify and compose: "map" (XLA syntax, as the text prints it:
+/// `UNDEFINED` and `KNOWN EMPTY` included), "text" (what the text output
+/// prints for it under \p Out's --output-format and --pretty, without the
+/// final newline), "undefined", "known_empty", "variables" (per variable
+/// its "name", "kind" `dim`, `range` or `runtime`, "lo" and "hi", null when
+/// unbounded), "exprs" (the results) and "constraints" ("expr", "lo",
+/// "hi"). Returns ExitRejected, after printing the error, when the map has
+/// no form in --output-format (isl), else ExitOk. Defined in CmdParse.cpp.
+///
+/// Example: `(d0)[s0] -> (d0 + s0), domain: d0 in [0, 3], s0 in [0, 1]`
+/// gives "variables": [{"name": "d0", "kind": "dim", "lo": 0, "hi": 3},
+/// {"name": "s0", "kind": "range", "lo": 0, "hi": 1}], "exprs":
+/// ["d0 + s0"], "constraints": [].
+int addMapFacts(Json &J, const IndexingMap &M, const OutputOptions &Out);
 
 /// A partitioned computation as `partition --format=json` prints it (and
 /// analyze under "subgraphs"); defined in CmdPartition.cpp.
