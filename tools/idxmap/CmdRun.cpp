@@ -290,8 +290,6 @@ static int runRun(int Argc, char **Argv) {
                        return Rank(A) < Rank(B);
                      });
     auto Results = runKernels(*Drv, M, Ptx, Kernels, RO, std::cout);
-    if (RO.Cupti)
-      RO.Cupti->stop();
     if (!Results) {
       std::fprintf(stderr, "idxmap run: %s\n", Results.error().Message.c_str());
       return Results.error().isUnavailable() ? ExitNoDevice : ExitRejected;
@@ -352,7 +350,10 @@ static int runRun(int Argc, char **Argv) {
       printDiagnostic(M.error());
       return ExitRejected;
     }
-    return RunModule(**M, OutputDir);
+    int Code = RunModule(**M, OutputDir);
+    if (RO.Cupti)
+      RO.Cupti->stop();
+    return Code;
   }
   HloInputOptions In;
   In.File = File;
@@ -373,5 +374,8 @@ static int runRun(int Argc, char **Argv) {
                                                     std::to_string(C.Index));
       },
       &StdOut);
+  // CUPTI's records stay enabled until every module was timed.
+  if (RO.Cupti)
+    RO.Cupti->stop();
   return StdOut.close() ? Code : int(ExitRejected);
 }
