@@ -97,8 +97,11 @@ def input_bytes(inputs, name, t):
     if inputs is None:
         return pattern(t["type"], t["shape"])
     path = os.path.join(inputs, name + ".bin")
-    with open(path, "rb") as f:
-        data = f.read()
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        sys.exit("loader.py: cannot read %s: %s" % (path, e.strerror))
     need = WIDTH[t["type"]] * math.prod(t["shape"])
     if len(data) != need:
         sys.exit("loader.py: %s has %d bytes, %s needs %d" %

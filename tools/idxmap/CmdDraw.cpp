@@ -48,7 +48,10 @@ static const Command DrawCommand = {
     "threads that store and load it, colored by bank (--color-by=writer or\n"
     "reader: by their warp; --show=threads draws its thread map instead).\n"
     "Enumeration and drawing have budgets (--max-points, --max-cells);\n"
-    "over one is an error (exit 1) that names the options choosing less.",
+    "over one is an error (exit 1) that names the options choosing less.\n"
+    "With --split-input-file each `// -----` chunk of FILE (a map or a\n"
+    "module) is drawn on its own: one SVG document per chunk, separated by\n"
+    "`// -----` lines (a chunk that fails leaves its section empty).",
     runDraw};
 static CommandRegistration RegisterDraw(DrawCommand);
 
@@ -259,6 +262,11 @@ static int runDraw(int Argc, char **Argv) {
                "a map's text, a file holding one, or an HLO module (- for "
                "stdin)",
                /*Optional=*/true);
+  bool Split = false;
+  P.flag("--split-input-file", &Split,
+         "treat '// -----' lines of FILE as separators between maps or HLO "
+         "modules");
+  addVerifyFlag(P);
   P.option("--fix", "NAME=V[,...]", &Fix,
            "pin variables to one value each (e.g. bl_x=0)");
   P.option("--color-by", "KEY", &D.ColorBy,
@@ -359,24 +367,28 @@ static int runDraw(int Argc, char **Argv) {
     return ExitRejected;
   }
 
-  std::string Svg;
-  if (looksLikeHlo(IsFile ? Input : "", Text)) {
-    auto M = parseHloModule(Text, FileName);
-    if (!M) {
-      printDiagnostic(M.error());
-      return ExitRejected;
+  // Draws one map or module: \p ChunkText starts at line \p FirstLine of
+  // the input (diagnostics give the file's lines).
+  auto DrawChunk = [&](std::string_view ChunkText, unsigned FirstLine,
+                       std::string &Svg) -> int {
+    if (looksLikeHlo(IsFile ? Input : "", ChunkText)) {
+      std::string Padded(FirstLine - 1, '\n');
+      Padded += ChunkText;
+      auto M = parseHloModule(Padded, FileName);
+      if (!M) {
+        printDiagnostic(M.error());
+        return ExitRejected;
+      }
+      return drawModule(**M, Input, D, P, Svg);
     }
-    if (int Code = drawModule(**M, Input, D, P, Svg))
-      return Code;
-  } else {
     if (!D.Fusion.empty() || !Block.empty() || D.Show != "auto" ||
         D.SubTile != "0" || DeviceSeen || !D.Tune.empty())
       return P.usageError("--fusion, --block, --show, --sub-tile, --device "
                           "and --tune apply to HLO modules");
-    if (isBlank(Text)) {
-      printDiagnostic(makeDiagnostic(Text, Text.size(),
+    if (isBlank(ChunkText)) {
+      printDiagnostic(makeDiagnostic(ChunkText, ChunkText.size(),
                                      "expected an indexing map, found no input",
-                                     FileName));
+                                     FileName, FirstLine));
       return ExitRejected;
     }
     Context Ctx;
@@ -385,7 +397,8 @@ static int runDraw(int Argc, char **Argv) {
                 : Format == "mlir" ? InputFormat::Mlir
                                    : InputFormat::Auto;
     PO.FileName = FileName;
-    auto M = parseIndexingMap(Ctx, Text, PO);
+    PO.FirstLine = FirstLine;
+    auto M = parseIndexingMap(Ctx, ChunkText, PO);
     if (!M) {
       printDiagnostic(M.error());
       return ExitRejected;
@@ -398,10 +411,42 @@ static int runDraw(int Argc, char **Argv) {
     }
     L->Title = "idxmap draw: " + (IsFile ? FileName : std::string("map"));
     Svg = writeLayoutSvg(*L);
+    return ExitOk;
+  };
+  if (!Split) {
+    std::string Svg;
+    if (int Code = DrawChunk(Text, 1, Svg))
+      return Code;
+    OutputFile OF;
+    if (!OF.open(Out))
+      return ExitRejected;
+    OF << Svg;
+    return OF.close() ? ExitOk : ExitRejected;
+  }
+  std::vector<Chunk> Chunks;
+  for (const Chunk &C : splitInputFile(Text))
+    if (!isBlank(C.Text))
+      Chunks.push_back(C);
+  if (Chunks.empty()) {
+    printDiagnostic(
+        makeDiagnostic(Text, Text.size(),
+                       "expected an indexing map or an HLO module, found "
+                       "no input",
+                       FileName));
+    return ExitRejected;
   }
   OutputFile OF;
   if (!OF.open(Out))
     return ExitRejected;
-  OF << Svg;
-  return OF.close() ? ExitOk : ExitRejected;
+  int Worst = ExitOk;
+  for (size_t I = 0; I < Chunks.size(); ++I) {
+    if (I > 0)
+      OF << "// -----\n";
+    std::string Svg;
+    int Code = DrawChunk(Chunks[I].Text, Chunks[I].FirstLine, Svg);
+    if (Code == ExitOk)
+      OF << Svg;
+    Worst = std::max(Worst, Code);
+  }
+  return OF.close() ? Worst : int(ExitRejected);
 }
