@@ -284,7 +284,9 @@ int main(int Argc, char **Argv) {
   for (size_t I = 0; I < S->Buffers.size(); ++I) {
     const idxmap::SidecarBuffer &B = S->Buffers[I];
     CUdeviceptr Ptr;
-    check(Cu.MemAlloc(&Ptr, std::max<uint64_t>(B.Bytes, 1)), "cuMemAlloc");
+    // Whole 4-byte words, as the sidecar's contract asks (docs/SIDECAR.md).
+    check(Cu.MemAlloc(&Ptr, std::max<uint64_t>((B.Bytes + 3) / 4 * 4, 4)),
+          "cuMemAlloc");
     if (Written[I]) {
       check(Cu.MemsetD8(Ptr, 0xff, B.Bytes), "cuMemsetD8");
     } else {

@@ -163,7 +163,9 @@ def main():
 
     def alloc(nbytes):
         p = ctypes.c_uint64()
-        cu("cuMemAlloc_v2", ctypes.byref(p), ctypes.c_size_t(max(nbytes, 1)))
+        # Whole 4-byte words, as the sidecar's contract asks (SIDECAR.md).
+        cu("cuMemAlloc_v2", ctypes.byref(p),
+           ctypes.c_size_t(max((nbytes + 3) // 4 * 4, 4)))
         return p
 
     def upload(p, data):
