@@ -195,6 +195,7 @@ std::string HloInstruction::toString() const {
   case HloOpcode::AllGatherStart:
   case HloOpcode::AllToAll:
   case HloOpcode::ReduceScatter:
+  case HloOpcode::Scan:
     // all-to-all and map may leave it out.
     if (!Dimensions.empty() ||
         (Op != HloOpcode::AllToAll && Op != HloOpcode::Map))

@@ -299,7 +299,7 @@ bool HloParserImpl::parseTypedAttribute(HloInstruction &I, std::string_view Key,
   if (Key == "dimensions" &&
       Is({O::Broadcast, O::Transpose, O::Reduce, O::Reverse, O::Concatenate,
           O::Map, O::Sort, O::AllGather, O::AllGatherStart, O::AllToAll,
-          O::ReduceScatter}))
+          O::ReduceScatter, O::Scan}))
     return parseIntList(I.Dimensions);
   if (Key == "slice" && Op == O::Slice)
     return parseSliceList(I);

@@ -9,6 +9,7 @@
 #include "ContractionOps.h"
 #include "ElementKernels.h"
 #include "IndexedOps.h"
+#include "ScanOp.h"
 
 #include <algorithm>
 
@@ -598,6 +599,8 @@ Problem Verifier::run() {
     return verifyConvolution(I, Attrs);
   case HloOpcode::ReduceWindow:
     return verifyReduceWindow(I, Attrs);
+  case HloOpcode::Scan:
+    return verifyScan(I, Attrs);
   case HloOpcode::SelectAndScatter:
     return verifySelectAndScatter(I, Attrs);
   case HloOpcode::Map:

@@ -11,6 +11,7 @@
 #include "ElementKernels.h"
 #include "IndexedOps.h"
 #include "InterpretOps.h"
+#include "ScanOp.h"
 #include "idxmap/HloInterpreter.h"
 
 #include <algorithm>
@@ -317,7 +318,7 @@ PrimitiveType firstNonComputeType(const Shape &S) {
 bool canEvaluate(HloOpcode Op) {
   return Op <= HloOpcode::Call || isControlOp(Op) ||
          isMoreElementwiseOp(Op) || isContractionEvaluated(Op) ||
-         hlo::canEvaluateIndexedOp(Op);
+         hlo::canEvaluateIndexedOp(Op) || Op == HloOpcode::Scan;
 }
 
 } // namespace
@@ -419,6 +420,8 @@ Expected<Literal> Evaluator::run(const HloComputation &C,
         Cost = std::numeric_limits<int64_t>::max();
     } else if (isContractionEvaluated(I.opcode())) {
       Cost = contractionWork(I);
+    } else if (I.opcode() == HloOpcode::Scan) {
+      Cost = scanWork(I);
     } else if (I.opcode() != HloOpcode::Call && I.opcode() != HloOpcode::Fusion)
       Cost = std::max<int64_t>(I.shape().numElements(), 1);
     if (Cost > Opts.MaxWork - Work)
@@ -506,6 +509,8 @@ Expected<Literal> Evaluator::eval(const HloInstruction &I, const Ops &In) {
         I, In,
         {Opts, out(I.shape()), Run,
          1 + perturbation(Op, I.shape().Type, Opts)});
+  if (Op == HloOpcode::Scan)
+    return evalScan(I, In, {Opts, out(I.shape()), Run, 1});
   switch (Op) {
   case HloOpcode::Iota:
     return evalIota(I);

@@ -10,6 +10,7 @@
 #include "IndexedOps.h"
 
 #include "OpSupport.h"
+#include "ScanOp.h"
 #include "idxmap/Compose.h"
 #include "idxmap/Delinearize.h"
 #include "idxmap/HloIndexing.h"
@@ -383,6 +384,8 @@ InstructionIndexing computeOutputToInputIndexing(Context &Ctx,
   case HloOpcode::AllReduce:
   case HloOpcode::CollectivePermute:
     return hlo::indexedOutputToInput(Ctx, I, OutputId);
+  case HloOpcode::Scan:
+    return hlo::scanOutputToInput(Ctx, I, OutputId);
   case HloOpcode::Tuple:
     return tuple(Ctx, I, OutputId);
   case HloOpcode::GetTupleElement:
@@ -574,6 +577,7 @@ bool hasOutputToInputIndexing(HloOpcode Op) {
   case HloOpcode::AllGather:
   case HloOpcode::AllReduce:
   case HloOpcode::CollectivePermute:
+  case HloOpcode::Scan:
   case HloOpcode::Tuple:
   case HloOpcode::GetTupleElement:
   case HloOpcode::Fusion:
