@@ -181,6 +181,8 @@ static Expected<KernelInfo> emitFusion(llvm::Module &Mod, const HloModule &M,
                                 KernelMath);
   else if (P->Scatter)
     K = codegen::emitScatterKernel(Mod, F, A, *P, Ctx, KernelMath);
+  else if (P->Scan)
+    K = codegen::emitScanKernel(Mod, F, A, *P, Ctx, KernelMath);
   else if (P->Pieces)
     K = codegen::emitPiecewiseKernel(Mod, F, A, *P, Ctx, KernelMath);
   else if (P->Emitter == "transpose")

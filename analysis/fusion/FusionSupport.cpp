@@ -42,6 +42,11 @@ findUnmodeledInstruction(const HloComputation &C) {
   const HloInstruction *Root = C.root();
   if (!Root)
     return std::nullopt;
+  // A scan fusion's hero (a scan op or a reduce-window that is one) is the
+  // scan emitter's; any other scan or reduce-window is refused with the
+  // reason it is not one.
+  std::string ScanWhy;
+  std::optional<ScanInfo> Scan = scanFusionHero(C, &ScanWhy);
   for (const HloInstruction *I : C.instructions()) {
     // Types first: an op of a non-compute type is refused for its values
     // (a token, a complex number), whichever op produced them.
@@ -59,6 +64,14 @@ findUnmodeledInstruction(const HloComputation &C) {
       return UnmodeledInstruction{I, "the scatter emitter takes a scatter "
                                      "root that updates a parameter in "
                                      "place: " + Why};
+    }
+    if (I->opcode() == HloOpcode::Scan ||
+        I->opcode() == HloOpcode::ReduceWindow) {
+      if (Scan && Scan->Hero == I)
+        continue;
+      return UnmodeledInstruction{
+          I, "no emitter computes " + std::string(opcodeName(I->opcode())) +
+                 " '" + I->name() + "': not a scan fusion (" + ScanWhy + ")"};
     }
     // The other ops after Call (but gather) are opaque to the emitters
     // (Hlo.h): no kernel computes them.

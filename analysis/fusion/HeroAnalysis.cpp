@@ -34,6 +34,8 @@ std::string_view emitterKindName(EmitterKind K) {
     return "input slices";
   case EmitterKind::Scatter:
     return "scatter";
+  case EmitterKind::Scan:
+    return "scan";
   }
   return "?";
 }
@@ -422,6 +424,17 @@ FusionAnalysis analyzeComputation(const HloComputation &C) {
                A.Roots.front()->operand(0)->shape().str() +
                ": the input walked once, each element stored into the "
                "slices that hold it";
+    return A;
+  }
+
+  if (auto S = scanFusionHero(C)) {
+    A.Heroes.assign(A.Roots.size(), S->Hero);
+    A.Kind = EmitterKind::Scan;
+    A.Scan = S;
+    A.Reason = std::string(opcodeName(S->Hero->opcode())) + " '" +
+               S->Hero->name() + "' is a prefix scan: " + S->str() +
+               (S->isRow() ? " (the minor dim: a row scan)"
+                           : " (a non-minor dim: a column scan)");
     return A;
   }
 

@@ -87,6 +87,14 @@ Expected<KernelInfo> emitScatterKernel(llvm::Module &M,
                                        const KernelPlan &Plan, Context &Ctx,
                                        const MathOptions &Math);
 
+/// The scan emitter (ScanPlan): a line per thread, scanned serially with
+/// the carry in a register, every root stored at each element's index
+/// through the prologue and epilogue.
+Expected<KernelInfo> emitScanKernel(llvm::Module &M, const HloInstruction &F,
+                                    const FusionAnalysis &A,
+                                    const KernelPlan &Plan, Context &Ctx,
+                                    const MathOptions &Math);
+
 /// A kernel name from a fusion name: letters, digits and `_` only.
 std::string kernelName(const std::string &FusionName);
 

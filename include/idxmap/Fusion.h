@@ -36,11 +36,14 @@ enum class EmitterKind {
   /// The root is a scatter of a parameter nothing else reads: the kernel
   /// combines each update element into that parameter's buffer.
   Scatter,
+  /// A prefix scan (a `scan` op or a reduce-window that is one: ScanInfo)
+  /// with elementwise ops before and after it.
+  Scan,
 };
 
 /// `loop`, `transpose`, `row reduction`, `multi-row reduction`,
 /// `column reduction`, `full reduction`, `concatenate`, `in-place
-/// dynamic-update-slice`, `input slices`, `scatter`.
+/// dynamic-update-slice`, `input slices`, `scatter`, `scan`.
 std::string_view emitterKindName(EmitterKind K);
 
 /// A reduction brought to canonical 3-D form over the input's physical
@@ -68,6 +71,56 @@ struct TransposeInfo {
   int64_t elementsAfterMinor() const;
 };
 
+/// A prefix scan recognized in HLO (classifyScan), in either form JAX
+/// writes: XLA's `scan` op whose body combines its input slice and its one
+/// carry with one associative op and returns the result twice (output and
+/// carry: `jnp.cumsum`), or a reduce-window whose window spans the whole
+/// scanned dim with size-1 low padding at stride 1 (`lax.cummax`,
+/// `cumprod`; a reversed scan pads high). Output element i of a line is
+/// init ⊕ x_0 ⊕ ... ⊕ x_i (⊕ x_i ... x_{n-1} reversed).
+///
+/// Example: `s = f32[16384,4096] reduce-window(x, c), window={size=1x4096
+/// pad=0_0x4095_0}, to_apply=max` gives Dim 1, Reverse false, Combiner
+/// Maximum, Dims {16384, 4096, 1}: a row scan.
+struct ScanInfo {
+  const HloInstruction *Hero = nullptr;
+  /// The scanned operand and the init: a scalar (reduce-window) or the
+  /// carry's initial slice (scan).
+  const HloInstruction *Input = nullptr, *Init = nullptr;
+  /// The scanned logical dimension and its length.
+  int64_t Dim = 0, Length = 0;
+  bool Reverse = false;
+  /// add, maximum, minimum or multiply.
+  HloOpcode Combiner = HloOpcode::Add;
+  /// The type the combiner computes in (the result's element type).
+  PrimitiveType Type = PrimitiveType::F32;
+  /// Over the physical layout, major to minor: the elements of the dims
+  /// more major than the scanned one, its length, those more minor; a row
+  /// scan (a minor-dim scan) has Dims[2] == 1.
+  std::array<int64_t, 3> Dims = {1, 1, 1};
+  bool isRow() const { return Dims[2] == 1; }
+  /// `add along dim 1 of f32[128,1000]{1,0}: [128, 1000, 1]`.
+  std::string str() const;
+};
+
+/// The scan \p I computes, or nullopt with \p Why (`not a scan`, `the
+/// window of 'rw' is not a prefix of dim 1`, `the body of 'cs' is not one
+/// associative op of its input and carry`).
+std::optional<ScanInfo> classifyScan(const HloInstruction &I,
+                                     std::string *Why = nullptr);
+
+/// The scan of \p C when \p C is a scan fusion: one scan or reduce-window
+/// that classifyScan recognizes, no other (nor a reduce), its final carry
+/// unread, and every value computed from its output elementwise at the
+/// output's index (the epilogue; other operands of those ops are read at
+/// that index too), every root among them. nullopt (with
+/// \p Why) otherwise. Example: `c = f32[128,1000] reduce-window(exp(p0),
+/// z), window={size=1x1000 pad=0_999}, to_apply=add; ROOT r = negate(c)`
+/// gives c's ScanInfo; with a second root `exp(p0)`, nullopt ("root 'e'
+/// is not computed from the scan 'c'").
+std::optional<ScanInfo> scanFusionHero(const HloComputation &C,
+                                       std::string *Why = nullptr);
+
 /// The result of hero and emitter analysis.
 ///
 /// Example: for `../shared/examples/rowsum_f32_8192x8192.hlo`
@@ -89,6 +142,7 @@ struct FusionAnalysis {
   EmitterKind Kind = EmitterKind::Loop;
   std::optional<ReductionInfo> Reduction;
   std::optional<TransposeInfo> Transpose;
+  std::optional<ScanInfo> Scan;
   /// For InPlaceDynamicUpdateSlice: per root, the parameter number of the
   /// operand it updates (the buffer the root's output shares).
   std::vector<int64_t> UpdatedParams;

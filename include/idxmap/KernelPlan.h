@@ -286,6 +286,24 @@ struct ScatterPlan {
   int64_t Segment = 1;
 };
 
+/// The scan emitter's parameters (issue 18, a first kernel): each thread
+/// scans one line serially in registers, carrying the running value from
+/// element to element and storing each output element as it goes.
+/// Threads take lines in the layout's order, so that for a scan along a
+/// non-minor dim (ScanInfo::Dims[2] > 1) the 32 lanes of a warp read and
+/// write 32 neighbouring elements of the minor dim at every step
+/// (coalesced); a row scan's lanes are a line apart. KernelPlan::Main is
+/// `(th_x, bl_x)[pos] -> index of the scanned operand`, `pos` the position
+/// along the line (a reverse scan walks it from the end).
+///
+/// Example: cumsum along dim 0 of f32[4096,16384]: Lines 16384, Length
+/// 4096, 128 threads per block, 128 blocks.
+struct ScanPlan {
+  /// Lines (Dims[0] * Dims[2] of ScanInfo) and their length.
+  int64_t Lines = 1, Length = 1;
+  bool Reverse = false;
+};
+
 /// The cost model's estimate of one plan (see CostModel.h).
 struct CostEstimate {
   /// Bytes moved between DRAM (or L2, for data that stays there) and the
@@ -313,7 +331,7 @@ struct KernelPlan {
   /// The emitter that builds it: "loop", "transpose", "row reduction",
   /// "multi-row reduction", "full reduction", "column reduction", "row
   /// normalization", "in-place dynamic-update-slice", "concatenate",
-  /// "input slices", "scatter".
+  /// "input slices", "scatter", "scan".
   std::string Emitter;
   EmitterKind Kind = EmitterKind::Loop;
   int64_t Grid[3] = {1, 1, 1};
@@ -344,6 +362,7 @@ struct KernelPlan {
   std::optional<DynamicUpdateSlicePlan> DynamicUpdateSlice;
   std::optional<PiecewisePlan> Pieces;
   std::optional<ScatterPlan> Scatter;
+  std::optional<ScanPlan> Scan;
   /// Every decision with its reason, in the order they were made.
   std::vector<PlanChoice> Choices;
   CostEstimate Cost;

@@ -10,7 +10,11 @@
 // kernel's parameters and aliases and runs the interpreter on it.
 //
 //   random_indexed_fusions --kind dus [--seed N] [--count N]
-//                          [--max-elements N] [--dry-run] [--print] [-v]
+//                          [--max-elements N] [--dry-run] [--ptxas PATH]
+//                          [--print] [-v]
+//
+// --ptxas runs ptxas -arch=sm_90 on every emitted kernel (a failure is a
+// failure of the fusion).
 //
 // Kinds:
 //   dus  in-place dynamic-update-slice: ranks 1-4, every dtype, layouts,
@@ -28,6 +32,10 @@
 //   scatter  scatter in place: rows or elements, whole or partial windows,
 //        repeated and out-of-bounds indices, add/max/min/multiply/overwrite
 //        (unique indices), every dtype, prologues on the updates.
+//   scan  prefix scans in both forms JAX writes (the scan op, a prefix
+//        reduce-window), forward and reversed, along any dim of ranks 1-3
+//        (lengths 1 to 1031, primes among them), layouts, add/max/min/
+//        multiply on floats and integers, prologues and epilogues.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,7 +46,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -46,6 +56,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 using namespace idxmap;
 
@@ -578,6 +590,165 @@ std::string generateScatter(uint64_t Seed, int64_t MaxElements) {
   return B.str();
 }
 
+/// The identity of a scan combiner on \p Ty, as HLO constant text.
+std::string scanIdentity(const std::string &Comb, const std::string &Ty) {
+  const bool Float = Ty[0] == 'f' || Ty[0] == 'b';
+  if (Comb == "add")
+    return "0";
+  if (Comb == "multiply")
+    return "1";
+  if (Float)
+    return Comb == "maximum" ? "-inf" : "inf";
+  if (Ty == "s32")
+    return Comb == "maximum" ? "-2147483648" : "2147483647";
+  return Comb == "maximum" ? "-9223372036854775808" : "9223372036854775807";
+}
+
+/// A random scan fusion in either form JAX writes: the scan op (body
+/// `x op carry` returned as output and carry, the init a broadcast
+/// constant or a parameter) or a prefix reduce-window (padding low, or
+/// high for a reverse scan), along any dim of ranks 1-3 with lengths from
+/// 1 to primes over 1000, every layout, add/max/min/multiply on f32, bf16,
+/// f16, f64, s32 and s64, an elementwise prologue and epilogue (one
+/// reading a second parameter).
+std::string generateScan(uint64_t Seed, int64_t MaxElements) {
+  Rng R(Seed);
+  static const std::vector<std::string> Types = {"f32", "f32", "bf16", "f16",
+                                                 "f64", "s32", "s64"};
+  static const std::vector<int64_t> Dims = {1,  2,  3,  5,  7,   8,   17,
+                                            31, 32, 33, 64, 127, 257, 1031};
+  static const std::vector<std::string> Combiners = {"add", "add", "maximum",
+                                                     "minimum", "multiply"};
+  const std::string Ty = pick(R, Types);
+  const bool Float = Ty[0] == 'f' || Ty[0] == 'b';
+  std::string Comb = pick(R, Combiners);
+  const size_t Rank = 1 + R() % 3;
+  std::vector<int64_t> In;
+  do {
+    In.clear();
+    for (size_t K = 0; K < Rank; ++K)
+      In.push_back(pick(R, Dims));
+  } while (product(In) > MaxElements);
+  const int64_t Dim = int64_t(R() % Rank), N = In[size_t(Dim)];
+  // A product of many elements of [-2, 2] over- or underflows: short
+  // lines only.
+  if (Comb == "multiply" && (N > 24 || !Float))
+    Comb = "add";
+  const bool Reverse = R() % 3 == 0, ScanOp = R() % 2 == 0;
+  const std::vector<int64_t> Layout = randomLayout(R, Rank);
+  const std::string InS = shapeText(Ty, In, Layout);
+  std::vector<int64_t> Slice;
+  for (size_t K = 0; K < Rank; ++K)
+    if (int64_t(K) != Dim)
+      Slice.push_back(In[K]);
+  std::vector<int64_t> SL(Slice.size());
+  std::iota(SL.rbegin(), SL.rend(), 0);
+  const std::string SliceS =
+      Slice.empty() ? Ty + "[]" : shapeText(Ty, Slice, SL);
+  const std::string Ident = scanIdentity(Comb, Ty);
+  std::ostringstream B;
+  B << "HloModule random_scan_" << Seed << "\n\n";
+  if (ScanOp) {
+    // The body as JAX writes it for cumsum: (x, carry) -> (s, s).
+    B << "body {\n  x = " << SliceS << " parameter(0)\n  c = " << SliceS
+      << " parameter(1)\n  s = " << SliceS << " " << Comb
+      << (R() % 2 ? "(x, c)" : "(c, x)") << "\n  ROOT t = (" << SliceS << ", "
+      << SliceS << ") tuple(s, s)\n}\n\n";
+  } else {
+    B << "combine {\n  a = " << Ty << "[] parameter(0)\n  b = " << Ty
+      << "[] parameter(1)\n  ROOT r = " << Ty << "[] " << Comb
+      << "(a, b)\n}\n\n";
+  }
+  const bool InitParam = ScanOp && R() % 3 == 0;
+  const bool TwoInputs = R() % 3 == 0;
+  B << "fused {\n  p0 = " << InS << " parameter(0)\n";
+  if (TwoInputs)
+    B << "  p1 = " << InS << " parameter(1)\n";
+  if (InitParam)
+    B << "  p" << (TwoInputs ? 2 : 1) << " = " << SliceS << " parameter("
+      << (TwoInputs ? 2 : 1) << ")\n";
+  std::string X = "p0";
+  for (int K = int(R() % 3); K > 0; --K) {
+    B << "  u" << K << " = " << InS << " " << unaryOp(R, Ty) << "(" << X
+      << ")\n";
+    X = "u" + std::to_string(K);
+  }
+  // The init: the identity, or now and then another constant.
+  const std::string InitC = R() % 4 == 0 && Comb != "multiply" ? "1" : Ident;
+  B << "  c0 = " << Ty << "[] constant(" << InitC << ")\n";
+  std::string Out;
+  if (ScanOp) {
+    std::string Init = InitParam ? "p" + std::to_string(TwoInputs ? 2 : 1)
+                                 : "z";
+    if (!InitParam)
+      B << "  z = " << SliceS << " broadcast(c0), dimensions={}\n";
+    B << "  sc = (" << InS << ", " << SliceS << ") scan(" << X << ", "
+      << Init << "), dimensions={" << Dim << "}, num_carries=1"
+      << (Reverse ? ", is_reverse=true" : "")
+      << ", is_associative=true, to_apply=body\n";
+    B << "  g = " << InS << " get-tuple-element(sc), index=0\n";
+    Out = "g";
+  } else {
+    std::string Sizes, Pads;
+    for (size_t K = 0; K < Rank; ++K) {
+      bool D = int64_t(K) == Dim;
+      Sizes += (K ? "x" : "") + std::to_string(D ? N : 1);
+      Pads += std::string(K ? "x" : "") +
+              (!D ? "0_0"
+                  : Reverse ? "0_" + std::to_string(N - 1)
+                            : std::to_string(N - 1) + "_0");
+    }
+    B << "  w = " << InS << " reduce-window(" << X << ", c0), window={size="
+      << Sizes << " pad=" << Pads << "}, to_apply=combine\n";
+    Out = "w";
+  }
+  const int Epi = int(R() % 3);
+  if (Epi == 0)
+    B << "  ROOT e = " << InS << " " << unaryOp(R, Ty) << "(" << Out << ")\n";
+  else if (Epi == 1 && TwoInputs)
+    B << "  ROOT e = " << InS << " " << (Float ? "multiply" : "add") << "("
+      << Out << ", p1)\n";
+  else
+    B << "  ROOT e = " << InS << " copy(" << Out << ")\n";
+  B << "}\n\nENTRY main {\n  a0 = " << InS << " parameter(0)\n";
+  std::string Args = "a0";
+  if (TwoInputs) {
+    B << "  a1 = " << InS << " parameter(1)\n";
+    Args += ", a1";
+  }
+  if (InitParam) {
+    int Pn = TwoInputs ? 2 : 1;
+    B << "  a" << Pn << " = " << SliceS << " parameter(" << Pn << ")\n";
+    Args += ", a" + std::to_string(Pn);
+  }
+  B << "  ROOT fusion = " << InS << " fusion(" << Args
+    << "), kind=kInput, calls=fused\n}\n";
+  return B.str();
+}
+
+/// ptxas's complaint about \p Ptx, or empty when it assembles it.
+std::string ptxasComplaint(const std::string &Ptxas, const std::string &Ptx,
+                           uint64_t Seed) {
+  std::string Base = "/tmp/random_indexed_" + std::to_string(getpid()) + "_" +
+                     std::to_string(Seed);
+  {
+    std::ofstream F(Base + ".ptx");
+    F << Ptx;
+  }
+  std::string Cmd = Ptxas + " -arch=sm_90 -o " + Base + ".cubin " + Base +
+                    ".ptx > " + Base + ".log 2>&1";
+  std::string Log;
+  if (std::system(Cmd.c_str()) != 0) {
+    std::ifstream L(Base + ".log");
+    std::stringstream SS;
+    SS << L.rdbuf();
+    Log = "ptxas failed: " + SS.str();
+  }
+  for (const char *Ext : {".ptx", ".cubin", ".log"})
+    std::remove((Base + Ext).c_str());
+  return Log;
+}
+
 struct KindSpec {
   const char *Name;
   EmitterKind Kind;
@@ -591,6 +762,7 @@ const std::vector<KindSpec> &kinds() {
       {"gather", EmitterKind::Loop, generateGather},
       {"slices", EmitterKind::InputSlices, generateSlices},
       {"scatter", EmitterKind::Scatter, generateScatter},
+      {"scan", EmitterKind::Scan, generateScan},
   };
   return K;
 }
@@ -613,12 +785,12 @@ int main(int Argc, char **Argv) {
   }
   testing::GpuTestFlags Flags;
   Flags.MaxElements = 1 << 16;
-  Flags.TakesPtxas = false;
   if (auto Exit = testing::parseGpuTestArgs(int(Rest.size()), Rest.data(),
                                             "random_indexed_fusions", Flags))
     return *Exit;
   if (!Kind) {
-    std::fprintf(stderr, "usage: random_indexed_fusions --kind dus|concat|gather|slices|scatter ...\n");
+    std::fprintf(stderr, "usage: random_indexed_fusions --kind "
+                         "dus|concat|gather|slices|scatter|scan ...\n");
     return 2;
   }
   auto Drv = runtime::CudaDriver::open({0, testing::libcudaFromEnvironment()});
@@ -656,6 +828,14 @@ int main(int Argc, char **Argv) {
     ++Types[std::string(primitiveTypeName(Fusion->shape().isTuple()
                                               ? Fusion->shape().TupleShapes[0].Type
                                               : Fusion->shape().Type))];
+    if (!Flags.Ptxas.empty())
+      if (std::string Bad = ptxasComplaint(Flags.Ptxas, E->Ptx, S);
+          !Bad.empty()) {
+        std::printf("FAIL seed %llu: %s\n%s\n", (unsigned long long)S,
+                    Bad.c_str(), Text.c_str());
+        ++Failed;
+        continue;
+      }
     if (Flags.Print)
       std::printf("seed %llu: %s emitter\n%s", (unsigned long long)S,
                   E->Kernels.front().Emitter.c_str(), Text.c_str());

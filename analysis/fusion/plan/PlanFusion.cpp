@@ -79,6 +79,10 @@ static Expected<KernelPlan> planByRules(Context &Ctx, const FusionAnalysis &A,
     P.Emitter = "scatter";
     Why = plan::planScatter(In, P);
     break;
+  case EmitterKind::Scan:
+    P.Emitter = "scan";
+    Why = plan::planScan(In, P);
+    break;
   case EmitterKind::Transpose:
     P.Emitter = "transpose";
     Why = plan::planTranspose(In, P);

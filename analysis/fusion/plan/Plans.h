@@ -65,6 +65,7 @@ int64_t chooseLoopUnroll(const PlanInputs &In, KernelPlan &P, int64_t Runs,
 std::optional<std::string> planInputSlices(const PlanInputs &In,
                                            KernelPlan &P);
 std::optional<std::string> planScatter(const PlanInputs &In, KernelPlan &P);
+std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P);
 
 /// Elements per vector access the maps prove for \p Access (a map from
 /// \p TM's target's index to an index of an array of shape \p S) under

@@ -1,0 +1,314 @@
+//===- ScanAnalysisTest.cpp - Prefix scans recognized in fusions ----------===//
+//
+// Part of idxmap. Both forms JAX writes (the scan op of jnp.cumsum, the
+// prefix reduce-window of lax.cummax), forward and reversed, along the
+// minor and a major dim, under a non-default layout; what is not a scan
+// and why; the scan hero with its prologue and epilogue; what the fusion
+// support and the planner say of a scan fusion until its kernel exists.
+//
+//===----------------------------------------------------------------------===//
+#include "idxmap/DeviceModel.h"
+#include "idxmap/Fusion.h"
+#include "idxmap/Hlo.h"
+#include "idxmap/KernelPlan.h"
+#include "idxmap/Print.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+using namespace idxmap;
+
+namespace {
+
+const char *Computations = R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] maximum(a, b)
+}
+sub {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] subtract(a, b)
+}
+cumsum {
+  x = f32[128] parameter(0)
+  c = f32[128] parameter(1)
+  s = f32[128] add(x, c)
+  ROOT t = (f32[128], f32[128]) tuple(s, s)
+}
+cumprod {
+  x = f32[1000] parameter(0)
+  c = f32[1000] parameter(1)
+  s = f32[1000] multiply(c, x)
+  ROOT t = (f32[1000], f32[1000]) tuple(s, s)
+}
+nonassoc {
+  x = f32[128] parameter(0)
+  c = f32[128] parameter(1)
+  s = f32[128] subtract(x, c)
+  ROOT t = (f32[128], f32[128]) tuple(s, s)
+}
+)";
+
+std::unique_ptr<HloModule> parse(const std::string &Entry) {
+  auto M = parseHloModule(std::string(Computations) + "ENTRY e {\n" + Entry +
+                              "\n}\n",
+                          "scan.hlo");
+  EXPECT_TRUE(bool(M)) << (M ? "" : M.error().str());
+  return M ? std::move(*M) : nullptr;
+}
+
+const HloInstruction &named(const HloModule &M, const char *Name) {
+  return *M.entry()->findInstruction(Name);
+}
+
+TEST(ClassifyScan, ScanOpAlongRows) {
+  auto M = parse(R"(x = f32[128,1000] parameter(0)
+    c = f32[] constant(0)
+    z = f32[128] broadcast(c), dimensions={}
+    s = (f32[128,1000], f32[128]) scan(x, z), dimensions={1}, num_carries=1,
+      is_associative=true, to_apply=cumsum
+    ROOT o = f32[128,1000] get-tuple-element(s), index=0)");
+  ASSERT_TRUE(M);
+  std::string Why;
+  auto S = classifyScan(named(*M, "s"), &Why);
+  ASSERT_TRUE(S) << Why;
+  EXPECT_EQ(S->Dim, 1);
+  EXPECT_EQ(S->Length, 1000);
+  EXPECT_FALSE(S->Reverse);
+  EXPECT_EQ(S->Combiner, HloOpcode::Add);
+  EXPECT_EQ(S->Init, &named(*M, "z"));
+  EXPECT_EQ(S->Dims, (std::array<int64_t, 3>{128, 1000, 1}));
+  EXPECT_TRUE(S->isRow());
+  EXPECT_EQ(S->str(), "add along dim 1 of f32[128,1000]: [128, 1000, 1]");
+}
+
+TEST(ClassifyScan, ReversedScanOpAlongAMajorDimWithSwappedOperands) {
+  auto M2 = parse(R"(x = f32[128,1000] parameter(0)
+    z = f32[1000] parameter(1)
+    ROOT s = (f32[128,1000], f32[1000]) scan(x, z), dimensions={0},
+      num_carries=1, is_reverse=true, to_apply=cumprod)");
+  ASSERT_TRUE(M2);
+  auto S = classifyScan(named(*M2, "s"));
+  ASSERT_TRUE(S);
+  EXPECT_TRUE(S->Reverse);
+  EXPECT_EQ(S->Combiner, HloOpcode::Multiply);
+  EXPECT_EQ(S->Dims, (std::array<int64_t, 3>{1, 128, 1000}));
+  EXPECT_FALSE(S->isRow());
+}
+
+TEST(ClassifyScan, PrefixReduceWindowsForwardAndReversed) {
+  auto M = parse(R"(x = f32[16384,4096] parameter(0)
+    c = f32[] constant(-inf)
+    f = f32[16384,4096] reduce-window(x, c), window={size=1x4096
+      pad=0_0x4095_0}, to_apply=max
+    r = f32[16384,4096] reduce-window(x, c), window={size=16384x1
+      pad=0_16383x0_0}, to_apply=max
+    ROOT t = (f32[16384,4096], f32[16384,4096]) tuple(f, r))");
+  ASSERT_TRUE(M);
+  auto F = classifyScan(named(*M, "f"));
+  ASSERT_TRUE(F);
+  EXPECT_EQ(F->Dim, 1);
+  EXPECT_FALSE(F->Reverse);
+  EXPECT_EQ(F->Combiner, HloOpcode::Maximum);
+  EXPECT_EQ(F->Dims, (std::array<int64_t, 3>{16384, 4096, 1}));
+  std::string Why;
+  auto R = classifyScan(named(*M, "r"), &Why);
+  ASSERT_TRUE(R) << Why;
+  EXPECT_EQ(R->Dim, 0);
+  EXPECT_TRUE(R->Reverse);
+  EXPECT_EQ(R->Dims, (std::array<int64_t, 3>{1, 16384, 4096}));
+}
+
+TEST(ClassifyScan, LayoutDecidesWhatIsMinor) {
+  // Dim 0 is minor in {0,1}: a scan along it is a row scan.
+  auto M = parse(R"(x = f32[4096,64]{0,1} parameter(0)
+    c = f32[] constant(0)
+    ROOT f = f32[4096,64]{0,1} reduce-window(x, c), window={size=4096x1
+      pad=4095_0x0_0}, to_apply=add)");
+  ASSERT_TRUE(M);
+  auto S = classifyScan(named(*M, "f"));
+  ASSERT_TRUE(S);
+  EXPECT_EQ(S->Dims, (std::array<int64_t, 3>{64, 4096, 1}));
+  EXPECT_TRUE(S->isRow());
+}
+
+TEST(ClassifyScan, WhatIsNotAScan) {
+  auto M = parse(R"(x = f32[8,128] parameter(0)
+    c = f32[] constant(0)
+    z = f32[128] broadcast(c), dimensions={}
+    z8 = f32[8] broadcast(c), dimensions={}
+    w = f32[8,128] reduce-window(x, c), window={size=1x3 pad=0_0x2_0},
+      to_apply=add
+    s = f32[8,128] reduce-window(x, c), window={size=1x128 stride=1x1
+      pad=0_0x127_0}, to_apply=sub
+    two = f32[8,128] reduce-window(x, c), window={size=8x128
+      pad=7_0x127_0}, to_apply=add
+    n = (f32[8,128], f32[128]) scan(x, z), dimensions={0}, num_carries=1,
+      to_apply=nonassoc
+    ROOT t = (f32[8,128], f32[8,128], f32[8,128], (f32[8,128], f32[128]))
+      tuple(w, s, two, n))");
+  ASSERT_TRUE(M);
+  struct Case {
+    const char *Name, *Why;
+  } Cases[] = {
+      {"w", "the window of 'w' is not the prefix of dim 1"},
+      {"s", "the computation of 's' is not add, maximum, minimum or "
+            "multiply of its parameters"},
+      {"two", "the window of 'two' spans two dims"},
+      {"n", "the body of scan 'n' is not one add, maximum, minimum or "
+            "multiply"},
+      {"x", "not a scan"},
+  };
+  for (const Case &C : Cases) {
+    std::string Why;
+    EXPECT_FALSE(classifyScan(named(*M, C.Name), &Why)) << C.Name;
+    EXPECT_NE(Why.find(C.Why), std::string::npos) << C.Name << ": " << Why;
+  }
+}
+
+/// A fusion computation \p Body (its ROOT last) and the analysis of it.
+std::unique_ptr<HloModule> fused(const std::string &Body,
+                                 const std::string &Params,
+                                 const std::string &Type,
+                                 const std::string &Operands) {
+  std::string Text = std::string(Computations) + "fused {\n" + Body +
+                     "\n}\n\nENTRY e {\n" + Params + "\n  ROOT f = " + Type +
+                     " fusion(" + Operands + "), kind=kLoop, calls=fused\n}\n";
+  auto M = parseHloModule(Text, "fusion.hlo");
+  EXPECT_TRUE(bool(M)) << (M ? "" : M.error().str()) << Text;
+  return M ? std::move(*M) : nullptr;
+}
+
+TEST(ScanFusion, HeroWithPrologueAndEpilogue) {
+  auto M = fused(R"(p0 = f32[128,1000] parameter(0)
+    p1 = f32[128,1000] parameter(1)
+    e = f32[128,1000] exponential(p0)
+    c = f32[] constant(0)
+    z = f32[128] broadcast(c), dimensions={}
+    s = (f32[128,1000], f32[128]) scan(e, z), dimensions={1}, num_carries=1,
+      is_associative=true, to_apply=cumsum
+    g = f32[128,1000] get-tuple-element(s), index=0
+    ROOT r = f32[128,1000] multiply(g, p1))",
+                 "  a0 = f32[128,1000] parameter(0)\n"
+                 "  a1 = f32[128,1000] parameter(1)",
+                 "f32[128,1000]", "a0, a1");
+  ASSERT_TRUE(M);
+  const HloInstruction &F = *M->entry()->root();
+  FusionAnalysis A = analyzeFusion(F);
+  EXPECT_EQ(A.Kind, EmitterKind::Scan) << A.Reason;
+  EXPECT_EQ(emitterKindName(A.Kind), "scan");
+  ASSERT_TRUE(A.Scan);
+  EXPECT_EQ(A.Heroes.front()->name(), "s");
+  EXPECT_EQ(A.Reason, "scan 's' is a prefix scan: add along dim 1 of "
+                      "f32[128,1000]: [128, 1000, 1] (the minor dim: a row "
+                      "scan)");
+  EXPECT_FALSE(findUnmodeledInstruction(*F.fusedComputation()));
+  // A line per thread: 128 lines of 1000, the thread map walking `pos`
+  // along the line of thread bl_x * 128 + th_x.
+  Context Ctx;
+  Expected<KernelPlan> P =
+      planFusion(Ctx, A, Tuning{}, *lookupDeviceModel("H200"), &F);
+  ASSERT_TRUE(P) << P.error().Message;
+  EXPECT_EQ(P->Emitter, "scan");
+  ASSERT_TRUE(P->Scan);
+  EXPECT_EQ(P->Scan->Lines, 128);
+  EXPECT_EQ(P->Scan->Length, 1000);
+  EXPECT_FALSE(P->Scan->Reverse);
+  EXPECT_EQ(P->Block[0], 128);
+  EXPECT_EQ(P->Grid[0], 1);
+  EXPECT_EQ(P->Main.Target->name(), "e");
+  EXPECT_EQ(printMap(P->Main.Map),
+            "(th_x, bl_x)[pos] -> (th_x, pos), domain: th_x in [0, 127], "
+            "bl_x in [0, 0], pos in [0, 999]");
+}
+
+TEST(ScanFusion, ColumnScanLanesAreNeighboursAndLongLinesAreRefused) {
+  // Along dim 0 of [4096, 300]: 300 lines, lanes on neighbouring columns.
+  auto M = fused(R"(p0 = f32[4096,300] parameter(0)
+    c = f32[] constant(0)
+    ROOT s = f32[4096,300] reduce-window(p0, c), window={size=4096x1
+      pad=4095_0x0_0}, to_apply=add)",
+                 "  a0 = f32[4096,300] parameter(0)", "f32[4096,300]", "a0");
+  ASSERT_TRUE(M);
+  const HloInstruction &F = *M->entry()->root();
+  FusionAnalysis A = analyzeFusion(F);
+  ASSERT_EQ(A.Kind, EmitterKind::Scan) << A.Reason;
+  Context Ctx;
+  Expected<KernelPlan> P =
+      planFusion(Ctx, A, Tuning{}, *lookupDeviceModel("H200"), &F);
+  ASSERT_TRUE(P) << P.error().Message;
+  EXPECT_EQ(P->Scan->Lines, 300);
+  EXPECT_EQ(P->Grid[0], 3);
+  EXPECT_EQ(printMap(P->Main.Map),
+            "(th_x, bl_x)[pos] -> (pos, th_x + bl_x * 128), domain: th_x in "
+            "[0, 127], bl_x in [0, 2], pos in [0, 4095], th_x + bl_x * 128 in "
+            "[0, 299]");
+  // A line of 32768: one thread would walk it all; refused with the reason.
+  auto Long = fused(R"(p0 = f32[32768] parameter(0)
+    c = f32[] constant(0)
+    ROOT s = f32[32768] reduce-window(p0, c), window={size=32768
+      pad=32767_0}, to_apply=add)",
+                    "  a0 = f32[32768] parameter(0)", "f32[32768]", "a0");
+  ASSERT_TRUE(Long);
+  const HloInstruction &LF = *Long->entry()->root();
+  Expected<KernelPlan> LP = planFusion(Ctx, analyzeFusion(LF), Tuning{},
+                                       *lookupDeviceModel("H200"), &LF);
+  ASSERT_FALSE(LP);
+  EXPECT_NE(LP.error().Message.find("scans lines of 32768 elements; a thread "
+                                    "scans at most 16384"),
+            std::string::npos)
+      << LP.error().Message;
+}
+
+TEST(ScanFusion, RefusedWithTheReason) {
+  struct Case {
+    const char *Name, *Body, *Why;
+  } Cases[] = {
+      {"carry read",
+       R"(p0 = f32[128,1000] parameter(0)
+          c = f32[] constant(0)
+          z = f32[128] broadcast(c), dimensions={}
+          s = (f32[128,1000], f32[128]) scan(p0, z), dimensions={1},
+            num_carries=1, to_apply=cumsum
+          g = f32[128] get-tuple-element(s), index=1
+          ROOT r = f32[128,1000] broadcast(g), dimensions={0})",
+       "'g' reads the final carry of scan 's'"},
+      {"not elementwise after",
+       R"(p0 = f32[128,1000] parameter(0)
+          c = f32[] constant(0)
+          s = f32[128,1000] reduce-window(p0, c), window={size=1x1000
+            pad=0_0x999_0}, to_apply=add
+          ROOT r = f32[1000,128] transpose(s), dimensions={1,0})",
+       "'r' (transpose) reads the scan's output"},
+      {"a window that is no scan",
+       R"(p0 = f32[128,1000] parameter(0)
+          c = f32[] constant(0)
+          ROOT s = f32[128,1000] reduce-window(p0, c), window={size=1x2
+            pad=0_0x1_0}, to_apply=add)",
+       "no emitter computes reduce-window 's': not a scan fusion (the "
+       "window of 's' is not the prefix of dim 1"},
+  };
+  for (const Case &C : Cases) {
+    SCOPED_TRACE(C.Name);
+    bool Transposed = std::string(C.Name) == "not elementwise after";
+    auto M = fused(C.Body, "  a0 = f32[128,1000] parameter(0)",
+                   Transposed ? "f32[1000,128]" : "f32[128,1000]", "a0");
+    ASSERT_TRUE(M);
+    const HloComputation &Fc = *M->entry()->root()->fusedComputation();
+    auto U = findUnmodeledInstruction(Fc);
+    ASSERT_TRUE(U);
+    EXPECT_NE(U->Reason.find(C.Why), std::string::npos) << U->Reason;
+    EXPECT_NE(analyzeComputation(Fc).Kind, EmitterKind::Scan);
+  }
+}
+
+} // namespace
