@@ -1,14 +1,15 @@
-//===- ScanEmitter.cpp - Prefix scans, a line per thread ------------------===//
+//===- ScanEmitter.cpp - Prefix scans: a line per thread or warp ----------===//
 //
 // Part of idxmap. The scan emitter builds the kernel ScanPlan describes:
-// each thread walks one line of the scanned operand (forward, or from the
-// end for a reverse scan), computes each element through the prologue,
-// combines it with the carry in a register (the running value starts at
-// the init: reduce-window's scalar, or the scan op's carry for the line)
-// and stores every root at that element's index, the epilogue reading the
-// running value through the hero's override. The combiner is the one
-// ScanInfo recognized: reduce-window's to_apply(acc, x) inlined, or the
-// scan body's one elementwise op of (x, carry).
+// a thread (or, for a row, a warp) walks one line of the scanned operand
+// (forward, or from the end for a reverse scan), computes each element
+// through the prologue, combines it with the carry in a register (the
+// running value starts at the init: reduce-window's scalar, or the scan
+// op's carry for the line; a warp first scans its chunk of 32 with
+// shfl.sync.up) and stores every root at that element's index, the
+// epilogue reading the running value through the hero's override. The
+// combiner is the one ScanInfo recognized: reduce-window's to_apply(acc,
+// x) inlined, or the scan body's one elementwise op of (x, carry).
 //
 //===----------------------------------------------------------------------===//
 #include "EmitterSupport.h"
@@ -20,9 +21,43 @@
 #include "idxmap/Codegen.h"
 
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
 
 namespace idxmap {
 namespace codegen {
+
+namespace {
+
+/// `shfl.sync.up` (lane l gets lane l - Delta's value, lanes below Delta
+/// their own) or `shfl.sync.idx` (every lane gets lane Delta's) of \p V
+/// across the full warp, a value of any type up to 64 bits moved as 32-bit
+/// words.
+llvm::Value *shuffle(llvm::IRBuilderBase &B, llvm::Value *V, bool Up,
+                     unsigned Delta) {
+  llvm::Type *T = V->getType();
+  const unsigned Bits = unsigned(T->getPrimitiveSizeInBits().getFixedValue());
+  llvm::Type *I32 = B.getInt32Ty(), *IN = B.getIntNTy(Bits);
+  auto Word = [&](llvm::Value *W) -> llvm::Value * {
+    return B.CreateIntrinsic(Up ? llvm::Intrinsic::nvvm_shfl_sync_up_i32
+                                : llvm::Intrinsic::nvvm_shfl_sync_idx_i32,
+                             {},
+                             {B.getInt32(0xffffffffu), W, B.getInt32(Delta),
+                              B.getInt32(Up ? 0 : 31)});
+  };
+  llvm::Value *I = B.CreateBitCast(V, IN);
+  if (Bits <= 32) {
+    llvm::Value *W = Word(Bits < 32 ? B.CreateZExt(I, I32) : I);
+    I = Bits < 32 ? B.CreateTrunc(W, IN) : W;
+  } else {
+    llvm::Value *Lo = Word(B.CreateTrunc(I, I32));
+    llvm::Value *Hi = Word(B.CreateTrunc(B.CreateLShr(I, 32), I32));
+    I = B.CreateOr(B.CreateZExt(Lo, IN),
+                   B.CreateShl(B.CreateZExt(Hi, IN), 32));
+  }
+  return B.CreateBitCast(I, T);
+}
+
+} // namespace
 
 Expected<KernelInfo> emitScanKernel(llvm::Module &M, const HloInstruction &F,
                                     const FusionAnalysis &A,
@@ -59,8 +94,14 @@ Expected<KernelInfo> emitScanKernel(llvm::Module &M, const HloInstruction &F,
   auto IdxC = [&](int64_t N) { return llvm::ConstantInt::get(IndexTy, N); };
 
   GridLoop GL(B, *K, IndexTy, T, P.Grid[0], TM.Blocks);
-  if (TM.Blocks * T != SP.Lines) {
-    llvm::Value *Line = B.CreateAdd(B.CreateMul(GL.Bl, IdxC(T)), GL.Th);
+  const bool Warp = SP.LanesPerLine == 32;
+  const int64_t PerBlock = T / SP.LanesPerLine;
+  if (TM.Blocks * PerBlock != SP.Lines) {
+    // Whole warps leave together in the warp scan (its shuffles need every
+    // lane).
+    llvm::Value *Line =
+        B.CreateAdd(B.CreateMul(GL.Bl, IdxC(PerBlock)),
+                    Warp ? B.CreateUDiv(GL.Th, IdxC(32)) : GL.Th);
     auto *Body = llvm::BasicBlock::Create(LC, "line", K);
     B.CreateCondBr(B.CreateICmpULT(Line, IdxC(SP.Lines)), Body, GL.Done);
     B.SetInsertPoint(Body);
@@ -80,7 +121,39 @@ Expected<KernelInfo> emitScanKernel(llvm::Module &M, const HloInstruction &F,
         LineIdx.push_back(First[D]);
   llvm::Value *Init = FE.valueAt(*S.Init, LineIdx);
 
-  // The walk along the line: step k at position k (N-1-k reversed).
+  // Earlier op Later: reduce-window's to_apply(acc, x), or the scan body's
+  // op of (x = parameter 0, carry = parameter 1) in its operand order.
+  auto Combine = [&](llvm::Value *Earlier, llvm::Value *Later) {
+    if (Hero.opcode() == HloOpcode::ReduceWindow)
+      return emitReduction(B, *Hero.toApply(), {Earlier}, {Later}, Math)
+          .front();
+    const HloInstruction &Op = *Hero.toApply()->root()->operand(0);
+    std::vector<llvm::Value *> Ops;
+    for (const HloInstruction *O : Op.operands())
+      Ops.push_back(O->parameterNumber() == 0 ? Later : Earlier);
+    return emitElementwise(B, Op, Ops, Math);
+  };
+  // Stores every root at \p Idx, the hero's value there being \p V.
+  auto StoreRoots = [&](llvm::ArrayRef<llvm::Value *> Idx, llvm::Value *V) {
+    FE.setOverride(Hero, [V](llvm::ArrayRef<llvm::Value *>) { return V; });
+    for (size_t R = 0; R < A.Roots.size(); ++R) {
+      const HloInstruction &Root = *A.Roots[R];
+      const PrimitiveType RT = Root.shape().Type;
+      llvm::Value *Val = FE.valueAt(Root, Idx);
+      llvm::Value *Ptr = B.CreateInBoundsGEP(
+          storageType(LC, RT), K->getArg(unsigned(C.parameterCount() + R)),
+          physicalOffset(B, Root.shape(), Idx, IndexTy));
+      B.CreateAlignedStore(storeConvert(B, Val, RT), Ptr,
+                           llvm::Align(uint64_t(byteWidth(RT))));
+    }
+    FE.setOverride(Hero, nullptr);
+    FE.clearCache();
+  };
+
+  // The walk along the line: step k at position k (N-1-k reversed), or,
+  // for a warp, chunk k of 32 elements (the map counts from the end when
+  // reversed).
+  const int64_t Steps = Warp ? (SP.Length + 31) / 32 : SP.Length;
   llvm::BasicBlock *Pre = B.GetInsertBlock();
   auto *Loop = llvm::BasicBlock::Create(LC, "scan", K);
   auto *After = llvm::BasicBlock::Create(LC, "scan.done", K);
@@ -90,44 +163,62 @@ Expected<KernelInfo> emitScanKernel(llvm::Module &M, const HloInstruction &F,
   llvm::PHINode *Carry = B.CreatePHI(Init->getType(), 2, "carry");
   Step->addIncoming(IdxC(0), Pre);
   Carry->addIncoming(Init, Pre);
-  llvm::Value *Pos =
-      SP.Reverse ? B.CreateSub(IdxC(SP.Length - 1), Step) : Step;
-  std::vector<llvm::Value *> Idx =
-      emitIndexExprs(B, TM.Map, {GL.Th, GL.Bl}, {Pos}, IndexTy);
   FE.clearCache();
   Lanes.clear();
-  llvm::Value *X = FE.valueAt(*S.Input, Idx);
-  llvm::Value *Next;
-  if (Hero.opcode() == HloOpcode::ReduceWindow) {
-    Next = emitReduction(B, *Hero.toApply(), {Carry}, {X}, Math).front();
+  llvm::Value *NextCarry;
+  if (!Warp) {
+    llvm::Value *Pos =
+        SP.Reverse ? B.CreateSub(IdxC(SP.Length - 1), Step) : Step;
+    std::vector<llvm::Value *> Idx =
+        emitIndexExprs(B, TM.Map, {GL.Th, GL.Bl}, {Pos}, IndexTy);
+    llvm::Value *X = FE.valueAt(*S.Input, Idx);
+    NextCarry = Combine(Carry, X);
+    StoreRoots(Idx, NextCarry);
   } else {
-    // The body's op of (x = parameter 0, carry = parameter 1), operands
-    // in its own order.
-    const HloInstruction &Op = *Hero.toApply()->root()->operand(0);
-    std::vector<llvm::Value *> Ops;
-    for (const HloInstruction *O : Op.operands())
-      Ops.push_back(O->parameterNumber() == 0 ? X
-                                              : static_cast<llvm::Value *>(Carry));
-    Next = emitElementwise(B, Op, Ops, Math);
+    // The lane's element, when the chunk holds it (the last chunk's lanes
+    // past the row hold a zero that reaches no lane of the row: shuffles
+    // move values up only).
+    llvm::Value *Lane = B.CreateURem(GL.Th, IdxC(32));
+    llvm::Value *Valid = B.CreateICmpULT(
+        B.CreateAdd(B.CreateMul(Step, IdxC(32)), Lane), IdxC(SP.Length));
+    std::vector<llvm::Value *> Idx =
+        emitIndexExprs(B, TM.Map, {GL.Th, GL.Bl}, {Step}, IndexTy);
+    llvm::BasicBlock *Head = B.GetInsertBlock();
+    auto *Load = llvm::BasicBlock::Create(LC, "scan.load", K);
+    auto *Have = llvm::BasicBlock::Create(LC, "scan.have", K);
+    B.CreateCondBr(Valid, Load, Have);
+    B.SetInsertPoint(Load);
+    llvm::Value *X = FE.valueAt(*S.Input, Idx);
+    llvm::BasicBlock *Loaded = B.GetInsertBlock();
+    B.CreateBr(Have);
+    B.SetInsertPoint(Have);
+    FE.clearCache();
+    Lanes.clear();
+    llvm::PHINode *XP = B.CreatePHI(X->getType(), 2, "elem");
+    XP->addIncoming(X, Loaded);
+    XP->addIncoming(llvm::Constant::getNullValue(X->getType()), Head);
+    // Inclusive scan across the warp: 5 shuffles up.
+    llvm::Value *V = XP;
+    for (unsigned Off = 1; Off < 32; Off *= 2) {
+      llvm::Value *Up = shuffle(B, V, /*Up=*/true, Off);
+      V = B.CreateSelect(B.CreateICmpUGE(Lane, IdxC(Off)), Combine(Up, V), V);
+    }
+    V = Combine(Carry, V);
+    auto *Store = llvm::BasicBlock::Create(LC, "scan.store", K);
+    auto *Stored = llvm::BasicBlock::Create(LC, "scan.stored", K);
+    B.CreateCondBr(Valid, Store, Stored);
+    B.SetInsertPoint(Store);
+    StoreRoots(Idx, V);
+    B.CreateBr(Stored);
+    B.SetInsertPoint(Stored);
+    // The next chunk's carry: the last lane's (a full chunk's).
+    NextCarry = shuffle(B, V, /*Up=*/false, 31);
   }
-  FE.setOverride(Hero, [&](llvm::ArrayRef<llvm::Value *>) { return Next; });
-  for (size_t R = 0; R < A.Roots.size(); ++R) {
-    const HloInstruction &Root = *A.Roots[R];
-    const PrimitiveType RT = Root.shape().Type;
-    llvm::Value *V = FE.valueAt(Root, Idx);
-    llvm::Value *Ptr = B.CreateInBoundsGEP(
-        storageType(LC, RT), K->getArg(unsigned(C.parameterCount() + R)),
-        physicalOffset(B, Root.shape(), Idx, IndexTy));
-    B.CreateAlignedStore(storeConvert(B, V, RT), Ptr,
-                         llvm::Align(uint64_t(byteWidth(RT))));
-  }
-  FE.setOverride(Hero, nullptr);
-  FE.clearCache();
   llvm::Value *StepNext = B.CreateAdd(Step, IdxC(1), "step.next", true, true);
   llvm::BasicBlock *Latch = B.GetInsertBlock();
   Step->addIncoming(StepNext, Latch);
-  Carry->addIncoming(Next, Latch);
-  B.CreateCondBr(B.CreateICmpULT(StepNext, IdxC(SP.Length)), Loop, After);
+  Carry->addIncoming(NextCarry, Latch);
+  B.CreateCondBr(B.CreateICmpULT(StepNext, IdxC(Steps)), Loop, After);
   B.SetInsertPoint(After);
   GL.finish();
   return Info;

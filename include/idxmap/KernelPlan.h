@@ -286,22 +286,30 @@ struct ScatterPlan {
   int64_t Segment = 1;
 };
 
-/// The scan emitter's parameters (issue 18, a first kernel): each thread
-/// scans one line serially in registers, carrying the running value from
-/// element to element and storing each output element as it goes.
-/// Threads take lines in the layout's order, so that for a scan along a
-/// non-minor dim (ScanInfo::Dims[2] > 1) the 32 lanes of a warp read and
-/// write 32 neighbouring elements of the minor dim at every step
-/// (coalesced); a row scan's lanes are a line apart. KernelPlan::Main is
-/// `(th_x, bl_x)[pos] -> index of the scanned operand`, `pos` the position
-/// along the line (a reverse scan walks it from the end).
+/// The scan emitter's parameters (issue 18, first kernels). With one lane
+/// per line each thread scans one line serially in registers, carrying
+/// the running value from element to element and storing each output
+/// element as it goes; threads take lines in the layout's order, so that
+/// for a scan along a non-minor dim (ScanInfo::Dims[2] > 1) the 32 lanes
+/// of a warp read and write 32 neighbouring elements of the minor dim at
+/// every step (coalesced). KernelPlan::Main is then `(th_x, bl_x)[pos] ->
+/// index of the scanned operand`, `pos` the position along the line. With
+/// 32 lanes per line (a row scan) a warp walks its row in chunks of 32
+/// consecutive elements: each lane combines its element, a `shfl.sync.up`
+/// scan across the warp, the carry of the chunks before, and the carry of
+/// the next chunk is lane 31's value; Main is `(th_x, bl_x)[it] -> element
+/// it * 32 + th_x mod 32 of row bl_x * W + th_x floordiv 32` (counted from
+/// the end for a reverse scan).
 ///
 /// Example: cumsum along dim 0 of f32[4096,16384]: Lines 16384, Length
-/// 4096, 128 threads per block, 128 blocks.
+/// 4096, LanesPerLine 1, 128 threads per block, 128 blocks; along the rows
+/// of f32[16384,4096]: LanesPerLine 32, 4 rows per block of 128 threads.
 struct ScanPlan {
   /// Lines (Dims[0] * Dims[2] of ScanInfo) and their length.
   int64_t Lines = 1, Length = 1;
   bool Reverse = false;
+  /// 1 (a line per thread) or 32 (a row per warp).
+  int64_t LanesPerLine = 1;
 };
 
 /// The cost model's estimate of one plan (see CostModel.h).

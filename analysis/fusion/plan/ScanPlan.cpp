@@ -1,14 +1,15 @@
 //===- ScanPlan.cpp - Prefix scans, a line per thread ---------------------===//
 //
-// Part of idxmap. The scan emitter's plan (ScanPlan in KernelPlan.h): the
-// first scan kernel of issue 18 gives each thread one line and scans it
-// serially, the carry in a register. Lines are numbered in the layout's
-// order (the dims more major than the scanned one, then those more minor),
-// so that a scan along a non-minor dim has the 32 lanes of a warp on 32
-// neighbouring elements of the minor dim: each step is one coalesced
-// access. A row scan has lanes a line apart; the warp scan
-// (shfl.sync.up), the block scan through shared memory and the decoupled
-// look-back of long lines are the next kernels (docs/KERNEL_PLAN.md).
+// Part of idxmap. The scan emitter's plan (ScanPlan in KernelPlan.h), the
+// first scan kernels of issue 18. A scan along a non-minor dim gives each
+// thread one line, scanned serially with the carry in a register; lines
+// are numbered in the layout's order (the dims more major than the scanned
+// one, then those more minor), so that the 32 lanes of a warp sit on 32
+// neighbouring elements of the minor dim and each step is one coalesced
+// access. A row scan of at least 32 elements gives each warp a row, walked
+// in chunks of 32 consecutive elements scanned with shuffles. The block
+// scan through shared memory and the decoupled look-back of long lines are
+// the next kernels (docs/KERNEL_PLAN.md).
 //
 //===----------------------------------------------------------------------===//
 #include "Plans.h"
@@ -36,7 +37,7 @@ std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P) {
   constexpr int64_t MaxSerialLength = 16384;
   if (N > MaxSerialLength)
     return Hero + " scans lines of " +
-           std::to_string(N) + " elements; a thread scans at most " +
+           std::to_string(N) + " elements; a thread or warp scans at most " +
            std::to_string(MaxSerialLength) +
            " (the block scan and decoupled look-back of long lines are not "
            "built yet, issue 18)";
@@ -44,27 +45,54 @@ std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P) {
   SP.Lines = Lines;
   SP.Length = N;
   SP.Reverse = S.Reverse;
-  const int64_t T = P.choose(
-      "threads", std::min<int64_t>(128, Lines),
-      S.isRow() ? "a line per thread, serially: no warp or block scan yet "
-                  "(issue 18)"
-                : "a line per thread, lanes on neighbouring elements of the "
-                  "minor dim: every step one coalesced access");
-  const int64_t Blocks = ceilDiv(Lines, T);
-  // (th_x, bl_x)[pos] -> the element `pos` of line `bl_x * T + th_x` in
-  // the operand's physical order: (outer * N + pos) * inner + e.
   Context &Ctx = In.Ctx;
-  Expr Line = Ctx.dim(1) * T + Ctx.dim(0);
-  Expr Lin = (Line.floorDiv(S.Dims[2]) * N + Ctx.symbol(0)) * S.Dims[2] +
-             Line % S.Dims[2];
+  // A row of at least a warp's width: a warp per row, 32 consecutive
+  // elements a step (coalesced) scanned with shuffles.
+  SP.LanesPerLine = P.choose(
+      "lanes_per_line", S.isRow() && N >= 32 ? 32 : 1,
+      S.isRow() ? (N >= 32 ? "a row scan: a warp per row, 32 consecutive "
+                             "elements a step, a shfl.sync.up scan of each"
+                           : "a row shorter than a warp: a thread per row")
+                : "a column scan: a thread per line, lanes on neighbouring "
+                  "elements of the minor dim (every step coalesced)");
+  int64_t T, Blocks;
+  Expr Lin;
   std::vector<Constraint> Cs;
-  if (Blocks * T != Lines)
-    Cs.push_back({Line, {0, Lines - 1}});
+  std::vector<Variable> Range;
+  if (SP.LanesPerLine == 32) {
+    const int64_t Rows = P.choose("lines_per_block", std::min<int64_t>(4, Lines),
+                                  "4 warps of 128 threads, a row each");
+    T = 32 * Rows;
+    Blocks = ceilDiv(Lines, Rows);
+    const int64_t Chunks = ceilDiv(N, 32);
+    // (th_x, bl_x)[it] -> element it * 32 + lane of row bl_x * Rows + warp.
+    Expr Line = Ctx.dim(1) * Rows + Ctx.dim(0).floorDiv(32);
+    Expr Step = Ctx.symbol(0) * 32 + Ctx.dim(0) % 32;
+    Expr Pos = S.Reverse ? Ctx.constant(N - 1) - Step : Step;
+    Lin = Line * N + Pos;
+    if (Chunks * 32 != N)
+      Cs.push_back({Step, {0, N - 1}});
+    if (Blocks * Rows != Lines)
+      Cs.push_back({Line, {0, Lines - 1}});
+    Range.push_back({"it", {0, Chunks - 1}});
+  } else {
+    T = P.choose("threads", std::min<int64_t>(128, Lines),
+                 "a line per thread, serially");
+    Blocks = ceilDiv(Lines, T);
+    // (th_x, bl_x)[pos] -> the element `pos` of line `bl_x * T + th_x` in
+    // the operand's physical order: (outer * N + pos) * inner + e.
+    Expr Line = Ctx.dim(1) * T + Ctx.dim(0);
+    Lin = (Line.floorDiv(S.Dims[2]) * N + Ctx.symbol(0)) * S.Dims[2] +
+          Line % S.Dims[2];
+    if (Blocks * T != Lines)
+      Cs.push_back({Line, {0, Lines - 1}});
+    Range.push_back({"pos", {0, N - 1}});
+  }
   P.Main.ThreadsPerBlock = T;
   P.Main.Blocks = Blocks;
   P.Main.Target = S.Input;
   P.Main.Map = IndexingMap(Ctx, {{"th_x", {0, T - 1}}, {"bl_x", {0, Blocks - 1}}},
-                           {{"pos", {0, N - 1}}}, {},
+                           std::move(Range), {},
                            delinearizePhysical(Ctx, Lin, X), Cs);
   simplify(P.Main.Map);
   GridStride GS = gridStride(Blocks, In.Device.MaxGrid[0]);
@@ -72,7 +100,8 @@ std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P) {
            GS.Iterations > 1
                ? "grid.x limit: " + std::to_string(GS.Iterations) +
                      " blocks of lines per block (grid stride)"
-               : "one block per " + std::to_string(T) + " lines");
+               : "one block per " + std::to_string(T / SP.LanesPerLine) +
+                     " lines");
   int64_t MaxElements = X.numElements();
   for (const HloInstruction *Pm : C.parameters())
     MaxElements = std::max(MaxElements, Pm->shape().numElements());

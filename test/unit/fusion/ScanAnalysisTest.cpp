@@ -212,8 +212,8 @@ TEST(ScanFusion, HeroWithPrologueAndEpilogue) {
                       "f32[128,1000]: [128, 1000, 1] (the minor dim: a row "
                       "scan)");
   EXPECT_FALSE(findUnmodeledInstruction(*F.fusedComputation()));
-  // A line per thread: 128 lines of 1000, the thread map walking `pos`
-  // along the line of thread bl_x * 128 + th_x.
+  // A row per warp, 4 per block: 128 rows of 1000 in chunks of 32, the
+  // thread map walking chunk `it` of row bl_x * 4 + th_x floordiv 32.
   Context Ctx;
   Expected<KernelPlan> P =
       planFusion(Ctx, A, Tuning{}, *lookupDeviceModel("H200"), &F);
@@ -223,12 +223,14 @@ TEST(ScanFusion, HeroWithPrologueAndEpilogue) {
   EXPECT_EQ(P->Scan->Lines, 128);
   EXPECT_EQ(P->Scan->Length, 1000);
   EXPECT_FALSE(P->Scan->Reverse);
+  EXPECT_EQ(P->Scan->LanesPerLine, 32);
   EXPECT_EQ(P->Block[0], 128);
-  EXPECT_EQ(P->Grid[0], 1);
+  EXPECT_EQ(P->Grid[0], 32);
   EXPECT_EQ(P->Main.Target->name(), "e");
   EXPECT_EQ(printMap(P->Main.Map),
-            "(th_x, bl_x)[pos] -> (th_x, pos), domain: th_x in [0, 127], "
-            "bl_x in [0, 0], pos in [0, 999]");
+            "(th_x, bl_x)[it] -> (bl_x * 4 + th_x floordiv 32, it * 32 + th_x "
+            "mod 32), domain: th_x in [0, 127], bl_x in [0, 31], it in [0, "
+            "31], it * 32 + th_x mod 32 in [0, 999]");
 }
 
 TEST(ScanFusion, ColumnScanLanesAreNeighboursAndLongLinesAreRefused) {
@@ -247,6 +249,7 @@ TEST(ScanFusion, ColumnScanLanesAreNeighboursAndLongLinesAreRefused) {
       planFusion(Ctx, A, Tuning{}, *lookupDeviceModel("H200"), &F);
   ASSERT_TRUE(P) << P.error().Message;
   EXPECT_EQ(P->Scan->Lines, 300);
+  EXPECT_EQ(P->Scan->LanesPerLine, 1);
   EXPECT_EQ(P->Grid[0], 3);
   EXPECT_EQ(printMap(P->Main.Map),
             "(th_x, bl_x)[pos] -> (pos, th_x + bl_x * 128), domain: th_x in "
@@ -264,7 +267,7 @@ TEST(ScanFusion, ColumnScanLanesAreNeighboursAndLongLinesAreRefused) {
                                        *lookupDeviceModel("H200"), &LF);
   ASSERT_FALSE(LP);
   EXPECT_NE(LP.error().Message.find("scans lines of 32768 elements; a thread "
-                                    "scans at most 16384"),
+                                    "or warp scans at most 16384"),
             std::string::npos)
       << LP.error().Message;
 }
