@@ -17,6 +17,7 @@
 
 #include "KernelBuilder.h"
 
+#include "idxmap/Fusion.h"
 #include "idxmap/HloInterpreter.h"
 
 #include "llvm/ADT/APFloat.h"
@@ -966,6 +967,24 @@ Tolerance reduceTolerance(const HloInstruction &I) {
   return {Abs, 0};
 }
 
+/// The extra error of a float add or multiply scan whose lines the warp
+/// scan associates differently from the interpreter's step-by-step order:
+/// a chunk's 5 shuffle levels, then a carry per chunk of 32, each rounding
+/// once: (n / 32 + 6) u sum |x| with |x| <= 1 for an add, that many
+/// roundings relative for a multiply. The interpreter's own rounding is the
+/// runner's rounding slack.
+Tolerance scanTolerance(const HloInstruction &I) {
+  std::optional<ScanInfo> S = classifyScan(I);
+  if (!S || !isFloatType(S->Type) ||
+      (S->Combiner != HloOpcode::Add && S->Combiner != HloOpcode::Multiply))
+    return {};
+  double N = double(S->Length);
+  double Roundings = std::floor(N / 32) + 6;
+  if (S->Combiner == HloOpcode::Multiply)
+    return {0, Roundings * unitRoundoff(S->Type)};
+  return {Roundings * unitRoundoff(S->Type) * N, 0};
+}
+
 bool isApproximate(const HloInstruction &I, const MathOptions &M) {
   return !M.Precise && I.opcode() == HloOpcode::Tanh &&
          I.shape().Type == PT::F32;
@@ -985,6 +1004,9 @@ Tolerance toleranceFor(const HloInstruction &I, const MathOptions &M) {
         if (isApproximate(*J, M)) {
           Tolerance Own = toleranceFor(*J, M);
           T = merge(T, {4 * Own.Rel, 4 * Own.Rel});
+        } else if (J->opcode() == HloOpcode::Scan ||
+                   J->opcode() == HloOpcode::ReduceWindow) {
+          T = merge(T, scanTolerance(*J));
         } else if (J->opcode() == HloOpcode::Reduce ||
                    J->opcode() == HloOpcode::Fusion ||
                    J->opcode() == HloOpcode::Call) {

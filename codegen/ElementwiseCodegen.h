@@ -237,8 +237,12 @@ emitReduction(llvm::IRBuilderBase &B, const HloComputation &ToApply,
 ///     the error bound of a summation in any tree order for |x| <= 1 (the
 ///     runner's random inputs); the interpreter sums such reductions in
 ///     double (XLA's fast path).
+///   - A float add or multiply scan (classifyScan) of lines of n: abs (add)
+///     or rel (multiply) grows by (n / 32 + 6) roundings of its type: the
+///     warp scan's shuffle levels and a carry per chunk of 32, in another
+///     order than the interpreter's step by step.
 ///   - Fusion/call: the output type's default merged (component-wise max)
-///     with the tolerance of every nested reduce/fusion/call, and, for every
+///     with the tolerance of every nested reduce/scan/fusion/call, and, for every
 ///     approximate op inside, its relative error times 4 as both abs and rel:
 ///     later ops may cancel (`1 + tanh(x)` near tanh = -1) and scale it.
 ///     A heuristic for inputs of magnitude about 1, not a proof.
