@@ -56,8 +56,7 @@ std::optional<ScanInfo> classifyReduceWindow(const HloInstruction &I,
                                              std::string &Why) {
   if (I.operandCount() != 2) {
     Why = "reduce-window '" + I.name() + "' reduces " +
-          std::to_string(I.operandCount() / 2) +
-          " arrays; the scan takes one";
+          std::to_string(I.operandCount() / 2) + " arrays; the scan takes one";
     return std::nullopt;
   }
   const Shape &In = I.operand(0)->shape();
@@ -135,8 +134,8 @@ std::optional<ScanInfo> classifyScanOp(const HloInstruction &I,
   // One input, one carry, results (output, final carry).
   auto Carries = I.attribute("num_carries");
   const Shape &Sh = I.shape();
-  if (I.operandCount() != 2 || !Carries || *Carries != "1" ||
-      !Sh.isTuple() || Sh.TupleShapes.size() != 2) {
+  if (I.operandCount() != 2 || !Carries || *Carries != "1" || !Sh.isTuple() ||
+      Sh.TupleShapes.size() != 2) {
     Why = "scan '" + I.name() +
           "' is not of one input and one carry with an output";
     return std::nullopt;
@@ -177,9 +176,9 @@ std::optional<ScanInfo> classifyScanOp(const HloInstruction &I,
 } // namespace
 
 std::string ScanInfo::str() const {
-  std::string S = std::string(opcodeName(Combiner)) + (Reverse ? " reversed" : "") +
-                  " along dim " + std::to_string(Dim) + " of " +
-                  Input->shape().str() + ": [";
+  std::string S = std::string(opcodeName(Combiner)) +
+                  (Reverse ? " reversed" : "") + " along dim " +
+                  std::to_string(Dim) + " of " + Input->shape().str() + ": [";
   for (size_t K = 0; K < 3; ++K)
     S += (K ? ", " : "") + std::to_string(Dims[K]);
   return S + "]";
@@ -251,8 +250,7 @@ std::optional<ScanInfo> scanFusionHero(const HloComputation &C,
     if (I->opcode() == HloOpcode::Tuple && I == C.root())
       continue;
     if ((!isElementwise(I->opcode()) && I->opcode() != HloOpcode::Copy) ||
-        !I->shape().isArray() ||
-        !I->shape().sameDims(Out))
+        !I->shape().isArray() || !I->shape().sameDims(Out))
       return Fail("'" + I->name() + "' (" +
                   std::string(opcodeName(I->opcode())) +
                   ") reads the scan's output; the scan kernel takes "

@@ -166,20 +166,19 @@ std::optional<std::string> verifyScan(const HloInstruction &I,
   std::vector<Shape> Roots = rootShapes(Body), Results = resultShapes(I);
   if (Body.root()->shape().isTuple() != I.shape().isTuple() ||
       Roots.size() != Results.size() || L.Outputs < 0)
-    return fail("'" + Body.name() + "' returns " +
-                Body.root()->shape().str() + " but the result is " +
-                I.shape().str() + " (the outputs then " +
-                std::to_string(L.Carries) + " carries, alike)");
+    return fail("'" + Body.name() + "' returns " + Body.root()->shape().str() +
+                " but the result is " + I.shape().str() +
+                " (the outputs then " + std::to_string(L.Carries) +
+                " carries, alike)");
   for (size_t K = 0; K < Roots.size(); ++K) {
     bool IsCarry = int64_t(K) >= L.Outputs;
     const Shape &R = Roots[K];
-    Shape WantRoot = IsCarry ? I.operand(L.Inputs + int64_t(K) - L.Outputs)
-                                   ->shape()
-                             : Shape(R.Type, Slice);
+    Shape WantRoot = IsCarry
+                         ? I.operand(L.Inputs + int64_t(K) - L.Outputs)->shape()
+                         : Shape(R.Type, Slice);
     if (!R.isArray() || R.Type != WantRoot.Type || R.Dims != WantRoot.Dims)
-      return fail("element " + std::to_string(K) + " of what '" +
-                  Body.name() + "' returns is " + R.str() + ", expected " +
-                  WantRoot.str());
+      return fail("element " + std::to_string(K) + " of what '" + Body.name() +
+                  "' returns is " + R.str() + ", expected " + WantRoot.str());
     Shape WantResult = IsCarry ? WantRoot : Shape(R.Type, In0.Dims);
     if (!Results[K].isArray() || Results[K].Type != WantResult.Type ||
         Results[K].Dims != WantResult.Dims)
@@ -298,8 +297,8 @@ Expected<Literal> evalScan(const HloInstruction &I,
     for (int64_t K = 0; K < L.Inputs; ++K)
       for (int64_t O = 0; O < Outer; ++O)
         for (int64_t E = 0; E < Inner; ++E)
-          copyElement(*In[size_t(K)], (O * N + Pos) * Inner + E, Args[size_t(K)],
-                      O * Inner + E);
+          copyElement(*In[size_t(K)], (O * N + Pos) * Inner + E,
+                      Args[size_t(K)], O * Inner + E);
     Expected<Literal> R = Env.Apply(*I.toApply(), Ptrs);
     if (!R)
       return R.error();

@@ -1,4 +1,4 @@
-//===- analysis/hlo/ScanOp.h - The scan op's rules ---------------*- C++ -*-===//
+//===- analysis/hlo/ScanOp.h - The scan op's rules --------------*- C++ -*-===//
 //
 // Part of idxmap. Private to analysis/hlo: the shape rule, indexing maps and
 // reference evaluation of XLA's `scan` op (ScanOp.cpp), which the shared

@@ -51,8 +51,7 @@ llvm::Value *shuffle(llvm::IRBuilderBase &B, llvm::Value *V, bool Up,
   } else {
     llvm::Value *Lo = Word(B.CreateTrunc(I, I32));
     llvm::Value *Hi = Word(B.CreateTrunc(B.CreateLShr(I, 32), I32));
-    I = B.CreateOr(B.CreateZExt(Lo, IN),
-                   B.CreateShl(B.CreateZExt(Hi, IN), 32));
+    I = B.CreateOr(B.CreateZExt(Lo, IN), B.CreateShl(B.CreateZExt(Hi, IN), 32));
   }
   return B.CreateBitCast(I, T);
 }

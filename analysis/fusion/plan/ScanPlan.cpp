@@ -1,4 +1,4 @@
-//===- ScanPlan.cpp - Prefix scans, a line per thread ---------------------===//
+//===- ScanPlan.cpp - Prefix scans: a line per thread or warp -------------===//
 //
 // Part of idxmap. The scan emitter's plan (ScanPlan in KernelPlan.h), the
 // first scan kernels of issue 18. A scan along a non-minor dim gives each
@@ -36,8 +36,8 @@ std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P) {
   // block scan and the decoupled look-back across blocks, not built yet.
   constexpr int64_t MaxSerialLength = 16384;
   if (N > MaxSerialLength)
-    return Hero + " scans lines of " +
-           std::to_string(N) + " elements; a thread or warp scans at most " +
+    return Hero + " scans lines of " + std::to_string(N) +
+           " elements; a thread or warp scans at most " +
            std::to_string(MaxSerialLength) +
            " (the block scan and decoupled look-back of long lines are not "
            "built yet, issue 18)";
@@ -60,8 +60,9 @@ std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P) {
   std::vector<Constraint> Cs;
   std::vector<Variable> Range;
   if (SP.LanesPerLine == 32) {
-    const int64_t Rows = P.choose("lines_per_block", std::min<int64_t>(4, Lines),
-                                  "4 warps of 128 threads, a row each");
+    const int64_t Rows =
+        P.choose("lines_per_block", std::min<int64_t>(4, Lines),
+                 "4 warps of 128 threads, a row each");
     T = 32 * Rows;
     Blocks = ceilDiv(Lines, Rows);
     const int64_t Chunks = ceilDiv(N, 32);
@@ -91,9 +92,9 @@ std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P) {
   P.Main.ThreadsPerBlock = T;
   P.Main.Blocks = Blocks;
   P.Main.Target = S.Input;
-  P.Main.Map = IndexingMap(Ctx, {{"th_x", {0, T - 1}}, {"bl_x", {0, Blocks - 1}}},
-                           std::move(Range), {},
-                           delinearizePhysical(Ctx, Lin, X), Cs);
+  P.Main.Map =
+      IndexingMap(Ctx, {{"th_x", {0, T - 1}}, {"bl_x", {0, Blocks - 1}}},
+                  std::move(Range), {}, delinearizePhysical(Ctx, Lin, X), Cs);
   simplify(P.Main.Map);
   GridStride GS = gridStride(Blocks, In.Device.MaxGrid[0]);
   P.choose("blocks", GS.Grid,

@@ -1,4 +1,4 @@
-//===- ScanToleranceTest.cpp - How far a scan kernel may be from the oracle -===//
+//===- ScanToleranceTest.cpp - A scan kernel against the oracle -----------===//
 //
 // Part of idxmap. The warp scan adds a float line in another order than the
 // interpreter's step by step: kernelTolerance grows by (n / 32 + 6)

@@ -59,9 +59,8 @@ nonassoc {
 )";
 
 std::unique_ptr<HloModule> parse(const std::string &Entry) {
-  auto M = parseHloModule(std::string(Computations) + "ENTRY e {\n" + Entry +
-                              "\n}\n",
-                          "scan.hlo");
+  auto M = parseHloModule(
+      std::string(Computations) + "ENTRY e {\n" + Entry + "\n}\n", "scan.hlo");
   EXPECT_TRUE(bool(M)) << (M ? "" : M.error().str());
   return M ? std::move(*M) : nullptr;
 }

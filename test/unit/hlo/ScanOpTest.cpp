@@ -86,18 +86,18 @@ TEST(ScanIndexing, OutputReadsThePrefixOfItsLine) {
   ASSERT_TRUE(M) << M.error().str();
   Context Ctx;
   const HloInstruction &S = *(*M)->entry()->root();
-  EXPECT_TRUE(equalIgnoringWhitespace(
-      computeOutputToInputIndexing(Ctx, S, 0).str(),
-      R"(operand id = 0
+  EXPECT_TRUE(
+      equalIgnoringWhitespace(computeOutputToInputIndexing(Ctx, S, 0).str(),
+                              R"(operand id = 0
            (d0, d1)[s0] -> (d0, s0),
            domain: d0 in [0, 2], d1 in [0, 4], s0 in [0, 4], d1 - s0 in [0, 4]
          operand id = 1
            (d0, d1) -> (d0), domain: d0 in [0, 2], d1 in [0, 4])"))
       << computeOutputToInputIndexing(Ctx, S, 0).str();
   // The final carry reads the whole line.
-  EXPECT_TRUE(equalIgnoringWhitespace(
-      computeOutputToInputIndexing(Ctx, S, 1).str(),
-      R"(operand id = 0
+  EXPECT_TRUE(
+      equalIgnoringWhitespace(computeOutputToInputIndexing(Ctx, S, 1).str(),
+                              R"(operand id = 0
            (d0)[s0] -> (d0, s0), domain: d0 in [0, 2], s0 in [0, 4]
          operand id = 1
            (d0) -> (d0), domain: d0 in [0, 2])"))
@@ -115,8 +115,7 @@ TEST(ScanIndexing, ReverseScanReadsTheSuffix) {
   Context Ctx;
   std::string Got =
       computeOutputToInputIndexing(Ctx, *(*M)->entry()->root(), 0).str();
-  EXPECT_TRUE(equalIgnoringWhitespace(
-      Got, R"(operand id = 0
+  EXPECT_TRUE(equalIgnoringWhitespace(Got, R"(operand id = 0
                 (d0, d1)[s0] -> (s0, d1),
                 domain: d0 in [0, 4], d1 in [0, 2], s0 in [0, 4],
                 d0 - s0 in [-4, 0]
@@ -184,9 +183,9 @@ TEST(ScanIndexing, MapsNameTheDependencies) {
     InstructionIndexing Idx =
         computeOutputToInputIndexing(Ctx, *E.root(), C.OutputId);
     const HloInstruction *X = E.root()->operand(0);
-    DepCheckResult R = checkDependencies(E, X->parameterNumber(),
-                                         Idx.Operands[0], C.Exact,
-                                         /*Seed=*/11, C.OutputId);
+    DepCheckResult R =
+        checkDependencies(E, X->parameterNumber(), Idx.Operands[0], C.Exact,
+                          /*Seed=*/11, C.OutputId);
     EXPECT_TRUE(R.Ok) << R.Message << "\n" << Idx.str();
     EXPECT_FALSE(R.Undefined);
     EXPECT_GT(R.Pairs, 0);
@@ -222,26 +221,24 @@ std::vector<double> values(const Literal &L) {
 using Doubles = std::vector<double>;
 
 TEST(ScanInterpreter, CumsumForwardAndFinalCarry) {
-  std::vector<Literal> R =
-      run(R"(p0 = f32[3,2] parameter(0)
+  std::vector<Literal> R = run(R"(p0 = f32[3,2] parameter(0)
              z = f32[3] parameter(1)
              ROOT s = (f32[3,2], f32[3]) scan(p0, z), dimensions={1},
                num_carries=1, is_associative=true, to_apply=cumsum3)",
-          {lit(PT::F32, {3, 2}, {1, 2, 3, 4, 5, 6}),
-           lit(PT::F32, {3}, {10, 20, 30})});
+                               {lit(PT::F32, {3, 2}, {1, 2, 3, 4, 5, 6}),
+                                lit(PT::F32, {3}, {10, 20, 30})});
   ASSERT_EQ(R.size(), 2u);
   EXPECT_EQ(values(R[0]), Doubles({11, 13, 23, 27, 35, 41}));
   EXPECT_EQ(values(R[1]), Doubles({13, 27, 41}));
 }
 
 TEST(ScanInterpreter, ReverseCummaxAlongDim0) {
-  std::vector<Literal> R =
-      run(R"(p0 = f32[3,2] parameter(0)
+  std::vector<Literal> R = run(R"(p0 = f32[3,2] parameter(0)
              z = f32[2] parameter(1)
              ROOT s = (f32[3,2], f32[2]) scan(p0, z), dimensions={0},
                num_carries=1, is_reverse=true, to_apply=cummax2)",
-          {lit(PT::F32, {3, 2}, {1, 9, 5, 2, 3, 4}),
-           lit(PT::F32, {2}, {-100, -100})});
+                               {lit(PT::F32, {3, 2}, {1, 9, 5, 2, 3, 4}),
+                                lit(PT::F32, {2}, {-100, -100})});
   ASSERT_EQ(R.size(), 2u);
   // Column 0 from the end: 3, max(5,3)=5, max(1,5)=5; column 1: 4, 4, 9.
   EXPECT_EQ(values(R[0]), Doubles({5, 9, 5, 4, 3, 4}));
@@ -270,13 +267,12 @@ TEST(ScanInterpreter, ScanOpAgreesWithTheReduceWindowForm) {
   for (bool Reverse : {false, true}) {
     SCOPED_TRACE(Reverse ? "reverse" : "forward");
     std::string Pad = Reverse ? "0_0x0_6" : "0_0x6_0";
-    std::vector<Literal> W =
-        run(R"(p0 = f32[2,7] parameter(0)
+    std::vector<Literal> W = run(R"(p0 = f32[2,7] parameter(0)
                c = f32[] constant(-inf)
                ROOT r = f32[2,7] reduce-window(p0, c),
                  window={size=1x7 pad=)" +
-                Pad + "}, to_apply=max",
-            {X});
+                                     Pad + "}, to_apply=max",
+                                 {X});
     std::vector<Literal> S =
         run(std::string(R"(p0 = f32[2,7] parameter(0)
                c = f32[] constant(-inf)
