@@ -281,9 +281,10 @@ Expected<KernelInfo> emitScatterKernel(llvm::Module &M,
   // consecutive updates' runs at one place of the window.
   const int64_t V = SP.Vector, Seg = SP.Segment;
   const int64_t Runs = Upd.numElements() / V;
-  const int64_t Threads =
-      Seg == 1 ? Runs : ceilDiv(Runs / windowElements(SD, Upd) * V, Seg) *
-                            (windowElements(SD, Upd) / V);
+  // With segments: R runs per window, one thread per run of the window
+  // for each Seg updates.
+  const int64_t R = Seg == 1 ? 1 : windowElements(SD, Upd) / V;
+  const int64_t Threads = Seg == 1 ? Runs : ceilDiv(Runs / R, Seg) * R;
   const int64_t Blocks = ceilDiv(Threads, T);
   GridLoop GL(B, *K, IndexTy, T, P.Grid[0], Blocks);
   llvm::Value *Tid = B.CreateAdd(B.CreateMul(GL.Bl, IdxC(T)), GL.Th);
@@ -400,7 +401,6 @@ Expected<KernelInfo> emitScatterKernel(llvm::Module &M,
     // changes and at the end: one atomic per run of equal indices.
     // The last thread's steps past the last update (when Seg does not
     // divide the updates) read step 0's run and change nothing.
-    const int64_t R = windowElements(SD, Upd) / V;
     const int64_t NumUpdates = Runs / R;
     llvm::Value *Chunk = B.CreateUDiv(Tid, IdxC(R));
     llvm::Value *W = B.CreateURem(Tid, IdxC(R));
