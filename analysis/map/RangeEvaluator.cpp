@@ -437,12 +437,15 @@ static ExprInfo evaluateSum(RangeEvaluator &RE, const IndexingMap &Map,
 void RangeEvaluator::computeOperandsFirst(Expr E) {
   // Each node's operands are known when it is visited: info() goes one
   // level deep.
+  const bool Outer = !Walking;
+  Walking = true;
   visitOperandsPostOrder(
       E, [&](Expr N) { return Cache.count(N) != 0; },
       [&](Expr N) {
         info(N);
         return true;
       });
+  Walking = !Outer;
 }
 
 ExprInfo RangeEvaluator::info(Expr E) {
@@ -452,7 +455,7 @@ ExprInfo RangeEvaluator::info(Expr E) {
   // Expressions built by composition can be deeper than anything parsed:
   // past a few hundred nested calls, the operands are evaluated bottom-up
   // first, so that the recursion below stays one level deep.
-  if (Depth > 200 && E.isBinary())
+  if (Depth > 200 && E.isBinary() && !Walking)
     computeOperandsFirst(E);
   struct DepthGuard {
     unsigned &D;

@@ -61,6 +61,10 @@ private:
   std::unordered_map<Expr, ExprInfo> Cache;
   /// Nesting of info() calls.
   unsigned Depth = 0;
+  /// Inside computeOperandsFirst's walk: the node being evaluated has its
+  /// operands known (sums apart, whose terms are), so it starts no walk of
+  /// its own (one per node of a deep chain, each allocating its stack).
+  bool Walking = false;
   /// The constraints by expression, and the divisors c of the constraints
   /// `E mod c in [0, 0]` by E: built once, so that looking up the facts of
   /// one expression does not scan every constraint (quadratic on maps with
