@@ -95,7 +95,7 @@ TEST(InPlaceDynamicUpdateSlice, PlanWalksTheUpdateOnly) {
   auto M = kvWrite(8);
   ASSERT_TRUE(M);
   Context Ctx;
-  const DeviceModel &Dev = *lookupDeviceModel("H200");
+  const DeviceModel Dev = *lookupDeviceModel("H200");
   FusionAnalysis A = analyzeFusion(*M->entry()->root());
   Expected<KernelPlan> P = planFusion(Ctx, A, Tuning{}, Dev);
   ASSERT_TRUE(bool(P)) << P.error().str();
