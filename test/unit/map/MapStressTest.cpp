@@ -123,7 +123,11 @@ TEST(MapStress, TwentyThousandDimsExactIsBudgeted) {
   O.BudgetHit = &Hit;
   EXPECT_EQ(isEmptyExact(Hard, O), Emptiness::Unknown);
   EXPECT_TRUE(Hit);
-  EXPECT_NE(Why.find("budget"), std::string::npos) << Why;
+  // The operation budget, or on a slow machine (the sanitizer build) the
+  // time limit, whichever isl reaches first: both are budgets and say so.
+  EXPECT_TRUE(Why.find("budget") != std::string::npos ||
+              Why.find("time limit") != std::string::npos)
+      << Why;
   EXPECT_EQ(areEqual(Hard, M, O), Answer::Unknown);
   EXPECT_TRUE(Hit);
   EXPECT_EQ(boundsExact(Ctx.dim(3), Hard, O), std::nullopt);
