@@ -64,6 +64,13 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "row normalization: elements each thread holds per row"},
       {"IDXMAP_ROWNORM_EXACT_DIVIDE", &T::RowNormExactDivide, 0, 1, false, "0",
        "row normalization: divide exactly even with fast math"},
+      {"IDXMAP_SCAN_ITEMS", &T::ScanItems, 1, 64, true,
+       "16 (at least one 16-byte vector)",
+       "scan: elements each thread of a tile holds in registers"},
+      {"IDXMAP_SCAN_THREADS", &T::ScanThreads, 32, 1024, true,
+       "256, fewer for a row shorter than a tile",
+       "scan: threads per block of a tiled scan (a tile of threads x "
+       "items elements of a line)"},
       {"IDXMAP_TR_RVEC", &T::TrReadVec, 0, 4, false, "0 (the plan's)",
        "transpose: elements per read vector of 32 x 32 tiles (1: scalar)"},
       {"IDXMAP_TR_SUBM", &T::TrSubM, 0, 8, true, "0 (the plan's)",

@@ -245,9 +245,70 @@ int64_t windowOffset(const std::vector<int64_t> &Idx,
   return Off;
 }
 
+/// The dim along which \p I's window is a whole-dim prefix (padded low
+/// by size - 1; \p Reverse: a suffix, padded high) of its one array, every
+/// other dim a window of 1: a scan (lax.cummax, cumsum); -1 otherwise.
+int64_t prefixWindowDim(const HloInstruction &I,
+                        const std::vector<int64_t> &InDims, bool &Reverse) {
+  if (I.operandCount() != 2 || I.window().size() != InDims.size())
+    return -1;
+  int64_t Dim = -1;
+  for (size_t D = 0; D < InDims.size(); ++D) {
+    const WindowDim &W = I.window()[D];
+    if (W.Stride != 1 || W.WindowDilation != 1 || W.BaseDilation != 1 ||
+        W.Reversal)
+      return -1;
+    if (W.Size == 1 && W.PadLo == 0 && W.PadHi == 0)
+      continue;
+    const bool Low = W.PadLo == W.Size - 1 && W.PadHi == 0;
+    const bool High = W.PadHi == W.Size - 1 && W.PadLo == 0;
+    if (Dim >= 0 || W.Size != InDims[D] || !(Low || High))
+      return -1;
+    Dim = int64_t(D);
+    Reverse = High;
+  }
+  return Dim;
+}
+
+/// A prefix window's reduce-window as a running fold along \p Dim, in
+/// O(elements): each output combines the one before it (the next, for a
+/// suffix) with its element. A prefix folds in the window's order, as the
+/// general evaluation does; a suffix folds from the line's end (an order
+/// XLA does not specify either).
+Expected<Literal> evalScanWindow(const HloInstruction &I,
+                                 const std::vector<const Literal *> &In,
+                                 const ContractionEnv &Env, int64_t Dim,
+                                 bool Reverse) {
+  const std::vector<int64_t> &Dims = In[0]->shape().Dims;
+  std::vector<int64_t> Str = stridesOf(Dims);
+  const int64_t Len = Dims[size_t(Dim)], Step = Str[size_t(Dim)];
+  Literal Out(Shape(In[1]->elementType(), Dims));
+  const int64_t Total = product(Dims);
+  Literal Acc, X;
+  for (int64_t Base = 0; Base < Total; ++Base) {
+    if ((Base / Step) % Len != 0)
+      continue; // not the first element of its line
+    Acc = *In[1];
+    for (int64_t K = 0; K < Len; ++K) {
+      const int64_t Off = Base + (Reverse ? Len - 1 - K : K) * Step;
+      X = element(*In[0], Off);
+      Expected<Literal> R = Env.Apply(*I.toApply(), {&Acc, &X});
+      if (!R)
+        return R.error();
+      Acc = std::move(*R);
+      Out.setBits(Off, Acc.getBits(0));
+    }
+  }
+  return Out;
+}
+
 Expected<Literal> evalReduceWindow(const HloInstruction &I,
                                    const std::vector<const Literal *> &In,
                                    const ContractionEnv &Env) {
+  bool Reverse = false;
+  if (int64_t Dim = prefixWindowDim(I, In[0]->shape().Dims, Reverse);
+      Dim >= 0 && !Env.OutShape.isTuple())
+    return evalScanWindow(I, In, Env, Dim, Reverse);
   size_t N = In.size() / 2;
   const std::vector<int64_t> &InDims = In[0]->shape().Dims;
   std::vector<int64_t> InStr = stridesOf(InDims), WDims;

@@ -184,11 +184,16 @@ llvm::Constant *reducerIdentity(llvm::LLVMContext &LC, const HloComputation &R,
   if (!((Root->operand(0) == P0 && Root->operand(1) == P1) ||
         (Root->operand(0) == P1 && Root->operand(1) == P0)))
     return nullptr;
+  return combinerIdentity(LC, Root->opcode(), PT);
+}
+
+llvm::Constant *combinerIdentity(llvm::LLVMContext &LC, HloOpcode Op,
+                                 PrimitiveType PT) {
   llvm::Type *T = valueType(LC, PT);
   bool Float = isFloatType(PT), Pred = PT == PrimitiveType::Pred;
   bool Signed = isSignedIntType(PT);
   unsigned Bits = T->isIntegerTy() ? T->getIntegerBitWidth() : 0;
-  switch (Root->opcode()) {
+  switch (Op) {
   case HloOpcode::Add:
     if (Float)
       return llvm::ConstantFP::getNegativeZero(T);
@@ -200,7 +205,7 @@ llvm::Constant *reducerIdentity(llvm::LLVMContext &LC, const HloComputation &R,
   case HloOpcode::Maximum:
   case HloOpcode::Minimum: {
     // The lowest value for max, the highest for min.
-    bool Max = Root->opcode() == HloOpcode::Maximum;
+    bool Max = Op == HloOpcode::Maximum;
     if (Float)
       return llvm::ConstantFP::getInfinity(T, /*Negative=*/Max);
     if (Pred)

@@ -200,6 +200,13 @@ llvm::Value *loadParameterVector(
 llvm::Constant *reducerIdentity(llvm::LLVMContext &LC, const HloComputation &R,
                                 PrimitiveType PT);
 
+/// The identity of a combiner \p Op (add, multiply, maximum, minimum,
+/// and, or, xor) in element type \p PT, as a constant of PT's value type;
+/// null when there is none (add of pred). Example: maximum of f32 gives
+/// -inf, add of f32 gives -0.0 (x + -0.0 is x for every x, -0.0 included).
+llvm::Constant *combinerIdentity(llvm::LLVMContext &LC, HloOpcode Op,
+                                 PrimitiveType PT);
+
 /// The diagnostic an emitter returns when it cannot do fusion \p F:
 /// "fusion 'F': <Emitter> emitter: <Why>" at F in the module's source.
 Diagnostic emitterRefusal(const HloInstruction &F, const std::string &Emitter,

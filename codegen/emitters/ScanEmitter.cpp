@@ -1,6 +1,8 @@
 //===- ScanEmitter.cpp - Prefix scans: a line per thread or warp ----------===//
 //
-// Part of idxmap. The scan emitter builds the kernel ScanPlan describes:
+// Part of idxmap. The scan emitter builds the kernel ScanPlan describes.
+// Here: what every scan kernel shares (parameters, the line's init, the
+// combiner, the roots' stores) and the kernels that walk a line serially:
 // a thread (or, for a row, a warp) walks one line of the scanned operand
 // (forward, or from the end for a reverse scan), computes each element
 // through the prologue, combines it with the carry in a register (the
@@ -9,16 +11,15 @@
 // shfl.sync.up) and stores every root at that element's index, the
 // epilogue reading the running value through the hero's override. The
 // combiner is the one ScanInfo recognized: reduce-window's to_apply(acc,
-// x) inlined, or the scan body's one elementwise op of (x, carry).
+// x) inlined, or the scan body's one elementwise op of (x, carry). The
+// tiled kernel is in ScanTiles.cpp.
 //
 //===----------------------------------------------------------------------===//
-#include "EmitterSupport.h"
+#include "ScanKernel.h"
+
 #include "Emitters.h"
 #include "ExprCodegen.h"
-#include "FusedElementEmitter.h"
 #include "KernelBuilder.h"
-
-#include "idxmap/Codegen.h"
 
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
@@ -26,23 +27,19 @@
 namespace idxmap {
 namespace codegen {
 
-namespace {
-
-/// `shfl.sync.up` (lane l gets lane l - Delta's value, lanes below Delta
-/// their own) or `shfl.sync.idx` (every lane gets lane Delta's) of \p V
-/// across the full warp, a value of any type up to 64 bits moved as 32-bit
-/// words.
-llvm::Value *shuffle(llvm::IRBuilderBase &B, llvm::Value *V, bool Up,
-                     unsigned Delta) {
+llvm::Value *scanShuffle(llvm::IRBuilderBase &B, llvm::Value *V, Shuffle Kind,
+                         unsigned Delta) {
   llvm::Type *T = V->getType();
   const unsigned Bits = unsigned(T->getPrimitiveSizeInBits().getFixedValue());
   llvm::Type *I32 = B.getInt32Ty(), *IN = B.getIntNTy(Bits);
   auto Word = [&](llvm::Value *W) -> llvm::Value * {
-    return B.CreateIntrinsic(Up ? llvm::Intrinsic::nvvm_shfl_sync_up_i32
-                                : llvm::Intrinsic::nvvm_shfl_sync_idx_i32,
-                             {},
+    const llvm::Intrinsic::ID Id =
+        Kind == Shuffle::Up     ? llvm::Intrinsic::nvvm_shfl_sync_up_i32
+        : Kind == Shuffle::Down ? llvm::Intrinsic::nvvm_shfl_sync_down_i32
+                                : llvm::Intrinsic::nvvm_shfl_sync_idx_i32;
+    return B.CreateIntrinsic(Id, {},
                              {B.getInt32(0xffffffffu), W, B.getInt32(Delta),
-                              B.getInt32(Up ? 0 : 31)});
+                              B.getInt32(Kind == Shuffle::Up ? 0 : 31)});
   };
   llvm::Value *I = B.CreateBitCast(V, IN);
   if (Bits <= 32) {
@@ -56,27 +53,37 @@ llvm::Value *shuffle(llvm::IRBuilderBase &B, llvm::Value *V, bool Up,
   return B.CreateBitCast(I, T);
 }
 
+namespace {
+
+/// The bytes of the block-shared arrays named after kernel \p Name (each
+/// rounded up to its alignment), as the sidecar reports them.
+unsigned sharedBytesOf(const llvm::Module &M, const std::string &Name) {
+  uint64_t Bytes = 0;
+  for (const llvm::GlobalVariable &G : M.globals()) {
+    if (G.getAddressSpace() != 3 || !G.getName().starts_with(Name + "."))
+      continue;
+    const uint64_t Align = G.getAlign() ? G.getAlign()->value() : 1;
+    Bytes = (Bytes + Align - 1) / Align * Align +
+            M.getDataLayout().getTypeAllocSize(G.getValueType());
+  }
+  return unsigned(Bytes);
+}
+
 } // namespace
 
-Expected<KernelInfo> emitScanKernel(llvm::Module &M, const HloInstruction &F,
-                                    const FusionAnalysis &A,
-                                    const KernelPlan &P, Context &Ctx,
-                                    const MathOptions &Math) {
-  requestBackEndOptLevel(M, P.BackEndOptLevel);
-  const HloComputation &C = *A.Computation;
-  const ScanInfo &S = *A.Scan;
-  const ScanPlan &SP = *P.Scan;
-  const ThreadMapping &TM = P.Main;
-  const int64_t T = TM.ThreadsPerBlock;
-  const HloInstruction &Hero = *S.Hero;
+ScanKernel::ScanKernel(llvm::Module &M, const HloInstruction &F,
+                       const FusionAnalysis &A, const KernelPlan &P,
+                       Context &Ctx, const MathOptions &Math)
+    : M(M), F(F), A(A), P(P), Ctx(Ctx), Math(Math), C(*A.Computation),
+      S(*A.Scan), SP(*P.Scan), LC(M.getContext()) {}
 
-  llvm::LLVMContext &LC = M.getContext();
-  KernelInfo Info;
+std::optional<Diagnostic> ScanKernel::createFunction() {
+  const int64_t T = P.Block[0];
   Info.Name = kernelName(F.name());
   Info.Fusion = F.name();
   Info.Emitter = P.Emitter;
   if (auto Err = setLaunchShape(Info, F, Math.Device, P.Grid[0], T))
-    return *Err;
+    return Err;
   std::vector<KernelParamSpec> Specs;
   for (const HloInstruction *Pm : C.parameters()) {
     Specs.push_back({Pm->name(), KernelParamRole::Input, 16, nullptr});
@@ -86,68 +93,123 @@ Expected<KernelInfo> emitScanKernel(llvm::Module &M, const HloInstruction &F,
     Specs.push_back({R->name(), KernelParamRole::Output, 16, nullptr});
     Info.Params.push_back({R->name(), true, R->shape(), 16});
   }
-  llvm::Function *K = createKernel(M, Info.Name, Specs);
+  Info.WorkspaceBytes = uint64_t(SP.workspaceBytes(byteWidth(S.Type)));
+  if (Info.WorkspaceBytes)
+    Specs.push_back({"workspace", KernelParamRole::InOut, 16, nullptr});
+  K = createKernel(M, Info.Name, Specs);
+  if (Info.WorkspaceBytes)
+    Workspace = K->getArg(K->arg_size() - 1);
   setLaunchBounds(*K, {unsigned(T), /*Exact=*/true, 0});
-  llvm::IRBuilder<> B(&K->getEntryBlock());
-  llvm::Type *IndexTy = P.Index32 ? B.getInt32Ty() : B.getInt64Ty();
-  auto IdxC = [&](int64_t N) { return llvm::ConstantInt::get(IndexTy, N); };
+  BPtr = std::make_unique<llvm::IRBuilder<>>(&K->getEntryBlock());
+  IndexTy = P.Index32 ? BPtr->getInt32Ty() : BPtr->getInt64Ty();
+  Lanes = std::make_unique<LaneLoader>(*BPtr, *K, C, P.Loop->LoadWidth,
+                                       IndexTy);
+  FE = std::make_unique<FusedElementEmitter>(*BPtr, Ctx, C, Lanes->loader(),
+                                             Math, IndexTy);
+  return std::nullopt;
+}
 
-  GridLoop GL(B, *K, IndexTy, T, P.Grid[0], TM.Blocks);
-  const bool Warp = SP.LanesPerLine == 32;
-  const int64_t PerBlock = T / SP.LanesPerLine;
-  if (TM.Blocks * PerBlock != SP.Lines) {
-    // Whole warps leave together in the warp scan (its shuffles need every
-    // lane).
-    llvm::Value *Line =
-        B.CreateAdd(B.CreateMul(GL.Bl, IdxC(PerBlock)),
-                    Warp ? B.CreateUDiv(GL.Th, IdxC(32)) : GL.Th);
-    auto *Body = llvm::BasicBlock::Create(LC, "line", K);
-    B.CreateCondBr(B.CreateICmpULT(Line, IdxC(SP.Lines)), Body, GL.Done);
-    B.SetInsertPoint(Body);
-  }
-  LaneLoader Lanes(B, *K, C, P.Loop->LoadWidth, IndexTy);
-  FusedElementEmitter FE(B, Ctx, C, Lanes.loader(), Math, IndexTy);
+Expected<KernelInfo> ScanKernel::emit() {
+  requestBackEndOptLevel(M, P.BackEndOptLevel);
+  if (auto Err = createFunction())
+    return *Err;
+  if (SP.Mode == ScanMode::BlockTiles)
+    emitTiles();
+  else
+    emitLines();
+  Info.SharedBytes = sharedBytesOf(M, Info.Name);
+  return Info;
+}
 
-  // The line's carry at the start: the init (a scalar, or the scan op's
-  // carry at the line's index: the element's index without the scanned
-  // dim, which does not depend on the position).
-  std::vector<llvm::Value *> First =
-      emitIndexExprs(B, TM.Map, {GL.Th, GL.Bl}, {IdxC(0)}, IndexTy);
+llvm::Value *ScanKernel::combine(llvm::Value *Earlier, llvm::Value *Later) {
+  llvm::IRBuilder<> &B = *BPtr;
+  const HloInstruction &Hero = *S.Hero;
+  if (Hero.opcode() == HloOpcode::ReduceWindow)
+    return emitReduction(B, *Hero.toApply(), {Earlier}, {Later}, Math).front();
+  const HloInstruction &Op = *Hero.toApply()->root()->operand(0);
+  std::vector<llvm::Value *> Ops;
+  for (const HloInstruction *O : Op.operands())
+    Ops.push_back(O->parameterNumber() == 0 ? Later : Earlier);
+  return emitElementwise(B, Op, Ops, Math);
+}
+
+llvm::Constant *ScanKernel::identity() {
+  return combinerIdentity(LC, S.Combiner, S.Type);
+}
+
+llvm::Value *ScanKernel::lineInit(llvm::ArrayRef<llvm::Value *> First) {
   std::vector<llvm::Value *> LineIdx;
   if (!S.Init->shape().isScalar())
     for (size_t D = 0; D < First.size(); ++D)
       if (int64_t(D) != S.Dim)
         LineIdx.push_back(First[D]);
-  llvm::Value *Init = FE.valueAt(*S.Init, LineIdx);
+  return FE->valueAt(*S.Init, LineIdx);
+}
 
-  // Earlier op Later: reduce-window's to_apply(acc, x), or the scan body's
-  // op of (x = parameter 0, carry = parameter 1) in its operand order.
-  auto Combine = [&](llvm::Value *Earlier, llvm::Value *Later) {
-    if (Hero.opcode() == HloOpcode::ReduceWindow)
-      return emitReduction(B, *Hero.toApply(), {Earlier}, {Later}, Math)
-          .front();
-    const HloInstruction &Op = *Hero.toApply()->root()->operand(0);
-    std::vector<llvm::Value *> Ops;
-    for (const HloInstruction *O : Op.operands())
-      Ops.push_back(O->parameterNumber() == 0 ? Later : Earlier);
-    return emitElementwise(B, Op, Ops, Math);
-  };
-  // Stores every root at \p Idx, the hero's value there being \p V.
-  auto StoreRoots = [&](llvm::ArrayRef<llvm::Value *> Idx, llvm::Value *V) {
-    FE.setOverride(Hero, [V](llvm::ArrayRef<llvm::Value *>) { return V; });
-    for (size_t R = 0; R < A.Roots.size(); ++R) {
-      const HloInstruction &Root = *A.Roots[R];
-      const PrimitiveType RT = Root.shape().Type;
-      llvm::Value *Val = FE.valueAt(Root, Idx);
+void ScanKernel::storeRoots(llvm::ArrayRef<llvm::Value *> Idx,
+                            llvm::Value *V) {
+  storeRun({std::vector<llvm::Value *>(Idx.begin(), Idx.end())}, {V});
+}
+
+void ScanKernel::storeRun(const std::vector<std::vector<llvm::Value *>> &Idx,
+                          llvm::ArrayRef<llvm::Value *> Vs) {
+  llvm::IRBuilder<> &B = *BPtr;
+  const HloInstruction &Hero = *S.Hero;
+  const int64_t W = int64_t(Vs.size());
+  for (size_t R = 0; R < A.Roots.size(); ++R) {
+    const HloInstruction &Root = *A.Roots[R];
+    const PrimitiveType RT = Root.shape().Type;
+    llvm::Type *ST = storageType(LC, RT);
+    llvm::Value *Out = K->getArg(unsigned(C.parameterCount() + R));
+    const bool Vector =
+        W > 1 && R < SP.StoreWidth.size() && SP.StoreWidth[R] == W;
+    llvm::Value *Vec = Vector ? llvm::UndefValue::get(llvm::FixedVectorType::get(
+                                    ST, unsigned(W)))
+                              : nullptr;
+    for (int64_t L = 0; L < W; ++L) {
+      llvm::Value *V = Vs[size_t(L)];
+      FE->setOverride(Hero, [V](llvm::ArrayRef<llvm::Value *>) { return V; });
+      Lanes->Lane = L;
+      llvm::Value *Val = storeConvert(B, FE->valueAt(Root, Idx[size_t(L)]), RT);
+      FE->setOverride(Hero, nullptr);
+      FE->clearCache();
+      if (Vector) {
+        Vec = B.CreateInsertElement(Vec, Val, uint64_t(L));
+        continue;
+      }
       llvm::Value *Ptr = B.CreateInBoundsGEP(
-          storageType(LC, RT), K->getArg(unsigned(C.parameterCount() + R)),
-          physicalOffset(B, Root.shape(), Idx, IndexTy));
-      B.CreateAlignedStore(storeConvert(B, Val, RT), Ptr,
-                           llvm::Align(uint64_t(byteWidth(RT))));
+          ST, Out, physicalOffset(B, Root.shape(), Idx[size_t(L)], IndexTy));
+      B.CreateAlignedStore(Val, Ptr, llvm::Align(uint64_t(byteWidth(RT))));
     }
-    FE.setOverride(Hero, nullptr);
-    FE.clearCache();
-  };
+    if (Vector) {
+      llvm::Value *Ptr = B.CreateInBoundsGEP(
+          ST, Out, physicalOffset(B, Root.shape(), Idx[0], IndexTy));
+      B.CreateAlignedStore(Vec, Ptr,
+                           llvm::Align(uint64_t(W * byteWidth(RT))));
+    }
+  }
+  Lanes->Lane = 0;
+}
+
+void ScanKernel::emitLines() {
+  llvm::IRBuilder<> &B = *BPtr;
+  const ThreadMapping &TM = P.Main;
+  const int64_t T = TM.ThreadsPerBlock;
+  GridLoop GL(B, *K, IndexTy, T, P.Grid[0], TM.Blocks);
+  const bool Warp = SP.Mode == ScanMode::WarpPerRow;
+  const int64_t PerBlock = T / SP.LanesPerLine;
+  if (TM.Blocks * PerBlock != SP.Lines) {
+    // Whole warps leave together in the warp scan (its shuffles need every
+    // lane).
+    llvm::Value *Line =
+        B.CreateAdd(B.CreateMul(GL.Bl, idx(PerBlock)),
+                    Warp ? B.CreateUDiv(GL.Th, idx(32)) : GL.Th);
+    auto *Body = llvm::BasicBlock::Create(LC, "line", K);
+    B.CreateCondBr(B.CreateICmpULT(Line, idx(SP.Lines)), Body, GL.Done);
+    B.SetInsertPoint(Body);
+  }
+  llvm::Value *Init =
+      lineInit(emitIndexExprs(B, TM.Map, {GL.Th, GL.Bl}, {idx(0)}, IndexTy));
 
   // The walk along the line: step k at position k (N-1-k reversed), or,
   // for a warp, chunk k of 32 elements (the map counts from the end when
@@ -160,26 +222,26 @@ Expected<KernelInfo> emitScanKernel(llvm::Module &M, const HloInstruction &F,
   B.SetInsertPoint(Loop);
   llvm::PHINode *Step = B.CreatePHI(IndexTy, 2, "step");
   llvm::PHINode *Carry = B.CreatePHI(Init->getType(), 2, "carry");
-  Step->addIncoming(IdxC(0), Pre);
+  Step->addIncoming(idx(0), Pre);
   Carry->addIncoming(Init, Pre);
-  FE.clearCache();
-  Lanes.clear();
+  FE->clearCache();
+  Lanes->clear();
   llvm::Value *NextCarry;
   if (!Warp) {
     llvm::Value *Pos =
-        SP.Reverse ? B.CreateSub(IdxC(SP.Length - 1), Step) : Step;
+        SP.Reverse ? B.CreateSub(idx(SP.Length - 1), Step) : Step;
     std::vector<llvm::Value *> Idx =
         emitIndexExprs(B, TM.Map, {GL.Th, GL.Bl}, {Pos}, IndexTy);
-    llvm::Value *X = FE.valueAt(*S.Input, Idx);
-    NextCarry = Combine(Carry, X);
-    StoreRoots(Idx, NextCarry);
+    llvm::Value *X = FE->valueAt(*S.Input, Idx);
+    NextCarry = combine(Carry, X);
+    storeRoots(Idx, NextCarry);
   } else {
     // The lane's element, when the chunk holds it (the last chunk's lanes
     // past the row hold a zero that reaches no lane of the row: shuffles
     // move values up only).
-    llvm::Value *Lane = B.CreateURem(GL.Th, IdxC(32));
+    llvm::Value *Lane = B.CreateURem(GL.Th, idx(32));
     llvm::Value *Valid = B.CreateICmpULT(
-        B.CreateAdd(B.CreateMul(Step, IdxC(32)), Lane), IdxC(SP.Length));
+        B.CreateAdd(B.CreateMul(Step, idx(32)), Lane), idx(SP.Length));
     std::vector<llvm::Value *> Idx =
         emitIndexExprs(B, TM.Map, {GL.Th, GL.Bl}, {Step}, IndexTy);
     llvm::BasicBlock *Head = B.GetInsertBlock();
@@ -187,40 +249,46 @@ Expected<KernelInfo> emitScanKernel(llvm::Module &M, const HloInstruction &F,
     auto *Have = llvm::BasicBlock::Create(LC, "scan.have", K);
     B.CreateCondBr(Valid, Load, Have);
     B.SetInsertPoint(Load);
-    llvm::Value *X = FE.valueAt(*S.Input, Idx);
+    llvm::Value *X = FE->valueAt(*S.Input, Idx);
     llvm::BasicBlock *Loaded = B.GetInsertBlock();
     B.CreateBr(Have);
     B.SetInsertPoint(Have);
-    FE.clearCache();
-    Lanes.clear();
+    FE->clearCache();
+    Lanes->clear();
     llvm::PHINode *XP = B.CreatePHI(X->getType(), 2, "elem");
     XP->addIncoming(X, Loaded);
     XP->addIncoming(llvm::Constant::getNullValue(X->getType()), Head);
     // Inclusive scan across the warp: 5 shuffles up.
     llvm::Value *V = XP;
     for (unsigned Off = 1; Off < 32; Off *= 2) {
-      llvm::Value *Up = shuffle(B, V, /*Up=*/true, Off);
-      V = B.CreateSelect(B.CreateICmpUGE(Lane, IdxC(Off)), Combine(Up, V), V);
+      llvm::Value *Up = scanShuffle(B, V, Shuffle::Up, Off);
+      V = B.CreateSelect(B.CreateICmpUGE(Lane, idx(Off)), combine(Up, V), V);
     }
-    V = Combine(Carry, V);
+    V = combine(Carry, V);
     auto *Store = llvm::BasicBlock::Create(LC, "scan.store", K);
     auto *Stored = llvm::BasicBlock::Create(LC, "scan.stored", K);
     B.CreateCondBr(Valid, Store, Stored);
     B.SetInsertPoint(Store);
-    StoreRoots(Idx, V);
+    storeRoots(Idx, V);
     B.CreateBr(Stored);
     B.SetInsertPoint(Stored);
     // The next chunk's carry: the last lane's (a full chunk's).
-    NextCarry = shuffle(B, V, /*Up=*/false, 31);
+    NextCarry = scanShuffle(B, V, Shuffle::Index, 31);
   }
-  llvm::Value *StepNext = B.CreateAdd(Step, IdxC(1), "step.next", true, true);
+  llvm::Value *StepNext = B.CreateAdd(Step, idx(1), "step.next", true, true);
   llvm::BasicBlock *Latch = B.GetInsertBlock();
   Step->addIncoming(StepNext, Latch);
   Carry->addIncoming(NextCarry, Latch);
-  B.CreateCondBr(B.CreateICmpULT(StepNext, IdxC(Steps)), Loop, After);
+  B.CreateCondBr(B.CreateICmpULT(StepNext, idx(Steps)), Loop, After);
   B.SetInsertPoint(After);
   GL.finish();
-  return Info;
+}
+
+Expected<KernelInfo> emitScanKernel(llvm::Module &M, const HloInstruction &F,
+                                    const FusionAnalysis &A,
+                                    const KernelPlan &P, Context &Ctx,
+                                    const MathOptions &Math) {
+  return ScanKernel(M, F, A, P, Ctx, Math).emit();
 }
 
 } // namespace codegen

@@ -241,6 +241,20 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
       return S.error();
     if (auto S = Driver.synchronize(); !S)
       return S.error();
+    // The workspace contract (docs/SIDECAR.md): the kernel leaves it zeroed
+    // for the next launch that shares it.
+    if (Workspace) {
+      std::vector<uint8_t> Ws(size_t(K.WorkspaceBytes));
+      if (auto S = Driver.copyToHost(Ws.data(), *Workspace, Ws.size()); !S)
+        return S.error();
+      size_t Dirty = size_t(std::count_if(Ws.begin(), Ws.end(),
+                                          [](uint8_t X) { return X != 0; }));
+      if (Dirty)
+        return fail("kernel '" + K.Name + "' left " + std::to_string(Dirty) +
+                    " of its " + std::to_string(Ws.size()) +
+                    " workspace bytes nonzero (the next launch sharing it "
+                    "would start from them)");
+    }
 
     if (Options.Check) {
       R.Checked = true;

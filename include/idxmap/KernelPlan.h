@@ -286,30 +286,70 @@ struct ScatterPlan {
   int64_t Segment = 1;
 };
 
-/// The scan emitter's parameters (issue 18, first kernels). With one lane
-/// per line each thread scans one line serially in registers, carrying
-/// the running value from element to element and storing each output
-/// element as it goes; threads take lines in the layout's order, so that
-/// for a scan along a non-minor dim (ScanInfo::Dims[2] > 1) the 32 lanes
-/// of a warp read and write 32 neighbouring elements of the minor dim at
-/// every step (coalesced). KernelPlan::Main is then `(th_x, bl_x)[pos] ->
-/// index of the scanned operand`, `pos` the position along the line. With
-/// 32 lanes per line (a row scan) a warp walks its row in chunks of 32
-/// consecutive elements: each lane combines its element, a `shfl.sync.up`
-/// scan across the warp, the carry of the chunks before, and the carry of
-/// the next chunk is lane 31's value; Main is `(th_x, bl_x)[it] -> element
-/// it * 32 + th_x mod 32 of row bl_x * W + th_x floordiv 32` (counted from
-/// the end for a reverse scan).
+/// How the scan emitter spreads lines over threads.
+enum class ScanMode {
+  /// A thread scans one line serially, the carry in a register; threads
+  /// take lines in the layout's order, so that for a scan along a
+  /// non-minor dim (ScanInfo::Dims[2] > 1) the 32 lanes of a warp read and
+  /// write 32 neighbouring elements of the minor dim at every step.
+  /// KernelPlan::Main is `(th_x, bl_x)[pos] -> index of the scanned
+  /// operand`.
+  LinePerThread,
+  /// A warp walks a row in chunks of 32 consecutive elements: each lane
+  /// combines its element, a `shfl.sync.up` scan across the warp, the
+  /// carry of the chunks before (lane 31's value). Main is `(th_x,
+  /// bl_x)[it] -> element it * 32 + th_x mod 32 of row bl_x * W + th_x
+  /// floordiv 32` (counted from the end for a reverse scan).
+  WarpPerRow,
+  /// A block scans a tile of TileLength consecutive elements of a row:
+  /// each thread holds Runs vectors of Vector consecutive elements in
+  /// registers (all loads in flight before the first combine), warp w
+  /// covers elements [w, w + 1) * 32 * Runs * Vector of the tile, run k of
+  /// lane l at k * 32 * Vector + l * Vector: a serial scan of each vector,
+  /// a shuffle scan of the lanes' totals per run, a scan of the warps'
+  /// totals through shared memory. With TilesPerLine > 1 the tiles of a
+  /// line chain by decoupled look-back: tile ids come from a counter in
+  /// the workspace in launch order, each tile publishes its aggregate and
+  /// then its inclusive prefix in a descriptor, and warp 0 of the next
+  /// looks back over 32 descriptors at a time (docs/KERNEL_PLAN.md). Main
+  /// is `(th_x, tile)[run, vec] -> index of the scanned operand`.
+  BlockTiles,
+};
+
+/// The scan emitter's parameters (issue 18).
 ///
-/// Example: cumsum along dim 0 of f32[4096,16384]: Lines 16384, Length
-/// 4096, LanesPerLine 1, 128 threads per block, 128 blocks; along the rows
-/// of f32[16384,4096]: LanesPerLine 32, 4 rows per block of 128 threads.
+/// Example: cumsum along dim 0 of f32[4096,16384]: LinePerThread, Lines
+/// 16384, Length 4096, 128 threads per block; along the rows of
+/// f32[16384,4096]: BlockTiles of 4096 (256 threads x 4 runs of 4), one
+/// tile per row; f32[268435456]: the same tiles, 65536 tiles chained by
+/// look-back.
 struct ScanPlan {
+  ScanMode Mode = ScanMode::LinePerThread;
   /// Lines (Dims[0] * Dims[2] of ScanInfo) and their length.
   int64_t Lines = 1, Length = 1;
   bool Reverse = false;
-  /// 1 (a line per thread) or 32 (a row per warp).
+  /// 1 (a line per thread), 32 (a row per warp) or the block's threads.
   int64_t LanesPerLine = 1;
+  /// BlockTiles: elements per vector, vectors per thread, the tile's
+  /// elements (threads x Runs x Vector) and tiles per line.
+  int64_t Vector = 1, Runs = 1, TileLength = 1, TilesPerLine = 1;
+  /// BlockTiles: per root, elements per vector store the maps prove.
+  std::vector<int64_t> StoreWidth;
+  /// Tile descriptors in the workspace: one 64-bit word (status in the
+  /// low half, the value's bits in the high half) for values of up to 4
+  /// bytes; wider values keep a 32-bit status array and a value array.
+  bool PackedDescriptors = true;
+  bool lookBack() const { return TilesPerLine > 1; }
+  int64_t tiles() const { return Lines * TilesPerLine; }
+  /// The workspace: the tile counter and the blocks' exit counter (16
+  /// bytes), then the descriptors of every tile.
+  int64_t workspaceBytes(int64_t ValueBytes) const {
+    if (!lookBack())
+      return 0;
+    const int64_t T = tiles();
+    return 16 + (PackedDescriptors ? 8 * T
+                                   : (4 * T + 15) / 16 * 16 + ValueBytes * T);
+  }
 };
 
 /// The cost model's estimate of one plan (see CostModel.h).

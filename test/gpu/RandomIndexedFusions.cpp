@@ -608,7 +608,8 @@ std::string scanIdentity(const std::string &Comb, const std::string &Ty) {
 /// `x op carry` returned as output and carry, the init a broadcast
 /// constant or a parameter) or a prefix reduce-window (padding low, or
 /// high for a reverse scan), along any dim of ranks 1-3 with lengths from
-/// 1 to primes over 1000, every layout, add/max/min/multiply on f32, bf16,
+/// 1 to primes over 1000 (now and then one prime line up to
+/// --max-elements long), every layout, add/max/min/multiply on f32, bf16,
 /// f16, f64, s32 and s64, an elementwise prologue and epilogue (one
 /// reading a second parameter).
 std::string generateScan(uint64_t Seed, int64_t MaxElements) {
@@ -629,7 +630,25 @@ std::string generateScan(uint64_t Seed, int64_t MaxElements) {
     for (size_t K = 0; K < Rank; ++K)
       In.push_back(pick(R, Dims));
   } while (product(In) > MaxElements);
-  const int64_t Dim = int64_t(R() % Rank), N = In[size_t(Dim)];
+  int64_t Dim = int64_t(R() % Rank);
+  // Now and then one long line, a prime up to --max-elements long: tiles
+  // of the line chained by look-back, its last tile ragged.
+  static const std::vector<int64_t> Long = {4099,   8191,    16381,  65521,
+                                            262139, 1048573, 4194301};
+  if (R() % 4 == 0) {
+    std::vector<int64_t> Fit;
+    for (int64_t L : Long)
+      if (L <= MaxElements)
+        Fit.push_back(L);
+    if (!Fit.empty()) {
+      In.assign(Rank, 1);
+      In[size_t(Dim)] = Fit[R() % Fit.size()];
+      for (size_t K = 0; K < Rank; ++K)
+        if (int64_t(K) != Dim && In[size_t(Dim)] * 2 * In[K] <= MaxElements)
+          In[K] = 2;
+    }
+  }
+  const int64_t N = In[size_t(Dim)];
   // A product of many elements of [-2, 2] over- or underflows: short
   // lines only.
   if (Comb == "multiply" && (N > 24 || !Float))

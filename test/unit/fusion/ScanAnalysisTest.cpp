@@ -211,28 +211,33 @@ TEST(ScanFusion, HeroWithPrologueAndEpilogue) {
                       "f32[128,1000]: [128, 1000, 1] (the minor dim: a row "
                       "scan)");
   EXPECT_FALSE(findUnmodeledInstruction(*F.fusedComputation()));
-  // A row per warp, 4 per block: 128 rows of 1000 in chunks of 32, the
-  // thread map walking chunk `it` of row bl_x * 4 + th_x floordiv 32.
+  // A tile per row: 64 threads x 4 runs of 4 elements cover the 1000,
+  // run `run` of lane th_x mod 32 of warp th_x floordiv 32 at element
+  // run * 128 + (th_x mod 32) * 4 + warp * 512; the tile's elements past
+  // the row are constrained away.
   Context Ctx;
   Expected<KernelPlan> P =
       planFusion(Ctx, A, Tuning{}, *lookupDeviceModel("H200"), &F);
   ASSERT_TRUE(P) << P.error().Message;
   EXPECT_EQ(P->Emitter, "scan");
   ASSERT_TRUE(P->Scan);
+  EXPECT_EQ(P->Scan->Mode, ScanMode::BlockTiles);
   EXPECT_EQ(P->Scan->Lines, 128);
   EXPECT_EQ(P->Scan->Length, 1000);
   EXPECT_FALSE(P->Scan->Reverse);
-  EXPECT_EQ(P->Scan->LanesPerLine, 32);
-  EXPECT_EQ(P->Block[0], 128);
-  EXPECT_EQ(P->Grid[0], 32);
+  EXPECT_EQ(P->Scan->TilesPerLine, 1);
+  EXPECT_EQ(P->Scan->workspaceBytes(4), 0);
+  EXPECT_EQ(P->Block[0], 64);
+  EXPECT_EQ(P->Grid[0], 128);
   EXPECT_EQ(P->Main.Target->name(), "e");
   EXPECT_EQ(printMap(P->Main.Map),
-            "(th_x, bl_x)[it] -> (bl_x * 4 + th_x floordiv 32, it * 32 + th_x "
-            "mod 32), domain: th_x in [0, 127], bl_x in [0, 31], it in [0, "
-            "31], it * 32 + th_x mod 32 in [0, 999]");
+            "(th_x, tile)[run, vec] -> (tile, run * 128 + vec + (th_x mod 32) "
+            "* 4 + (th_x floordiv 32) * 512), domain: th_x in [0, 63], tile "
+            "in [0, 127], run in [0, 3], vec in [0, 3], run * 32 + th_x mod "
+            "32 + (th_x floordiv 32) * 128 in [0, 249]");
 }
 
-TEST(ScanFusion, ColumnScanLanesAreNeighboursAndLongLinesAreRefused) {
+TEST(ScanFusion, ColumnLanesAreNeighboursLongRowsTiledLongColumnsRefused) {
   // Along dim 0 of [4096, 300]: 300 lines, lanes on neighbouring columns.
   auto M = fused(R"(p0 = f32[4096,300] parameter(0)
     c = f32[] constant(0)
@@ -254,7 +259,8 @@ TEST(ScanFusion, ColumnScanLanesAreNeighboursAndLongLinesAreRefused) {
             "(th_x, bl_x)[pos] -> (pos, th_x + bl_x * 128), domain: th_x in "
             "[0, 127], bl_x in [0, 2], pos in [0, 4095], th_x + bl_x * 128 in "
             "[0, 299]");
-  // A line of 32768: one thread would walk it all; refused with the reason.
+  // A row of 32768: 8 tiles of 256 threads x 16 elements, chained by
+  // look-back (the counters, then a 64-bit descriptor per tile).
   auto Long = fused(R"(p0 = f32[32768] parameter(0)
     c = f32[] constant(0)
     ROOT s = f32[32768] reduce-window(p0, c), window={size=32768
@@ -264,11 +270,39 @@ TEST(ScanFusion, ColumnScanLanesAreNeighboursAndLongLinesAreRefused) {
   const HloInstruction &LF = *Long->entry()->root();
   Expected<KernelPlan> LP = planFusion(Ctx, analyzeFusion(LF), Tuning{},
                                        *lookupDeviceModel("H200"), &LF);
-  ASSERT_FALSE(LP);
-  EXPECT_NE(LP.error().Message.find("scans lines of 32768 elements; a thread "
-                                    "or warp scans at most 16384"),
+  ASSERT_TRUE(LP) << LP.error().Message;
+  EXPECT_EQ(LP->Scan->Mode, ScanMode::BlockTiles);
+  EXPECT_EQ(LP->Scan->TileLength, 4096);
+  EXPECT_EQ(LP->Scan->TilesPerLine, 8);
+  EXPECT_EQ(LP->Scan->Vector, 4);
+  EXPECT_EQ(LP->Scan->workspaceBytes(4), 16 + 8 * 8);
+  EXPECT_EQ(LP->Grid[0], 8);
+  // Tiles of 32 threads x one vector of 4 (tuning overrides; a thread
+  // holds at least a vector): 256 tiles.
+  Tuning Small;
+  Small.ScanThreads = 32;
+  Small.ScanItems = 1;
+  Expected<KernelPlan> SP = planFusion(Ctx, analyzeFusion(LF), Small,
+                                       *lookupDeviceModel("H200"), &LF);
+  ASSERT_TRUE(SP) << SP.error().Message;
+  EXPECT_EQ(SP->Scan->TileLength, 128);
+  EXPECT_EQ(SP->Scan->TilesPerLine, 256);
+  // A column of 16411: one thread would walk it all; refused with the
+  // reason.
+  auto Col = fused(R"(p0 = f32[16411,4] parameter(0)
+    c = f32[] constant(0)
+    ROOT s = f32[16411,4] reduce-window(p0, c), window={size=16411x1
+      pad=16410_0x0_0}, to_apply=add)",
+                   "  a0 = f32[16411,4] parameter(0)", "f32[16411,4]", "a0");
+  ASSERT_TRUE(Col);
+  const HloInstruction &CF = *Col->entry()->root();
+  Expected<KernelPlan> CP = planFusion(Ctx, analyzeFusion(CF), Tuning{},
+                                       *lookupDeviceModel("H200"), &CF);
+  ASSERT_FALSE(CP);
+  EXPECT_NE(CP.error().Message.find("scans lines of 16411 elements along a "
+                                    "non-minor dim"),
             std::string::npos)
-      << LP.error().Message;
+      << CP.error().Message;
 }
 
 TEST(ScanFusion, RefusedWithTheReason) {

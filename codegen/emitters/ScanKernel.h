@@ -1,0 +1,111 @@
+//===- ScanKernel.h - The state of one scan kernel --------------*- C++ -*-===//
+//
+// Part of idxmap. The scan emitter's kernels (ScanMode in KernelPlan.h)
+// share their parameters, the line's init, the combiner and the stores of
+// the roots; ScanEmitter.cpp builds the line-per-thread and warp-per-row
+// kernels, ScanTiles.cpp the tiled kernel and its decoupled look-back.
+// Private to codegen/emitters.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_CODEGEN_EMITTERS_SCANKERNEL_H
+#define IDXMAP_CODEGEN_EMITTERS_SCANKERNEL_H
+
+#include "EmitterSupport.h"
+#include "FusedElementEmitter.h"
+
+#include "idxmap/Codegen.h"
+#include "idxmap/KernelPlan.h"
+
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
+#include <memory>
+
+namespace idxmap {
+namespace codegen {
+
+/// The shuffles the scan kernels use.
+enum class Shuffle {
+  /// Lane l gets lane l - Delta's value; lanes below Delta their own.
+  Up,
+  /// Lane l gets lane l + Delta's value; lanes past 31 - Delta their own.
+  Down,
+  /// Every lane gets lane Delta's value.
+  Index,
+};
+
+/// `shfl.sync.{up,down,idx}` of \p V across the full warp, a value of any
+/// type up to 64 bits moved as 32-bit words. Example: `scanShuffle(B, X,
+/// Shuffle::Up, 1)` is the previous lane's X (lane 0 keeps its own).
+llvm::Value *scanShuffle(llvm::IRBuilderBase &B, llvm::Value *V, Shuffle Kind,
+                         unsigned Delta);
+
+/// One scan kernel under construction.
+///
+/// Example:
+/// \code
+///   ScanKernel SK(M, F, A, P, Ctx, Math);
+///   Expected<KernelInfo> Info = SK.emit(); // the plan's mode
+/// \endcode
+class ScanKernel {
+public:
+  ScanKernel(llvm::Module &M, const HloInstruction &F, const FusionAnalysis &A,
+             const KernelPlan &P, Context &Ctx, const MathOptions &Math);
+  Expected<KernelInfo> emit();
+
+private:
+  /// The kernel and its parameters (the workspace last, for look-back).
+  std::optional<Diagnostic> createFunction();
+  void emitLines();
+  void emitTiles();
+  void emitTile(llvm::Value *Th, llvm::Value *Tile);
+  /// The inclusive prefix of the tiles before \p Seg of the line whose
+  /// first tile is \p LineFirst, by warp 0 (every lane gets it).
+  llvm::Value *lookBack(llvm::Value *Lane, llvm::Value *LineFirst,
+                        llvm::Value *Seg);
+  void publish(llvm::Value *Tile, unsigned Status, llvm::Value *V);
+  /// The status (i32) and value of descriptor \p Tile, polled once.
+  std::pair<llvm::Value *, llvm::Value *> poll(llvm::Value *Tile);
+  void clearDescriptor(llvm::Value *Tile);
+
+  /// Earlier op Later: reduce-window's to_apply(acc, x), or the scan
+  /// body's op of (x = parameter 0, carry = parameter 1).
+  llvm::Value *combine(llvm::Value *Earlier, llvm::Value *Later);
+  /// The combiner's identity in the scan's value type.
+  llvm::Constant *identity();
+  /// The line's carry at its start (the init: a scalar, or the scan op's
+  /// carry at the line's index), from the index \p First of any element
+  /// of the line.
+  llvm::Value *lineInit(llvm::ArrayRef<llvm::Value *> First);
+  /// Stores every root at \p Idx, the hero's value there being \p V.
+  void storeRoots(llvm::ArrayRef<llvm::Value *> Idx, llvm::Value *V);
+  /// Stores every root at the \p Idx of a run's elements (Idx[0] its
+  /// first), the hero's values \p Vs; roots with a proven vector width of
+  /// the run's length take one vector store.
+  void storeRun(const std::vector<std::vector<llvm::Value *>> &Idx,
+                llvm::ArrayRef<llvm::Value *> Vs);
+  llvm::Value *idx(int64_t N) { return llvm::ConstantInt::get(IndexTy, N); }
+
+  llvm::Module &M;
+  const HloInstruction &F;
+  const FusionAnalysis &A;
+  const KernelPlan &P;
+  Context &Ctx;
+  const MathOptions &Math;
+  const HloComputation &C;
+  const ScanInfo &S;
+  const ScanPlan &SP;
+  llvm::LLVMContext &LC;
+  KernelInfo Info;
+  llvm::Function *K = nullptr;
+  llvm::Value *Workspace = nullptr;
+  llvm::Type *IndexTy = nullptr;
+  std::unique_ptr<llvm::IRBuilder<>> BPtr;
+  std::unique_ptr<LaneLoader> Lanes;
+  std::unique_ptr<FusedElementEmitter> FE;
+};
+
+} // namespace codegen
+} // namespace idxmap
+
+#endif

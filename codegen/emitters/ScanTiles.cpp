@@ -1,0 +1,441 @@
+//===- ScanTiles.cpp - Tiled scans with decoupled look-back ---------------===//
+//
+// Part of idxmap. The scan kernel of ScanMode::BlockTiles (KernelPlan.h):
+// a block scans a tile of consecutive elements of a row held in registers
+// (a serial scan of each thread's vectors, a shfl.sync.up scan of the
+// lanes' totals, the warps' totals through shared memory), and, when a
+// row spans several tiles, takes its tile from a counter in the workspace
+// and chains it to the tiles before by decoupled look-back (Merrill and
+// Garland; CUB's single-pass scan).
+//
+// The look-back's descriptors start and end zeroed (the workspace
+// contract, docs/SIDECAR.md): a tile clears its predecessor's descriptor
+// once its own inclusive prefix is published (or, for a line's last tile,
+// which publishes nothing, once its look-back is done). A reader only uses
+// the descriptors up to the nearest inclusive prefix; one that finds a
+// cleared (or not yet published) descriptor there starts its look-back
+// again from its predecessor, which by then has published (or will
+// publish) its prefix. The last block to leave resets the two counters.
+//
+//===----------------------------------------------------------------------===//
+#include "ScanKernel.h"
+
+#include "Emitters.h"
+#include "ExprCodegen.h"
+#include "GpuBuilder.h"
+#include "KernelBuilder.h"
+
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
+
+namespace idxmap {
+namespace codegen {
+
+namespace {
+
+/// Descriptor states.
+constexpr unsigned Invalid = 0, Aggregate = 1, Prefix = 2;
+
+llvm::Value *asmCall(llvm::IRBuilderBase &B, llvm::Type *Ret,
+                     llvm::ArrayRef<llvm::Value *> Args, const char *Asm,
+                     const char *Cons) {
+  std::vector<llvm::Type *> Types;
+  for (llvm::Value *A : Args)
+    Types.push_back(A->getType());
+  auto *FT = llvm::FunctionType::get(Ret, Types, false);
+  return B.CreateCall(llvm::InlineAsm::get(FT, Asm, Cons, true), Args);
+}
+
+/// \p V's bits as an integer of its width.
+llvm::Value *bitsOf(llvm::IRBuilderBase &B, llvm::Value *V) {
+  llvm::Type *T = V->getType();
+  return B.CreateBitCast(
+      V, B.getIntNTy(unsigned(T->getPrimitiveSizeInBits().getFixedValue())));
+}
+
+llvm::Value *fromBits(llvm::IRBuilderBase &B, llvm::Value *I, llvm::Type *T) {
+  const unsigned Bits = unsigned(T->getPrimitiveSizeInBits().getFixedValue());
+  return B.CreateBitCast(B.CreateTrunc(I, B.getIntNTy(Bits)), T);
+}
+
+} // namespace
+
+void ScanKernel::publish(llvm::Value *Tile, unsigned Status, llvm::Value *V) {
+  llvm::IRBuilder<> &B = *BPtr;
+  llvm::Value *Base = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 16);
+  if (SP.PackedDescriptors) {
+    llvm::Value *Word = B.CreateOr(
+        B.CreateShl(B.CreateZExt(bitsOf(B, V), B.getInt64Ty()), 32),
+        B.getInt64(Status));
+    asmCall(B, B.getVoidTy(),
+            {B.CreateInBoundsGEP(B.getInt64Ty(), Base, Tile), Word},
+            "st.release.gpu.global.b64 [$0], $1;", "l,l,~{memory}");
+    return;
+  }
+  // The value, then the status with release semantics: a reader that sees
+  // the status sees the value.
+  const int64_t Statuses = (4 * SP.tiles() + 15) / 16 * 16;
+  llvm::Value *Vals = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base,
+                                                   uint64_t(Statuses));
+  asmCall(B, B.getVoidTy(),
+          {B.CreateInBoundsGEP(B.getInt64Ty(), Vals, Tile),
+           B.CreateZExt(bitsOf(B, V), B.getInt64Ty())},
+          "st.relaxed.gpu.global.b64 [$0], $1;", "l,l,~{memory}");
+  asmCall(B, B.getVoidTy(),
+          {B.CreateInBoundsGEP(B.getInt32Ty(), Base, Tile), B.getInt32(Status)},
+          "st.release.gpu.global.b32 [$0], $1;", "l,r,~{memory}");
+}
+
+std::pair<llvm::Value *, llvm::Value *> ScanKernel::poll(llvm::Value *Tile) {
+  llvm::IRBuilder<> &B = *BPtr;
+  llvm::Type *VT = identity()->getType();
+  llvm::Value *Base = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 16);
+  if (SP.PackedDescriptors) {
+    llvm::Value *Word =
+        asmCall(B, B.getInt64Ty(),
+                {B.CreateInBoundsGEP(B.getInt64Ty(), Base, Tile)},
+                "ld.acquire.gpu.global.b64 $0, [$1];", "=l,l,~{memory}");
+    return {B.CreateTrunc(Word, B.getInt32Ty()),
+            fromBits(B, B.CreateLShr(Word, 32), VT)};
+  }
+  const int64_t Statuses = (4 * SP.tiles() + 15) / 16 * 16;
+  llvm::Value *Vals = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base,
+                                                   uint64_t(Statuses));
+  llvm::Value *St =
+      asmCall(B, B.getInt32Ty(), {B.CreateInBoundsGEP(B.getInt32Ty(), Base, Tile)},
+              "ld.acquire.gpu.global.b32 $0, [$1];", "=r,l,~{memory}");
+  llvm::Value *V =
+      asmCall(B, B.getInt64Ty(), {B.CreateInBoundsGEP(B.getInt64Ty(), Vals, Tile)},
+              "ld.relaxed.gpu.global.b64 $0, [$1];", "=l,l,~{memory}");
+  return {St, fromBits(B, V, VT)};
+}
+
+void ScanKernel::clearDescriptor(llvm::Value *Tile) {
+  llvm::IRBuilder<> &B = *BPtr;
+  llvm::Value *Base = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 16);
+  if (SP.PackedDescriptors)
+    asmCall(B, B.getVoidTy(),
+            {B.CreateInBoundsGEP(B.getInt64Ty(), Base, Tile), B.getInt64(0)},
+            "st.release.gpu.global.b64 [$0], $1;", "l,l,~{memory}");
+  else
+    asmCall(B, B.getVoidTy(),
+            {B.CreateInBoundsGEP(B.getInt32Ty(), Base, Tile), B.getInt32(0)},
+            "st.release.gpu.global.b32 [$0], $1;", "l,r,~{memory}");
+}
+
+llvm::Value *ScanKernel::lookBack(llvm::Value *Lane, llvm::Value *LineFirst,
+                                  llvm::Value *Seg) {
+  llvm::IRBuilder<> &B = *BPtr;
+  llvm::Constant *Id = identity();
+  llvm::Value *First = B.CreateSub(Seg, idx(1));
+  llvm::BasicBlock *Pre = B.GetInsertBlock();
+  auto *Loop = llvm::BasicBlock::Create(LC, "lookback", K);
+  auto *Sum = llvm::BasicBlock::Create(LC, "lookback.sum", K);
+  auto *Done = llvm::BasicBlock::Create(LC, "lookback.done", K);
+  B.CreateBr(Loop);
+  B.SetInsertPoint(Loop);
+  // Lane l reads the descriptor of segment Base - l (when there is one;
+  // lanes before the line's start read as an inclusive identity).
+  llvm::PHINode *Base = B.CreatePHI(IndexTy, 3, "lb.base");
+  llvm::PHINode *Excl = B.CreatePHI(Id->getType(), 3, "lb.excl");
+  Base->addIncoming(First, Pre);
+  Excl->addIncoming(Id, Pre);
+  llvm::Value *InLine = B.CreateICmpSGE(Base, Lane);
+  llvm::Value *Pos = B.CreateSelect(InLine, B.CreateSub(Base, Lane), idx(0));
+  auto [St, Val] = poll(B.CreateAdd(LineFirst, Pos));
+  St = B.CreateSelect(InLine, St, B.getInt32(Prefix));
+  Val = B.CreateSelect(InLine, Val, Id);
+  auto Ballot = [&](llvm::Value *Pred) {
+    return B.CreateIntrinsic(llvm::Intrinsic::nvvm_vote_ballot_sync, {},
+                             {B.getInt32(0xffffffffu), Pred});
+  };
+  llvm::Value *PMask = Ballot(B.CreateICmpEQ(St, B.getInt32(Prefix)));
+  llvm::Value *XMask = Ballot(B.CreateICmpEQ(St, B.getInt32(Invalid)));
+  llvm::Value *Found = B.CreateICmpNE(PMask, B.getInt32(0));
+  // The lanes that count: up to the nearest inclusive prefix (all 32 when
+  // the window has none).
+  llvm::Value *Last = B.CreateSelect(
+      Found,
+      B.CreateIntrinsic(llvm::Intrinsic::cttz, {B.getInt32Ty()},
+                        {PMask, B.getTrue()}),
+      B.getInt32(31));
+  llvm::Value *Upto = B.CreateTrunc(
+      B.CreateSub(B.CreateShl(B.getInt64(2), B.CreateZExt(Last, B.getInt64Ty())),
+                  B.getInt64(1)),
+      B.getInt32Ty());
+  llvm::Value *Waiting =
+      B.CreateICmpNE(B.CreateAnd(XMask, Upto), B.getInt32(0));
+  Base->addIncoming(First, B.GetInsertBlock());
+  Excl->addIncoming(Id, B.GetInsertBlock());
+  B.CreateCondBr(Waiting, Loop, Sum);
+
+  // The window's lanes 0..Last in order (a higher lane is an earlier tile):
+  // a tree of shuffles down, each lane combining only lanes up to Last.
+  B.SetInsertPoint(Sum);
+  llvm::Value *LastIdx = B.CreateZExtOrTrunc(Last, IndexTy);
+  llvm::Value *V = Val;
+  for (unsigned Off = 1; Off < 32; Off *= 2) {
+    llvm::Value *Other = scanShuffle(B, V, Shuffle::Down, Off);
+    llvm::Value *In = B.CreateICmpULE(B.CreateAdd(Lane, idx(Off)), LastIdx);
+    V = B.CreateSelect(In, combine(Other, V), V);
+  }
+  llvm::Value *Next = combine(scanShuffle(B, V, Shuffle::Index, 0), Excl);
+  llvm::BasicBlock *SumEnd = B.GetInsertBlock();
+  Base->addIncoming(B.CreateSub(Base, idx(32)), SumEnd);
+  Excl->addIncoming(Next, SumEnd);
+  B.CreateCondBr(Found, Done, Loop);
+  B.SetInsertPoint(Done);
+  llvm::PHINode *R = B.CreatePHI(Id->getType(), 1, "lb.prefix");
+  R->addIncoming(Next, SumEnd);
+  return R;
+}
+
+void ScanKernel::emitTile(llvm::Value *Th, llvm::Value *Tile) {
+  llvm::IRBuilder<> &B = *BPtr;
+  const ThreadMapping &TM = P.Main;
+  const int64_t T = P.Block[0], V = SP.Vector, R = SP.Runs;
+  const int64_t Items = V * R, Warps = T / 32, N = SP.Length;
+  const int64_t TPL = SP.TilesPerLine;
+  llvm::Constant *Id = identity();
+  llvm::Value *Lane = B.CreateURem(Th, idx(32));
+  llvm::Value *Warp = B.CreateUDiv(Th, idx(32));
+  llvm::Value *Seg = TPL > 1 ? B.CreateURem(Tile, idx(TPL)) : idx(0);
+  const bool Ragged = TPL * SP.TileLength != N;
+  // Position of item (k, v) along the line, and whether the line has it.
+  auto Valid = [&](int64_t Kr, int64_t Vv) {
+    llvm::Value *Pos = B.CreateAdd(
+        B.CreateMul(Seg, idx(SP.TileLength)),
+        B.CreateAdd(B.CreateMul(Warp, idx(32 * Items)),
+                    B.CreateAdd(B.CreateMul(Lane, idx(V)),
+                                idx(Kr * 32 * V + Vv))));
+    return B.CreateICmpULT(Pos, idx(N));
+  };
+  auto Index = [&](llvm::Value *ThV, int64_t Kr, int64_t Vv) {
+    return emitIndexExprs(B, TM.Map, {ThV, Tile}, {idx(Kr), idx(Vv)}, IndexTy);
+  };
+  FE->clearCache();
+  Lanes->clear();
+  llvm::Value *Init = lineInit(
+      emitIndexExprs(B, TM.Map, {idx(0), Tile}, {idx(0), idx(0)}, IndexTy));
+
+  // Loads: all of the thread's items, the vectors the plan proves; in a
+  // ragged line's last tile, element by element, the items past the line's
+  // end reading its first element and taking the identity.
+  std::vector<llvm::Value *> X(static_cast<size_t>(Items), nullptr);
+  auto LoadAll = [&](bool Guarded) {
+    FE->clearCache();
+    Lanes->clear();
+    LaneLoader Single(B, *K, C, {}, IndexTy);
+    FusedElementEmitter FE1(B, Ctx, C, Single.loader(), Math, IndexTy);
+    for (int64_t Kr = 0; Kr < R; ++Kr)
+      for (int64_t Vv = 0; Vv < V; ++Vv) {
+        // A run's vectors are its own (the loader keys them by lane).
+        if (Vv == 0)
+          Lanes->clear();
+        llvm::Value *&Out = X[size_t(Kr * V + Vv)];
+        if (!Guarded) {
+          Lanes->Lane = Vv;
+          Out = FE->valueAt(*S.Input, Index(Th, Kr, Vv));
+          continue;
+        }
+        llvm::Value *Ok = Valid(Kr, Vv);
+        llvm::Value *Safe = B.CreateSelect(Ok, Th, idx(0));
+        std::vector<llvm::Value *> I = emitIndexExprs(
+            B, TM.Map, {Safe, Tile},
+            {B.CreateSelect(Ok, idx(Kr), idx(0)),
+             B.CreateSelect(Ok, idx(Vv), idx(0))},
+            IndexTy);
+        FE1.clearCache();
+        Out = B.CreateSelect(Ok, FE1.valueAt(*S.Input, I), Id);
+      }
+    Lanes->Lane = 0;
+  };
+  llvm::Value *LastSeg = B.CreateICmpEQ(Seg, idx(TPL - 1));
+  if (!Ragged) {
+    LoadAll(false);
+  } else {
+    auto *Full = llvm::BasicBlock::Create(LC, "tile.full", K);
+    auto *Part = llvm::BasicBlock::Create(LC, "tile.part", K);
+    auto *Join = llvm::BasicBlock::Create(LC, "tile.loaded", K);
+    B.CreateCondBr(LastSeg, Part, Full);
+    B.SetInsertPoint(Full);
+    LoadAll(false);
+    std::vector<llvm::Value *> XF = X;
+    llvm::BasicBlock *FullEnd = B.GetInsertBlock();
+    B.CreateBr(Join);
+    B.SetInsertPoint(Part);
+    LoadAll(true);
+    llvm::BasicBlock *PartEnd = B.GetInsertBlock();
+    B.CreateBr(Join);
+    B.SetInsertPoint(Join);
+    for (size_t I = 0; I < X.size(); ++I) {
+      llvm::PHINode *Phi = B.CreatePHI(Id->getType(), 2);
+      Phi->addIncoming(XF[I], FullEnd);
+      Phi->addIncoming(X[I], PartEnd);
+      X[I] = Phi;
+    }
+    FE->clearCache();
+    Lanes->clear();
+  }
+
+  // Each run: a serial scan of the thread's vector, a shuffle scan of the
+  // lanes' totals, the carry of the warp's runs before.
+  std::vector<llvm::Value *> Local(static_cast<size_t>(Items), nullptr);
+  llvm::Value *Carry = Id;
+  for (int64_t Kr = 0; Kr < R; ++Kr) {
+    std::vector<llvm::Value *> Sc(static_cast<size_t>(V), nullptr);
+    for (int64_t Vv = 0; Vv < V; ++Vv)
+      Sc[size_t(Vv)] = Vv ? combine(Sc[size_t(Vv - 1)], X[size_t(Kr * V + Vv)])
+                          : X[size_t(Kr * V)];
+    llvm::Value *Incl = Sc.back();
+    for (unsigned Off = 1; Off < 32; Off *= 2) {
+      llvm::Value *Up = scanShuffle(B, Incl, Shuffle::Up, Off);
+      Incl = B.CreateSelect(B.CreateICmpUGE(Lane, idx(Off)), combine(Up, Incl),
+                            Incl);
+    }
+    llvm::Value *Excl = B.CreateSelect(B.CreateICmpEQ(Lane, idx(0)), Id,
+                                       scanShuffle(B, Incl, Shuffle::Up, 1));
+    llvm::Value *Before = combine(Carry, Excl);
+    for (int64_t Vv = 0; Vv < V; ++Vv)
+      Local[size_t(Kr * V + Vv)] = combine(Before, Sc[size_t(Vv)]);
+    Carry = combine(Carry, scanShuffle(B, Incl, Shuffle::Index, 31));
+  }
+
+  // The warps' totals through shared memory: each thread folds those of
+  // the warps before its own, and all of them (the tile's aggregate).
+  SharedSlots Totals(M, {Id}, uint64_t(Warps), Info.Name + ".warps", 16);
+  emitIf(B, B.CreateICmpEQ(Lane, idx(0)),
+         [&] { Totals.store(B, Warp, {Carry}); });
+  emitBarrier(B);
+  llvm::Value *WarpPre = Id, *Agg = nullptr;
+  for (int64_t W = 0; W < Warps; ++W) {
+    llvm::Value *Tw = Totals.load(B, 0, idx(W));
+    WarpPre = B.CreateSelect(B.CreateICmpULT(idx(W), Warp),
+                             combine(WarpPre, Tw), WarpPre);
+    Agg = Agg ? combine(Agg, Tw) : Tw;
+  }
+
+  // The tile's prefix: the line's init, or the look-back's.
+  llvm::Value *TilePre = Init;
+  if (SP.lookBack()) {
+    SharedSlots Pre(M, {Id}, 1, Info.Name + ".prefix", 16);
+    llvm::Value *Seg0 = B.CreateICmpEQ(Seg, idx(0));
+    llvm::Value *Lane0 = B.CreateICmpEQ(Lane, idx(0));
+    emitIf(B, B.CreateICmpEQ(Warp, idx(0)), [&] {
+      emitIf(B, B.CreateAnd(Seg0, Lane0),
+             [&] { publish(Tile, Prefix, combine(Init, Agg)); });
+      emitIf(B, B.CreateNot(Seg0), [&] {
+        emitIf(B, B.CreateAnd(Lane0, B.CreateNot(LastSeg)),
+               [&] { publish(Tile, Aggregate, Agg); });
+        llvm::Value *Ex = lookBack(Lane, B.CreateSub(Tile, Seg), Seg);
+        emitIf(B, Lane0, [&] {
+          emitIf(B, B.CreateNot(LastSeg),
+                 [&] { publish(Tile, Prefix, combine(Ex, Agg)); });
+          clearDescriptor(B.CreateSub(Tile, idx(1)));
+          Pre.store(B, idx(0), {Ex});
+        });
+      });
+    });
+    emitBarrier(B);
+    TilePre = B.CreateSelect(Seg0, Init, Pre.load(B, 0, idx(0)));
+  }
+  llvm::Value *Before = combine(TilePre, WarpPre);
+
+  // Stores: a run at a time (vectors where the plan proves them); in a
+  // ragged line's last tile, element by element where the line has it.
+  auto StoreAll = [&](bool Guarded) {
+    FE->clearCache();
+    Lanes->clear();
+    for (int64_t Kr = 0; Kr < R; ++Kr) {
+      std::vector<std::vector<llvm::Value *>> Idx;
+      std::vector<llvm::Value *> Ys;
+      for (int64_t Vv = 0; Vv < V; ++Vv) {
+        Idx.push_back(Index(Th, Kr, Vv));
+        Ys.push_back(combine(Before, Local[size_t(Kr * V + Vv)]));
+      }
+      if (!Guarded) {
+        storeRun(Idx, Ys);
+        continue;
+      }
+      for (int64_t Vv = 0; Vv < V; ++Vv)
+        emitIf(B, Valid(Kr, Vv), [&] {
+          FE->clearCache();
+          Lanes->clear();
+          storeRoots(Idx[size_t(Vv)], Ys[size_t(Vv)]);
+        });
+      FE->clearCache();
+      Lanes->clear();
+    }
+  };
+  if (!Ragged) {
+    StoreAll(false);
+    return;
+  }
+  auto *Full = llvm::BasicBlock::Create(LC, "store.full", K);
+  auto *Part = llvm::BasicBlock::Create(LC, "store.part", K);
+  auto *Join = llvm::BasicBlock::Create(LC, "tile.stored", K);
+  B.CreateCondBr(LastSeg, Part, Full);
+  B.SetInsertPoint(Full);
+  StoreAll(false);
+  B.CreateBr(Join);
+  B.SetInsertPoint(Part);
+  StoreAll(true);
+  B.CreateBr(Join);
+  B.SetInsertPoint(Join);
+  FE->clearCache();
+  Lanes->clear();
+}
+
+void ScanKernel::emitTiles() {
+  llvm::IRBuilder<> &B = *BPtr;
+  const int64_t T = P.Block[0];
+  if (!SP.lookBack()) {
+    GridLoop GL(B, *K, IndexTy, T, P.Grid[0], SP.tiles());
+    emitTile(GL.Th, GL.Bl);
+    GL.finish();
+    return;
+  }
+  // Tiles in launch order: thread 0 takes the next from the counter.
+  llvm::Value *Th = B.CreateZExtOrTrunc(
+      emitThreadId(B, GpuDim::X, unsigned(T)), IndexTy);
+  llvm::Value *Counter = Workspace;
+  llvm::Value *Exits =
+      B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 4);
+  llvm::GlobalVariable *Ticket =
+      createSharedArray(M, B.getInt32Ty(), 1, Info.Name + ".ticket", 4);
+  llvm::Value *Th0 = B.CreateICmpEQ(Th, idx(0));
+  auto *Next = llvm::BasicBlock::Create(LC, "tile.next", K);
+  auto *Body = llvm::BasicBlock::Create(LC, "tile", K);
+  auto *Leave = llvm::BasicBlock::Create(LC, "tiles.done", K);
+  B.CreateBr(Next);
+  B.SetInsertPoint(Next);
+  emitIf(B, Th0, [&] {
+    llvm::Value *Got =
+        B.CreateAtomicRMW(llvm::AtomicRMWInst::Add, Counter, B.getInt32(1),
+                          llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
+    B.CreateStore(Got, Ticket);
+  });
+  emitBarrier(B);
+  llvm::Value *Tile =
+      B.CreateZExtOrTrunc(B.CreateLoad(B.getInt32Ty(), Ticket), IndexTy);
+  B.CreateCondBr(B.CreateICmpULT(Tile, idx(SP.tiles())), Body, Leave);
+  B.SetInsertPoint(Body);
+  emitTile(Th, Tile);
+  B.CreateBr(Next);
+  // The last block to leave resets the counters for the next launch.
+  B.SetInsertPoint(Leave);
+  emitIf(B, Th0, [&] {
+    llvm::Value *Left =
+        B.CreateAtomicRMW(llvm::AtomicRMWInst::Add, Exits, B.getInt32(1),
+                          llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
+    emitIf(B, B.CreateICmpEQ(Left, B.getInt32(uint32_t(P.Grid[0] - 1))), [&] {
+      B.CreateStore(B.getInt32(0), Counter);
+      B.CreateStore(B.getInt32(0), Exits);
+    });
+  });
+  B.CreateRetVoid();
+}
+
+} // namespace codegen
+} // namespace idxmap
