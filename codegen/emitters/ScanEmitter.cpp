@@ -93,7 +93,7 @@ std::optional<Diagnostic> ScanKernel::createFunction() {
     Specs.push_back({R->name(), KernelParamRole::Output, 16, nullptr});
     Info.Params.push_back({R->name(), true, R->shape(), 16});
   }
-  Info.WorkspaceBytes = uint64_t(SP.workspaceBytes(byteWidth(S.Type)));
+  Info.WorkspaceBytes = uint64_t(SP.workspaceBytes());
   if (Info.WorkspaceBytes)
     Specs.push_back({"workspace", KernelParamRole::InOut, 16, nullptr});
   K = createKernel(M, Info.Name, Specs);

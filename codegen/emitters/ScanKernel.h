@@ -67,6 +67,12 @@ private:
   /// The status (i32) and value of descriptor \p Tile, polled once.
   std::pair<llvm::Value *, llvm::Value *> poll(llvm::Value *Tile);
   void clearDescriptor(llvm::Value *Tile);
+  /// Split descriptors: the aggregates' or the inclusive prefixes' value
+  /// array (i64 words, one per tile).
+  llvm::Value *valueSlots(bool Prefixes);
+  /// Thread 0 of a tile past its line's first: waits for the predecessor's
+  /// inclusive prefix, then clears its descriptor.
+  void clearPredecessor(llvm::Value *Th, llvm::Value *Tile, llvm::Value *Seg);
 
   /// Earlier op Later: reduce-window's to_apply(acc, x), or the scan
   /// body's op of (x = parameter 0, carry = parameter 1).

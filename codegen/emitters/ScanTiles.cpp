@@ -9,13 +9,16 @@
 // Garland; CUB's single-pass scan).
 //
 // The look-back's descriptors start and end zeroed (the workspace
-// contract, docs/SIDECAR.md): a tile clears its predecessor's descriptor
-// once its own inclusive prefix is published (or, for a line's last tile,
-// which publishes nothing, once its look-back is done). A reader only uses
-// the descriptors up to the nearest inclusive prefix; one that finds a
-// cleared (or not yet published) descriptor there starts its look-back
+// contract, docs/SIDECAR.md): when a tile is done (its own inclusive
+// prefix published, or, for a line's last tile, which publishes nothing,
+// its look-back over), it waits for its predecessor's inclusive prefix
+// (the predecessor's last write) and clears that descriptor. A reader only
+// uses the descriptors up to the nearest inclusive prefix; one that finds
+// a cleared (or not yet published) descriptor there starts its look-back
 // again from its predecessor, which by then has published (or will
-// publish) its prefix. The last block to leave resets the two counters.
+// publish) its prefix. Split descriptors (8-byte values) clear their
+// statuses that way and their values in the last block to leave, which
+// also resets the two counters.
 //
 //===----------------------------------------------------------------------===//
 #include "ScanKernel.h"
@@ -70,14 +73,14 @@ void ScanKernel::publish(llvm::Value *Tile, unsigned Status, llvm::Value *V) {
         B.getInt64(Status));
     asmCall(B, B.getVoidTy(),
             {B.CreateInBoundsGEP(B.getInt64Ty(), Base, Tile), Word},
-            "st.release.gpu.global.b64 [$0], $1;", "l,l,~{memory}");
+            "st.relaxed.gpu.global.b64 [$0], $1;", "l,l,~{memory}");
     return;
   }
   // The value, then the status with release semantics: a reader that sees
-  // the status sees the value.
-  const int64_t Statuses = (4 * SP.tiles() + 15) / 16 * 16;
-  llvm::Value *Vals = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base,
-                                                   uint64_t(Statuses));
+  // the status sees the value. The aggregate and the inclusive prefix have
+  // their own slots (a reader that saw the aggregate's status must not
+  // load the prefix written after it).
+  llvm::Value *Vals = valueSlots(Status == Prefix);
   asmCall(B, B.getVoidTy(),
           {B.CreateInBoundsGEP(B.getInt64Ty(), Vals, Tile),
            B.CreateZExt(bitsOf(B, V), B.getInt64Ty())},
@@ -85,6 +88,14 @@ void ScanKernel::publish(llvm::Value *Tile, unsigned Status, llvm::Value *V) {
   asmCall(B, B.getVoidTy(),
           {B.CreateInBoundsGEP(B.getInt32Ty(), Base, Tile), B.getInt32(Status)},
           "st.release.gpu.global.b32 [$0], $1;", "l,r,~{memory}");
+}
+
+llvm::Value *ScanKernel::valueSlots(bool Prefixes) {
+  llvm::IRBuilder<> &B = *BPtr;
+  const int64_t Statuses = (4 * SP.tiles() + 15) / 16 * 16;
+  return B.CreateConstInBoundsGEP1_64(
+      B.getInt8Ty(), Workspace,
+      uint64_t(16 + Statuses + (Prefixes ? 8 * SP.tiles() : 0)));
 }
 
 std::pair<llvm::Value *, llvm::Value *> ScanKernel::poll(llvm::Value *Tile) {
@@ -95,16 +106,15 @@ std::pair<llvm::Value *, llvm::Value *> ScanKernel::poll(llvm::Value *Tile) {
     llvm::Value *Word =
         asmCall(B, B.getInt64Ty(),
                 {B.CreateInBoundsGEP(B.getInt64Ty(), Base, Tile)},
-                "ld.acquire.gpu.global.b64 $0, [$1];", "=l,l,~{memory}");
+                "ld.relaxed.gpu.global.b64 $0, [$1];", "=l,l,~{memory}");
     return {B.CreateTrunc(Word, B.getInt32Ty()),
             fromBits(B, B.CreateLShr(Word, 32), VT)};
   }
-  const int64_t Statuses = (4 * SP.tiles() + 15) / 16 * 16;
-  llvm::Value *Vals = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base,
-                                                   uint64_t(Statuses));
   llvm::Value *St =
       asmCall(B, B.getInt32Ty(), {B.CreateInBoundsGEP(B.getInt32Ty(), Base, Tile)},
               "ld.acquire.gpu.global.b32 $0, [$1];", "=r,l,~{memory}");
+  llvm::Value *Vals = B.CreateSelect(B.CreateICmpEQ(St, B.getInt32(Prefix)),
+                                     valueSlots(true), valueSlots(false));
   llvm::Value *V =
       asmCall(B, B.getInt64Ty(), {B.CreateInBoundsGEP(B.getInt64Ty(), Vals, Tile)},
               "ld.relaxed.gpu.global.b64 $0, [$1];", "=l,l,~{memory}");
@@ -117,7 +127,7 @@ void ScanKernel::clearDescriptor(llvm::Value *Tile) {
   if (SP.PackedDescriptors)
     asmCall(B, B.getVoidTy(),
             {B.CreateInBoundsGEP(B.getInt64Ty(), Base, Tile), B.getInt64(0)},
-            "st.release.gpu.global.b64 [$0], $1;", "l,l,~{memory}");
+            "st.relaxed.gpu.global.b64 [$0], $1;", "l,l,~{memory}");
   else
     asmCall(B, B.getVoidTy(),
             {B.CreateInBoundsGEP(B.getInt32Ty(), Base, Tile), B.getInt32(0)},
@@ -332,7 +342,6 @@ void ScanKernel::emitTile(llvm::Value *Th, llvm::Value *Tile) {
         emitIf(B, Lane0, [&] {
           emitIf(B, B.CreateNot(LastSeg),
                  [&] { publish(Tile, Prefix, combine(Ex, Agg)); });
-          clearDescriptor(B.CreateSub(Tile, idx(1)));
           Pre.store(B, idx(0), {Ex});
         });
       });
@@ -370,21 +379,45 @@ void ScanKernel::emitTile(llvm::Value *Th, llvm::Value *Tile) {
   };
   if (!Ragged) {
     StoreAll(false);
-    return;
-  }
-  auto *Full = llvm::BasicBlock::Create(LC, "store.full", K);
+  } else {
+    auto *Full = llvm::BasicBlock::Create(LC, "store.full", K);
   auto *Part = llvm::BasicBlock::Create(LC, "store.part", K);
   auto *Join = llvm::BasicBlock::Create(LC, "tile.stored", K);
-  B.CreateCondBr(LastSeg, Part, Full);
-  B.SetInsertPoint(Full);
-  StoreAll(false);
-  B.CreateBr(Join);
-  B.SetInsertPoint(Part);
-  StoreAll(true);
-  B.CreateBr(Join);
-  B.SetInsertPoint(Join);
-  FE->clearCache();
-  Lanes->clear();
+    B.CreateCondBr(LastSeg, Part, Full);
+    B.SetInsertPoint(Full);
+    StoreAll(false);
+    B.CreateBr(Join);
+    B.SetInsertPoint(Part);
+    StoreAll(true);
+    B.CreateBr(Join);
+    B.SetInsertPoint(Join);
+    FE->clearCache();
+    Lanes->clear();
+  }
+  if (SP.lookBack())
+    clearPredecessor(Th, Tile, Seg);
+}
+
+void ScanKernel::clearPredecessor(llvm::Value *Th, llvm::Value *Tile,
+                                  llvm::Value *Seg) {
+  // The predecessor's descriptor, once it holds its inclusive prefix (its
+  // last write; it may still be looking back when this tile is done):
+  // later readers stop at this tile's prefix, published before.
+  llvm::IRBuilder<> &B = *BPtr;
+  emitIf(B, B.CreateAnd(B.CreateICmpEQ(Th, idx(0)),
+                        B.CreateICmpNE(Seg, idx(0))),
+         [&] {
+           llvm::Value *Prev = B.CreateSub(Tile, idx(1));
+           auto *Wait = llvm::BasicBlock::Create(LC, "pred.wait", K);
+           auto *Clear = llvm::BasicBlock::Create(LC, "pred.clear", K);
+           B.CreateBr(Wait);
+           B.SetInsertPoint(Wait);
+           llvm::Value *St = poll(Prev).first;
+           B.CreateCondBr(B.CreateICmpEQ(St, B.getInt32(Prefix)), Clear,
+                          Wait);
+           B.SetInsertPoint(Clear);
+           clearDescriptor(Prev);
+         });
 }
 
 void ScanKernel::emitTiles() {
@@ -425,15 +458,49 @@ void ScanKernel::emitTiles() {
   B.CreateBr(Next);
   // The last block to leave resets the counters for the next launch.
   B.SetInsertPoint(Leave);
+  // Split descriptors: whether this block is the last to leave, for all
+  // its threads (the ticket's slot may still be read).
+  llvm::GlobalVariable *Last =
+      SP.PackedDescriptors
+          ? nullptr
+          : createSharedArray(M, B.getInt32Ty(), 1, Info.Name + ".last", 4);
   emitIf(B, Th0, [&] {
     llvm::Value *Left =
         B.CreateAtomicRMW(llvm::AtomicRMWInst::Add, Exits, B.getInt32(1),
                           llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
-    emitIf(B, B.CreateICmpEQ(Left, B.getInt32(uint32_t(P.Grid[0] - 1))), [&] {
+    llvm::Value *LastBlock =
+        B.CreateICmpEQ(Left, B.getInt32(uint32_t(P.Grid[0] - 1)));
+    if (Last)
+      B.CreateStore(B.CreateZExt(LastBlock, B.getInt32Ty()), Last);
+    emitIf(B, LastBlock, [&] {
       B.CreateStore(B.getInt32(0), Counter);
       B.CreateStore(B.getInt32(0), Exits);
     });
   });
+  if (!SP.PackedDescriptors) {
+    // Split descriptors: their statuses are cleared tile by tile, their
+    // values (which a reader may still load after a status it saw) by the
+    // last block, once every tile is done.
+    emitBarrier(B);
+    llvm::Value *LastBlock = B.CreateICmpNE(
+        B.CreateLoad(B.getInt32Ty(), Last), B.getInt32(0));
+    emitIf(B, LastBlock, [&] {
+      // Both value arrays, 2 x tiles words from the first.
+      llvm::Value *Vals = valueSlots(false);
+      llvm::BasicBlock *Pre = B.GetInsertBlock();
+      auto *Loop = llvm::BasicBlock::Create(LC, "values.clear", K);
+      auto *Done = llvm::BasicBlock::Create(LC, "values.done", K);
+      B.CreateCondBr(B.CreateICmpULT(Th, idx(2 * SP.tiles())), Loop, Done);
+      B.SetInsertPoint(Loop);
+      llvm::PHINode *I = B.CreatePHI(IndexTy, 2);
+      I->addIncoming(Th, Pre);
+      B.CreateStore(B.getInt64(0), B.CreateInBoundsGEP(B.getInt64Ty(), Vals, I));
+      llvm::Value *Next = B.CreateAdd(I, idx(T));
+      I->addIncoming(Next, B.GetInsertBlock());
+      B.CreateCondBr(B.CreateICmpULT(Next, idx(2 * SP.tiles())), Loop, Done);
+      B.SetInsertPoint(Done);
+    });
+  }
   B.CreateRetVoid();
 }
 

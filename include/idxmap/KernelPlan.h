@@ -336,19 +336,20 @@ struct ScanPlan {
   /// BlockTiles: per root, elements per vector store the maps prove.
   std::vector<int64_t> StoreWidth;
   /// Tile descriptors in the workspace: one 64-bit word (status in the
-  /// low half, the value's bits in the high half) for values of up to 4
-  /// bytes; wider values keep a 32-bit status array and a value array.
+  /// low half, the value's bits in the high half, read and written whole
+  /// with relaxed atomics) for values of up to 4 bytes; wider values keep
+  /// a 32-bit status array (acquire/release) and two value arrays, the
+  /// aggregates' and the inclusive prefixes'.
   bool PackedDescriptors = true;
   bool lookBack() const { return TilesPerLine > 1; }
   int64_t tiles() const { return Lines * TilesPerLine; }
   /// The workspace: the tile counter and the blocks' exit counter (16
   /// bytes), then the descriptors of every tile.
-  int64_t workspaceBytes(int64_t ValueBytes) const {
+  int64_t workspaceBytes() const {
     if (!lookBack())
       return 0;
     const int64_t T = tiles();
-    return 16 + (PackedDescriptors ? 8 * T
-                                   : (4 * T + 15) / 16 * 16 + ValueBytes * T);
+    return 16 + (PackedDescriptors ? 8 * T : (4 * T + 15) / 16 * 16 + 16 * T);
   }
 };
 

@@ -226,7 +226,7 @@ TEST(ScanFusion, HeroWithPrologueAndEpilogue) {
   EXPECT_EQ(P->Scan->Length, 1000);
   EXPECT_FALSE(P->Scan->Reverse);
   EXPECT_EQ(P->Scan->TilesPerLine, 1);
-  EXPECT_EQ(P->Scan->workspaceBytes(4), 0);
+  EXPECT_EQ(P->Scan->workspaceBytes(), 0);
   EXPECT_EQ(P->Block[0], 64);
   EXPECT_EQ(P->Grid[0], 128);
   EXPECT_EQ(P->Main.Target->name(), "e");
@@ -275,7 +275,7 @@ TEST(ScanFusion, ColumnLanesAreNeighboursLongRowsTiledLongColumnsRefused) {
   EXPECT_EQ(LP->Scan->TileLength, 4096);
   EXPECT_EQ(LP->Scan->TilesPerLine, 8);
   EXPECT_EQ(LP->Scan->Vector, 4);
-  EXPECT_EQ(LP->Scan->workspaceBytes(4), 16 + 8 * 8);
+  EXPECT_EQ(LP->Scan->workspaceBytes(), 16 + 8 * 8);
   EXPECT_EQ(LP->Grid[0], 8);
   // Tiles of 32 threads x one vector of 4 (tuning overrides; a thread
   // holds at least a vector): 256 tiles.
