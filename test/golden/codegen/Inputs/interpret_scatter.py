@@ -5,24 +5,17 @@ scatter emitter's runs (vector > 1), segments of sorted indices (a last
 thread's steps past the last update, windows that do not fit) and unique
 indices, on s32 rows (add and max: atomics the interpreter executes).
 Usage: interpret_scatter.py IDXMAP LLI TMPDIR."""
-import json, os, random, re, subprocess, sys
+import os, random, re, subprocess, sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import lli_kernel
 
 IDX, LLI, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 os.makedirs(TMP, exist_ok=True)
 
 
 def kernel_ir(hlo_path):
-    ir = subprocess.run([IDX, "emit", hlo_path, "--emit=llvm"], check=True,
-                        capture_output=True, text=True).stdout
-    keep = []
-    for l in ir.splitlines():
-        if l.startswith(("target ", "source_filename", "; ModuleID",
-                         "declare")) or "nvvm.annotations" in l:
-            continue
-        keep.append(l)
-    ir = "\n".join(keep).replace(" addrspace(1)", "").replace("ptx_kernel ", "")
-    ir = ir.replace("@llvm.nvvm.read.ptx.sreg.tid.x()", "@tidx()")
-    ir = ir.replace("@llvm.nvvm.read.ptx.sreg.ctaid.x()", "@ctax()")
+    ir = lli_kernel.kernel_ir(IDX, hlo_path)
     ir = ir.replace("@llvm.smax.i32(", "@smax32(")
     # lli's interpreter has no atomics; it runs one thread at a time, so a
     # load, the op and a store are the same.
@@ -74,59 +67,19 @@ def run(rows, width, idx, comb, attr, seed):
                               capture_output=True, text=True).stdout
     plan = {k: int(v) for k, v in
             re.findall(r"^\s+(vector|segment|combine) = (\d+)", analyzed, re.M)}
-    subprocess.run([IDX, "emit", path, "-o", os.path.join(TMP, "s.ptx")],
-                   check=True)
-    K = json.load(open(os.path.join(TMP, "s.json")))["kernels"][0]
-    G, T = K["grid"][0], K["block"][0]
+    K = lli_kernel.first_kernel(IDX, path)
     glob = array("P0", op) + array("P1", idx) + array("P2", upd)
     glob += array("S", op)  # the output starts as the operand (the alias)
-    glob += "@TID = global i32 0\n@CTA = global i32 0\n"
-    glob += '@fmt = private constant [4 x i8] c"%d\\0A\\00"\n'
-    glob += "declare i32 @printf(ptr, ...)\n"
+    glob += lli_kernel.harness("i32")
     # Intrinsics the interpreter lacks.
     glob += ("define i32 @smax32(i32 %a, i32 %b) {\n  %c = icmp sgt i32 %a, %b\n"
              "  %r = select i1 %c, i32 %a, i32 %b\n  ret i32 %r\n}\n")
-    glob += ("define i32 @tidx() {\n  %v = load i32, ptr @TID\n  ret i32 %v\n}"
-             "\ndefine i32 @ctax() {\n  %v = load i32, ptr @CTA\n  ret i32 %v\n}\n")
     total = rows * width
-    main = f"""define i32 @main() {{
-entry:
-  br label %outer
-outer:
-  %b = phi i32 [0, %entry], [%b1, %olatch]
-  store i32 %b, ptr @CTA
-  br label %inner
-inner:
-  %t = phi i32 [0, %outer], [%t1, %inner]
-  store i32 %t, ptr @TID
-  call void @{K["name"]}(ptr @P0, ptr @P1, ptr @P2, ptr @S)
-  %t1 = add i32 %t, 1
-  %tc = icmp ult i32 %t1, {T}
-  br i1 %tc, label %inner, label %olatch
-olatch:
-  %b1 = add i32 %b, 1
-  %bc = icmp ult i32 %b1, {G}
-  br i1 %bc, label %outer, label %print
-print:
-  %i = phi i32 [0, %olatch], [%i1, %print]
-  %p = getelementptr [{total} x i32], ptr @S, i32 0, i32 %i
-  %x = load i32, ptr %p
-  call i32 (ptr, ...) @printf(ptr @fmt, i32 %x)
-  %i1 = add i32 %i, 1
-  %ic = icmp ult i32 %i1, {total}
-  br i1 %ic, label %print, label %done
-done:
-  ret i32 0
-}}
-"""
-    ll = os.path.join(TMP, "s.ll")
-    open(ll, "w").write(glob + kernel_ir(path) + "\n" + main)
-    out = subprocess.run([LLI, "-force-interpreter", ll], capture_output=True,
-                         text=True)
-    if out.returncode != 0:
-        print(out.stderr[:2000])
-        sys.exit(1)
-    got = [int(x) for x in out.stdout.split()]
+    main = lli_kernel.grid_main(
+        f"call void @{K['name']}(ptr @P0, ptr @P1, ptr @P2, ptr @S)",
+        K["grid"][0], K["block"][0], "S", total, "i32")
+    got = [int(x) for x in lli_kernel.run_lli(
+        LLI, os.path.join(TMP, "s.ll"), glob + kernel_ir(path) + "\n" + main)]
     exp = list(op)
     for k, r in enumerate(idx):
         if not 0 <= r < rows:
@@ -134,13 +87,9 @@ done:
         for j in range(width):
             a, b = exp[r * width + j], upd[k * width + j]
             exp[r * width + j] = a + b if comb == "add" else max(a, b)
-    print(f"rows={rows} width={width} updates={n} {comb}{attr}: "
-          f"vector {plan.get('vector')} segment {plan.get('segment')}",
-          "OK" if got == exp else "MISMATCH")
-    if got != exp:
-        bad = [k for k in range(len(exp)) if got[k] != exp[k]][:5]
-        print("first bad", bad, [got[k] for k in bad], [exp[k] for k in bad])
-        sys.exit(1)
+    lli_kernel.report(f"rows={rows} width={width} updates={n} {comb}{attr}: "
+                      f"vector {plan.get('vector')} segment "
+                      f"{plan.get('segment')}", got, exp)
 
 
 def sorted_indices(n, rep, shift):
