@@ -15,21 +15,16 @@
 #include "KernelBuilder.h"
 
 #include "idxmap/Codegen.h"
+#include "idxmap/HloScatter.h"
 #include "idxmap/RangeEvaluator.h"
 
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/InlineAsm.h"
 
-#include <algorithm>
-
 namespace idxmap {
 namespace codegen {
 namespace {
-
-bool contains(const std::vector<int64_t> &V, int64_t X) {
-  return std::find(V.begin(), V.end(), X) != V.end();
-}
 
 /// Combines \p Val (value type) into the element at \p Ptr with a
 /// compare-and-swap loop on its word, running the scatter's combiner on
@@ -214,28 +209,6 @@ void emitCombine(llvm::IRBuilder<> &B, llvm::Function &K,
   }
 }
 
-/// The window's extent along operand dim \p D (1 for an inserted or input
-/// batching dim).
-int64_t windowSize(const ScatterDimensions &SD, const Shape &Upd,
-                   int64_t OpRank, int64_t D) {
-  if (contains(SD.InsertedWindowDims, D) || contains(SD.InputBatchingDims, D))
-    return 1;
-  size_t W = 0;
-  for (int64_t E = 0; E < D && E < OpRank; ++E)
-    if (!contains(SD.InsertedWindowDims, E) &&
-        !contains(SD.InputBatchingDims, E))
-      ++W;
-  return Upd.Dims[size_t(SD.UpdateWindowDims[W])];
-}
-
-/// The elements of one update's window.
-int64_t windowElements(const ScatterDimensions &SD, const Shape &Upd) {
-  int64_t N = 1;
-  for (int64_t D : SD.UpdateWindowDims)
-    N *= Upd.Dims[size_t(D)];
-  return N;
-}
-
 } // namespace
 
 Expected<KernelInfo> emitScatterKernel(llvm::Module &M,
@@ -283,7 +256,7 @@ Expected<KernelInfo> emitScatterKernel(llvm::Module &M,
   const int64_t Runs = Upd.numElements() / V;
   // With segments: R runs per window, one thread per run of the window
   // for each Seg updates.
-  const int64_t R = Seg == 1 ? 1 : windowElements(SD, Upd) / V;
+  const int64_t R = Seg == 1 ? 1 : scatterWindowElements(SD, Upd) / V;
   const int64_t Threads = Seg == 1 ? Runs : ceilDiv(Runs / R, Seg) * R;
   const int64_t Blocks = ceilDiv(Threads, T);
   GridLoop GL(B, *K, IndexTy, T, P.Grid[0], Blocks);
@@ -323,7 +296,7 @@ Expected<KernelInfo> emitScatterKernel(llvm::Module &M,
     std::vector<llvm::Value *> IdxAt(size_t(IdxRank), IdxC(0));
     size_t Slot = 0;
     for (int64_t D = 0; D < Upd.rank(); ++D) {
-      if (contains(SD.UpdateWindowDims, D))
+      if (isUpdateWindowDim(SD, D))
         continue;
       if (int64_t(Slot) == Ivd)
         ++Slot;
@@ -342,7 +315,7 @@ Expected<KernelInfo> emitScatterKernel(llvm::Module &M,
       Pl.Start[size_t(SD.InputBatchingDims[Kb])] = B.CreateZExtOrTrunc(
           IdxAt[size_t(SD.ScatterIndicesBatchingDims[Kb])], I64);
     for (int64_t D = 0; D < Op.rank(); ++D) {
-      const int64_t Size = windowSize(SD, Upd, Op.rank(), D);
+      const int64_t Size = scatterWindowSize(SD, Upd, D);
       llvm::Value *Ok = B.CreateAnd(
           B.CreateICmpSGE(Pl.Start[size_t(D)], B.getInt64(0)),
           B.CreateICmpSLE(Pl.Start[size_t(D)],
@@ -364,8 +337,7 @@ Expected<KernelInfo> emitScatterKernel(llvm::Module &M,
     size_t W = 0;
     for (int64_t D = 0; D < Op.rank(); ++D) {
       llvm::Value *Tg = Start[size_t(D)];
-      if (!contains(SD.InsertedWindowDims, D) &&
-          !contains(SD.InputBatchingDims, D))
+      if (isOperandWindowDim(SD, D))
         Tg = B.CreateAdd(
             Tg, B.CreateZExtOrTrunc(U[size_t(SD.UpdateWindowDims[W++])], I64));
       Target[size_t(D)] = B.CreateTrunc(Tg, IndexTy);

@@ -12,16 +12,13 @@
 #include "idxmap/HloInterpreter.h"
 
 #include "idxmap/HloIndexing.h"
+#include "idxmap/HloScatter.h"
 
 #include <algorithm>
 
 namespace idxmap {
 namespace plan {
 namespace {
-
-bool contains(const std::vector<int64_t> &V, int64_t X) {
-  return std::find(V.begin(), V.end(), X) != V.end();
-}
 
 /// The opcode of \p C's root when it combines its two parameters with one
 /// binary op (either order), else Parameter when it returns parameter 1
@@ -64,7 +61,7 @@ int64_t scatterVector(const HloInstruction &S, std::string *Why) {
   // The operand dim of the W-th window dim.
   int64_t OD = -1;
   for (int64_t D = 0, Seen = 0; D < Op.rank(); ++D) {
-    if (contains(SD.InsertedWindowDims, D) || contains(SD.InputBatchingDims, D))
+    if (!isOperandWindowDim(SD, D))
       continue;
     if (Seen++ == W - SD.UpdateWindowDims.begin()) {
       OD = D;
@@ -75,7 +72,7 @@ int64_t scatterVector(const HloInstruction &S, std::string *Why) {
     *Why += "the window's minor dim is not the operand's";
     return 1;
   }
-  if (contains(SD.ScatterDimsToOperandDims, OD) &&
+  if (isScatteredOperandDim(SD, OD) &&
       Upd.Dims[size_t(UM)] != Op.Dims[size_t(OD)]) {
     *Why += "the window's start along the minor dim comes from the indices";
     return 1;
@@ -91,14 +88,6 @@ int64_t scatterVector(const HloInstruction &S, std::string *Why) {
          "dividing the updates' and the operand's minor dim, the window "
          "starting at 0 along it";
   return V;
-}
-
-/// The elements of one update's window.
-int64_t windowElements(const HloInstruction &S) {
-  int64_t N = 1;
-  for (int64_t D : S.scatterDimensions().UpdateWindowDims)
-    N *= S.operand(2)->shape().Dims[size_t(D)];
-  return N;
 }
 
 /// The updates a thread walks at one place of the window (ScatterPlan::
@@ -124,11 +113,11 @@ int64_t scatterSegment(const PlanInputs &In, const HloInstruction &S,
   }
   const std::vector<int64_t> Layout = Upd.layoutOrDefault();
   for (size_t I = 0; I < SD.UpdateWindowDims.size(); ++I)
-    if (!contains(SD.UpdateWindowDims, Layout[I])) {
+    if (!isUpdateWindowDim(SD, Layout[I])) {
       *Why += "a scatter dim is more minor than a window dim";
       return 1;
     }
-  const int64_t Window = windowElements(S);
+  const int64_t Window = scatterWindowElements(SD, Upd);
   const int64_t Updates = Window ? Upd.numElements() / Window : 0;
   const int64_t Runs = Updates * (Window / SP.Vector);
   const int64_t Slots = std::min(
@@ -202,7 +191,9 @@ std::optional<std::string> planScatter(const PlanInputs &In, KernelPlan &P) {
   P.choose("threads", TM.ThreadsPerBlock, "threads per block");
   int64_t Threads = Updates->shape().numElements() / SP.Vector;
   if (SP.Segment > 1) {
-    const int64_t Runs = windowElements(*S) / SP.Vector;
+    const int64_t Runs =
+        scatterWindowElements(S->scatterDimensions(), Updates->shape()) /
+        SP.Vector;
     Threads = ceilDiv(Threads / Runs, SP.Segment) * Runs;
   }
   GridStride GS =

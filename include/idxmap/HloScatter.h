@@ -1,0 +1,62 @@
+//===- idxmap/HloScatter.h - Scatter's window geometry ----------*- C++ -*-===//
+//
+// Part of idxmap. What scatter's dimension numbers (ScatterDimensions, in
+// Hlo.h) say about each dim: which updates dims span the window, which
+// operand dims the window spans, and the window's size. The planner, the
+// emitter and the analyses ask these questions; the answers live here once.
+//
+// A worked example, a scatter of 2x6 patches into rows and columns of a
+// 10x4x6 operand:
+//
+// \code
+//   s = f32[10,4,6] scatter(f32[10,4,6] p, s32[3,2] i, f32[3,2,6] u),
+//       update_window_dims={1,2}, inserted_window_dims={0},
+//       scatter_dims_to_operand_dims={0,1}, index_vector_dim=1
+// \endcode
+//
+// Updates dim 0 is a scatter dim (an update's number: isUpdateWindowDim is
+// false), dims 1 and 2 are window dims. Operand dim 0 is inserted (the
+// window is one element thick along it: isOperandWindowDim is false,
+// scatterWindowSize 1); operand dims 1 and 2 are spanned by updates dims 1
+// and 2 (sizes 2 and 6). Operand dims 0 and 1 take the window's start from
+// the indices (isScatteredOperandDim), dim 2 starts at 0. One update's
+// window has scatterWindowElements 2 * 6 = 12 elements.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_HLOSCATTER_H
+#define IDXMAP_HLOSCATTER_H
+
+#include "idxmap/Hlo.h"
+
+#include <cstdint>
+
+namespace idxmap {
+
+/// True if updates dim \p UpdateDim is a window dim (in
+/// `update_window_dims`), false if it is a scatter dim (it numbers the
+/// updates).
+bool isUpdateWindowDim(const ScatterDimensions &SD, int64_t UpdateDim);
+
+/// True if the window spans operand dim \p OperandDim with an updates
+/// window dim: neither an inserted nor an input batching dim. The k-th such
+/// operand dim is spanned by `update_window_dims[k]`.
+bool isOperandWindowDim(const ScatterDimensions &SD, int64_t OperandDim);
+
+/// True if the indices give the window's start along operand dim
+/// \p OperandDim (it is in `scatter_dims_to_operand_dims`).
+bool isScatteredOperandDim(const ScatterDimensions &SD, int64_t OperandDim);
+
+/// The window's extent along operand dim \p OperandDim for updates of shape
+/// \p Updates: the size of the updates window dim spanning it, 1 for an
+/// inserted or input batching dim.
+int64_t scatterWindowSize(const ScatterDimensions &SD, const Shape &Updates,
+                          int64_t OperandDim);
+
+/// The elements of one update's window for updates of shape \p Updates: the
+/// product of the updates window dims' sizes (1 for a scalar window).
+int64_t scatterWindowElements(const ScatterDimensions &SD,
+                              const Shape &Updates);
+
+} // namespace idxmap
+
+#endif // IDXMAP_HLOSCATTER_H

@@ -1,0 +1,133 @@
+//===- HloScatterTest.cpp - Scatter's window geometry ---------------------===//
+//
+// Part of idxmap. The answers of idxmap/HloScatter.h on parsed (so
+// verified) scatters: the header's worked example, and one with input
+// batching dims and an inserted dim between window dims.
+//
+//===----------------------------------------------------------------------===//
+#include "idxmap/HloScatter.h"
+#include "idxmap/Hlo.h"
+
+#include <gtest/gtest.h>
+
+using namespace idxmap;
+
+namespace {
+
+std::unique_ptr<HloModule> parse(const std::string &Text) {
+  auto M = parseHloModule(Text, "t.hlo");
+  EXPECT_TRUE(bool(M)) << (M ? "" : M.error().str());
+  return M ? std::move(*M) : nullptr;
+}
+
+// The example of HloScatter.h: 2x6 patches into rows and columns of a
+// 10x4x6 operand.
+TEST(HloScatter, WorkedExample) {
+  auto M = parse(R"(HloModule m
+    add {
+      a = f32[] parameter(0)
+      b = f32[] parameter(1)
+      ROOT r = f32[] add(a, b)
+    }
+    ENTRY e {
+      p = f32[10,4,6] parameter(0)
+      i = s32[3,2] parameter(1)
+      u = f32[3,2,6] parameter(2)
+      ROOT s = f32[10,4,6] scatter(p, i, u), update_window_dims={1,2},
+          inserted_window_dims={0}, scatter_dims_to_operand_dims={0,1},
+          index_vector_dim=1, to_apply=add
+    })");
+  ASSERT_TRUE(M);
+  const HloInstruction &S = *M->entry()->root();
+  const ScatterDimensions &SD = S.scatterDimensions();
+  const Shape &Upd = S.operand(2)->shape();
+
+  EXPECT_FALSE(isUpdateWindowDim(SD, 0));
+  EXPECT_TRUE(isUpdateWindowDim(SD, 1));
+  EXPECT_TRUE(isUpdateWindowDim(SD, 2));
+
+  EXPECT_FALSE(isOperandWindowDim(SD, 0));
+  EXPECT_TRUE(isOperandWindowDim(SD, 1));
+  EXPECT_TRUE(isOperandWindowDim(SD, 2));
+
+  EXPECT_TRUE(isScatteredOperandDim(SD, 0));
+  EXPECT_TRUE(isScatteredOperandDim(SD, 1));
+  EXPECT_FALSE(isScatteredOperandDim(SD, 2));
+
+  EXPECT_EQ(scatterWindowSize(SD, Upd, 0), 1);
+  EXPECT_EQ(scatterWindowSize(SD, Upd, 1), 2);
+  EXPECT_EQ(scatterWindowSize(SD, Upd, 2), 6);
+  EXPECT_EQ(scatterWindowElements(SD, Upd), 12);
+}
+
+// Operand dim 0 is an input batching dim and dim 2 inserted: the window
+// dims 1 and 3 are spanned by updates dims 2 and 3, in order.
+TEST(HloScatter, BatchingAndInsertedDims) {
+  auto M = parse(R"(HloModule m
+    add {
+      a = f32[] parameter(0)
+      b = f32[] parameter(1)
+      ROOT r = f32[] add(a, b)
+    }
+    ENTRY e {
+      p = f32[4,9,7,5] parameter(0)
+      i = s32[4,3,1] parameter(1)
+      u = f32[4,3,2,5] parameter(2)
+      ROOT s = f32[4,9,7,5] scatter(p, i, u), update_window_dims={2,3},
+          inserted_window_dims={2}, scatter_dims_to_operand_dims={2},
+          index_vector_dim=2, input_batching_dims={0},
+          scatter_indices_batching_dims={0}, to_apply=add
+    })");
+  ASSERT_TRUE(M);
+  const HloInstruction &S = *M->entry()->root();
+  const ScatterDimensions &SD = S.scatterDimensions();
+  const Shape &Upd = S.operand(2)->shape();
+
+  EXPECT_FALSE(isUpdateWindowDim(SD, 0));
+  EXPECT_FALSE(isUpdateWindowDim(SD, 1));
+  EXPECT_TRUE(isUpdateWindowDim(SD, 2));
+  EXPECT_TRUE(isUpdateWindowDim(SD, 3));
+
+  EXPECT_FALSE(isOperandWindowDim(SD, 0));
+  EXPECT_TRUE(isOperandWindowDim(SD, 1));
+  EXPECT_FALSE(isOperandWindowDim(SD, 2));
+  EXPECT_TRUE(isOperandWindowDim(SD, 3));
+
+  EXPECT_FALSE(isScatteredOperandDim(SD, 0));
+  EXPECT_TRUE(isScatteredOperandDim(SD, 2));
+
+  EXPECT_EQ(scatterWindowSize(SD, Upd, 0), 1);
+  EXPECT_EQ(scatterWindowSize(SD, Upd, 1), 2);
+  EXPECT_EQ(scatterWindowSize(SD, Upd, 2), 1);
+  EXPECT_EQ(scatterWindowSize(SD, Upd, 3), 5);
+  EXPECT_EQ(scatterWindowElements(SD, Upd), 10);
+}
+
+// A scalar window: every operand dim inserted, one element per update.
+TEST(HloScatter, ScalarWindow) {
+  auto M = parse(R"(HloModule m
+    add {
+      a = f32[] parameter(0)
+      b = f32[] parameter(1)
+      ROOT r = f32[] add(a, b)
+    }
+    ENTRY e {
+      p = f32[9,7] parameter(0)
+      i = s32[5,2] parameter(1)
+      u = f32[5] parameter(2)
+      ROOT s = f32[9,7] scatter(p, i, u), update_window_dims={},
+          inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1},
+          index_vector_dim=1, to_apply=add
+    })");
+  ASSERT_TRUE(M);
+  const HloInstruction &S = *M->entry()->root();
+  const ScatterDimensions &SD = S.scatterDimensions();
+  const Shape &Upd = S.operand(2)->shape();
+  EXPECT_FALSE(isUpdateWindowDim(SD, 0));
+  EXPECT_FALSE(isOperandWindowDim(SD, 0));
+  EXPECT_FALSE(isOperandWindowDim(SD, 1));
+  EXPECT_EQ(scatterWindowSize(SD, Upd, 1), 1);
+  EXPECT_EQ(scatterWindowElements(SD, Upd), 1);
+}
+
+} // namespace
