@@ -26,6 +26,28 @@ namespace idxmap {
 namespace codegen {
 namespace {
 
+/// One compare-and-swap of the word at \p WordPtr from \p Old to \p New:
+/// the word seen there and whether it was swapped.
+std::pair<llvm::Value *, llvm::Value *>
+emitCmpXchg(llvm::IRBuilder<> &B, llvm::Value *WordPtr, llvm::Value *Old,
+            llvm::Value *New, llvm::Align WordAlign) {
+  if (Old->getType()->getIntegerBitWidth() == 16) {
+    // LLVM 19 widens a 16-bit cmpxchg to the enclosing 32-bit word.
+    llvm::Type *WordTy = Old->getType();
+    auto *FT = llvm::FunctionType::get(
+        WordTy, {WordPtr->getType(), WordTy, WordTy}, false);
+    llvm::Value *Seen = B.CreateCall(
+        llvm::InlineAsm::get(FT, "atom.global.cas.b16 $0, [$1], $2, $3;",
+                             "=h,l,h,h,~{memory}", /*hasSideEffects=*/true),
+        {WordPtr, Old, New});
+    return {Seen, B.CreateICmpEQ(Seen, Old)};
+  }
+  llvm::Value *Pair = B.CreateAtomicCmpXchg(WordPtr, Old, New, WordAlign,
+                                            llvm::AtomicOrdering::Monotonic,
+                                            llvm::AtomicOrdering::Monotonic);
+  return {B.CreateExtractValue(Pair, 0), B.CreateExtractValue(Pair, 1)};
+}
+
 /// Combines \p Val (value type) into the element at \p Ptr with a
 /// compare-and-swap loop on its word, running the scatter's combiner on
 /// the element's current value. A 2-byte element is its own word
@@ -42,14 +64,13 @@ void emitCasCombine(llvm::IRBuilder<> &B, llvm::Function &K,
   const unsigned Bits = unsigned(Bytes * 8);
   llvm::IntegerType *Elem = B.getIntNTy(Bits);
   llvm::IntegerType *WordTy = Bytes == 8   ? B.getInt64Ty()
-                             : Bytes == 2 ? B.getInt16Ty()
-                                          : B.getInt32Ty();
+                              : Bytes == 2 ? B.getInt16Ty()
+                                           : B.getInt32Ty();
   llvm::Value *WordPtr = Ptr, *Shift = nullptr;
   if (Bytes == 1) {
     llvm::Value *Addr = B.CreatePtrToInt(Ptr, B.getInt64Ty());
     Shift = B.CreateTrunc(
-        B.CreateShl(B.CreateAnd(Addr, B.getInt64(3)), B.getInt64(3)),
-        WordTy);
+        B.CreateShl(B.CreateAnd(Addr, B.getInt64(3)), B.getInt64(3)), WordTy);
     WordPtr = B.CreateIntToPtr(B.CreateAnd(Addr, B.getInt64(~uint64_t(3))),
                                Ptr->getType());
   }
@@ -64,12 +85,10 @@ void emitCasCombine(llvm::IRBuilder<> &B, llvm::Function &K,
   Old->addIncoming(Init, Entry);
   llvm::Value *OldBits = Shift ? B.CreateTrunc(B.CreateLShr(Old, Shift), Elem)
                                : B.CreateTrunc(Old, Elem);
-  llvm::Value *OldVal = loadConvert(
-      B, B.CreateBitCast(OldBits, storageType(LC, T)), T);
-  llvm::Value *New =
-      emitReduction(B, Combiner, {OldVal}, {Val}, Math).front();
-  llvm::Value *NewBits =
-      B.CreateBitCast(storeConvert(B, New, T), Elem);
+  llvm::Value *OldVal =
+      loadConvert(B, B.CreateBitCast(OldBits, storageType(LC, T)), T);
+  llvm::Value *New = emitReduction(B, Combiner, {OldVal}, {Val}, Math).front();
+  llvm::Value *NewBits = B.CreateBitCast(storeConvert(B, New, T), Elem);
   llvm::Value *NewWord = B.CreateZExt(NewBits, WordTy);
   if (Shift) {
     llvm::Value *Mask = B.CreateShl(
@@ -77,23 +96,7 @@ void emitCasCombine(llvm::IRBuilder<> &B, llvm::Function &K,
     NewWord = B.CreateOr(B.CreateAnd(Old, B.CreateNot(Mask)),
                          B.CreateShl(NewWord, Shift));
   }
-  llvm::Value *Seen, *Swapped;
-  if (Bytes == 2) {
-    // LLVM 19 widens a 16-bit cmpxchg to the enclosing 32-bit word.
-    auto *FT = llvm::FunctionType::get(
-        WordTy, {WordPtr->getType(), WordTy, WordTy}, false);
-    Seen = B.CreateCall(llvm::InlineAsm::get(
-                            FT, "atom.global.cas.b16 $0, [$1], $2, $3;",
-                            "=h,l,h,h,~{memory}", /*hasSideEffects=*/true),
-                        {WordPtr, Old, NewWord});
-    Swapped = B.CreateICmpEQ(Seen, Old);
-  } else {
-    llvm::Value *Pair = B.CreateAtomicCmpXchg(
-        WordPtr, Old, NewWord, WordAlign, llvm::AtomicOrdering::Monotonic,
-        llvm::AtomicOrdering::Monotonic);
-    Seen = B.CreateExtractValue(Pair, 0);
-    Swapped = B.CreateExtractValue(Pair, 1);
-  }
+  auto [Seen, Swapped] = emitCmpXchg(B, WordPtr, Old, NewWord, WordAlign);
   Old->addIncoming(Seen, Loop);
   B.CreateCondBr(Swapped, Done, Loop);
   B.SetInsertPoint(Done);
@@ -126,6 +129,60 @@ void emitVectorRed(llvm::IRBuilder<> &B, llvm::Value *Ptr,
                Args);
 }
 
+/// Stores \p Xs (storage values of \p PT) to the run at \p Ptr: one store,
+/// a vector store for a run of more than one element.
+void emitStoreRun(llvm::IRBuilder<> &B, llvm::Value *Ptr,
+                  llvm::ArrayRef<llvm::Value *> Xs, PrimitiveType PT) {
+  const int64_t V = int64_t(Xs.size()), Bytes = byteWidth(PT);
+  if (V == 1) {
+    B.CreateAlignedStore(Xs.front(), Ptr, llvm::Align(uint64_t(Bytes)));
+    return;
+  }
+  auto *VecTy =
+      llvm::FixedVectorType::get(storageType(B.getContext(), PT), unsigned(V));
+  llvm::Value *Vec = llvm::PoisonValue::get(VecTy);
+  for (int64_t L = 0; L < V; ++L)
+    Vec = B.CreateInsertElement(Vec, Xs[size_t(L)], uint64_t(L));
+  B.CreateAlignedStore(Vec, Ptr, llvm::Align(uint64_t(V * Bytes)));
+}
+
+/// Unique indices: no other thread touches the run at \p Ptr, so it is
+/// loaded, combined with \p Vals (value types) lane by lane and stored.
+void emitReadModifyWrite(llvm::IRBuilder<> &B, const HloComputation &Combiner,
+                         llvm::Value *Ptr, llvm::ArrayRef<llvm::Value *> Vals,
+                         PrimitiveType PT, const MathOptions &Math) {
+  llvm::Type *ST = storageType(B.getContext(), PT);
+  const int64_t V = int64_t(Vals.size()), Bytes = byteWidth(PT);
+  llvm::Type *RunTy = V == 1 ? ST : llvm::FixedVectorType::get(ST, unsigned(V));
+  llvm::Value *Old =
+      B.CreateAlignedLoad(RunTy, Ptr, llvm::Align(uint64_t(V * Bytes)));
+  std::vector<llvm::Value *> New;
+  for (int64_t L = 0; L < V; ++L) {
+    llvm::Value *O = V == 1 ? Old : B.CreateExtractElement(Old, uint64_t(L));
+    New.push_back(
+        storeConvert(B,
+                     emitReduction(B, Combiner, {loadConvert(B, O, PT)},
+                                   {Vals[size_t(L)]}, Math)
+                         .front(),
+                     PT));
+  }
+  emitStoreRun(B, Ptr, New, PT);
+}
+
+/// One atomic \p Op per element of the run at \p Ptr, combining
+/// \p Stored (storage values of \p PT).
+void emitAtomicPerElement(llvm::IRBuilder<> &B, llvm::AtomicRMWInst::BinOp Op,
+                          llvm::Value *Ptr,
+                          llvm::ArrayRef<llvm::Value *> Stored,
+                          PrimitiveType PT) {
+  llvm::Type *ST = storageType(B.getContext(), PT);
+  const llvm::Align One{uint64_t(byteWidth(PT))};
+  for (size_t L = 0; L < Stored.size(); ++L)
+    B.CreateAtomicRMW(
+        Op, L ? B.CreateConstInBoundsGEP1_64(ST, Ptr, uint64_t(L)) : Ptr,
+        Stored[L], One, llvm::AtomicOrdering::Monotonic);
+}
+
 /// Combines the run \p Vals (value types) into the operand elements from
 /// \p Ptr on, as \p SP says: the plan has proven the run contiguous and
 /// aligned to its size.
@@ -133,50 +190,18 @@ void emitCombine(llvm::IRBuilder<> &B, llvm::Function &K,
                  const HloInstruction &S, const ScatterPlan &SP,
                  llvm::Value *Ptr, llvm::ArrayRef<llvm::Value *> Vals,
                  PrimitiveType PT, const MathOptions &Math) {
-  llvm::LLVMContext &LC = B.getContext();
-  llvm::Type *ST = storageType(LC, PT);
-  const int64_t V = int64_t(Vals.size()), Bytes = byteWidth(PT);
-  auto *VecTy = llvm::FixedVectorType::get(ST, unsigned(V));
-  const llvm::Align Whole{uint64_t(V * Bytes)}, One{uint64_t(Bytes)};
-  auto LanePtr = [&](int64_t L) {
-    return L ? B.CreateConstInBoundsGEP1_64(ST, Ptr, uint64_t(L)) : Ptr;
-  };
+  const int64_t V = int64_t(Vals.size());
   std::vector<llvm::Value *> Stored;
   for (llvm::Value *X : Vals)
     Stored.push_back(storeConvert(B, X, PT));
-  auto StoreRun = [&](llvm::ArrayRef<llvm::Value *> Xs) {
-    if (V == 1) {
-      B.CreateAlignedStore(Xs.front(), Ptr, One);
-      return;
-    }
-    llvm::Value *Vec = llvm::PoisonValue::get(VecTy);
-    for (int64_t L = 0; L < V; ++L)
-      Vec = B.CreateInsertElement(Vec, Xs[size_t(L)], uint64_t(L));
-    B.CreateAlignedStore(Vec, Ptr, Whole);
-  };
-  const bool Float = isFloatType(PT);
   const bool Signed = isSignedIntType(PT);
   switch (SP.Combine) {
   case ScatterCombine::Store:
-    StoreRun(Stored);
+    emitStoreRun(B, Ptr, Stored, PT);
     return;
-  case ScatterCombine::ReadModifyWrite: {
-    llvm::Value *Old = B.CreateAlignedLoad(V == 1 ? ST : VecTy, Ptr,
-                                           V == 1 ? One : Whole);
-    std::vector<llvm::Value *> New;
-    for (int64_t L = 0; L < V; ++L) {
-      llvm::Value *O =
-          V == 1 ? Old : B.CreateExtractElement(Old, uint64_t(L));
-      New.push_back(storeConvert(
-          B,
-          emitReduction(B, *S.toApply(), {loadConvert(B, O, PT)},
-                        {Vals[size_t(L)]}, Math)
-              .front(),
-          PT));
-    }
-    StoreRun(New);
+  case ScatterCombine::ReadModifyWrite:
+    emitReadModifyWrite(B, *S.toApply(), Ptr, Vals, PT, Math);
     return;
-  }
   case ScatterCombine::AtomicAdd:
     if (Math.VectorAtomics && V > 1 &&
         ((PT == PrimitiveType::F32 && V <= 4) ||
@@ -184,51 +209,42 @@ void emitCombine(llvm::IRBuilder<> &B, llvm::Function &K,
       emitVectorRed(B, Ptr, Stored, PT);
       return;
     }
-    for (int64_t L = 0; L < V; ++L)
-      B.CreateAtomicRMW(Float ? llvm::AtomicRMWInst::FAdd
-                              : llvm::AtomicRMWInst::Add,
-                        LanePtr(L), Stored[size_t(L)], One,
-                        llvm::AtomicOrdering::Monotonic);
+    emitAtomicPerElement(B,
+                         isFloatType(PT) ? llvm::AtomicRMWInst::FAdd
+                                         : llvm::AtomicRMWInst::Add,
+                         Ptr, Stored, PT);
     return;
   case ScatterCombine::AtomicMax:
-  case ScatterCombine::AtomicMin: {
-    const bool Max = SP.Combine == ScatterCombine::AtomicMax;
+    emitAtomicPerElement(
+        B, Signed ? llvm::AtomicRMWInst::Max : llvm::AtomicRMWInst::UMax, Ptr,
+        Stored, PT);
+    return;
+  case ScatterCombine::AtomicMin:
+    emitAtomicPerElement(
+        B, Signed ? llvm::AtomicRMWInst::Min : llvm::AtomicRMWInst::UMin, Ptr,
+        Stored, PT);
+    return;
+  case ScatterCombine::CompareAndSwap: {
+    llvm::Type *ST = storageType(B.getContext(), PT);
     for (int64_t L = 0; L < V; ++L)
-      B.CreateAtomicRMW(Max ? (Signed ? llvm::AtomicRMWInst::Max
-                                      : llvm::AtomicRMWInst::UMax)
-                            : (Signed ? llvm::AtomicRMWInst::Min
-                                      : llvm::AtomicRMWInst::UMin),
-                        LanePtr(L), Stored[size_t(L)], One,
-                        llvm::AtomicOrdering::Monotonic);
+      emitCasCombine(B, K, *S.toApply(),
+                     L ? B.CreateConstInBoundsGEP1_64(ST, Ptr, uint64_t(L))
+                       : Ptr,
+                     Vals[size_t(L)], PT, Math);
     return;
   }
-  case ScatterCombine::CompareAndSwap:
-    for (int64_t L = 0; L < V; ++L)
-      emitCasCombine(B, K, *S.toApply(), LanePtr(L), Vals[size_t(L)], PT, Math);
-    return;
   }
 }
 
-} // namespace
-
-Expected<KernelInfo> emitScatterKernel(llvm::Module &M,
-                                       const HloInstruction &F,
-                                       const FusionAnalysis &A,
-                                       const KernelPlan &P, Context &Ctx,
-                                       const MathOptions &Math) {
-  requestBackEndOptLevel(M, P.BackEndOptLevel);
+/// The kernel's function and launch, into \p Info: a parameter per fusion
+/// parameter, then the output, which aliases the updated parameter.
+Expected<llvm::Function *>
+createScatterFunction(llvm::Module &M, const HloInstruction &F,
+                      const FusionAnalysis &A, const KernelPlan &P,
+                      const MathOptions &Math, KernelInfo &Info) {
   const HloComputation &C = *A.Computation;
   const HloInstruction &S = *A.Roots.front();
-  const ScatterDimensions &SD = S.scatterDimensions();
-  const HloInstruction &Indices = *S.operand(1), &Updates = *S.operand(2);
-  const Shape &Op = S.shape(), &Upd = Updates.shape(),
-              &IdxS = Indices.shape();
-  const ScatterPlan &SP = *P.Scatter;
-  const ThreadMapping &TM = P.Main;
-  const int64_t T = TM.ThreadsPerBlock;
-
-  llvm::LLVMContext &LC = M.getContext();
-  KernelInfo Info;
+  const int64_t T = P.Main.ThreadsPerBlock;
   Info.Name = kernelName(F.name());
   Info.Fusion = F.name();
   Info.Emitter = P.Emitter;
@@ -242,187 +258,292 @@ Expected<KernelInfo> emitScatterKernel(llvm::Module &M,
   // The output is read as well as written (atomics, compare-and-swap).
   Specs.push_back({S.name(), KernelParamRole::InOut, 16, nullptr});
   Info.Params.push_back({S.name(), true, S.shape(), 16});
-  Info.Aliases.push_back({unsigned(C.parameterCount()),
-                          unsigned(SP.UpdatedParam)});
+  Info.Aliases.push_back(
+      {unsigned(C.parameterCount()), unsigned(P.Scatter->UpdatedParam)});
   llvm::Function *K = createKernel(M, Info.Name, Specs);
   setLaunchBounds(*K, {unsigned(T), /*Exact=*/true, 0});
-  llvm::IRBuilder<> B(&K->getEntryBlock());
-  llvm::Type *IndexTy = P.Index32 ? B.getInt32Ty() : B.getInt64Ty();
-  auto IdxC = [&](int64_t N) { return llvm::ConstantInt::get(IndexTy, N); };
+  return K;
+}
 
-  // Without segments a thread owns one run of the mapping; with them, K
-  // consecutive updates' runs at one place of the window.
-  const int64_t V = SP.Vector, Seg = SP.Segment;
-  const int64_t Runs = Upd.numElements() / V;
-  // With segments: R runs per window, one thread per run of the window
-  // for each Seg updates.
-  const int64_t R = Seg == 1 ? 1 : scatterWindowElements(SD, Upd) / V;
-  const int64_t Threads = Seg == 1 ? Runs : ceilDiv(Runs / R, Seg) * R;
-  const int64_t Blocks = ceilDiv(Threads, T);
-  GridLoop GL(B, *K, IndexTy, T, P.Grid[0], Blocks);
-  llvm::Value *Tid = B.CreateAdd(B.CreateMul(GL.Bl, IdxC(T)), GL.Th);
-  if (Blocks * T != Threads) {
-    auto *Body = llvm::BasicBlock::Create(LC, "body", K);
-    B.CreateCondBr(B.CreateICmpULT(Tid, IdxC(Threads)), Body, GL.Done);
-    B.SetInsertPoint(Body);
+/// The body of a scatter kernel from the point where a thread knows its
+/// id: where its runs of update elements land in the operand and how they
+/// are combined there.
+class ScatterBody {
+public:
+  ScatterBody(llvm::IRBuilder<> &B, llvm::Function &K, const FusionAnalysis &A,
+              const KernelPlan &P, Context &Ctx, const MathOptions &Math,
+              llvm::Type *IndexTy)
+      : B(B), LC(B.getContext()), K(K), C(*A.Computation), S(*A.Roots.front()),
+        SD(S.scatterDimensions()), Indices(*S.operand(1)),
+        Updates(*S.operand(2)), Op(S.shape()), Upd(Updates.shape()),
+        IdxS(Indices.shape()), SP(*P.Scatter), TM(P.Main), Math(Math),
+        IndexTy(IndexTy), I64(B.getInt64Ty()), PT(Op.Type), V(SP.Vector),
+        T(TM.ThreadsPerBlock), Lanes(B, K, C, P.Loop->LoadWidth, IndexTy),
+        FE(B, Ctx, C, Lanes.loader(), Math, IndexTy), RE(TM.Map) {}
+
+  /// A thread per run of the mapping: thread \p Th of block \p Bl combines
+  /// its run where the window fits.
+  void emitRun(llvm::Value *Th, llvm::Value *Bl) {
+    Place Pl = placeOf(Th, Bl, 0);
+    combineIfFits(Pl.Fits, Pl, "fits");
   }
-  LaneLoader Lanes(B, *K, C, P.Loop->LoadWidth, IndexTy);
-  FusedElementEmitter FE(B, Ctx, C, Lanes.loader(), Math, IndexTy);
-  RangeEvaluator RE(TM.Map);
-  const PrimitiveType PT = Op.Type;
-  llvm::Type *I64 = B.getInt64Ty();
 
-  // Run R of the mapping (thread R mod T of block R / T): its lanes'
-  // update indices, values, and the window's start in the operand (64
-  // bits: an index may be anything its type holds) with whether it fits.
+  /// Segments of SP.Segment updates per thread (thread \p Tid; \p R runs
+  /// per window, \p NumUpdates updates).
+  void emitSegments(llvm::Value *Tid, int64_t R, int64_t NumUpdates);
+
+private:
+  /// Run R of the mapping (thread R mod T of block R / T): its lanes'
+  /// update indices, values, and the window's start in the operand (64
+  /// bits: an index may be anything its type holds) with whether it fits.
   struct Place {
     std::vector<std::vector<llvm::Value *>> LaneIndex;
     std::vector<llvm::Value *> Vals, Start;
     llvm::Value *Fits = nullptr;
   };
-  auto PlaceOf = [&](llvm::Value *Th, llvm::Value *Bl, int64_t Step) {
-    Place Pl;
-    for (int64_t L = 0; L < V; ++L) {
-      std::vector<llvm::Value *> Idx;
-      for (Expr E : TM.Map.results())
-        Idx.push_back(emitIndexExpr(B, E, {Th, Bl}, {IdxC(L)}, RE, IndexTy));
-      Pl.LaneIndex.push_back(std::move(Idx));
-    }
-    // The lanes share the scatter dims (a run is along a window dim): the
-    // scatter indices' index from lane 0's, the index vector dim left for
-    // the component.
-    const std::vector<llvm::Value *> &U = Pl.LaneIndex.front();
-    const int64_t Ivd = SD.IndexVectorDim, IdxRank = IdxS.rank();
-    std::vector<llvm::Value *> IdxAt(size_t(IdxRank), IdxC(0));
-    size_t Slot = 0;
-    for (int64_t D = 0; D < Upd.rank(); ++D) {
-      if (isUpdateWindowDim(SD, D))
-        continue;
-      if (int64_t(Slot) == Ivd)
-        ++Slot;
-      IdxAt[Slot++] = U[size_t(D)];
-    }
-    Pl.Start.assign(Op.Dims.size(), B.getInt64(0));
-    const bool Unsigned = isUnsignedIntType(IdxS.Type);
-    for (size_t Kc = 0; Kc < SD.ScatterDimsToOperandDims.size(); ++Kc) {
-      if (Ivd < IdxRank)
-        IdxAt[size_t(Ivd)] = IdxC(int64_t(Kc));
-      llvm::Value *X = FE.valueAt(Indices, IdxAt);
-      X = Unsigned ? B.CreateZExtOrTrunc(X, I64) : B.CreateSExtOrTrunc(X, I64);
-      Pl.Start[size_t(SD.ScatterDimsToOperandDims[Kc])] = X;
-    }
-    for (size_t Kb = 0; Kb < SD.InputBatchingDims.size(); ++Kb)
-      Pl.Start[size_t(SD.InputBatchingDims[Kb])] = B.CreateZExtOrTrunc(
-          IdxAt[size_t(SD.ScatterIndicesBatchingDims[Kb])], I64);
-    for (int64_t D = 0; D < Op.rank(); ++D) {
-      const int64_t Size = scatterWindowSize(SD, Upd, D);
-      llvm::Value *Ok = B.CreateAnd(
-          B.CreateICmpSGE(Pl.Start[size_t(D)], B.getInt64(0)),
-          B.CreateICmpSLE(Pl.Start[size_t(D)],
-                          B.getInt64(Op.Dims[size_t(D)] - Size)));
-      Pl.Fits = Pl.Fits ? B.CreateAnd(Pl.Fits, Ok) : Ok;
-    }
-    // A step's lanes have their own vectors in the loader.
-    for (int64_t L = 0; L < V; ++L) {
-      Lanes.Lane = Step * V + L;
-      Pl.Vals.push_back(FE.valueAt(Updates, Pl.LaneIndex[size_t(L)]));
-    }
-    return Pl;
-  };
-  // The operand element of lane 0 of a window at Start, for the update
-  // index U (its window dims).
-  auto TargetPtr = [&](const std::vector<llvm::Value *> &Start,
-                       const std::vector<llvm::Value *> &U) {
-    std::vector<llvm::Value *> Target(Op.Dims.size());
-    size_t W = 0;
-    for (int64_t D = 0; D < Op.rank(); ++D) {
-      llvm::Value *Tg = Start[size_t(D)];
-      if (isOperandWindowDim(SD, D))
-        Tg = B.CreateAdd(
-            Tg, B.CreateZExtOrTrunc(U[size_t(SD.UpdateWindowDims[W++])], I64));
-      Target[size_t(D)] = B.CreateTrunc(Tg, IndexTy);
-    }
-    return B.CreateInBoundsGEP(storageType(LC, PT),
-                               K->getArg(C.parameterCount()),
-                               physicalOffset(B, Op, Target, IndexTy));
-  };
-  // Combines Vals at Start where the window fits.
-  auto CombineIfFits = [&](llvm::Value *Fits,
-                           const std::vector<llvm::Value *> &Start,
-                           const std::vector<llvm::Value *> &U,
-                           llvm::ArrayRef<llvm::Value *> Vals,
-                           const char *Name) {
-    auto *In = llvm::BasicBlock::Create(LC, Name, K);
-    auto *After = llvm::BasicBlock::Create(LC, std::string(Name) + ".end", K);
-    B.CreateCondBr(Fits ? Fits : B.getTrue(), In, After);
-    B.SetInsertPoint(In);
-    emitCombine(B, *K, S, SP, TargetPtr(Start, U), Vals, PT, Math);
-    B.CreateBr(After);
-    B.SetInsertPoint(After);
-  };
 
-  if (Seg == 1) {
-    Place Pl = PlaceOf(GL.Th, GL.Bl, 0);
-    CombineIfFits(Pl.Fits, Pl.Start, Pl.LaneIndex.front(), Pl.Vals, "fits");
-  } else {
-    // Segments: thread t takes run w = t mod R of the window (R runs per
-    // window) for updates (t / R) * Seg ... + Seg - 1, whose runs are R
-    // apart in the updates' physical order (the window dims are minor). A
-    // run whose window starts where the previous one's did is combined in
-    // registers; the sum so far is combined into the operand when the start
-    // changes and at the end: one atomic per run of equal indices.
-    // The last thread's steps past the last update (when Seg does not
-    // divide the updates) read step 0's run and change nothing.
-    const int64_t NumUpdates = Runs / R;
-    llvm::Value *Chunk = B.CreateUDiv(Tid, IdxC(R));
-    llvm::Value *W = B.CreateURem(Tid, IdxC(R));
-    llvm::Value *First = B.CreateMul(Chunk, IdxC(Seg));
-    Place Acc;
-    for (int64_t Step = 0; Step < Seg; ++Step) {
-      llvm::Value *Valid = nullptr;
-      llvm::Value *At = B.CreateAdd(First, IdxC(Step));
-      if (Step > 0 && NumUpdates % Seg != 0) {
-        Valid = B.CreateICmpULT(At, IdxC(NumUpdates));
-        At = B.CreateSelect(Valid, At, First);
-      }
-      llvm::Value *Run = B.CreateAdd(B.CreateMul(At, IdxC(R)), W);
-      Place Pl = PlaceOf(B.CreateURem(Run, IdxC(T)), B.CreateUDiv(Run, IdxC(T)),
-                         Step);
-      if (Step == 0) {
-        Acc = std::move(Pl);
-        continue;
-      }
-      llvm::Value *Same = nullptr;
-      for (size_t D = 0; D < Pl.Start.size(); ++D) {
-        llvm::Value *Eq = B.CreateICmpEQ(Pl.Start[D], Acc.Start[D]);
-        Same = Same ? B.CreateAnd(Same, Eq) : Eq;
-      }
-      if (!Same)
-        Same = B.getTrue();
-      llvm::Value *Flush = B.CreateAnd(B.CreateNot(Same), Acc.Fits);
-      if (Valid)
-        Flush = B.CreateAnd(Flush, Valid);
-      CombineIfFits(Flush, Acc.Start, Acc.LaneIndex.front(), Acc.Vals,
-                    "flush");
-      for (int64_t L = 0; L < V; ++L) {
-        llvm::Value *Sum =
-            emitReduction(B, *S.toApply(), {Acc.Vals[size_t(L)]},
-                          {Pl.Vals[size_t(L)]}, Math)
-                .front();
-        llvm::Value *X = B.CreateSelect(Same, Sum, Pl.Vals[size_t(L)]);
-        Pl.Vals[size_t(L)] =
-            Valid ? B.CreateSelect(Valid, X, Acc.Vals[size_t(L)]) : X;
-      }
-      if (Valid) {
-        for (size_t D = 0; D < Pl.Start.size(); ++D)
-          Pl.Start[D] = B.CreateSelect(Valid, Pl.Start[D], Acc.Start[D]);
-        Pl.Fits = B.CreateSelect(Valid, Pl.Fits, Acc.Fits);
-      }
-      Acc = std::move(Pl);
-    }
-    CombineIfFits(Acc.Fits, Acc.Start, Acc.LaneIndex.front(), Acc.Vals,
-                  "flush");
+  llvm::Value *cst(int64_t N) { return llvm::ConstantInt::get(IndexTy, N); }
+  /// The place of the run of thread \p Th in block \p Bl, the segment's
+  /// step \p Step.
+  Place placeOf(llvm::Value *Th, llvm::Value *Bl, int64_t Step);
+  /// The update index of each lane of the run of \p Th in \p Bl.
+  std::vector<std::vector<llvm::Value *>> laneIndices(llvm::Value *Th,
+                                                      llvm::Value *Bl);
+  /// The window's start in the operand for the update index \p U: the
+  /// scatter indices along the scattered dims, \p U's batch along the
+  /// input batching dims, 0 elsewhere.
+  std::vector<llvm::Value *> windowStart(const std::vector<llvm::Value *> &U);
+  /// Whether the window at \p Start lies inside the operand (XLA skips a
+  /// window that does not fit, whole).
+  llvm::Value *windowFits(const std::vector<llvm::Value *> &Start);
+  /// The operand element of lane 0 of \p Pl's window.
+  llvm::Value *targetPtr(const Place &Pl);
+  /// Combines \p Pl's values into its window where \p Cond holds (always
+  /// when null), in a block named \p Name.
+  void combineIfFits(llvm::Value *Cond, const Place &Pl, const char *Name);
+  /// Folds \p Pl, the next step of a segment, into \p Acc: \p Acc is
+  /// combined into the operand first when the window's start changes.
+  /// \p Valid (null: always) says whether the step is an update at all.
+  void foldStep(Place &Acc, Place Pl, llvm::Value *Valid);
+
+  llvm::IRBuilder<> &B;
+  llvm::LLVMContext &LC;
+  llvm::Function &K;
+  const HloComputation &C;
+  const HloInstruction &S;
+  const ScatterDimensions &SD;
+  const HloInstruction &Indices, &Updates;
+  const Shape &Op, &Upd, &IdxS;
+  const ScatterPlan &SP;
+  const ThreadMapping &TM;
+  const MathOptions &Math;
+  llvm::Type *IndexTy, *I64;
+  const PrimitiveType PT;
+  /// Elements per run; threads per block.
+  const int64_t V, T;
+  LaneLoader Lanes;
+  FusedElementEmitter FE;
+  RangeEvaluator RE;
+};
+
+std::vector<std::vector<llvm::Value *>>
+ScatterBody::laneIndices(llvm::Value *Th, llvm::Value *Bl) {
+  std::vector<std::vector<llvm::Value *>> LaneIndex;
+  for (int64_t L = 0; L < V; ++L) {
+    std::vector<llvm::Value *> Idx;
+    for (Expr E : TM.Map.results())
+      Idx.push_back(emitIndexExpr(B, E, {Th, Bl}, {cst(L)}, RE, IndexTy));
+    LaneIndex.push_back(std::move(Idx));
   }
+  return LaneIndex;
+}
+
+std::vector<llvm::Value *>
+ScatterBody::windowStart(const std::vector<llvm::Value *> &U) {
+  // The scatter indices' index from U's scatter dims, the index vector
+  // dim left for the component.
+  const int64_t Ivd = SD.IndexVectorDim, IdxRank = IdxS.rank();
+  std::vector<llvm::Value *> IdxAt(size_t(IdxRank), cst(0));
+  size_t Slot = 0;
+  for (int64_t D = 0; D < Upd.rank(); ++D) {
+    if (isUpdateWindowDim(SD, D))
+      continue;
+    if (int64_t(Slot) == Ivd)
+      ++Slot;
+    IdxAt[Slot++] = U[size_t(D)];
+  }
+  std::vector<llvm::Value *> Start(Op.Dims.size(), B.getInt64(0));
+  const bool Unsigned = isUnsignedIntType(IdxS.Type);
+  for (size_t Kc = 0; Kc < SD.ScatterDimsToOperandDims.size(); ++Kc) {
+    if (Ivd < IdxRank)
+      IdxAt[size_t(Ivd)] = cst(int64_t(Kc));
+    llvm::Value *X = FE.valueAt(Indices, IdxAt);
+    X = Unsigned ? B.CreateZExtOrTrunc(X, I64) : B.CreateSExtOrTrunc(X, I64);
+    Start[size_t(SD.ScatterDimsToOperandDims[Kc])] = X;
+  }
+  for (size_t Kb = 0; Kb < SD.InputBatchingDims.size(); ++Kb)
+    Start[size_t(SD.InputBatchingDims[Kb])] = B.CreateZExtOrTrunc(
+        IdxAt[size_t(SD.ScatterIndicesBatchingDims[Kb])], I64);
+  return Start;
+}
+
+llvm::Value *ScatterBody::windowFits(const std::vector<llvm::Value *> &Start) {
+  llvm::Value *Fits = nullptr;
+  for (int64_t D = 0; D < Op.rank(); ++D) {
+    const int64_t Size = scatterWindowSize(SD, Upd, D);
+    llvm::Value *Ok =
+        B.CreateAnd(B.CreateICmpSGE(Start[size_t(D)], B.getInt64(0)),
+                    B.CreateICmpSLE(Start[size_t(D)],
+                                    B.getInt64(Op.Dims[size_t(D)] - Size)));
+    Fits = Fits ? B.CreateAnd(Fits, Ok) : Ok;
+  }
+  return Fits;
+}
+
+ScatterBody::Place ScatterBody::placeOf(llvm::Value *Th, llvm::Value *Bl,
+                                        int64_t Step) {
+  Place Pl;
+  Pl.LaneIndex = laneIndices(Th, Bl);
+  // The lanes share the scatter dims (a run is along a window dim): lane
+  // 0's give the window's start.
+  Pl.Start = windowStart(Pl.LaneIndex.front());
+  Pl.Fits = windowFits(Pl.Start);
+  // A step's lanes have their own vectors in the loader.
+  for (int64_t L = 0; L < V; ++L) {
+    Lanes.Lane = Step * V + L;
+    Pl.Vals.push_back(FE.valueAt(Updates, Pl.LaneIndex[size_t(L)]));
+  }
+  return Pl;
+}
+
+llvm::Value *ScatterBody::targetPtr(const Place &Pl) {
+  const std::vector<llvm::Value *> &U = Pl.LaneIndex.front();
+  std::vector<llvm::Value *> Target(Op.Dims.size());
+  size_t W = 0;
+  for (int64_t D = 0; D < Op.rank(); ++D) {
+    llvm::Value *Tg = Pl.Start[size_t(D)];
+    if (isOperandWindowDim(SD, D))
+      Tg = B.CreateAdd(
+          Tg, B.CreateZExtOrTrunc(U[size_t(SD.UpdateWindowDims[W++])], I64));
+    Target[size_t(D)] = B.CreateTrunc(Tg, IndexTy);
+  }
+  return B.CreateInBoundsGEP(storageType(LC, PT), K.getArg(C.parameterCount()),
+                             physicalOffset(B, Op, Target, IndexTy));
+}
+
+void ScatterBody::combineIfFits(llvm::Value *Cond, const Place &Pl,
+                                const char *Name) {
+  auto *In = llvm::BasicBlock::Create(LC, Name, &K);
+  auto *After = llvm::BasicBlock::Create(LC, std::string(Name) + ".end", &K);
+  B.CreateCondBr(Cond ? Cond : B.getTrue(), In, After);
+  B.SetInsertPoint(In);
+  emitCombine(B, K, S, SP, targetPtr(Pl), Pl.Vals, PT, Math);
+  B.CreateBr(After);
+  B.SetInsertPoint(After);
+}
+
+void ScatterBody::emitSegments(llvm::Value *Tid, int64_t R,
+                               int64_t NumUpdates) {
+  // Thread t takes run w = t mod R of the window (R runs per window) for
+  // updates (t / R) * Seg ... + Seg - 1, whose runs are R apart in the
+  // updates' physical order (the window dims are minor). A run whose
+  // window starts where the previous one's did is combined in registers;
+  // the sum so far is combined into the operand when the start changes
+  // and at the end: one atomic per run of equal indices. The last
+  // thread's steps past the last update (when Seg does not divide the
+  // updates) read step 0's run and change nothing.
+  const int64_t Seg = SP.Segment;
+  llvm::Value *Chunk = B.CreateUDiv(Tid, cst(R));
+  llvm::Value *W = B.CreateURem(Tid, cst(R));
+  llvm::Value *First = B.CreateMul(Chunk, cst(Seg));
+  Place Acc;
+  for (int64_t Step = 0; Step < Seg; ++Step) {
+    llvm::Value *Valid = nullptr;
+    llvm::Value *At = B.CreateAdd(First, cst(Step));
+    if (Step > 0 && NumUpdates % Seg != 0) {
+      Valid = B.CreateICmpULT(At, cst(NumUpdates));
+      At = B.CreateSelect(Valid, At, First);
+    }
+    llvm::Value *Run = B.CreateAdd(B.CreateMul(At, cst(R)), W);
+    Place Pl =
+        placeOf(B.CreateURem(Run, cst(T)), B.CreateUDiv(Run, cst(T)), Step);
+    if (Step == 0)
+      Acc = std::move(Pl);
+    else
+      foldStep(Acc, std::move(Pl), Valid);
+  }
+  combineIfFits(Acc.Fits, Acc, "flush");
+}
+
+void ScatterBody::foldStep(Place &Acc, Place Pl, llvm::Value *Valid) {
+  llvm::Value *Same = nullptr;
+  for (size_t D = 0; D < Pl.Start.size(); ++D) {
+    llvm::Value *Eq = B.CreateICmpEQ(Pl.Start[D], Acc.Start[D]);
+    Same = Same ? B.CreateAnd(Same, Eq) : Eq;
+  }
+  if (!Same)
+    Same = B.getTrue();
+  llvm::Value *Flush = B.CreateAnd(B.CreateNot(Same), Acc.Fits);
+  if (Valid)
+    Flush = B.CreateAnd(Flush, Valid);
+  combineIfFits(Flush, Acc, "flush");
+  for (int64_t L = 0; L < V; ++L) {
+    llvm::Value *Sum = emitReduction(B, *S.toApply(), {Acc.Vals[size_t(L)]},
+                                     {Pl.Vals[size_t(L)]}, Math)
+                           .front();
+    llvm::Value *X = B.CreateSelect(Same, Sum, Pl.Vals[size_t(L)]);
+    Pl.Vals[size_t(L)] =
+        Valid ? B.CreateSelect(Valid, X, Acc.Vals[size_t(L)]) : X;
+  }
+  if (Valid) {
+    for (size_t D = 0; D < Pl.Start.size(); ++D)
+      Pl.Start[D] = B.CreateSelect(Valid, Pl.Start[D], Acc.Start[D]);
+    Pl.Fits = B.CreateSelect(Valid, Pl.Fits, Acc.Fits);
+  }
+  Acc = std::move(Pl);
+}
+
+} // namespace
+
+Expected<KernelInfo> emitScatterKernel(llvm::Module &M, const HloInstruction &F,
+                                       const FusionAnalysis &A,
+                                       const KernelPlan &P, Context &Ctx,
+                                       const MathOptions &Math) {
+  requestBackEndOptLevel(M, P.BackEndOptLevel);
+  const HloInstruction &S = *A.Roots.front();
+  const Shape &Upd = S.operand(2)->shape();
+  const ScatterPlan &SP = *P.Scatter;
+  const int64_t T = P.Main.ThreadsPerBlock;
+  KernelInfo Info;
+  Expected<llvm::Function *> K = createScatterFunction(M, F, A, P, Math, Info);
+  if (!K)
+    return K.error();
+  llvm::IRBuilder<> B(&(*K)->getEntryBlock());
+  llvm::Type *IndexTy = P.Index32 ? B.getInt32Ty() : B.getInt64Ty();
+  auto IdxC = [&](int64_t N) { return llvm::ConstantInt::get(IndexTy, N); };
+
+  // Without segments a thread owns one run of the mapping; with them, Seg
+  // consecutive updates' runs at one place of the window.
+  const int64_t V = SP.Vector, Seg = SP.Segment;
+  const int64_t Runs = Upd.numElements() / V;
+  // With segments: R runs per window, one thread per run of the window
+  // for each Seg updates.
+  const int64_t R =
+      Seg == 1 ? 1 : scatterWindowElements(S.scatterDimensions(), Upd) / V;
+  const int64_t Threads = Seg == 1 ? Runs : ceilDiv(Runs / R, Seg) * R;
+  const int64_t Blocks = ceilDiv(Threads, T);
+  GridLoop GL(B, **K, IndexTy, T, P.Grid[0], Blocks);
+  llvm::Value *Tid = B.CreateAdd(B.CreateMul(GL.Bl, IdxC(T)), GL.Th);
+  if (Blocks * T != Threads) {
+    auto *Body = llvm::BasicBlock::Create(M.getContext(), "body", *K);
+    B.CreateCondBr(B.CreateICmpULT(Tid, IdxC(Threads)), Body, GL.Done);
+    B.SetInsertPoint(Body);
+  }
+  ScatterBody SB(B, **K, A, P, Ctx, Math, IndexTy);
+  if (Seg == 1)
+    SB.emitRun(GL.Th, GL.Bl);
+  else
+    SB.emitSegments(Tid, R, Runs / R);
   GL.finish();
   return Info;
 }
