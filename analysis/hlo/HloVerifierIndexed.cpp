@@ -9,6 +9,8 @@
 #include "IndexedOps.h"
 #include "OpSupport.h"
 
+#include "idxmap/HloScatter.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -243,7 +245,7 @@ Problem Checker::scatterWindows(int64_t N) const {
   // Window dims fit the operand; scatter dims walk the indices.
   std::vector<int64_t> WindowOp, BatchIdx;
   for (int64_t D = 0; D < Op.rank(); ++D)
-    if (!contains(S.InsertedWindowDims, D) && !contains(S.InputBatchingDims, D))
+    if (isOperandWindowDim(S, D))
       WindowOp.push_back(D);
   for (int64_t D = 0; D < Idx.rank(); ++D)
     if (D != Ivd)
@@ -251,7 +253,7 @@ Problem Checker::scatterWindows(int64_t N) const {
   size_t W = 0, B = 0;
   for (int64_t U = 0; U < Upd.rank(); ++U) {
     int64_t Size = Upd.Dims[size_t(U)];
-    if (contains(S.UpdateWindowDims, U)) {
+    if (isUpdateWindowDim(S, U)) {
       int64_t D = WindowOp[W++];
       if (Size > Op.Dims[size_t(D)])
         return fail("update window dimension " + std::to_string(U) + " (" +

@@ -15,6 +15,8 @@
 //===----------------------------------------------------------------------===//
 #include "IndexedOps.h"
 
+#include "idxmap/HloScatter.h"
+
 #include <algorithm>
 
 namespace idxmap {
@@ -127,7 +129,7 @@ bool scatterTarget(const HloInstruction &I, const Literal &Idx, const Shape &Op,
       Size(Op.Dims.size(), 1);
   size_t B = 0;
   for (int64_t D = 0; D < Upd.rank(); ++D) {
-    if (contains(S.UpdateWindowDims, D))
+    if (isUpdateWindowDim(S, D))
       continue;
     if (int64_t(B) == Ivd)
       ++B;
@@ -145,7 +147,7 @@ bool scatterTarget(const HloInstruction &I, const Literal &Idx, const Shape &Op,
   size_t W = 0;
   for (int64_t D = 0; D < Op.rank(); ++D) {
     Target[size_t(D)] = Start[size_t(D)];
-    if (contains(S.InsertedWindowDims, D) || contains(S.InputBatchingDims, D))
+    if (!isOperandWindowDim(S, D))
       continue;
     int64_t UD = S.UpdateWindowDims[W++];
     Size[size_t(D)] = Upd.Dims[size_t(UD)];

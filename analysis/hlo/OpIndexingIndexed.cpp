@@ -13,6 +13,7 @@
 #include "IndexedOps.h"
 #include "OpSupport.h"
 
+#include "idxmap/HloScatter.h"
 #include "idxmap/RangeEvaluator.h"
 #include "idxmap/Simplify.h"
 
@@ -285,7 +286,7 @@ InstructionIndexing scatter(Context &Ctx, const HloInstruction &I,
   // Operand dims that update window dims walk, in order.
   std::vector<int64_t> WindowOperandDims;
   for (int64_t D = 0; D < Out.rank(); ++D)
-    if (!contains(S.InsertedWindowDims, D) && !contains(S.InputBatchingDims, D))
+    if (isOperandWindowDim(S, D))
       WindowOperandDims.push_back(D);
   const Shape &Upd = I.operand(N + 1)->shape();
   Range.clear();
@@ -296,7 +297,7 @@ InstructionIndexing scatter(Context &Ctx, const HloInstruction &I,
     int64_t D = W >= 0 && W < int64_t(WindowOperandDims.size())
                     ? WindowOperandDims[size_t(W)]
                     : -1;
-    if (D >= 0 && !contains(S.ScatterDimsToOperandDims, D)) {
+    if (D >= 0 && !isScatteredOperandDim(S, D)) {
       Expr E = Ctx.dim(unsigned(D));
       Res.push_back(E);
       Cs.push_back({E, {0, Upd.Dims[U] - 1}});
