@@ -131,8 +131,9 @@ Problem Checker::gather() const {
                 std::to_string(Op.rank()) + ")");
   for (int64_t D = 0; D < Op.rank(); ++D)
     if (Sizes[size_t(D)] < 0 || Sizes[size_t(D)] > Op.Dims[size_t(D)])
-      return fail("slice_sizes " + hlo::dimList(Sizes) + " exceed the operand " +
-                  Op.str() + " in dimension " + std::to_string(D));
+      return fail("slice_sizes " + hlo::dimList(Sizes) +
+                  " exceed the operand " + Op.str() + " in dimension " +
+                  std::to_string(D));
   if (Problem P = dimList(G.StartIndexMap, Op.rank(), "start_index_map", false))
     return P;
   if (Problem P = dimList(G.CollapsedSliceDims, Op.rank(),

@@ -430,8 +430,8 @@ InstructionIndexing indexedInputToOutput(Context &Ctx, const HloInstruction &I,
       Res.push_back(Ctx.dim(unsigned(D)) +
                     Rt.add(I.operand(2 + D), {},
                            {0, Out.Dims[size_t(D)] - In.Dims[size_t(D)]}));
-    R.Operands.push_back({finish(
-        IndexingMap(Ctx, dimVars(In), {}, Rt.Vars, Res), Rt.Bindings)});
+    R.Operands.push_back(
+        {finish(IndexingMap(Ctx, dimVars(In), {}, Rt.Vars, Res), Rt.Bindings)});
     return R;
   }
   case HloOpcode::Sort: {

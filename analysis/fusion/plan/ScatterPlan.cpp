@@ -52,8 +52,8 @@ int64_t scatterVector(const HloInstruction &S, std::string *Why) {
     return 1;
   }
   const int64_t UM = Upd.layoutOrDefault().front();
-  auto W = std::find(SD.UpdateWindowDims.begin(), SD.UpdateWindowDims.end(),
-                     UM);
+  auto W =
+      std::find(SD.UpdateWindowDims.begin(), SD.UpdateWindowDims.end(), UM);
   if (W == SD.UpdateWindowDims.end()) {
     *Why += "the updates' minor dim is a scatter dim";
     return 1;
@@ -120,8 +120,8 @@ int64_t scatterSegment(const PlanInputs &In, const HloInstruction &S,
   const int64_t Window = scatterWindowElements(SD, Upd);
   const int64_t Updates = Window ? Upd.numElements() / Window : 0;
   const int64_t Runs = Updates * (Window / SP.Vector);
-  const int64_t Slots = std::min(
-      In.Device.SmCount * In.Device.MaxThreadsPerSm, Runs / 2);
+  const int64_t Slots =
+      std::min(In.Device.SmCount * In.Device.MaxThreadsPerSm, Runs / 2);
   for (int64_t K = 16; K >= 2; K /= 2)
     if (Updates >= K && Runs / K >= Slots) {
       *Why = "sorted indices: " + std::to_string(K) +
@@ -198,16 +198,16 @@ std::optional<std::string> planScatter(const PlanInputs &In, KernelPlan &P) {
   }
   GridStride GS =
       gridStride(ceilDiv(Threads, TM.ThreadsPerBlock), In.Device.MaxGrid[0]);
-  P.choose("blocks", GS.Grid,
-           GS.Iterations > 1
-               ? "grid.x limit: " + std::to_string(GS.Iterations) +
-                     " blocks of the mapping per block (grid stride)"
-               : "one block per " +
-                     std::to_string(TM.ThreadsPerBlock * TM.Vector *
-                                    SP.Segment) +
-                     " update elements");
-  int64_t MaxElements = std::max(Updates->shape().numElements(),
-                                 S->shape().numElements());
+  P.choose(
+      "blocks", GS.Grid,
+      GS.Iterations > 1
+          ? "grid.x limit: " + std::to_string(GS.Iterations) +
+                " blocks of the mapping per block (grid stride)"
+          : "one block per " +
+                std::to_string(TM.ThreadsPerBlock * TM.Vector * SP.Segment) +
+                " update elements");
+  int64_t MaxElements =
+      std::max(Updates->shape().numElements(), S->shape().numElements());
   for (const HloInstruction *Pm : C.parameters())
     MaxElements = std::max(MaxElements, Pm->shape().numElements());
   chooseIndexWidth(P, MaxElements);
@@ -223,11 +223,12 @@ std::optional<std::string> planScatter(const PlanInputs &In, KernelPlan &P) {
       if (It != G.end() && It->second.size() == 1 &&
           int64_t(K) != SP.UpdatedParam &&
           !ReadByIndices.count(C.parameters()[K]))
-        Loads[K] = std::min(
-            {SP.Vector,
-             std::max<int64_t>(1, 16 / byteWidth(C.parameters()[K]->shape().Type)),
-             provenAccessWidth(TM, It->second.front().Map,
-                               C.parameters()[K]->shape())});
+        Loads[K] =
+            std::min({SP.Vector,
+                      std::max<int64_t>(
+                          1, 16 / byteWidth(C.parameters()[K]->shape().Type)),
+                      provenAccessWidth(TM, It->second.front().Map,
+                                        C.parameters()[K]->shape())});
     }
   }
   P.Loop = LoopPlan{true, std::move(Loads)};
