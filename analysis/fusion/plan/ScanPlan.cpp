@@ -70,12 +70,21 @@ void planBlockTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
   const int64_t N = S.Length;
   SP.Mode = ScanMode::BlockTiles;
   SP.Vector = std::max<int64_t>(1, 16 / widestBytes(C, A));
-  const int64_t Items =
-      std::max(SP.Vector, choose(In, P, "IDXMAP_SCAN_ITEMS", "items",
-                                 std::max<int64_t>(16, SP.Vector),
-                                 "elements a thread holds in registers: one "
-                                 "16-byte vector or 16 elements, all loads "
-                                 "in flight before the first combine"));
+  // A line longer than one tile of 256 x 16 chains its tiles by look-back,
+  // whose latency each tile pays once: 4 x the elements per thread (2 x
+  // for 8-byte values) makes 4 x fewer tiles for the chain to cross.
+  const int64_t Base = std::max<int64_t>(16, SP.Vector);
+  const bool Chained = N > 256 * Base;
+  const int64_t Wide = byteWidth(S.Type) > 4 ? 2 * Base : 4 * Base;
+  const int64_t Items = std::max(
+      SP.Vector,
+      choose(In, P, "IDXMAP_SCAN_ITEMS", "items", Chained ? Wide : Base,
+             Chained ? "elements a thread holds in registers: a line of "
+                       "several tiles, large tiles for the look-back to "
+                       "cross few"
+                     : "elements a thread holds in registers: one 16-byte "
+                       "vector or 16 elements, all loads in flight before "
+                       "the first combine"));
   SP.Runs = Items / SP.Vector;
   // 256 threads (8 warps: the block scan crosses 8 partials), fewer for a
   // row that one smaller block covers.

@@ -259,8 +259,9 @@ TEST(ScanFusion, ColumnLanesAreNeighboursLongRowsTiledLongColumnsRefused) {
             "(th_x, bl_x)[pos] -> (pos, th_x + bl_x * 128), domain: th_x in "
             "[0, 127], bl_x in [0, 2], pos in [0, 4095], th_x + bl_x * 128 in "
             "[0, 299]");
-  // A row of 32768: 8 tiles of 256 threads x 16 elements, chained by
-  // look-back (the counters, then a 64-bit descriptor per tile).
+  // A row of 32768: 2 tiles of 256 threads x 64 elements (a line of
+  // several tiles takes large ones), chained by look-back (the counters,
+  // then a 64-bit descriptor per tile).
   auto Long = fused(R"(p0 = f32[32768] parameter(0)
     c = f32[] constant(0)
     ROOT s = f32[32768] reduce-window(p0, c), window={size=32768
@@ -272,11 +273,12 @@ TEST(ScanFusion, ColumnLanesAreNeighboursLongRowsTiledLongColumnsRefused) {
                                        *lookupDeviceModel("H200"), &LF);
   ASSERT_TRUE(LP) << LP.error().Message;
   EXPECT_EQ(LP->Scan->Mode, ScanMode::BlockTiles);
-  EXPECT_EQ(LP->Scan->TileLength, 4096);
-  EXPECT_EQ(LP->Scan->TilesPerLine, 8);
+  EXPECT_EQ(LP->Scan->TileLength, 16384);
+  EXPECT_EQ(LP->Scan->TilesPerLine, 2);
   EXPECT_EQ(LP->Scan->Vector, 4);
-  EXPECT_EQ(LP->Scan->workspaceBytes(), 16 + 8 * 8);
-  EXPECT_EQ(LP->Grid[0], 8);
+  EXPECT_EQ(LP->Scan->Runs, 16);
+  EXPECT_EQ(LP->Scan->workspaceBytes(), 16 + 8 * 2);
+  EXPECT_EQ(LP->Grid[0], 2);
   // Tiles of 32 threads x one vector of 4 (tuning overrides; a thread
   // holds at least a vector): 256 tiles.
   Tuning Small;
