@@ -102,8 +102,8 @@ std::optional<Diagnostic> ScanKernel::createFunction() {
   setLaunchBounds(*K, {unsigned(T), /*Exact=*/true, 0});
   BPtr = std::make_unique<llvm::IRBuilder<>>(&K->getEntryBlock());
   IndexTy = P.Index32 ? BPtr->getInt32Ty() : BPtr->getInt64Ty();
-  Lanes = std::make_unique<LaneLoader>(*BPtr, *K, C, P.Loop->LoadWidth,
-                                       IndexTy);
+  Lanes =
+      std::make_unique<LaneLoader>(*BPtr, *K, C, P.Loop->LoadWidth, IndexTy);
   FE = std::make_unique<FusedElementEmitter>(*BPtr, Ctx, C, Lanes->loader(),
                                              Math, IndexTy);
   return std::nullopt;
@@ -146,8 +146,7 @@ llvm::Value *ScanKernel::lineInit(llvm::ArrayRef<llvm::Value *> First) {
   return FE->valueAt(*S.Init, LineIdx);
 }
 
-void ScanKernel::storeRoots(llvm::ArrayRef<llvm::Value *> Idx,
-                            llvm::Value *V) {
+void ScanKernel::storeRoots(llvm::ArrayRef<llvm::Value *> Idx, llvm::Value *V) {
   storeRun({std::vector<llvm::Value *>(Idx.begin(), Idx.end())}, {V});
 }
 
@@ -163,9 +162,10 @@ void ScanKernel::storeRun(const std::vector<std::vector<llvm::Value *>> &Idx,
     llvm::Value *Out = K->getArg(unsigned(C.parameterCount() + R));
     const bool Vector =
         W > 1 && R < SP.StoreWidth.size() && SP.StoreWidth[R] == W;
-    llvm::Value *Vec = Vector ? llvm::UndefValue::get(llvm::FixedVectorType::get(
-                                    ST, unsigned(W)))
-                              : nullptr;
+    llvm::Value *Vec =
+        Vector
+            ? llvm::UndefValue::get(llvm::FixedVectorType::get(ST, unsigned(W)))
+            : nullptr;
     for (int64_t L = 0; L < W; ++L) {
       llvm::Value *V = Vs[size_t(L)];
       FE->setOverride(Hero, [V](llvm::ArrayRef<llvm::Value *>) { return V; });
@@ -184,8 +184,7 @@ void ScanKernel::storeRun(const std::vector<std::vector<llvm::Value *>> &Idx,
     if (Vector) {
       llvm::Value *Ptr = B.CreateInBoundsGEP(
           ST, Out, physicalOffset(B, Root.shape(), Idx[0], IndexTy));
-      B.CreateAlignedStore(Vec, Ptr,
-                           llvm::Align(uint64_t(W * byteWidth(RT))));
+      B.CreateAlignedStore(Vec, Ptr, llvm::Align(uint64_t(W * byteWidth(RT))));
     }
   }
   Lanes->Lane = 0;

@@ -58,7 +58,33 @@ private:
   std::optional<Diagnostic> createFunction();
   void emitLines();
   void emitTiles();
+  /// What the steps of one tile share (ScanTiles.cpp): the thread and
+  /// tile ids, the lane, warp and segment of the line, the line's init,
+  /// the items (X), their scans within the warp (Local), the warp's total
+  /// (Carry), the totals of the warps before (WarpPre), the tile's
+  /// aggregate (Agg).
+  struct TileState {
+    llvm::Value *Th = nullptr, *Tile = nullptr, *Lane = nullptr,
+                *Warp = nullptr, *Seg = nullptr, *LastSeg = nullptr,
+                *Init = nullptr;
+    bool Ragged = false;
+    std::vector<llvm::Value *> X, Local;
+    llvm::Value *Carry = nullptr, *WarpPre = nullptr, *Agg = nullptr;
+  };
   void emitTile(llvm::Value *Th, llvm::Value *Tile);
+  TileState beginTile(llvm::Value *Th, llvm::Value *Tile);
+  /// Whether the line has item (Run, Elem) of the thread, and its index.
+  llvm::Value *itemValid(const TileState &St, int64_t Run, int64_t Elem);
+  std::vector<llvm::Value *> itemIndex(const TileState &St, int64_t Run,
+                                       int64_t Elem);
+  void loadItems(TileState &St, bool Guarded);
+  void loadTile(TileState &St);
+  void scanRuns(TileState &St);
+  void foldWarps(TileState &St);
+  /// The combination of everything before the tile in its line.
+  llvm::Value *tilePrefix(TileState &St);
+  void storeItems(TileState &St, llvm::Value *Before, bool Guarded);
+  void storeTile(TileState &St, llvm::Value *Before);
   /// The inclusive prefix of the tiles before \p Seg of the line whose
   /// first tile is \p LineFirst, by warp 0 (every lane gets it).
   llvm::Value *lookBack(llvm::Value *Lane, llvm::Value *LineFirst,

@@ -66,11 +66,12 @@ llvm::Value *fromBits(llvm::IRBuilderBase &B, llvm::Value *I, llvm::Type *T) {
 
 void ScanKernel::publish(llvm::Value *Tile, unsigned Status, llvm::Value *V) {
   llvm::IRBuilder<> &B = *BPtr;
-  llvm::Value *Base = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 16);
+  llvm::Value *Base =
+      B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 16);
   if (SP.PackedDescriptors) {
-    llvm::Value *Word = B.CreateOr(
-        B.CreateShl(B.CreateZExt(bitsOf(B, V), B.getInt64Ty()), 32),
-        B.getInt64(Status));
+    llvm::Value *Word =
+        B.CreateOr(B.CreateShl(B.CreateZExt(bitsOf(B, V), B.getInt64Ty()), 32),
+                   B.getInt64(Status));
     asmCall(B, B.getVoidTy(),
             {B.CreateInBoundsGEP(B.getInt64Ty(), Base, Tile), Word},
             "st.relaxed.gpu.global.b64 [$0], $1;", "l,l,~{memory}");
@@ -101,29 +102,30 @@ llvm::Value *ScanKernel::valueSlots(bool Prefixes) {
 std::pair<llvm::Value *, llvm::Value *> ScanKernel::poll(llvm::Value *Tile) {
   llvm::IRBuilder<> &B = *BPtr;
   llvm::Type *VT = identity()->getType();
-  llvm::Value *Base = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 16);
+  llvm::Value *Base =
+      B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 16);
   if (SP.PackedDescriptors) {
-    llvm::Value *Word =
-        asmCall(B, B.getInt64Ty(),
-                {B.CreateInBoundsGEP(B.getInt64Ty(), Base, Tile)},
-                "ld.relaxed.gpu.global.b64 $0, [$1];", "=l,l,~{memory}");
+    llvm::Value *Word = asmCall(
+        B, B.getInt64Ty(), {B.CreateInBoundsGEP(B.getInt64Ty(), Base, Tile)},
+        "ld.relaxed.gpu.global.b64 $0, [$1];", "=l,l,~{memory}");
     return {B.CreateTrunc(Word, B.getInt32Ty()),
             fromBits(B, B.CreateLShr(Word, 32), VT)};
   }
-  llvm::Value *St =
-      asmCall(B, B.getInt32Ty(), {B.CreateInBoundsGEP(B.getInt32Ty(), Base, Tile)},
-              "ld.acquire.gpu.global.b32 $0, [$1];", "=r,l,~{memory}");
+  llvm::Value *St = asmCall(
+      B, B.getInt32Ty(), {B.CreateInBoundsGEP(B.getInt32Ty(), Base, Tile)},
+      "ld.acquire.gpu.global.b32 $0, [$1];", "=r,l,~{memory}");
   llvm::Value *Vals = B.CreateSelect(B.CreateICmpEQ(St, B.getInt32(Prefix)),
                                      valueSlots(true), valueSlots(false));
-  llvm::Value *V =
-      asmCall(B, B.getInt64Ty(), {B.CreateInBoundsGEP(B.getInt64Ty(), Vals, Tile)},
-              "ld.relaxed.gpu.global.b64 $0, [$1];", "=l,l,~{memory}");
+  llvm::Value *V = asmCall(
+      B, B.getInt64Ty(), {B.CreateInBoundsGEP(B.getInt64Ty(), Vals, Tile)},
+      "ld.relaxed.gpu.global.b64 $0, [$1];", "=l,l,~{memory}");
   return {St, fromBits(B, V, VT)};
 }
 
 void ScanKernel::clearDescriptor(llvm::Value *Tile) {
   llvm::IRBuilder<> &B = *BPtr;
-  llvm::Value *Base = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 16);
+  llvm::Value *Base =
+      B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 16);
   if (SP.PackedDescriptors)
     asmCall(B, B.getVoidTy(),
             {B.CreateInBoundsGEP(B.getInt64Ty(), Base, Tile), B.getInt64(0)},
@@ -165,15 +167,16 @@ llvm::Value *ScanKernel::lookBack(llvm::Value *Lane, llvm::Value *LineFirst,
   llvm::Value *Found = B.CreateICmpNE(PMask, B.getInt32(0));
   // The lanes that count: up to the nearest inclusive prefix (all 32 when
   // the window has none).
-  llvm::Value *Last = B.CreateSelect(
-      Found,
-      B.CreateIntrinsic(llvm::Intrinsic::cttz, {B.getInt32Ty()},
-                        {PMask, B.getTrue()}),
-      B.getInt32(31));
-  llvm::Value *Upto = B.CreateTrunc(
-      B.CreateSub(B.CreateShl(B.getInt64(2), B.CreateZExt(Last, B.getInt64Ty())),
-                  B.getInt64(1)),
-      B.getInt32Ty());
+  llvm::Value *Last =
+      B.CreateSelect(Found,
+                     B.CreateIntrinsic(llvm::Intrinsic::cttz, {B.getInt32Ty()},
+                                       {PMask, B.getTrue()}),
+                     B.getInt32(31));
+  llvm::Value *Upto =
+      B.CreateTrunc(B.CreateSub(B.CreateShl(B.getInt64(2),
+                                            B.CreateZExt(Last, B.getInt64Ty())),
+                                B.getInt64(1)),
+                    B.getInt32Ty());
   llvm::Value *Waiting =
       B.CreateICmpNE(B.CreateAnd(XMask, Upto), B.getInt32(0));
   Base->addIncoming(First, B.GetInsertBlock());
@@ -201,201 +204,244 @@ llvm::Value *ScanKernel::lookBack(llvm::Value *Lane, llvm::Value *LineFirst,
   return R;
 }
 
-void ScanKernel::emitTile(llvm::Value *Th, llvm::Value *Tile) {
+ScanKernel::TileState ScanKernel::beginTile(llvm::Value *Th,
+                                            llvm::Value *Tile) {
   llvm::IRBuilder<> &B = *BPtr;
-  const ThreadMapping &TM = P.Main;
-  const int64_t T = P.Block[0], V = SP.Vector, R = SP.Runs;
-  const int64_t Items = V * R, Warps = T / 32, N = SP.Length;
   const int64_t TPL = SP.TilesPerLine;
-  llvm::Constant *Id = identity();
-  llvm::Value *Lane = B.CreateURem(Th, idx(32));
-  llvm::Value *Warp = B.CreateUDiv(Th, idx(32));
-  llvm::Value *Seg = TPL > 1 ? B.CreateURem(Tile, idx(TPL)) : idx(0);
-  const bool Ragged = TPL * SP.TileLength != N;
-  // Position of item (k, v) along the line, and whether the line has it.
-  auto Valid = [&](int64_t Kr, int64_t Vv) {
-    llvm::Value *Pos = B.CreateAdd(
-        B.CreateMul(Seg, idx(SP.TileLength)),
-        B.CreateAdd(B.CreateMul(Warp, idx(32 * Items)),
-                    B.CreateAdd(B.CreateMul(Lane, idx(V)),
-                                idx(Kr * 32 * V + Vv))));
-    return B.CreateICmpULT(Pos, idx(N));
-  };
-  auto Index = [&](llvm::Value *ThV, int64_t Kr, int64_t Vv) {
-    return emitIndexExprs(B, TM.Map, {ThV, Tile}, {idx(Kr), idx(Vv)}, IndexTy);
-  };
+  TileState St;
+  St.Th = Th;
+  St.Tile = Tile;
+  St.Lane = B.CreateURem(Th, idx(32));
+  St.Warp = B.CreateUDiv(Th, idx(32));
+  St.Seg = TPL > 1 ? B.CreateURem(Tile, idx(TPL)) : idx(0);
+  St.Ragged = TPL * SP.TileLength != SP.Length;
   FE->clearCache();
   Lanes->clear();
-  llvm::Value *Init = lineInit(
-      emitIndexExprs(B, TM.Map, {idx(0), Tile}, {idx(0), idx(0)}, IndexTy));
+  St.Init = lineInit(
+      emitIndexExprs(B, P.Main.Map, {idx(0), Tile}, {idx(0), idx(0)}, IndexTy));
+  St.LastSeg = B.CreateICmpEQ(St.Seg, idx(TPL - 1));
+  return St;
+}
 
-  // Loads: all of the thread's items, the vectors the plan proves; in a
-  // ragged line's last tile, element by element, the items past the line's
-  // end reading its first element and taking the identity.
-  std::vector<llvm::Value *> X(static_cast<size_t>(Items), nullptr);
-  auto LoadAll = [&](bool Guarded) {
-    FE->clearCache();
-    Lanes->clear();
-    LaneLoader Single(B, *K, C, {}, IndexTy);
-    FusedElementEmitter FE1(B, Ctx, C, Single.loader(), Math, IndexTy);
-    for (int64_t Kr = 0; Kr < R; ++Kr)
-      for (int64_t Vv = 0; Vv < V; ++Vv) {
-        // A run's vectors are its own (the loader keys them by lane).
-        if (Vv == 0)
-          Lanes->clear();
-        llvm::Value *&Out = X[size_t(Kr * V + Vv)];
-        if (!Guarded) {
-          Lanes->Lane = Vv;
-          Out = FE->valueAt(*S.Input, Index(Th, Kr, Vv));
-          continue;
-        }
-        llvm::Value *Ok = Valid(Kr, Vv);
-        llvm::Value *Safe = B.CreateSelect(Ok, Th, idx(0));
-        std::vector<llvm::Value *> I = emitIndexExprs(
-            B, TM.Map, {Safe, Tile},
-            {B.CreateSelect(Ok, idx(Kr), idx(0)),
-             B.CreateSelect(Ok, idx(Vv), idx(0))},
-            IndexTy);
-        FE1.clearCache();
-        Out = B.CreateSelect(Ok, FE1.valueAt(*S.Input, I), Id);
+llvm::Value *ScanKernel::itemValid(const TileState &St, int64_t Run,
+                                   int64_t Elem) {
+  llvm::IRBuilder<> &B = *BPtr;
+  const int64_t V = SP.Vector, Items = V * SP.Runs;
+  llvm::Value *Pos =
+      B.CreateAdd(B.CreateMul(St.Seg, idx(SP.TileLength)),
+                  B.CreateAdd(B.CreateMul(St.Warp, idx(32 * Items)),
+                              B.CreateAdd(B.CreateMul(St.Lane, idx(V)),
+                                          idx(Run * 32 * V + Elem))));
+  return B.CreateICmpULT(Pos, idx(SP.Length));
+}
+
+std::vector<llvm::Value *> ScanKernel::itemIndex(const TileState &St,
+                                                 int64_t Run, int64_t Elem) {
+  return emitIndexExprs(*BPtr, P.Main.Map, {St.Th, St.Tile},
+                        {idx(Run), idx(Elem)}, IndexTy);
+}
+
+void ScanKernel::loadItems(TileState &St, bool Guarded) {
+  llvm::IRBuilder<> &B = *BPtr;
+  const int64_t V = SP.Vector;
+  llvm::Constant *Id = identity();
+  FE->clearCache();
+  Lanes->clear();
+  LaneLoader Single(B, *K, C, {}, IndexTy);
+  FusedElementEmitter FE1(B, Ctx, C, Single.loader(), Math, IndexTy);
+  for (int64_t Kr = 0; Kr < SP.Runs; ++Kr)
+    for (int64_t Vv = 0; Vv < V; ++Vv) {
+      // A run's vectors are its own (the loader keys them by lane).
+      if (Vv == 0)
+        Lanes->clear();
+      llvm::Value *&Out = St.X[size_t(Kr * V + Vv)];
+      if (!Guarded) {
+        Lanes->Lane = Vv;
+        Out = FE->valueAt(*S.Input, itemIndex(St, Kr, Vv));
+        continue;
       }
-    Lanes->Lane = 0;
-  };
-  llvm::Value *LastSeg = B.CreateICmpEQ(Seg, idx(TPL - 1));
-  if (!Ragged) {
-    LoadAll(false);
-  } else {
-    auto *Full = llvm::BasicBlock::Create(LC, "tile.full", K);
-    auto *Part = llvm::BasicBlock::Create(LC, "tile.part", K);
-    auto *Join = llvm::BasicBlock::Create(LC, "tile.loaded", K);
-    B.CreateCondBr(LastSeg, Part, Full);
-    B.SetInsertPoint(Full);
-    LoadAll(false);
-    std::vector<llvm::Value *> XF = X;
-    llvm::BasicBlock *FullEnd = B.GetInsertBlock();
-    B.CreateBr(Join);
-    B.SetInsertPoint(Part);
-    LoadAll(true);
-    llvm::BasicBlock *PartEnd = B.GetInsertBlock();
-    B.CreateBr(Join);
-    B.SetInsertPoint(Join);
-    for (size_t I = 0; I < X.size(); ++I) {
-      llvm::PHINode *Phi = B.CreatePHI(Id->getType(), 2);
-      Phi->addIncoming(XF[I], FullEnd);
-      Phi->addIncoming(X[I], PartEnd);
-      X[I] = Phi;
+      llvm::Value *Ok = itemValid(St, Kr, Vv);
+      llvm::Value *Safe = B.CreateSelect(Ok, St.Th, idx(0));
+      std::vector<llvm::Value *> I =
+          emitIndexExprs(B, P.Main.Map, {Safe, St.Tile},
+                         {B.CreateSelect(Ok, idx(Kr), idx(0)),
+                          B.CreateSelect(Ok, idx(Vv), idx(0))},
+                         IndexTy);
+      FE1.clearCache();
+      Out = B.CreateSelect(Ok, FE1.valueAt(*S.Input, I), Id);
     }
-    FE->clearCache();
-    Lanes->clear();
-  }
+  Lanes->Lane = 0;
+}
 
+void ScanKernel::loadTile(TileState &St) {
+  // All of the thread's items, the vectors the plan proves; in a ragged
+  // line's last tile, element by element, the items past the line's end
+  // reading its first element and taking the identity.
+  llvm::IRBuilder<> &B = *BPtr;
+  St.X.assign(size_t(SP.Vector * SP.Runs), nullptr);
+  if (!St.Ragged) {
+    loadItems(St, false);
+    return;
+  }
+  auto *Full = llvm::BasicBlock::Create(LC, "tile.full", K);
+  auto *Part = llvm::BasicBlock::Create(LC, "tile.part", K);
+  auto *Join = llvm::BasicBlock::Create(LC, "tile.loaded", K);
+  B.CreateCondBr(St.LastSeg, Part, Full);
+  B.SetInsertPoint(Full);
+  loadItems(St, false);
+  std::vector<llvm::Value *> XF = St.X;
+  llvm::BasicBlock *FullEnd = B.GetInsertBlock();
+  B.CreateBr(Join);
+  B.SetInsertPoint(Part);
+  loadItems(St, true);
+  llvm::BasicBlock *PartEnd = B.GetInsertBlock();
+  B.CreateBr(Join);
+  B.SetInsertPoint(Join);
+  for (size_t I = 0; I < St.X.size(); ++I) {
+    llvm::PHINode *Phi = B.CreatePHI(identity()->getType(), 2);
+    Phi->addIncoming(XF[I], FullEnd);
+    Phi->addIncoming(St.X[I], PartEnd);
+    St.X[I] = Phi;
+  }
+  FE->clearCache();
+  Lanes->clear();
+}
+
+void ScanKernel::scanRuns(TileState &St) {
   // Each run: a serial scan of the thread's vector, a shuffle scan of the
   // lanes' totals, the carry of the warp's runs before.
-  std::vector<llvm::Value *> Local(static_cast<size_t>(Items), nullptr);
-  llvm::Value *Carry = Id;
-  for (int64_t Kr = 0; Kr < R; ++Kr) {
+  llvm::IRBuilder<> &B = *BPtr;
+  const int64_t V = SP.Vector;
+  llvm::Constant *Id = identity();
+  St.Local.assign(size_t(V * SP.Runs), nullptr);
+  St.Carry = Id;
+  for (int64_t Kr = 0; Kr < SP.Runs; ++Kr) {
     std::vector<llvm::Value *> Sc(static_cast<size_t>(V), nullptr);
     for (int64_t Vv = 0; Vv < V; ++Vv)
-      Sc[size_t(Vv)] = Vv ? combine(Sc[size_t(Vv - 1)], X[size_t(Kr * V + Vv)])
-                          : X[size_t(Kr * V)];
+      Sc[size_t(Vv)] =
+          Vv ? combine(Sc[size_t(Vv - 1)], St.X[size_t(Kr * V + Vv)])
+             : St.X[size_t(Kr * V)];
     llvm::Value *Incl = Sc.back();
     for (unsigned Off = 1; Off < 32; Off *= 2) {
       llvm::Value *Up = scanShuffle(B, Incl, Shuffle::Up, Off);
-      Incl = B.CreateSelect(B.CreateICmpUGE(Lane, idx(Off)), combine(Up, Incl),
-                            Incl);
+      Incl = B.CreateSelect(B.CreateICmpUGE(St.Lane, idx(Off)),
+                            combine(Up, Incl), Incl);
     }
-    llvm::Value *Excl = B.CreateSelect(B.CreateICmpEQ(Lane, idx(0)), Id,
+    llvm::Value *Excl = B.CreateSelect(B.CreateICmpEQ(St.Lane, idx(0)), Id,
                                        scanShuffle(B, Incl, Shuffle::Up, 1));
-    llvm::Value *Before = combine(Carry, Excl);
+    llvm::Value *Before = combine(St.Carry, Excl);
     for (int64_t Vv = 0; Vv < V; ++Vv)
-      Local[size_t(Kr * V + Vv)] = combine(Before, Sc[size_t(Vv)]);
-    Carry = combine(Carry, scanShuffle(B, Incl, Shuffle::Index, 31));
+      St.Local[size_t(Kr * V + Vv)] = combine(Before, Sc[size_t(Vv)]);
+    St.Carry = combine(St.Carry, scanShuffle(B, Incl, Shuffle::Index, 31));
   }
+}
 
+void ScanKernel::foldWarps(TileState &St) {
   // The warps' totals through shared memory: each thread folds those of
   // the warps before its own, and all of them (the tile's aggregate).
+  llvm::IRBuilder<> &B = *BPtr;
+  const int64_t Warps = P.Block[0] / 32;
+  llvm::Constant *Id = identity();
   SharedSlots Totals(M, {Id}, uint64_t(Warps), Info.Name + ".warps", 16);
-  emitIf(B, B.CreateICmpEQ(Lane, idx(0)),
-         [&] { Totals.store(B, Warp, {Carry}); });
+  emitIf(B, B.CreateICmpEQ(St.Lane, idx(0)),
+         [&] { Totals.store(B, St.Warp, {St.Carry}); });
   emitBarrier(B);
-  llvm::Value *WarpPre = Id, *Agg = nullptr;
+  St.WarpPre = Id;
+  St.Agg = nullptr;
   for (int64_t W = 0; W < Warps; ++W) {
     llvm::Value *Tw = Totals.load(B, 0, idx(W));
-    WarpPre = B.CreateSelect(B.CreateICmpULT(idx(W), Warp),
-                             combine(WarpPre, Tw), WarpPre);
-    Agg = Agg ? combine(Agg, Tw) : Tw;
+    St.WarpPre = B.CreateSelect(B.CreateICmpULT(idx(W), St.Warp),
+                                combine(St.WarpPre, Tw), St.WarpPre);
+    St.Agg = St.Agg ? combine(St.Agg, Tw) : Tw;
   }
+}
 
-  // The tile's prefix: the line's init, or the look-back's.
-  llvm::Value *TilePre = Init;
-  if (SP.lookBack()) {
-    SharedSlots Pre(M, {Id}, 1, Info.Name + ".prefix", 16);
-    llvm::Value *Seg0 = B.CreateICmpEQ(Seg, idx(0));
-    llvm::Value *Lane0 = B.CreateICmpEQ(Lane, idx(0));
-    emitIf(B, B.CreateICmpEQ(Warp, idx(0)), [&] {
-      emitIf(B, B.CreateAnd(Seg0, Lane0),
-             [&] { publish(Tile, Prefix, combine(Init, Agg)); });
-      emitIf(B, B.CreateNot(Seg0), [&] {
-        emitIf(B, B.CreateAnd(Lane0, B.CreateNot(LastSeg)),
-               [&] { publish(Tile, Aggregate, Agg); });
-        llvm::Value *Ex = lookBack(Lane, B.CreateSub(Tile, Seg), Seg);
-        emitIf(B, Lane0, [&] {
-          emitIf(B, B.CreateNot(LastSeg),
-                 [&] { publish(Tile, Prefix, combine(Ex, Agg)); });
-          Pre.store(B, idx(0), {Ex});
-        });
+llvm::Value *ScanKernel::tilePrefix(TileState &St) {
+  // The line's init, or the look-back's: warp 0 publishes the tile's
+  // aggregate, looks back, publishes its inclusive prefix.
+  if (!SP.lookBack())
+    return St.Init;
+  llvm::IRBuilder<> &B = *BPtr;
+  SharedSlots Pre(M, {identity()}, 1, Info.Name + ".prefix", 16);
+  llvm::Value *Seg0 = B.CreateICmpEQ(St.Seg, idx(0));
+  llvm::Value *Lane0 = B.CreateICmpEQ(St.Lane, idx(0));
+  emitIf(B, B.CreateICmpEQ(St.Warp, idx(0)), [&] {
+    emitIf(B, B.CreateAnd(Seg0, Lane0),
+           [&] { publish(St.Tile, Prefix, combine(St.Init, St.Agg)); });
+    emitIf(B, B.CreateNot(Seg0), [&] {
+      emitIf(B, B.CreateAnd(Lane0, B.CreateNot(St.LastSeg)),
+             [&] { publish(St.Tile, Aggregate, St.Agg); });
+      llvm::Value *Ex = lookBack(St.Lane, B.CreateSub(St.Tile, St.Seg), St.Seg);
+      emitIf(B, Lane0, [&] {
+        emitIf(B, B.CreateNot(St.LastSeg),
+               [&] { publish(St.Tile, Prefix, combine(Ex, St.Agg)); });
+        Pre.store(B, idx(0), {Ex});
       });
     });
-    emitBarrier(B);
-    TilePre = B.CreateSelect(Seg0, Init, Pre.load(B, 0, idx(0)));
-  }
-  llvm::Value *Before = combine(TilePre, WarpPre);
+  });
+  emitBarrier(B);
+  return B.CreateSelect(Seg0, St.Init, Pre.load(B, 0, idx(0)));
+}
 
-  // Stores: a run at a time (vectors where the plan proves them); in a
-  // ragged line's last tile, element by element where the line has it.
-  auto StoreAll = [&](bool Guarded) {
+void ScanKernel::storeItems(TileState &St, llvm::Value *Before, bool Guarded) {
+  llvm::IRBuilder<> &B = *BPtr;
+  const int64_t V = SP.Vector;
+  FE->clearCache();
+  Lanes->clear();
+  for (int64_t Kr = 0; Kr < SP.Runs; ++Kr) {
+    std::vector<std::vector<llvm::Value *>> Idx;
+    std::vector<llvm::Value *> Ys;
+    for (int64_t Vv = 0; Vv < V; ++Vv) {
+      Idx.push_back(itemIndex(St, Kr, Vv));
+      Ys.push_back(combine(Before, St.Local[size_t(Kr * V + Vv)]));
+    }
+    if (!Guarded) {
+      storeRun(Idx, Ys);
+      continue;
+    }
+    for (int64_t Vv = 0; Vv < V; ++Vv)
+      emitIf(B, itemValid(St, Kr, Vv), [&] {
+        FE->clearCache();
+        Lanes->clear();
+        storeRoots(Idx[size_t(Vv)], Ys[size_t(Vv)]);
+      });
     FE->clearCache();
     Lanes->clear();
-    for (int64_t Kr = 0; Kr < R; ++Kr) {
-      std::vector<std::vector<llvm::Value *>> Idx;
-      std::vector<llvm::Value *> Ys;
-      for (int64_t Vv = 0; Vv < V; ++Vv) {
-        Idx.push_back(Index(Th, Kr, Vv));
-        Ys.push_back(combine(Before, Local[size_t(Kr * V + Vv)]));
-      }
-      if (!Guarded) {
-        storeRun(Idx, Ys);
-        continue;
-      }
-      for (int64_t Vv = 0; Vv < V; ++Vv)
-        emitIf(B, Valid(Kr, Vv), [&] {
-          FE->clearCache();
-          Lanes->clear();
-          storeRoots(Idx[size_t(Vv)], Ys[size_t(Vv)]);
-        });
-      FE->clearCache();
-      Lanes->clear();
-    }
-  };
-  if (!Ragged) {
-    StoreAll(false);
-  } else {
-    auto *Full = llvm::BasicBlock::Create(LC, "store.full", K);
+  }
+}
+
+void ScanKernel::storeTile(TileState &St, llvm::Value *Before) {
+  // A run at a time (vectors where the plan proves them); in a ragged
+  // line's last tile, element by element where the line has it.
+  llvm::IRBuilder<> &B = *BPtr;
+  if (!St.Ragged) {
+    storeItems(St, Before, false);
+    return;
+  }
+  auto *Full = llvm::BasicBlock::Create(LC, "store.full", K);
   auto *Part = llvm::BasicBlock::Create(LC, "store.part", K);
   auto *Join = llvm::BasicBlock::Create(LC, "tile.stored", K);
-    B.CreateCondBr(LastSeg, Part, Full);
-    B.SetInsertPoint(Full);
-    StoreAll(false);
-    B.CreateBr(Join);
-    B.SetInsertPoint(Part);
-    StoreAll(true);
-    B.CreateBr(Join);
-    B.SetInsertPoint(Join);
-    FE->clearCache();
-    Lanes->clear();
-  }
+  B.CreateCondBr(St.LastSeg, Part, Full);
+  B.SetInsertPoint(Full);
+  storeItems(St, Before, false);
+  B.CreateBr(Join);
+  B.SetInsertPoint(Part);
+  storeItems(St, Before, true);
+  B.CreateBr(Join);
+  B.SetInsertPoint(Join);
+  FE->clearCache();
+  Lanes->clear();
+}
+
+void ScanKernel::emitTile(llvm::Value *Th, llvm::Value *Tile) {
+  TileState St = beginTile(Th, Tile);
+  loadTile(St);
+  scanRuns(St);
+  foldWarps(St);
+  llvm::Value *TilePre = tilePrefix(St);
+  storeTile(St, combine(TilePre, St.WarpPre));
   if (SP.lookBack())
-    clearPredecessor(Th, Tile, Seg);
+    clearPredecessor(Th, Tile, St.Seg);
 }
 
 void ScanKernel::clearPredecessor(llvm::Value *Th, llvm::Value *Tile,
@@ -404,8 +450,8 @@ void ScanKernel::clearPredecessor(llvm::Value *Th, llvm::Value *Tile,
   // last write; it may still be looking back when this tile is done):
   // later readers stop at this tile's prefix, published before.
   llvm::IRBuilder<> &B = *BPtr;
-  emitIf(B, B.CreateAnd(B.CreateICmpEQ(Th, idx(0)),
-                        B.CreateICmpNE(Seg, idx(0))),
+  emitIf(B,
+         B.CreateAnd(B.CreateICmpEQ(Th, idx(0)), B.CreateICmpNE(Seg, idx(0))),
          [&] {
            llvm::Value *Prev = B.CreateSub(Tile, idx(1));
            auto *Wait = llvm::BasicBlock::Create(LC, "pred.wait", K);
@@ -413,8 +459,7 @@ void ScanKernel::clearPredecessor(llvm::Value *Th, llvm::Value *Tile,
            B.CreateBr(Wait);
            B.SetInsertPoint(Wait);
            llvm::Value *St = poll(Prev).first;
-           B.CreateCondBr(B.CreateICmpEQ(St, B.getInt32(Prefix)), Clear,
-                          Wait);
+           B.CreateCondBr(B.CreateICmpEQ(St, B.getInt32(Prefix)), Clear, Wait);
            B.SetInsertPoint(Clear);
            clearDescriptor(Prev);
          });
@@ -430,8 +475,8 @@ void ScanKernel::emitTiles() {
     return;
   }
   // Tiles in launch order: thread 0 takes the next from the counter.
-  llvm::Value *Th = B.CreateZExtOrTrunc(
-      emitThreadId(B, GpuDim::X, unsigned(T)), IndexTy);
+  llvm::Value *Th =
+      B.CreateZExtOrTrunc(emitThreadId(B, GpuDim::X, unsigned(T)), IndexTy);
   llvm::Value *Counter = Workspace;
   llvm::Value *Exits =
       B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 4);
@@ -482,8 +527,8 @@ void ScanKernel::emitTiles() {
     // values (which a reader may still load after a status it saw) by the
     // last block, once every tile is done.
     emitBarrier(B);
-    llvm::Value *LastBlock = B.CreateICmpNE(
-        B.CreateLoad(B.getInt32Ty(), Last), B.getInt32(0));
+    llvm::Value *LastBlock =
+        B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), Last), B.getInt32(0));
     emitIf(B, LastBlock, [&] {
       // Both value arrays, 2 x tiles words from the first.
       llvm::Value *Vals = valueSlots(false);
@@ -494,7 +539,8 @@ void ScanKernel::emitTiles() {
       B.SetInsertPoint(Loop);
       llvm::PHINode *I = B.CreatePHI(IndexTy, 2);
       I->addIncoming(Th, Pre);
-      B.CreateStore(B.getInt64(0), B.CreateInBoundsGEP(B.getInt64Ty(), Vals, I));
+      B.CreateStore(B.getInt64(0),
+                    B.CreateInBoundsGEP(B.getInt64Ty(), Vals, I));
       llvm::Value *Next = B.CreateAdd(I, idx(T));
       I->addIncoming(Next, B.GetInsertBlock());
       B.CreateCondBr(B.CreateICmpULT(Next, idx(2 * SP.tiles())), Loop, Done);

@@ -89,10 +89,9 @@ void planBlockTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
   // 256 threads (8 warps: the block scan crosses 8 partials), fewer for a
   // row that one smaller block covers.
   const int64_t Fit = std::max<int64_t>(32, nextPow2(ceilDiv(N, Items)));
-  const int64_t T = choose(In, P, "IDXMAP_SCAN_THREADS", "threads",
-                           std::min<int64_t>(256, Fit),
-                           Fit < 256 ? "a block covers a row"
-                                     : "8 warps per tile");
+  const int64_t T = choose(
+      In, P, "IDXMAP_SCAN_THREADS", "threads", std::min<int64_t>(256, Fit),
+      Fit < 256 ? "a block covers a row" : "8 warps per tile");
   SP.LanesPerLine = T;
   SP.TileLength = T * Items;
   SP.TilesPerLine = ceilDiv(N, SP.TileLength);
@@ -121,10 +120,10 @@ void planBlockTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
   P.Main.Blocks = Tiles;
   P.Main.Vector = SP.Vector;
   P.Main.Target = S.Input;
-  P.Main.Map = IndexingMap(
-      Ctx, {{"th_x", {0, T - 1}}, {"tile", {0, Tiles - 1}}},
-      {{"run", {0, SP.Runs - 1}}, {"vec", {0, SP.Vector - 1}}}, {},
-      delinearizePhysical(Ctx, Lin, S.Input->shape()), Cs);
+  P.Main.Map =
+      IndexingMap(Ctx, {{"th_x", {0, T - 1}}, {"tile", {0, Tiles - 1}}},
+                  {{"run", {0, SP.Runs - 1}}, {"vec", {0, SP.Vector - 1}}}, {},
+                  delinearizePhysical(Ctx, Lin, S.Input->shape()), Cs);
   simplify(P.Main.Map);
 
   // Loads: a parameter of the prologue alone, read through one map, takes
@@ -140,9 +139,9 @@ void planBlockTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
     for (const HloInstruction *U : Pm->users())
       Only = Only && (Pro.count(U) || U == S.Hero);
     if (Only)
-      Loads[K] = std::min(SP.Vector, provenAccessWidth(P.Main,
-                                                       It->second.front().Map,
-                                                       Pm->shape()));
+      Loads[K] =
+          std::min(SP.Vector, provenAccessWidth(P.Main, It->second.front().Map,
+                                                Pm->shape()));
   }
   const std::vector<int64_t> Sizes = S.Input->shape().Dims;
   for (const HloInstruction *R : A.Roots)
