@@ -137,6 +137,15 @@ llvm::Constant *ScanKernel::identity() {
   return combinerIdentity(LC, S.Combiner, S.Type);
 }
 
+llvm::Value *ScanKernel::warpScan(llvm::Value *Lane, llvm::Value *V) {
+  llvm::IRBuilder<> &B = *BPtr;
+  for (unsigned Off = 1; Off < 32; Off *= 2) {
+    llvm::Value *Up = scanShuffle(B, V, Shuffle::Up, Off);
+    V = B.CreateSelect(B.CreateICmpUGE(Lane, idx(Off)), combine(Up, V), V);
+  }
+  return V;
+}
+
 llvm::Value *ScanKernel::lineInit(llvm::ArrayRef<llvm::Value *> First) {
   std::vector<llvm::Value *> LineIdx;
   if (!S.Init->shape().isScalar())
@@ -257,13 +266,7 @@ void ScanKernel::emitLines() {
     llvm::PHINode *XP = B.CreatePHI(X->getType(), 2, "elem");
     XP->addIncoming(X, Loaded);
     XP->addIncoming(llvm::Constant::getNullValue(X->getType()), Head);
-    // Inclusive scan across the warp: 5 shuffles up.
-    llvm::Value *V = XP;
-    for (unsigned Off = 1; Off < 32; Off *= 2) {
-      llvm::Value *Up = scanShuffle(B, V, Shuffle::Up, Off);
-      V = B.CreateSelect(B.CreateICmpUGE(Lane, idx(Off)), combine(Up, V), V);
-    }
-    V = combine(Carry, V);
+    llvm::Value *V = combine(Carry, warpScan(Lane, XP));
     auto *Store = llvm::BasicBlock::Create(LC, "scan.store", K);
     auto *Stored = llvm::BasicBlock::Create(LC, "scan.stored", K);
     B.CreateCondBr(Valid, Store, Stored);

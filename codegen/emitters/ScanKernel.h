@@ -19,7 +19,10 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 
+#include <functional>
 #include <memory>
+#include <string>
+#include <utility>
 
 namespace idxmap {
 namespace codegen {
@@ -85,6 +88,13 @@ private:
   llvm::Value *tilePrefix(TileState &St);
   void storeItems(TileState &St, llvm::Value *Before, bool Guarded);
   void storeTile(TileState &St, llvm::Value *Before);
+  /// \p Body(false) for a whole tile and \p Body(true) for a ragged
+  /// line's last one, on two branches joined after: the two branches'
+  /// last blocks (for phis at the join). Example: `onLastTile(St,
+  /// "store", ...)` makes blocks store.full, store.part, store.done.
+  std::pair<llvm::BasicBlock *, llvm::BasicBlock *>
+  onLastTile(const TileState &St, const std::string &Stage,
+             const std::function<void(bool Guarded)> &Body);
   /// The inclusive prefix of the tiles before \p Seg of the line whose
   /// first tile is \p LineFirst, by warp 0 (every lane gets it).
   llvm::Value *lookBack(llvm::Value *Lane, llvm::Value *LineFirst,
@@ -103,6 +113,9 @@ private:
   /// Earlier op Later: reduce-window's to_apply(acc, x), or the scan
   /// body's op of (x = parameter 0, carry = parameter 1).
   llvm::Value *combine(llvm::Value *Earlier, llvm::Value *Later);
+  /// The inclusive scan of \p V across the warp (lane \p Lane): five
+  /// shuffles up, each lane combining the value Off lanes below.
+  llvm::Value *warpScan(llvm::Value *Lane, llvm::Value *V);
   /// The combiner's identity in the scan's value type.
   llvm::Constant *identity();
   /// The line's carry at its start (the init: a scalar, or the scan op's

@@ -283,20 +283,12 @@ void ScanKernel::loadTile(TileState &St) {
     loadItems(St, false);
     return;
   }
-  auto *Full = llvm::BasicBlock::Create(LC, "tile.full", K);
-  auto *Part = llvm::BasicBlock::Create(LC, "tile.part", K);
-  auto *Join = llvm::BasicBlock::Create(LC, "tile.loaded", K);
-  B.CreateCondBr(St.LastSeg, Part, Full);
-  B.SetInsertPoint(Full);
-  loadItems(St, false);
-  std::vector<llvm::Value *> XF = St.X;
-  llvm::BasicBlock *FullEnd = B.GetInsertBlock();
-  B.CreateBr(Join);
-  B.SetInsertPoint(Part);
-  loadItems(St, true);
-  llvm::BasicBlock *PartEnd = B.GetInsertBlock();
-  B.CreateBr(Join);
-  B.SetInsertPoint(Join);
+  std::vector<llvm::Value *> XF;
+  auto [FullEnd, PartEnd] = onLastTile(St, "tile", [&](bool Guarded) {
+    loadItems(St, Guarded);
+    if (!Guarded)
+      XF = St.X;
+  });
   for (size_t I = 0; I < St.X.size(); ++I) {
     llvm::PHINode *Phi = B.CreatePHI(identity()->getType(), 2);
     Phi->addIncoming(XF[I], FullEnd);
@@ -321,12 +313,7 @@ void ScanKernel::scanRuns(TileState &St) {
       Sc[size_t(Vv)] =
           Vv ? combine(Sc[size_t(Vv - 1)], St.X[size_t(Kr * V + Vv)])
              : St.X[size_t(Kr * V)];
-    llvm::Value *Incl = Sc.back();
-    for (unsigned Off = 1; Off < 32; Off *= 2) {
-      llvm::Value *Up = scanShuffle(B, Incl, Shuffle::Up, Off);
-      Incl = B.CreateSelect(B.CreateICmpUGE(St.Lane, idx(Off)),
-                            combine(Up, Incl), Incl);
-    }
+    llvm::Value *Incl = warpScan(St.Lane, Sc.back());
     llvm::Value *Excl = B.CreateSelect(B.CreateICmpEQ(St.Lane, idx(0)), Id,
                                        scanShuffle(B, Incl, Shuffle::Up, 1));
     llvm::Value *Before = combine(St.Carry, Excl);
@@ -413,24 +400,34 @@ void ScanKernel::storeItems(TileState &St, llvm::Value *Before, bool Guarded) {
 void ScanKernel::storeTile(TileState &St, llvm::Value *Before) {
   // A run at a time (vectors where the plan proves them); in a ragged
   // line's last tile, element by element where the line has it.
-  llvm::IRBuilder<> &B = *BPtr;
   if (!St.Ragged) {
     storeItems(St, Before, false);
     return;
   }
-  auto *Full = llvm::BasicBlock::Create(LC, "store.full", K);
-  auto *Part = llvm::BasicBlock::Create(LC, "store.part", K);
-  auto *Join = llvm::BasicBlock::Create(LC, "tile.stored", K);
-  B.CreateCondBr(St.LastSeg, Part, Full);
-  B.SetInsertPoint(Full);
-  storeItems(St, Before, false);
-  B.CreateBr(Join);
-  B.SetInsertPoint(Part);
-  storeItems(St, Before, true);
-  B.CreateBr(Join);
-  B.SetInsertPoint(Join);
+  onLastTile(St, "store",
+             [&](bool Guarded) { storeItems(St, Before, Guarded); });
   FE->clearCache();
   Lanes->clear();
+}
+
+std::pair<llvm::BasicBlock *, llvm::BasicBlock *>
+ScanKernel::onLastTile(const TileState &St, const std::string &Stage,
+                       const std::function<void(bool Guarded)> &Body) {
+  llvm::IRBuilder<> &B = *BPtr;
+  auto *Full = llvm::BasicBlock::Create(LC, Stage + ".full", K);
+  auto *Part = llvm::BasicBlock::Create(LC, Stage + ".part", K);
+  auto *Join = llvm::BasicBlock::Create(LC, Stage + ".done", K);
+  B.CreateCondBr(St.LastSeg, Part, Full);
+  B.SetInsertPoint(Full);
+  Body(false);
+  llvm::BasicBlock *FullEnd = B.GetInsertBlock();
+  B.CreateBr(Join);
+  B.SetInsertPoint(Part);
+  Body(true);
+  llvm::BasicBlock *PartEnd = B.GetInsertBlock();
+  B.CreateBr(Join);
+  B.SetInsertPoint(Join);
+  return {FullEnd, PartEnd};
 }
 
 void ScanKernel::emitTile(llvm::Value *Th, llvm::Value *Tile) {
