@@ -113,7 +113,7 @@ Expected<KernelInfo> ScanKernel::emit() {
   requestBackEndOptLevel(M, P.BackEndOptLevel);
   if (auto Err = createFunction())
     return *Err;
-  if (SP.Mode == ScanMode::BlockTiles)
+  if (SP.Mode == ScanMode::BlockTiles || SP.Mode == ScanMode::ColumnTiles)
     emitTiles();
   else
     emitLines();

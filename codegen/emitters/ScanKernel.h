@@ -12,6 +12,7 @@
 
 #include "EmitterSupport.h"
 #include "FusedElementEmitter.h"
+#include "GpuBuilder.h"
 
 #include "idxmap/Codegen.h"
 #include "idxmap/KernelPlan.h"
@@ -36,6 +37,9 @@ enum class Shuffle {
   /// Every lane gets lane Delta's value.
   Index,
 };
+
+/// The states of a look-back descriptor.
+enum DescriptorState : unsigned { DescInvalid = 0, DescAggregate, DescPrefix };
 
 /// `shfl.sync.{up,down,idx}` of \p V across the full warp, a value of any
 /// type up to 64 bits moved as 32-bit words. Example: `scanShuffle(B, X,
@@ -62,20 +66,40 @@ private:
   void emitLines();
   void emitTiles();
   /// What the steps of one tile share (ScanTiles.cpp): the thread and
-  /// tile ids, the lane, warp and segment of the line, the line's init,
-  /// the items (X), their scans within the warp (Local), the warp's total
-  /// (Carry), the totals of the warps before (WarpPre), the tile's
-  /// aggregate (Agg).
+  /// tile ids, the lane, warp and segment of the line, whether the tile's
+  /// loads and stores are guarded (Guard, null when no tile needs it),
+  /// the line's init, the items (X), their scans within the warp (Local),
+  /// the warp's total (Carry), the totals of the warps before (WarpPre),
+  /// the tile's aggregate (Agg). Column tiles (ScanColumns.cpp): the
+  /// thread's column and row group (Tx, Ty), its columns' totals (Tot)
+  /// and what comes before its run in each of them (Before).
   struct TileState {
     llvm::Value *Th = nullptr, *Tile = nullptr, *Lane = nullptr,
                 *Warp = nullptr, *Seg = nullptr, *LastSeg = nullptr,
-                *Init = nullptr;
-    bool Ragged = false;
+                *Guard = nullptr, *Init = nullptr;
     std::vector<llvm::Value *> X, Local;
     llvm::Value *Carry = nullptr, *WarpPre = nullptr, *Agg = nullptr;
+    llvm::Value *Tx = nullptr, *Ty = nullptr;
+    std::vector<llvm::Value *> Tot, Before;
   };
   void emitTile(llvm::Value *Th, llvm::Value *Tile);
   TileState beginTile(llvm::Value *Th, llvm::Value *Tile);
+  /// ScanMode::ColumnTiles (ScanColumns.cpp): one tile, the serial scan
+  /// of each column's run, the row groups' totals, the tile's prefix per
+  /// column.
+  void emitColumnTile(llvm::Value *Th, llvm::Value *Tile);
+  void scanColumnRuns(TileState &St);
+  void foldRowGroups(TileState &St, const SharedSlots &Parts);
+  void columnPrefixes(TileState &St, const SharedSlots &Parts);
+  /// Column \p Col of the tile: its init (the line's carry at its start).
+  llvm::Value *columnInit(TileState &St, llvm::Value *Col);
+  /// Column \p Col's inclusive prefix of the tiles before St.Tile, walked
+  /// back tile by tile by one thread.
+  llvm::Value *lookBackColumn(TileState &St, llvm::Value *Col);
+  /// The descriptor of column \p Col of tile \p Tile.
+  llvm::Value *descriptorOf(llvm::Value *Tile, llvm::Value *Col);
+  /// Waits for descriptor \p Desc's inclusive prefix, then clears it.
+  void clearWhenPrefix(llvm::Value *Desc);
   /// Whether the line has item (Run, Elem) of the thread, and its index.
   llvm::Value *itemValid(const TileState &St, int64_t Run, int64_t Elem);
   std::vector<llvm::Value *> itemIndex(const TileState &St, int64_t Run,
@@ -86,23 +110,34 @@ private:
   void foldWarps(TileState &St);
   /// The combination of everything before the tile in its line.
   llvm::Value *tilePrefix(TileState &St);
-  void storeItems(TileState &St, llvm::Value *Before, bool Guarded);
-  void storeTile(TileState &St, llvm::Value *Before);
-  /// \p Body(false) for a whole tile and \p Body(true) for a ragged
-  /// line's last one, on two branches joined after: the two branches'
-  /// last blocks (for phis at the join). Example: `onLastTile(St,
-  /// "store", ...)` makes blocks store.full, store.part, store.done.
+  /// Stores the items, item (run, vec) combined after \p Before[vec].
+  void storeItems(TileState &St, llvm::ArrayRef<llvm::Value *> Before,
+                  bool Guarded);
+  void storeTile(TileState &St, llvm::ArrayRef<llvm::Value *> Before);
+  /// \p Body(false) for a whole tile and \p Body(true) for one that
+  /// needs its items guarded (St.Guard: a ragged line's last tile, a
+  /// partial group of columns), on two branches joined after: the two
+  /// branches' last blocks (for phis at the join). Example:
+  /// `onGuard(St, "store", ...)` makes blocks store.full, store.part,
+  /// store.done.
   std::pair<llvm::BasicBlock *, llvm::BasicBlock *>
-  onLastTile(const TileState &St, const std::string &Stage,
-             const std::function<void(bool Guarded)> &Body);
+  onGuard(const TileState &St, const std::string &Stage,
+          const std::function<void(bool Guarded)> &Body);
   /// The inclusive prefix of the tiles before \p Seg of the line whose
   /// first tile is \p LineFirst, by warp 0 (every lane gets it).
   llvm::Value *lookBack(llvm::Value *Lane, llvm::Value *LineFirst,
                         llvm::Value *Seg);
-  void publish(llvm::Value *Tile, unsigned Status, llvm::Value *V);
-  /// The status (i32) and value of descriptor \p Tile, polled once.
-  std::pair<llvm::Value *, llvm::Value *> poll(llvm::Value *Tile);
-  void clearDescriptor(llvm::Value *Tile);
+  /// Descriptor \p Desc (a tile's, or a tile's column's) gets \p V with
+  /// \p Status.
+  void publish(llvm::Value *Desc, unsigned Status, llvm::Value *V);
+  /// The status (i32) and value of descriptor \p Desc, polled once.
+  std::pair<llvm::Value *, llvm::Value *> poll(llvm::Value *Desc);
+  void clearDescriptor(llvm::Value *Desc);
+  /// Runs \p Body(Th, Tile) for every tile: a grid loop, or, with
+  /// look-back, tiles taken in launch order from the workspace's counter
+  /// (the last block to leave resets it).
+  void emitTileLoop(
+      const std::function<void(llvm::Value *Th, llvm::Value *Tile)> &Body);
   /// Split descriptors: the aggregates' or the inclusive prefixes' value
   /// array (i64 words, one per tile).
   llvm::Value *valueSlots(bool Prefixes);

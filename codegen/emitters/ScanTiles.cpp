@@ -37,9 +37,6 @@ namespace codegen {
 
 namespace {
 
-/// Descriptor states.
-constexpr unsigned Invalid = 0, Aggregate = 1, Prefix = 2;
-
 llvm::Value *asmCall(llvm::IRBuilderBase &B, llvm::Type *Ret,
                      llvm::ArrayRef<llvm::Value *> Args, const char *Asm,
                      const char *Cons) {
@@ -64,7 +61,7 @@ llvm::Value *fromBits(llvm::IRBuilderBase &B, llvm::Value *I, llvm::Type *T) {
 
 } // namespace
 
-void ScanKernel::publish(llvm::Value *Tile, unsigned Status, llvm::Value *V) {
+void ScanKernel::publish(llvm::Value *Desc, unsigned Status, llvm::Value *V) {
   llvm::IRBuilder<> &B = *BPtr;
   llvm::Value *Base =
       B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 16);
@@ -73,7 +70,7 @@ void ScanKernel::publish(llvm::Value *Tile, unsigned Status, llvm::Value *V) {
         B.CreateOr(B.CreateShl(B.CreateZExt(bitsOf(B, V), B.getInt64Ty()), 32),
                    B.getInt64(Status));
     asmCall(B, B.getVoidTy(),
-            {B.CreateInBoundsGEP(B.getInt64Ty(), Base, Tile), Word},
+            {B.CreateInBoundsGEP(B.getInt64Ty(), Base, Desc), Word},
             "st.relaxed.gpu.global.b64 [$0], $1;", "l,l,~{memory}");
     return;
   }
@@ -81,58 +78,58 @@ void ScanKernel::publish(llvm::Value *Tile, unsigned Status, llvm::Value *V) {
   // the status sees the value. The aggregate and the inclusive prefix have
   // their own slots (a reader that saw the aggregate's status must not
   // load the prefix written after it).
-  llvm::Value *Vals = valueSlots(Status == Prefix);
+  llvm::Value *Vals = valueSlots(Status == DescPrefix);
   asmCall(B, B.getVoidTy(),
-          {B.CreateInBoundsGEP(B.getInt64Ty(), Vals, Tile),
+          {B.CreateInBoundsGEP(B.getInt64Ty(), Vals, Desc),
            B.CreateZExt(bitsOf(B, V), B.getInt64Ty())},
           "st.relaxed.gpu.global.b64 [$0], $1;", "l,l,~{memory}");
   asmCall(B, B.getVoidTy(),
-          {B.CreateInBoundsGEP(B.getInt32Ty(), Base, Tile), B.getInt32(Status)},
+          {B.CreateInBoundsGEP(B.getInt32Ty(), Base, Desc), B.getInt32(Status)},
           "st.release.gpu.global.b32 [$0], $1;", "l,r,~{memory}");
 }
 
 llvm::Value *ScanKernel::valueSlots(bool Prefixes) {
   llvm::IRBuilder<> &B = *BPtr;
-  const int64_t Statuses = (4 * SP.tiles() + 15) / 16 * 16;
+  const int64_t Statuses = (4 * SP.descriptors() + 15) / 16 * 16;
   return B.CreateConstInBoundsGEP1_64(
       B.getInt8Ty(), Workspace,
-      uint64_t(16 + Statuses + (Prefixes ? 8 * SP.tiles() : 0)));
+      uint64_t(16 + Statuses + (Prefixes ? 8 * SP.descriptors() : 0)));
 }
 
-std::pair<llvm::Value *, llvm::Value *> ScanKernel::poll(llvm::Value *Tile) {
+std::pair<llvm::Value *, llvm::Value *> ScanKernel::poll(llvm::Value *Desc) {
   llvm::IRBuilder<> &B = *BPtr;
   llvm::Type *VT = identity()->getType();
   llvm::Value *Base =
       B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 16);
   if (SP.PackedDescriptors) {
     llvm::Value *Word = asmCall(
-        B, B.getInt64Ty(), {B.CreateInBoundsGEP(B.getInt64Ty(), Base, Tile)},
+        B, B.getInt64Ty(), {B.CreateInBoundsGEP(B.getInt64Ty(), Base, Desc)},
         "ld.relaxed.gpu.global.b64 $0, [$1];", "=l,l,~{memory}");
     return {B.CreateTrunc(Word, B.getInt32Ty()),
             fromBits(B, B.CreateLShr(Word, 32), VT)};
   }
   llvm::Value *St = asmCall(
-      B, B.getInt32Ty(), {B.CreateInBoundsGEP(B.getInt32Ty(), Base, Tile)},
+      B, B.getInt32Ty(), {B.CreateInBoundsGEP(B.getInt32Ty(), Base, Desc)},
       "ld.acquire.gpu.global.b32 $0, [$1];", "=r,l,~{memory}");
-  llvm::Value *Vals = B.CreateSelect(B.CreateICmpEQ(St, B.getInt32(Prefix)),
+  llvm::Value *Vals = B.CreateSelect(B.CreateICmpEQ(St, B.getInt32(DescPrefix)),
                                      valueSlots(true), valueSlots(false));
   llvm::Value *V = asmCall(
-      B, B.getInt64Ty(), {B.CreateInBoundsGEP(B.getInt64Ty(), Vals, Tile)},
+      B, B.getInt64Ty(), {B.CreateInBoundsGEP(B.getInt64Ty(), Vals, Desc)},
       "ld.relaxed.gpu.global.b64 $0, [$1];", "=l,l,~{memory}");
   return {St, fromBits(B, V, VT)};
 }
 
-void ScanKernel::clearDescriptor(llvm::Value *Tile) {
+void ScanKernel::clearDescriptor(llvm::Value *Desc) {
   llvm::IRBuilder<> &B = *BPtr;
   llvm::Value *Base =
       B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 16);
   if (SP.PackedDescriptors)
     asmCall(B, B.getVoidTy(),
-            {B.CreateInBoundsGEP(B.getInt64Ty(), Base, Tile), B.getInt64(0)},
+            {B.CreateInBoundsGEP(B.getInt64Ty(), Base, Desc), B.getInt64(0)},
             "st.relaxed.gpu.global.b64 [$0], $1;", "l,l,~{memory}");
   else
     asmCall(B, B.getVoidTy(),
-            {B.CreateInBoundsGEP(B.getInt32Ty(), Base, Tile), B.getInt32(0)},
+            {B.CreateInBoundsGEP(B.getInt32Ty(), Base, Desc), B.getInt32(0)},
             "st.release.gpu.global.b32 [$0], $1;", "l,r,~{memory}");
 }
 
@@ -156,14 +153,14 @@ llvm::Value *ScanKernel::lookBack(llvm::Value *Lane, llvm::Value *LineFirst,
   llvm::Value *InLine = B.CreateICmpSGE(Base, Lane);
   llvm::Value *Pos = B.CreateSelect(InLine, B.CreateSub(Base, Lane), idx(0));
   auto [St, Val] = poll(B.CreateAdd(LineFirst, Pos));
-  St = B.CreateSelect(InLine, St, B.getInt32(Prefix));
+  St = B.CreateSelect(InLine, St, B.getInt32(DescPrefix));
   Val = B.CreateSelect(InLine, Val, Id);
   auto Ballot = [&](llvm::Value *Pred) {
     return B.CreateIntrinsic(llvm::Intrinsic::nvvm_vote_ballot_sync, {},
                              {B.getInt32(0xffffffffu), Pred});
   };
-  llvm::Value *PMask = Ballot(B.CreateICmpEQ(St, B.getInt32(Prefix)));
-  llvm::Value *XMask = Ballot(B.CreateICmpEQ(St, B.getInt32(Invalid)));
+  llvm::Value *PMask = Ballot(B.CreateICmpEQ(St, B.getInt32(DescPrefix)));
+  llvm::Value *XMask = Ballot(B.CreateICmpEQ(St, B.getInt32(DescInvalid)));
   llvm::Value *Found = B.CreateICmpNE(PMask, B.getInt32(0));
   // The lanes that count: up to the nearest inclusive prefix (all 32 when
   // the window has none).
@@ -213,19 +210,41 @@ ScanKernel::TileState ScanKernel::beginTile(llvm::Value *Th,
   St.Tile = Tile;
   St.Lane = B.CreateURem(Th, idx(32));
   St.Warp = B.CreateUDiv(Th, idx(32));
-  St.Seg = TPL > 1 ? B.CreateURem(Tile, idx(TPL)) : idx(0);
-  St.Ragged = TPL * SP.TileLength != SP.Length;
+  const bool Columns = SP.Mode == ScanMode::ColumnTiles;
+  St.Seg = TPL == 1  ? idx(0)
+           : Columns ? B.CreateUDiv(Tile, idx(SP.Groups))
+                     : B.CreateURem(Tile, idx(TPL));
+  St.LastSeg = B.CreateICmpEQ(St.Seg, idx(TPL - 1));
+  if (TPL * SP.TileLength != SP.Length)
+    St.Guard = St.LastSeg;
   FE->clearCache();
   Lanes->clear();
-  St.Init = lineInit(
-      emitIndexExprs(B, P.Main.Map, {idx(0), Tile}, {idx(0), idx(0)}, IndexTy));
-  St.LastSeg = B.CreateICmpEQ(St.Seg, idx(TPL - 1));
+  if (!Columns) {
+    St.Init = lineInit(emitIndexExprs(B, P.Main.Map, {idx(0), Tile},
+                                      {idx(0), idx(0)}, IndexTy));
+    return St;
+  }
+  // A partial group of columns (the last of its outer index) guards too.
+  const int64_t Inner = S.Dims[2],
+                PerOuter = (Inner + SP.Columns - 1) / SP.Columns;
+  if (PerOuter * SP.Columns != Inner) {
+    llvm::Value *Cg =
+        B.CreateURem(B.CreateURem(Tile, idx(SP.Groups)), idx(PerOuter));
+    llvm::Value *Part = B.CreateICmpEQ(Cg, idx(PerOuter - 1));
+    St.Guard = St.Guard ? B.CreateOr(St.Guard, Part) : Part;
+  }
+  const int64_t TX = SP.Columns / SP.Vector;
+  St.Tx = B.CreateURem(Th, idx(TX));
+  St.Ty = B.CreateUDiv(Th, idx(TX));
   return St;
 }
 
 llvm::Value *ScanKernel::itemValid(const TileState &St, int64_t Run,
                                    int64_t Elem) {
   llvm::IRBuilder<> &B = *BPtr;
+  if (SP.Mode == ScanMode::ColumnTiles)
+    return emitDomainCheck(B, P.Main.Map, {St.Th, St.Tile},
+                           {idx(Run), idx(Elem)}, IndexTy);
   const int64_t V = SP.Vector, Items = V * SP.Runs;
   llvm::Value *Pos =
       B.CreateAdd(B.CreateMul(St.Seg, idx(SP.TileLength)),
@@ -279,12 +298,12 @@ void ScanKernel::loadTile(TileState &St) {
   // reading its first element and taking the identity.
   llvm::IRBuilder<> &B = *BPtr;
   St.X.assign(size_t(SP.Vector * SP.Runs), nullptr);
-  if (!St.Ragged) {
+  if (!St.Guard) {
     loadItems(St, false);
     return;
   }
   std::vector<llvm::Value *> XF;
-  auto [FullEnd, PartEnd] = onLastTile(St, "tile", [&](bool Guarded) {
+  auto [FullEnd, PartEnd] = onGuard(St, "tile", [&](bool Guarded) {
     loadItems(St, Guarded);
     if (!Guarded)
       XF = St.X;
@@ -354,14 +373,14 @@ llvm::Value *ScanKernel::tilePrefix(TileState &St) {
   llvm::Value *Lane0 = B.CreateICmpEQ(St.Lane, idx(0));
   emitIf(B, B.CreateICmpEQ(St.Warp, idx(0)), [&] {
     emitIf(B, B.CreateAnd(Seg0, Lane0),
-           [&] { publish(St.Tile, Prefix, combine(St.Init, St.Agg)); });
+           [&] { publish(St.Tile, DescPrefix, combine(St.Init, St.Agg)); });
     emitIf(B, B.CreateNot(Seg0), [&] {
       emitIf(B, B.CreateAnd(Lane0, B.CreateNot(St.LastSeg)),
-             [&] { publish(St.Tile, Aggregate, St.Agg); });
+             [&] { publish(St.Tile, DescAggregate, St.Agg); });
       llvm::Value *Ex = lookBack(St.Lane, B.CreateSub(St.Tile, St.Seg), St.Seg);
       emitIf(B, Lane0, [&] {
         emitIf(B, B.CreateNot(St.LastSeg),
-               [&] { publish(St.Tile, Prefix, combine(Ex, St.Agg)); });
+               [&] { publish(St.Tile, DescPrefix, combine(Ex, St.Agg)); });
         Pre.store(B, idx(0), {Ex});
       });
     });
@@ -370,7 +389,8 @@ llvm::Value *ScanKernel::tilePrefix(TileState &St) {
   return B.CreateSelect(Seg0, St.Init, Pre.load(B, 0, idx(0)));
 }
 
-void ScanKernel::storeItems(TileState &St, llvm::Value *Before, bool Guarded) {
+void ScanKernel::storeItems(TileState &St, llvm::ArrayRef<llvm::Value *> Before,
+                            bool Guarded) {
   llvm::IRBuilder<> &B = *BPtr;
   const int64_t V = SP.Vector;
   FE->clearCache();
@@ -380,7 +400,7 @@ void ScanKernel::storeItems(TileState &St, llvm::Value *Before, bool Guarded) {
     std::vector<llvm::Value *> Ys;
     for (int64_t Vv = 0; Vv < V; ++Vv) {
       Idx.push_back(itemIndex(St, Kr, Vv));
-      Ys.push_back(combine(Before, St.Local[size_t(Kr * V + Vv)]));
+      Ys.push_back(combine(Before[size_t(Vv)], St.Local[size_t(Kr * V + Vv)]));
     }
     if (!Guarded) {
       storeRun(Idx, Ys);
@@ -397,27 +417,27 @@ void ScanKernel::storeItems(TileState &St, llvm::Value *Before, bool Guarded) {
   }
 }
 
-void ScanKernel::storeTile(TileState &St, llvm::Value *Before) {
-  // A run at a time (vectors where the plan proves them); in a ragged
-  // line's last tile, element by element where the line has it.
-  if (!St.Ragged) {
+void ScanKernel::storeTile(TileState &St,
+                           llvm::ArrayRef<llvm::Value *> Before) {
+  // A run at a time (vectors where the plan proves them); in a guarded
+  // tile, element by element where the line has it.
+  if (!St.Guard) {
     storeItems(St, Before, false);
     return;
   }
-  onLastTile(St, "store",
-             [&](bool Guarded) { storeItems(St, Before, Guarded); });
+  onGuard(St, "store", [&](bool Guarded) { storeItems(St, Before, Guarded); });
   FE->clearCache();
   Lanes->clear();
 }
 
 std::pair<llvm::BasicBlock *, llvm::BasicBlock *>
-ScanKernel::onLastTile(const TileState &St, const std::string &Stage,
-                       const std::function<void(bool Guarded)> &Body) {
+ScanKernel::onGuard(const TileState &St, const std::string &Stage,
+                    const std::function<void(bool Guarded)> &Body) {
   llvm::IRBuilder<> &B = *BPtr;
   auto *Full = llvm::BasicBlock::Create(LC, Stage + ".full", K);
   auto *Part = llvm::BasicBlock::Create(LC, Stage + ".part", K);
   auto *Join = llvm::BasicBlock::Create(LC, Stage + ".done", K);
-  B.CreateCondBr(St.LastSeg, Part, Full);
+  B.CreateCondBr(St.Guard, Part, Full);
   B.SetInsertPoint(Full);
   Body(false);
   llvm::BasicBlock *FullEnd = B.GetInsertBlock();
@@ -436,38 +456,51 @@ void ScanKernel::emitTile(llvm::Value *Th, llvm::Value *Tile) {
   scanRuns(St);
   foldWarps(St);
   llvm::Value *TilePre = tilePrefix(St);
-  storeTile(St, combine(TilePre, St.WarpPre));
+  storeTile(St, std::vector<llvm::Value *>(size_t(SP.Vector),
+                                           combine(TilePre, St.WarpPre)));
   if (SP.lookBack())
     clearPredecessor(Th, Tile, St.Seg);
 }
 
 void ScanKernel::clearPredecessor(llvm::Value *Th, llvm::Value *Tile,
                                   llvm::Value *Seg) {
+  llvm::IRBuilder<> &B = *BPtr;
+  emitIf(B,
+         B.CreateAnd(B.CreateICmpEQ(Th, idx(0)), B.CreateICmpNE(Seg, idx(0))),
+         [&] { clearWhenPrefix(B.CreateSub(Tile, idx(1))); });
+}
+
+void ScanKernel::clearWhenPrefix(llvm::Value *Desc) {
   // The predecessor's descriptor, once it holds its inclusive prefix (its
   // last write; it may still be looking back when this tile is done):
   // later readers stop at this tile's prefix, published before.
   llvm::IRBuilder<> &B = *BPtr;
-  emitIf(B,
-         B.CreateAnd(B.CreateICmpEQ(Th, idx(0)), B.CreateICmpNE(Seg, idx(0))),
-         [&] {
-           llvm::Value *Prev = B.CreateSub(Tile, idx(1));
-           auto *Wait = llvm::BasicBlock::Create(LC, "pred.wait", K);
-           auto *Clear = llvm::BasicBlock::Create(LC, "pred.clear", K);
-           B.CreateBr(Wait);
-           B.SetInsertPoint(Wait);
-           llvm::Value *St = poll(Prev).first;
-           B.CreateCondBr(B.CreateICmpEQ(St, B.getInt32(Prefix)), Clear, Wait);
-           B.SetInsertPoint(Clear);
-           clearDescriptor(Prev);
-         });
+  auto *Wait = llvm::BasicBlock::Create(LC, "pred.wait", K);
+  auto *Clear = llvm::BasicBlock::Create(LC, "pred.clear", K);
+  B.CreateBr(Wait);
+  B.SetInsertPoint(Wait);
+  llvm::Value *St = poll(Desc).first;
+  B.CreateCondBr(B.CreateICmpEQ(St, B.getInt32(DescPrefix)), Clear, Wait);
+  B.SetInsertPoint(Clear);
+  clearDescriptor(Desc);
 }
 
 void ScanKernel::emitTiles() {
+  emitTileLoop([&](llvm::Value *Th, llvm::Value *Tile) {
+    if (SP.Mode == ScanMode::ColumnTiles)
+      emitColumnTile(Th, Tile);
+    else
+      emitTile(Th, Tile);
+  });
+}
+
+void ScanKernel::emitTileLoop(
+    const std::function<void(llvm::Value *, llvm::Value *)> &TileBody) {
   llvm::IRBuilder<> &B = *BPtr;
   const int64_t T = P.Block[0];
   if (!SP.lookBack()) {
     GridLoop GL(B, *K, IndexTy, T, P.Grid[0], SP.tiles());
-    emitTile(GL.Th, GL.Bl);
+    TileBody(GL.Th, GL.Bl);
     GL.finish();
     return;
   }
@@ -496,7 +529,7 @@ void ScanKernel::emitTiles() {
       B.CreateZExtOrTrunc(B.CreateLoad(B.getInt32Ty(), Ticket), IndexTy);
   B.CreateCondBr(B.CreateICmpULT(Tile, idx(SP.tiles())), Body, Leave);
   B.SetInsertPoint(Body);
-  emitTile(Th, Tile);
+  TileBody(Th, Tile);
   B.CreateBr(Next);
   // The last block to leave resets the counters for the next launch.
   B.SetInsertPoint(Leave);
@@ -527,12 +560,13 @@ void ScanKernel::emitTiles() {
     llvm::Value *LastBlock =
         B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), Last), B.getInt32(0));
     emitIf(B, LastBlock, [&] {
-      // Both value arrays, 2 x tiles words from the first.
+      // Both value arrays, 2 x descriptors words from the first.
       llvm::Value *Vals = valueSlots(false);
       llvm::BasicBlock *Pre = B.GetInsertBlock();
       auto *Loop = llvm::BasicBlock::Create(LC, "values.clear", K);
       auto *Done = llvm::BasicBlock::Create(LC, "values.done", K);
-      B.CreateCondBr(B.CreateICmpULT(Th, idx(2 * SP.tiles())), Loop, Done);
+      B.CreateCondBr(B.CreateICmpULT(Th, idx(2 * SP.descriptors())), Loop,
+                     Done);
       B.SetInsertPoint(Loop);
       llvm::PHINode *I = B.CreatePHI(IndexTy, 2);
       I->addIncoming(Th, Pre);
@@ -540,7 +574,8 @@ void ScanKernel::emitTiles() {
                     B.CreateInBoundsGEP(B.getInt64Ty(), Vals, I));
       llvm::Value *Next = B.CreateAdd(I, idx(T));
       I->addIncoming(Next, B.GetInsertBlock());
-      B.CreateCondBr(B.CreateICmpULT(Next, idx(2 * SP.tiles())), Loop, Done);
+      B.CreateCondBr(B.CreateICmpULT(Next, idx(2 * SP.descriptors())), Loop,
+                     Done);
       B.SetInsertPoint(Done);
     });
   }

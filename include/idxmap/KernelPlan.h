@@ -314,15 +314,29 @@ enum class ScanMode {
   /// looks back over 32 descriptors at a time (docs/KERNEL_PLAN.md). Main
   /// is `(th_x, tile)[run, vec] -> index of the scanned operand`.
   BlockTiles,
+  /// A block scans a tile of TileLength consecutive positions of Columns
+  /// neighbouring lines of a scan along a non-minor dim (columns: lines
+  /// neighbours along the minor dim). Thread (tx, ty) = (th_x mod
+  /// Columns / Vector, th_x floordiv (Columns / Vector)) holds Runs
+  /// consecutive positions of Vector neighbouring columns (a warp's loads
+  /// and stores are rows of consecutive elements): a serial scan down
+  /// each column, the row groups' totals folded through shared memory.
+  /// Tiles are numbered segment-major (tile = seg * Groups + group), and
+  /// with TilesPerLine > 1 each column chains by decoupled look-back over
+  /// a descriptor per (tile, column), tile ids taken in launch order as
+  /// for BlockTiles; one thread per column walks back tile by tile. Main
+  /// is `(th_x, tile)[run, vec] -> index of the scanned operand`.
+  ColumnTiles,
 };
 
 /// The scan emitter's parameters (issue 18).
 ///
-/// Example: cumsum along dim 0 of f32[4096,16384]: LinePerThread, Lines
-/// 16384, Length 4096, 128 threads per block; along the rows of
-/// f32[16384,4096]: BlockTiles of 4096 (256 threads x 4 runs of 4), one
-/// tile per row; f32[268435456]: the same tiles, 65536 tiles chained by
-/// look-back.
+/// Example: along the rows of f32[16384,4096]: BlockTiles of 4096 (256
+/// threads x 4 runs of 4), one tile per row; f32[268435456]: tiles of
+/// 16384 (256 x 16 runs of 4), 16384 tiles chained by look-back; along
+/// dim 0 of f32[4096,16384]: ColumnTiles of 128 columns x 128 positions
+/// (32 x 8 threads, each 16 positions of 4 columns), 128 groups x 32
+/// tiles per line.
 struct ScanPlan {
   ScanMode Mode = ScanMode::LinePerThread;
   /// Lines (Dims[0] * Dims[2] of ScanInfo) and their length.
@@ -331,8 +345,13 @@ struct ScanPlan {
   /// 1 (a line per thread), 32 (a row per warp) or the block's threads.
   int64_t LanesPerLine = 1;
   /// BlockTiles: elements per vector, vectors per thread, the tile's
-  /// elements (threads x Runs x Vector) and tiles per line.
+  /// elements (threads x Runs x Vector) and tiles per line. ColumnTiles:
+  /// columns per vector, positions per thread, the tile's positions.
   int64_t Vector = 1, Runs = 1, TileLength = 1, TilesPerLine = 1;
+  /// Tiled modes: the tiles of one segment (one per row for BlockTiles,
+  /// one per group of Columns lines for ColumnTiles) and the lines a
+  /// tile covers (1 for BlockTiles).
+  int64_t Groups = 1, Columns = 1;
   /// BlockTiles: per root, elements per vector store the maps prove.
   std::vector<int64_t> StoreWidth;
   /// Tile descriptors in the workspace: one 64-bit word (status in the
@@ -342,13 +361,15 @@ struct ScanPlan {
   /// aggregates' and the inclusive prefixes'.
   bool PackedDescriptors = true;
   bool lookBack() const { return TilesPerLine > 1; }
-  int64_t tiles() const { return Lines * TilesPerLine; }
+  int64_t tiles() const { return Groups * TilesPerLine; }
+  /// Look-back descriptors: one per line of each tile.
+  int64_t descriptors() const { return tiles() * Columns; }
   /// The workspace: the tile counter and the blocks' exit counter (16
-  /// bytes), then the descriptors of every tile.
+  /// bytes), then the descriptors.
   int64_t workspaceBytes() const {
     if (!lookBack())
       return 0;
-    const int64_t T = tiles();
+    const int64_t T = descriptors();
     return 16 + (PackedDescriptors ? 8 * T : (4 * T + 15) / 16 * 16 + 16 * T);
   }
 };

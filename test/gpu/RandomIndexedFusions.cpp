@@ -109,7 +109,7 @@ std::string generateDus(uint64_t Seed, int64_t MaxElements) {
   Rng R(Seed);
   static const std::vector<std::string> Types = {"f32", "bf16", "f16", "s32",
                                                  "s8",  "f64",  "u16"};
-  static const std::vector<int64_t> Big = {1,  2,  3,  7,   16,  17,  31, 32,
+  static const std::vector<int64_t> Big = {1,  2,  3,  7,   16,  17,  31,  32,
                                            33, 64, 65, 127, 128, 257, 1000};
   const std::string Ty = pick(R, Types);
   const size_t Rank = 1 + R() % 4;
@@ -122,8 +122,9 @@ std::string generateDus(uint64_t Seed, int64_t MaxElements) {
   for (int64_t D : Out) {
     // Whole extent, empty, or anything in between.
     int Kind = int(R() % 6);
-    Upd.push_back(Kind == 0 ? D : Kind == 1 && R() % 8 == 0 ? 0
-                                                            : int64_t(R() % uint64_t(D + 1)));
+    Upd.push_back(Kind == 0                   ? D
+                  : Kind == 1 && R() % 8 == 0 ? 0
+                                              : int64_t(R() % uint64_t(D + 1)));
   }
   const bool TwoRoots = R() % 4 == 0;
   const std::vector<int64_t> OutL = randomLayout(R, Rank);
@@ -176,8 +177,7 @@ std::string generateDus(uint64_t Seed, int64_t MaxElements) {
       } else {
         std::string K2 = Fresh();
         B << "  " << K2 << " = s32[] constant(" << C << ")\n";
-        B << "  " << V << " = s32[] add(" << StartParam << ", " << K2
-          << ")\n";
+        B << "  " << V << " = s32[] add(" << StartParam << ", " << K2 << ")\n";
       }
     }
     Starts.push_back(V);
@@ -199,8 +199,8 @@ std::string generateDus(uint64_t Seed, int64_t MaxElements) {
       << ")\n";
     std::reverse(Starts.begin(), Starts.end());
     std::string D1 = Fresh();
-    B << "  " << D1 << " = " << Out2S << " dynamic-update-slice(" << Op2
-      << ", " << U2 << StartList() << ")\n";
+    B << "  " << D1 << " = " << Out2S << " dynamic-update-slice(" << Op2 << ", "
+      << U2 << StartList() << ")\n";
     RootType = "(" + OutS + ", " + Out2S + ")";
     B << "  ROOT t = " << RootType << " tuple(" << D0 << ", " << D1 << ")\n";
   } else {
@@ -228,12 +228,12 @@ std::string generateDus(uint64_t Seed, int64_t MaxElements) {
 /// layouts.
 std::string generateConcat(uint64_t Seed, int64_t MaxElements) {
   Rng R(Seed);
-  static const std::vector<std::string> Types = {"f32", "bf16", "f16", "s32",
-                                                 "s8",  "f64"};
-  static const std::vector<int64_t> Dims = {1,  2,  3,  4,   7,   8,  16, 17,
+  static const std::vector<std::string> Types = {"f32", "bf16", "f16",
+                                                 "s32", "s8",   "f64"};
+  static const std::vector<int64_t> Dims = {1,  2,  3,  4,  7,   8,   16, 17,
                                             31, 32, 33, 64, 100, 128, 255};
-  static const std::vector<int64_t> Exts = {0, 1, 2, 3, 4, 5, 7, 8, 12, 16,
-                                            31, 32, 33, 64, 100, 128, 300};
+  static const std::vector<int64_t> Exts = {
+      0, 1, 2, 3, 4, 5, 7, 8, 12, 16, 31, 32, 33, 64, 100, 128, 300};
   const std::string Ty = pick(R, Types);
   const size_t Rank = 1 + R() % 4;
   const size_t Dim = R() % Rank;
@@ -301,8 +301,9 @@ std::string generateConcat(uint64_t Seed, int64_t MaxElements) {
     std::string Q = Param(OutS);
     std::string V = Fresh();
     B << "  " << V << " = " << OutS << " "
-      << (Ty[0] == 's' ? "add" : pick(R, std::vector<std::string>{
-                                           "add", "multiply", "maximum"}))
+      << (Ty[0] == 's'
+              ? "add"
+              : pick(R, std::vector<std::string>{"add", "multiply", "maximum"}))
       << "(" << X << ", " << Q << ")\n";
     X = V;
   }
@@ -336,11 +337,10 @@ std::string generateConcat(uint64_t Seed, int64_t MaxElements) {
 /// table and an epilogue on the result.
 std::string generateGather(uint64_t Seed, int64_t MaxElements) {
   Rng R(Seed);
-  static const std::vector<std::string> Types = {"f32", "bf16", "f16", "s32",
-                                                 "s8",  "f64"};
+  static const std::vector<std::string> Types = {"f32", "bf16", "f16",
+                                                 "s32", "s8",   "f64"};
   static const std::vector<int64_t> Rows = {1, 2, 5, 16, 33, 100, 1000};
-  static const std::vector<int64_t> Cols = {1, 3, 8, 16, 17, 64, 128, 256,
-                                            513};
+  static const std::vector<int64_t> Cols = {1, 3, 8, 16, 17, 64, 128, 256, 513};
   static const std::vector<int64_t> Ns = {1, 2, 7, 64, 100, 1000};
   const std::string Ty = pick(R, Types);
   const size_t Rank = 2 + R() % 2;
@@ -353,7 +353,7 @@ std::string generateGather(uint64_t Seed, int64_t MaxElements) {
     for (size_t D = 0; D < Rank; ++D)
       T.push_back(D < size_t(K) ? pick(R, Rows) : pick(R, Cols));
     for (size_t D = 0; D < Rank; ++D)
-      Slice.push_back(D < size_t(K) ? 1
+      Slice.push_back(D < size_t(K)  ? 1
                       : R() % 3 == 0 ? 1 + int64_t(R() % uint64_t(T[D]))
                                      : T[D]);
     N = pick(R, Ns);
@@ -367,8 +367,8 @@ std::string generateGather(uint64_t Seed, int64_t MaxElements) {
   std::vector<int64_t> OL(Out.size());
   std::iota(OL.rbegin(), OL.rend(), 0);
   const std::string OS = shapeText(Ty, Out, OL);
-  const std::string IS = "s32[" + std::to_string(N) + "," + std::to_string(K) +
-                         "]{1,0}";
+  const std::string IS =
+      "s32[" + std::to_string(N) + "," + std::to_string(K) + "]{1,0}";
   std::ostringstream B;
   B << "HloModule random_gather_" << Seed << "\n\nfused {\n";
   B << "  p0 = " << TS << " parameter(0)\n";
@@ -391,8 +391,8 @@ std::string generateGather(uint64_t Seed, int64_t MaxElements) {
   }
   Sizes = dimsText(Slice);
   const bool Epilogue = R() % 3 == 0;
-  B << "  " << (Epilogue ? "g" : "ROOT g") << " = " << OS << " gather("
-    << Table << ", i), offset_dims={" << Offset << "}, collapsed_slice_dims={"
+  B << "  " << (Epilogue ? "g" : "ROOT g") << " = " << OS << " gather(" << Table
+    << ", i), offset_dims={" << Offset << "}, collapsed_slice_dims={"
     << Collapsed << "}, start_index_map={" << Map
     << "}, index_vector_dim=1, slice_sizes={" << Sizes << "}\n";
   if (Epilogue)
@@ -408,8 +408,8 @@ std::string generateGather(uint64_t Seed, int64_t MaxElements) {
 /// elementwise prologue, every dtype, a random input layout.
 std::string generateSlices(uint64_t Seed, int64_t MaxElements) {
   Rng R(Seed);
-  static const std::vector<std::string> Types = {"f32", "bf16", "f16", "s32",
-                                                 "s8",  "f64"};
+  static const std::vector<std::string> Types = {"f32", "bf16", "f16",
+                                                 "s32", "s8",   "f64"};
   static const std::vector<int64_t> Dims = {1,  2,  3,  5,   8,   16, 17,
                                             31, 32, 64, 100, 128, 257};
   const std::string Ty = pick(R, Types);
@@ -488,8 +488,7 @@ std::string generateScatter(uint64_t Seed, int64_t MaxElements) {
   Rng R(Seed);
   static const std::vector<std::string> Types = {"f32", "bf16", "f16", "s32",
                                                  "s8",  "f64",  "u32"};
-  static const std::vector<int64_t> Dims = {1, 2, 3, 5, 8, 16, 17, 33, 64,
-                                            100};
+  static const std::vector<int64_t> Dims = {1, 2, 3, 5, 8, 16, 17, 33, 64, 100};
   static const std::vector<std::string> Combiners = {
       "add", "add", "maximum", "minimum", "multiply", "overwrite"};
   const std::string Ty = pick(R, Types);
@@ -514,8 +513,7 @@ std::string generateScatter(uint64_t Seed, int64_t MaxElements) {
     for (size_t D = 0; D < Rank; ++D)
       Op.push_back(pick(R, Dims));
     for (size_t D = size_t(K); D < Rank; ++D)
-      Win.push_back(R() % 3 == 0 ? 1 + int64_t(R() % uint64_t(Op[D]))
-                                 : Op[D]);
+      Win.push_back(R() % 3 == 0 ? 1 + int64_t(R() % uint64_t(Op[D])) : Op[D]);
     N = 1 + int64_t(R() % 64);
     if (Unique)
       N = std::min(N, Op[0]);
@@ -527,8 +525,8 @@ std::string generateScatter(uint64_t Seed, int64_t MaxElements) {
   std::iota(UL.rbegin(), UL.rend(), 0);
   const std::string OpS = shapeText(Ty, Op, OL);
   const std::string UpdS = shapeText(Ty, UpdD, UL);
-  const std::string IS = "s32[" + std::to_string(N) + "," + std::to_string(K) +
-                         "]{1,0}";
+  const std::string IS =
+      "s32[" + std::to_string(N) + "," + std::to_string(K) + "]{1,0}";
   std::ostringstream B;
   // An overwrite returns the update itself (a plain store) or a copy of
   // it (a combiner the emitter runs).
@@ -553,10 +551,10 @@ std::string generateScatter(uint64_t Seed, int64_t MaxElements) {
     const int64_t Rep = 1 + int64_t(R() % 4);
     const int64_t Shift = int64_t(R() % 3) - 1;
     B << "  io = " << IS << " iota(), iota_dimension=0\n  r = s32[] constant("
-      << Rep << ")\n  rb = " << IS << " broadcast(r), dimensions={}\n  q = "
-      << IS << " divide(io, rb)\n  c = s32[] constant(" << Shift
-      << ")\n  cb = " << IS << " broadcast(c), dimensions={}\n  i = " << IS
-      << " add(q, cb)\n";
+      << Rep << ")\n  rb = " << IS
+      << " broadcast(r), dimensions={}\n  q = " << IS
+      << " divide(io, rb)\n  c = s32[] constant(" << Shift << ")\n  cb = " << IS
+      << " broadcast(c), dimensions={}\n  i = " << IS << " add(q, cb)\n";
     Idx = "i";
   } else {
     int64_t Shift = int64_t(R() % uint64_t(Op[0] + 3)) - 2;
@@ -581,8 +579,7 @@ std::string generateScatter(uint64_t Seed, int64_t MaxElements) {
     << Inserted << "}, scatter_dims_to_operand_dims={" << Map
     << "}, index_vector_dim=1, to_apply=combine"
     << (Unique && Promise ? ", unique_indices=true" : "")
-    << (Sorted ? ", indices_are_sorted=true" : "")
-    << "\n}\n\nENTRY main {\n"
+    << (Sorted ? ", indices_are_sorted=true" : "") << "\n}\n\nENTRY main {\n"
     << "  a0 = " << OpS << " parameter(0)\n  a1 = " << IS
     << " parameter(1)\n  a2 = " << UpdS << " parameter(2)\n"
     << "  ROOT fusion = " << OpS
@@ -608,8 +605,8 @@ std::string scanIdentity(const std::string &Comb, const std::string &Ty) {
 /// `x op carry` returned as output and carry, the init a broadcast
 /// constant or a parameter) or a prefix reduce-window (padding low, or
 /// high for a reverse scan), along any dim of ranks 1-3 with lengths from
-/// 1 to primes over 1000 (now and then one prime line up to
-/// --max-elements long), every layout, add/max/min/multiply on f32, bf16,
+/// 1 to primes over 1000 (now and then prime lines up to --max-elements
+/// long), every layout, add/max/min/multiply on f32, bf16,
 /// f16, f64, s32 and s64, an elementwise prologue and epilogue (one
 /// reading a second parameter).
 std::string generateScan(uint64_t Seed, int64_t MaxElements) {
@@ -631,12 +628,13 @@ std::string generateScan(uint64_t Seed, int64_t MaxElements) {
       In.push_back(pick(R, Dims));
   } while (product(In) > MaxElements);
   int64_t Dim = int64_t(R() % Rank);
-  // Now and then one long line, a prime up to --max-elements long: tiles
-  // of the line chained by look-back, its last tile ragged. The other
-  // dims are 1, so that in any layout it is a row (a column longer than
-  // 16384 is refused: no column tiles yet).
+  // Now and then long lines, a prime up to --max-elements long: tiles of
+  // a line chained by look-back, its last tile ragged. The other dims are
+  // 1 or a few (in a layout where the long dim is not minor, a few long
+  // columns, a partial group of them).
   static const std::vector<int64_t> Long = {4099,   8191,    16381,  65521,
                                             262139, 1048573, 4194301};
+  static const std::vector<int64_t> Few = {2, 3, 5, 8, 17, 33, 130};
   if (R() % 4 == 0) {
     std::vector<int64_t> Fit;
     for (int64_t L : Long)
@@ -645,6 +643,11 @@ std::string generateScan(uint64_t Seed, int64_t MaxElements) {
     if (!Fit.empty()) {
       In.assign(Rank, 1);
       In[size_t(Dim)] = Fit[R() % Fit.size()];
+      for (size_t K = 0; K < Rank; ++K) {
+        const int64_t F = pick(R, Few);
+        if (int64_t(K) != Dim && R() % 2 == 0 && product(In) * F <= MaxElements)
+          In[K] = F;
+      }
     }
   }
   const int64_t N = In[size_t(Dim)];
@@ -700,12 +703,12 @@ std::string generateScan(uint64_t Seed, int64_t MaxElements) {
   B << "  c0 = " << Ty << "[] constant(" << InitC << ")\n";
   std::string Out;
   if (ScanOp) {
-    std::string Init = InitParam ? "p" + std::to_string(TwoInputs ? 2 : 1)
-                                 : "z";
+    std::string Init =
+        InitParam ? "p" + std::to_string(TwoInputs ? 2 : 1) : "z";
     if (!InitParam)
       B << "  z = " << SliceS << " broadcast(c0), dimensions={}\n";
-    B << "  sc = (" << InS << ", " << SliceS << ") scan(" << X << ", "
-      << Init << "), dimensions={" << Dim << "}, num_carries=1"
+    B << "  sc = (" << InS << ", " << SliceS << ") scan(" << X << ", " << Init
+      << "), dimensions={" << Dim << "}, num_carries=1"
       << (Reverse ? ", is_reverse=true" : "")
       << ", is_associative=true, to_apply=body\n";
     B << "  g = " << InS << " get-tuple-element(sc), index=0\n";
@@ -715,13 +718,14 @@ std::string generateScan(uint64_t Seed, int64_t MaxElements) {
     for (size_t K = 0; K < Rank; ++K) {
       bool D = int64_t(K) == Dim;
       Sizes += (K ? "x" : "") + std::to_string(D ? N : 1);
-      Pads += std::string(K ? "x" : "") +
-              (!D ? "0_0"
-                  : Reverse ? "0_" + std::to_string(N - 1)
-                            : std::to_string(N - 1) + "_0");
+      Pads += std::string(K ? "x" : "") + (!D ? "0_0"
+                                           : Reverse
+                                               ? "0_" + std::to_string(N - 1)
+                                               : std::to_string(N - 1) + "_0");
     }
-    B << "  w = " << InS << " reduce-window(" << X << ", c0), window={size="
-      << Sizes << " pad=" << Pads << "}, to_apply=combine\n";
+    B << "  w = " << InS << " reduce-window(" << X
+      << ", c0), window={size=" << Sizes << " pad=" << Pads
+      << "}, to_apply=combine\n";
     Out = "w";
   }
   const int Epi = int(R() % 3);
@@ -827,8 +831,7 @@ int main(int Argc, char **Argv) {
                                       std::to_string(S));
     if (!M) {
       std::printf("FAIL seed %llu: generated module does not parse:\n%s\n%s\n",
-                  (unsigned long long)S, M.error().str().c_str(),
-                  Text.c_str());
+                  (unsigned long long)S, M.error().str().c_str(), Text.c_str());
       ++Failed;
       continue;
     }
@@ -847,9 +850,9 @@ int main(int Argc, char **Argv) {
       ++Failed;
       continue;
     }
-    ++Types[std::string(primitiveTypeName(Fusion->shape().isTuple()
-                                              ? Fusion->shape().TupleShapes[0].Type
-                                              : Fusion->shape().Type))];
+    ++Types[std::string(primitiveTypeName(
+        Fusion->shape().isTuple() ? Fusion->shape().TupleShapes[0].Type
+                                  : Fusion->shape().Type))];
     if (!Flags.Ptxas.empty())
       if (std::string Bad = ptxasComplaint(Flags.Ptxas, E->Ptx, S);
           !Bad.empty()) {
@@ -865,8 +868,8 @@ int main(int Argc, char **Argv) {
       const HloComputation &C = *Fusion->fusedComputation();
       std::vector<Literal> Args;
       for (int64_t I = 0; I < C.parameterCount(); ++I) {
-        Literal L(Shape(C.parameter(I)->shape().Type,
-                        C.parameter(I)->shape().Dims));
+        Literal L(
+            Shape(C.parameter(I)->shape().Type, C.parameter(I)->shape().Dims));
         L.fillRandom(S * 1000003 + uint64_t(I), -2.0, 2.0);
         Args.push_back(std::move(L));
       }

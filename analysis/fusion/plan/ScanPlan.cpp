@@ -60,6 +60,37 @@ int64_t widestBytes(const HloComputation &C, const FusionAnalysis &A) {
   return Bytes;
 }
 
+/// The tiled kernels' loads and stores: a parameter read by the prologue
+/// alone, through one map, takes the vectors the maps prove under
+/// P.Main; each root its proven store width.
+void planAccessWidths(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
+  const FusionAnalysis &A = In.A;
+  const HloComputation &C = *A.Computation;
+  const ScanInfo &S = *A.Scan;
+  Context &Ctx = In.Ctx;
+  const std::set<const HloInstruction *> Pro = ancestors(S.Input),
+                                         InitPro = ancestors(S.Init);
+  GroupedIndexing G = computeGroupedIndexing(Ctx, C, S.Input);
+  std::vector<int64_t> Loads(C.parameters().size(), 1);
+  for (size_t K = 0; K < C.parameters().size(); ++K) {
+    const HloInstruction *Pm = C.parameters()[K];
+    auto It = G.find(Pm);
+    bool Only = It != G.end() && It->second.size() == 1 && !InitPro.count(Pm);
+    for (const HloInstruction *U : Pm->users())
+      Only = Only && (Pro.count(U) || U == S.Hero);
+    if (Only)
+      Loads[K] =
+          std::min(SP.Vector, provenAccessWidth(P.Main, It->second.front().Map,
+                                                Pm->shape()));
+  }
+  const std::vector<int64_t> Sizes = S.Input->shape().Dims;
+  for (const HloInstruction *R : A.Roots)
+    SP.StoreWidth.push_back(std::min(
+        SP.Vector, provenAccessWidth(P.Main, IndexingMap::identity(Ctx, Sizes),
+                                     R->shape())));
+  P.Loop = LoopPlan{true, std::move(Loads)};
+}
+
 /// The tiled row scan (ScanMode::BlockTiles): the tile's shape, the thread
 /// map, the proven load and store widths and the launch.
 void planBlockTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
@@ -101,6 +132,7 @@ void planBlockTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
                      " tiles per line, chained by decoupled look-back"
                : "one tile per line: no look-back");
   SP.PackedDescriptors = byteWidth(S.Type) <= 4;
+  SP.Groups = SP.Lines;
   const int64_t Tiles = SP.tiles();
   // (th_x, tile)[run, vec] -> position
   //   seg * TileLength + (th_x floordiv 32) * 32 * Items
@@ -126,29 +158,7 @@ void planBlockTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
                   delinearizePhysical(Ctx, Lin, S.Input->shape()), Cs);
   simplify(P.Main.Map);
 
-  // Loads: a parameter of the prologue alone, read through one map, takes
-  // the vectors the maps prove; stores: each root's proven width.
-  const std::set<const HloInstruction *> Pro = ancestors(S.Input),
-                                         InitPro = ancestors(S.Init);
-  GroupedIndexing G = computeGroupedIndexing(Ctx, C, S.Input);
-  std::vector<int64_t> Loads(C.parameters().size(), 1);
-  for (size_t K = 0; K < C.parameters().size(); ++K) {
-    const HloInstruction *Pm = C.parameters()[K];
-    auto It = G.find(Pm);
-    bool Only = It != G.end() && It->second.size() == 1 && !InitPro.count(Pm);
-    for (const HloInstruction *U : Pm->users())
-      Only = Only && (Pro.count(U) || U == S.Hero);
-    if (Only)
-      Loads[K] =
-          std::min(SP.Vector, provenAccessWidth(P.Main, It->second.front().Map,
-                                                Pm->shape()));
-  }
-  const std::vector<int64_t> Sizes = S.Input->shape().Dims;
-  for (const HloInstruction *R : A.Roots)
-    SP.StoreWidth.push_back(std::min(
-        SP.Vector, provenAccessWidth(P.Main, IndexingMap::identity(Ctx, Sizes),
-                                     R->shape())));
-  P.Loop = LoopPlan{true, std::move(Loads)};
+  planAccessWidths(In, P, SP);
   GridStride GS = gridStride(Tiles, In.Device.MaxGrid[0]);
   P.Grid[0] = P.choose("blocks", GS.Grid,
                        SP.lookBack()
@@ -158,6 +168,112 @@ void planBlockTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
   P.Block[0] = T;
 }
 
+/// The index of \p S's operand at position \p Pos of the line numbered
+/// \p Outer among the dims more major than the scanned one and \p Inner
+/// among those more minor (each delinearized over its own dims, so that
+/// no division crosses the scanned dim).
+std::vector<Expr> scanIndex(Context &Ctx, const ScanInfo &S, Expr Outer,
+                            Expr Pos, Expr Inner) {
+  const Shape &X = S.Input->shape();
+  const std::vector<int64_t> M2m = X.layoutOrDefault();
+  const size_t At =
+      size_t(std::find(M2m.begin(), M2m.end(), S.Dim) - M2m.begin());
+  std::vector<Expr> Idx(X.rank(), Ctx.constant(0));
+  Idx[size_t(S.Dim)] = Pos;
+  auto Spread = [&](Expr Lin, size_t From, size_t To) {
+    // Physical dims M2m[To - 1] (major) .. M2m[From] (minor).
+    std::vector<int64_t> Sizes;
+    for (size_t K = To; K-- > From;)
+      Sizes.push_back(X.Dims[size_t(M2m[K])]);
+    std::vector<Expr> Parts = delinearize(Ctx, Lin, Sizes);
+    for (size_t K = 0; K < Parts.size(); ++K)
+      Idx[size_t(M2m[To - 1 - K])] = Parts[K];
+  };
+  Spread(Inner, 0, At);
+  Spread(Outer, At + 1, M2m.size());
+  return Idx;
+}
+
+/// The tiled scan along a non-minor dim (ScanMode::ColumnTiles).
+void planColumnTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
+  const FusionAnalysis &A = In.A;
+  const HloComputation &C = *A.Computation;
+  const ScanInfo &S = *A.Scan;
+  Context &Ctx = In.Ctx;
+  const int64_t N = S.Length, Outer = S.Dims[0], Inner = S.Dims[2];
+  SP.Mode = ScanMode::ColumnTiles;
+  // Whole vectors of neighbouring columns: the widest that divides the
+  // minor extent (a vector never straddles two lines' groups).
+  int64_t V = std::max<int64_t>(1, 16 / widestBytes(C, A));
+  while (V > 1 && Inner % V != 0)
+    V /= 2;
+  SP.Vector = P.choose("vector", V,
+                       "neighbouring columns a thread holds (a 16-byte "
+                       "vector, or the widest that divides " +
+                           std::to_string(Inner) + ")");
+  const int64_t TX = std::min<int64_t>(32, nextPow2(ceilDiv(Inner, V)));
+  SP.Columns = TX * SP.Vector;
+  const int64_t GroupsPerOuter = ceilDiv(Inner, SP.Columns);
+  SP.Groups = Outer * GroupsPerOuter;
+  const int64_t T = choose(
+      In, P, "IDXMAP_SCAN_THREADS", "threads", std::min<int64_t>(256, 32 * TX),
+      TX == 32 ? "8 warps, each a row of 32 x vector columns"
+               : "row groups of " + std::to_string(TX) +
+                     " threads across the columns, at most 32 of them");
+  const int64_t TY = std::max<int64_t>(1, T / TX);
+  // Each thread's elements: 64 in registers (32 of 8 bytes), all loads in
+  // flight before the first combine, and few tiles for a look-back to
+  // cross; never more positions than the line has.
+  const int64_t Items = choose(
+      In, P, "IDXMAP_SCAN_ITEMS", "items", byteWidth(S.Type) > 4 ? 32 : 64,
+      "elements a thread holds in registers: positions x vector");
+  SP.Runs =
+      std::max<int64_t>(1, std::min(ceilDiv(Items, SP.Vector), ceilDiv(N, TY)));
+  SP.TileLength = TY * SP.Runs;
+  SP.TilesPerLine = ceilDiv(N, SP.TileLength);
+  SP.LanesPerLine = TY;
+  P.choose("tile", SP.TileLength,
+           std::to_string(SP.Columns) + " columns x " +
+               std::to_string(SP.TileLength) + " positions; " +
+               (SP.TilesPerLine > 1
+                    ? std::to_string(SP.TilesPerLine) +
+                          " tiles per line, chained by decoupled look-back"
+                    : "one tile per line: no look-back"));
+  SP.PackedDescriptors = byteWidth(S.Type) <= 4;
+  const int64_t Tiles = SP.tiles();
+  // (th_x, tile)[run, vec] -> position seg * TileLength + ty * Runs + run
+  // of column cg * Columns + tx * Vector + vec of outer index o, where
+  // seg = tile floordiv Groups, (o, cg) = the group tile mod Groups.
+  Expr Th = Ctx.dim(0), Tile = Ctx.dim(1);
+  Expr Seg = Tile.floorDiv(SP.Groups), Group = Tile % SP.Groups;
+  Expr Pos = Seg * SP.TileLength + Th.floorDiv(TX) * SP.Runs + Ctx.symbol(0);
+  Expr Col = (Group % GroupsPerOuter) * SP.Columns + (Th % TX) * SP.Vector +
+             Ctx.symbol(1);
+  std::vector<Constraint> Cs;
+  if (SP.TilesPerLine * SP.TileLength != N)
+    Cs.push_back({Pos, {0, N - 1}});
+  if (GroupsPerOuter * SP.Columns != Inner)
+    Cs.push_back({Col, {0, Inner - 1}});
+  P.Main.ThreadsPerBlock = T;
+  P.Main.Blocks = Tiles;
+  P.Main.Vector = SP.Vector;
+  P.Main.Target = S.Input;
+  P.Main.Map =
+      IndexingMap(Ctx, {{"th_x", {0, T - 1}}, {"tile", {0, Tiles - 1}}},
+                  {{"run", {0, SP.Runs - 1}}, {"vec", {0, SP.Vector - 1}}}, {},
+                  scanIndex(Ctx, S, Group.floorDiv(GroupsPerOuter),
+                            S.Reverse ? Ctx.constant(N - 1) - Pos : Pos, Col),
+                  Cs);
+  simplify(P.Main.Map);
+  planAccessWidths(In, P, SP);
+  GridStride GS = gridStride(Tiles, In.Device.MaxGrid[0]);
+  P.Grid[0] = P.choose("blocks", GS.Grid,
+                       SP.lookBack()
+                           ? "one block per tile, tiles taken in launch order "
+                             "from the workspace's counter"
+                           : "one block per group of columns");
+  P.Block[0] = T;
+}
 } // namespace
 
 std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P) {
@@ -189,15 +305,22 @@ std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P) {
     P.Scan = SP;
     return std::nullopt;
   }
-  // One thread walks a whole column: a longer one needs the column tiles,
-  // not built yet.
+  // Along a non-minor dim: tiles of neighbouring columns, each thread a
+  // run of positions of a vector of columns (all its loads in flight).
+  if (!S.isRow() && hasIdentity(S)) {
+    planColumnTiles(In, P, SP);
+    chooseIndexWidth(P, std::max(MaxElements, SP.tiles() * P.Block[0]));
+    P.Scan = SP;
+    return std::nullopt;
+  }
+  // One thread walks a whole line (a row shorter than a warp, or a line
+  // of a type without the combiner's identity).
   constexpr int64_t MaxSerialLength = 16384;
   if (N > MaxSerialLength)
     return Hero + " scans lines of " + std::to_string(N) +
-           " elements along a non-minor dim (or of a type without the "
-           "combiner's identity); a thread scans at most " +
-           std::to_string(MaxSerialLength) +
-           " (column tiles chained by look-back are not built yet, issue 18)";
+           " elements of a type without the combiner's identity along a "
+           "non-minor dim; a thread scans at most " +
+           std::to_string(MaxSerialLength);
   // A row of at least a warp's width: a warp per row, 32 consecutive
   // elements a step (coalesced) scanned with shuffles.
   const bool Warp = S.isRow() && N >= 32;

@@ -237,8 +237,11 @@ TEST(ScanFusion, HeroWithPrologueAndEpilogue) {
             "32 + (th_x floordiv 32) * 128 in [0, 249]");
 }
 
-TEST(ScanFusion, ColumnLanesAreNeighboursLongRowsTiledLongColumnsRefused) {
-  // Along dim 0 of [4096, 300]: 300 lines, lanes on neighbouring columns.
+TEST(ScanFusion, ColumnTilesAndRowTilesChainedByLookBack) {
+  // Along dim 0 of [4096, 300]: 300 lines in groups of 128 columns (32
+  // lanes x vectors of 4; the third group partial), 8 row groups of 16
+  // positions: tiles of 128 positions, 32 per line, numbered
+  // segment-major.
   auto M = fused(R"(p0 = f32[4096,300] parameter(0)
     c = f32[] constant(0)
     ROOT s = f32[4096,300] reduce-window(p0, c), window={size=4096x1
@@ -252,13 +255,20 @@ TEST(ScanFusion, ColumnLanesAreNeighboursLongRowsTiledLongColumnsRefused) {
   Expected<KernelPlan> P =
       planFusion(Ctx, A, Tuning{}, *lookupDeviceModel("H200"), &F);
   ASSERT_TRUE(P) << P.error().Message;
+  EXPECT_EQ(P->Scan->Mode, ScanMode::ColumnTiles);
   EXPECT_EQ(P->Scan->Lines, 300);
-  EXPECT_EQ(P->Scan->LanesPerLine, 1);
-  EXPECT_EQ(P->Grid[0], 3);
+  EXPECT_EQ(P->Scan->Columns, 128);
+  EXPECT_EQ(P->Scan->Groups, 3);
+  EXPECT_EQ(P->Scan->TileLength, 128);
+  EXPECT_EQ(P->Scan->TilesPerLine, 32);
+  EXPECT_EQ(P->Scan->descriptors(), 3 * 32 * 128);
+  EXPECT_EQ(P->Scan->workspaceBytes(), 16 + 8 * 3 * 32 * 128);
+  EXPECT_EQ(P->Grid[0], 96);
   EXPECT_EQ(printMap(P->Main.Map),
-            "(th_x, bl_x)[pos] -> (pos, th_x + bl_x * 128), domain: th_x in "
-            "[0, 127], bl_x in [0, 2], pos in [0, 4095], th_x + bl_x * 128 in "
-            "[0, 299]");
+            "(th_x, tile)[run, vec] -> (run + (th_x floordiv 32) * 16 + (tile "
+            "floordiv 3) * 128, vec + (th_x mod 32) * 4 + (tile mod 3) * 128), "
+            "domain: th_x in [0, 255], tile in [0, 95], run in [0, 15], vec in "
+            "[0, 3], th_x mod 32 + (tile mod 3) * 32 in [0, 74]");
   // A row of 32768: 2 tiles of 256 threads x 64 elements (a line of
   // several tiles takes large ones), chained by look-back (the counters,
   // then a 64-bit descriptor per tile).
@@ -289,8 +299,9 @@ TEST(ScanFusion, ColumnLanesAreNeighboursLongRowsTiledLongColumnsRefused) {
   ASSERT_TRUE(SP) << SP.error().Message;
   EXPECT_EQ(SP->Scan->TileLength, 128);
   EXPECT_EQ(SP->Scan->TilesPerLine, 256);
-  // A column of 16411: one thread would walk it all; refused with the
-  // reason.
+  // A column of 16411 of 4 lines: a thread per row group of 16 positions
+  // of all 4 columns, 33 tiles of 512, 4 descriptors each; an f64 column
+  // keeps split descriptors.
   auto Col = fused(R"(p0 = f32[16411,4] parameter(0)
     c = f32[] constant(0)
     ROOT s = f32[16411,4] reduce-window(p0, c), window={size=16411x1
@@ -300,11 +311,15 @@ TEST(ScanFusion, ColumnLanesAreNeighboursLongRowsTiledLongColumnsRefused) {
   const HloInstruction &CF = *Col->entry()->root();
   Expected<KernelPlan> CP = planFusion(Ctx, analyzeFusion(CF), Tuning{},
                                        *lookupDeviceModel("H200"), &CF);
-  ASSERT_FALSE(CP);
-  EXPECT_NE(CP.error().Message.find("scans lines of 16411 elements along a "
-                                    "non-minor dim"),
-            std::string::npos)
-      << CP.error().Message;
+  ASSERT_TRUE(CP) << CP.error().Message;
+  EXPECT_EQ(CP->Scan->Mode, ScanMode::ColumnTiles);
+  EXPECT_EQ(CP->Scan->Columns, 4);
+  EXPECT_EQ(CP->Scan->Vector, 4);
+  EXPECT_EQ(CP->Block[0], 32);
+  EXPECT_EQ(CP->Scan->TileLength, 512);
+  EXPECT_EQ(CP->Scan->TilesPerLine, 33);
+  EXPECT_TRUE(CP->Scan->PackedDescriptors);
+  EXPECT_EQ(CP->Scan->workspaceBytes(), 16 + 8 * 33 * 4);
 }
 
 TEST(ScanFusion, RefusedWithTheReason) {
