@@ -67,6 +67,9 @@ const std::vector<TuningKnobInfo> &tuningTable() {
       {"IDXMAP_SCAN_ITEMS", &T::ScanItems, 1, 64, true,
        "16 (at least one 16-byte vector)",
        "scan: elements each thread of a tile holds in registers"},
+      {"IDXMAP_SCAN_SHARED_ROWS", &T::ScanSharedRows, 0, 4096, false, "31",
+       "scan: the longest row that shares a tile with others (a segmented "
+       "scan); longer rows take a warp or tiles of their own"},
       {"IDXMAP_SCAN_THREADS", &T::ScanThreads, 32, 1024, true,
        "256, fewer for a row shorter than a tile",
        "scan: threads per block of a tiled scan (a tile of threads x "

@@ -1,7 +1,7 @@
 //===- ScanColumns.cpp - Tiled scans along a non-minor dim ----------------===//
 //
 // Part of idxmap. The scan kernel of ScanMode::ColumnTiles (KernelPlan.h):
-// a block scans a tile of Columns neighbouring lines (columns, neighbours
+// a block scans a tile of LinesPerTile neighbouring lines (columns, neighbours
 // along the minor dim) over TileLength consecutive positions. Thread
 // (tx, ty) holds Runs consecutive positions of a vector of columns, so a
 // warp's loads and stores are rows of consecutive elements; it scans each
@@ -33,8 +33,8 @@ void ScanKernel::emitColumnTile(llvm::Value *Th, llvm::Value *Tile) {
   scanColumnRuns(St);
   // The row groups' totals of each column.
   const int64_t T = P.Block[0];
-  const int64_t Groups = T / (SP.Columns / SP.Vector);
-  SharedSlots Parts(M, {identity()}, uint64_t(Groups * SP.Columns),
+  const int64_t Groups = T / (SP.LinesPerTile / SP.Vector);
+  SharedSlots Parts(M, {identity()}, uint64_t(Groups * SP.LinesPerTile),
                     Info.Name + ".columns", 16);
   foldRowGroups(St, Parts);
   columnPrefixes(St, Parts);
@@ -44,10 +44,10 @@ void ScanKernel::emitColumnTile(llvm::Value *Th, llvm::Value *Tile) {
   // Each column's thread clears its predecessor's descriptor.
   llvm::IRBuilder<> &B = *BPtr;
   llvm::Value *NotFirst = B.CreateICmpNE(St.Seg, idx(0));
-  for (int64_t J = 0; J * T < SP.Columns; ++J) {
+  for (int64_t J = 0; J * T < SP.LinesPerTile; ++J) {
     llvm::Value *Col = B.CreateAdd(Th, idx(J * T));
     emitIf(
-        B, B.CreateAnd(NotFirst, B.CreateICmpULT(Col, idx(SP.Columns))), [&] {
+        B, B.CreateAnd(NotFirst, B.CreateICmpULT(Col, idx(SP.LinesPerTile))), [&] {
           clearWhenPrefix(descriptorOf(B.CreateSub(Tile, idx(SP.Groups)), Col));
         });
   }
@@ -120,7 +120,7 @@ void ScanKernel::foldRowGroups(TileState &St, const SharedSlots &Parts) {
   // those of the groups above its own (St.Before, completed by
   // columnPrefixes).
   llvm::IRBuilder<> &B = *BPtr;
-  const int64_t V = SP.Vector, W = SP.Columns;
+  const int64_t V = SP.Vector, W = SP.LinesPerTile;
   llvm::Constant *Id = identity();
   llvm::Value *Col0 = B.CreateMul(St.Tx, idx(V));
   for (int64_t Vv = 0; Vv < V; ++Vv)
@@ -148,7 +148,7 @@ void ScanKernel::foldRowGroups(TileState &St, const SharedSlots &Parts) {
 
 llvm::Value *ScanKernel::descriptorOf(llvm::Value *Tile, llvm::Value *Col) {
   llvm::IRBuilder<> &B = *BPtr;
-  return B.CreateAdd(B.CreateMul(Tile, idx(SP.Columns)), Col);
+  return B.CreateAdd(B.CreateMul(Tile, idx(SP.LinesPerTile)), Col);
 }
 
 llvm::Value *ScanKernel::columnInit(TileState &St, llvm::Value *Col) {
@@ -208,7 +208,7 @@ llvm::Value *ScanKernel::lookBackColumn(TileState &St, llvm::Value *Col) {
 
 void ScanKernel::columnPrefixes(TileState &St, const SharedSlots &Parts) {
   llvm::IRBuilder<> &B = *BPtr;
-  const int64_t V = SP.Vector, W = SP.Columns, T = P.Block[0];
+  const int64_t V = SP.Vector, W = SP.LinesPerTile, T = P.Block[0];
   llvm::Value *Col0 = B.CreateMul(St.Tx, idx(V));
   if (!SP.lookBack()) {
     for (int64_t Vv = 0; Vv < V; ++Vv)

@@ -113,10 +113,10 @@ Expected<KernelInfo> ScanKernel::emit() {
   requestBackEndOptLevel(M, P.BackEndOptLevel);
   if (auto Err = createFunction())
     return *Err;
-  if (SP.Mode == ScanMode::BlockTiles || SP.Mode == ScanMode::ColumnTiles)
-    emitTiles();
-  else
+  if (SP.Mode == ScanMode::LinePerThread || SP.Mode == ScanMode::WarpPerRow)
     emitLines();
+  else
+    emitTiles();
   Info.SharedBytes = sharedBytesOf(M, Info.Name);
   return Info;
 }

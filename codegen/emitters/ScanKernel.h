@@ -91,6 +91,19 @@ private:
   void scanColumnRuns(TileState &St);
   void foldRowGroups(TileState &St, const SharedSlots &Parts);
   void columnPrefixes(TileState &St, const SharedSlots &Parts);
+  /// ScanMode::SegmentedTiles (ScanSegments.cpp): a (head, value) pair
+  /// of the segmented scan.
+  struct Pair {
+    llvm::Value *Head = nullptr, *Value = nullptr;
+  };
+  void emitSegmentedTile(llvm::Value *Th, llvm::Value *Tile);
+  /// The items as pairs: heads at each row's start, the row's init folded
+  /// in there.
+  std::vector<Pair> headsOf(TileState &St);
+  /// St.Local: every item's inclusive value within its row.
+  void scanSegments(TileState &St);
+  Pair combinePair(const Pair &Earlier, const Pair &Later);
+  Pair shufflePair(const Pair &P, Shuffle Kind, unsigned Delta);
   /// Column \p Col of the tile: its init (the line's carry at its start).
   llvm::Value *columnInit(TileState &St, llvm::Value *Col);
   /// Column \p Col's inclusive prefix of the tiles before St.Tile, walked
@@ -110,7 +123,8 @@ private:
   void foldWarps(TileState &St);
   /// The combination of everything before the tile in its line.
   llvm::Value *tilePrefix(TileState &St);
-  /// Stores the items, item (run, vec) combined after \p Before[vec].
+  /// Stores the items, item (run, vec) combined after \p Before[vec]
+  /// (as they are where that is null).
   void storeItems(TileState &St, llvm::ArrayRef<llvm::Value *> Before,
                   bool Guarded);
   void storeTile(TileState &St, llvm::ArrayRef<llvm::Value *> Before);
@@ -133,6 +147,8 @@ private:
   /// The status (i32) and value of descriptor \p Desc, polled once.
   std::pair<llvm::Value *, llvm::Value *> poll(llvm::Value *Desc);
   void clearDescriptor(llvm::Value *Desc);
+  /// Thread 0: the next tile's ticket from the workspace's counter.
+  llvm::Value *takeTicket();
   /// Runs \p Body(Th, Tile) for every tile: a grid loop, or, with
   /// look-back, tiles taken in launch order from the workspace's counter
   /// (the last block to leave resets it).

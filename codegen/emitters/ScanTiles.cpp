@@ -210,6 +210,19 @@ ScanKernel::TileState ScanKernel::beginTile(llvm::Value *Th,
   St.Tile = Tile;
   St.Lane = B.CreateURem(Th, idx(32));
   St.Warp = B.CreateUDiv(Th, idx(32));
+  if (SP.Mode == ScanMode::SegmentedTiles) {
+    // Every tile's items past its rows, or the last tile's past the last
+    // row, are guarded.
+    St.Seg = idx(0);
+    St.LastSeg = B.getTrue();
+    St.Lane = B.CreateURem(Th, idx(32));
+    St.Warp = B.CreateUDiv(Th, idx(32));
+    if (SP.TileLength != P.Block[0] * SP.Runs * SP.Vector)
+      St.Guard = B.getTrue();
+    else if (SP.Groups * SP.LinesPerTile != SP.Lines)
+      St.Guard = B.CreateICmpEQ(Tile, idx(SP.Groups - 1));
+    return St;
+  }
   const bool Columns = SP.Mode == ScanMode::ColumnTiles;
   St.Seg = TPL == 1  ? idx(0)
            : Columns ? B.CreateUDiv(Tile, idx(SP.Groups))
@@ -226,14 +239,14 @@ ScanKernel::TileState ScanKernel::beginTile(llvm::Value *Th,
   }
   // A partial group of columns (the last of its outer index) guards too.
   const int64_t Inner = S.Dims[2],
-                PerOuter = (Inner + SP.Columns - 1) / SP.Columns;
-  if (PerOuter * SP.Columns != Inner) {
+                PerOuter = (Inner + SP.LinesPerTile - 1) / SP.LinesPerTile;
+  if (PerOuter * SP.LinesPerTile != Inner) {
     llvm::Value *Cg =
         B.CreateURem(B.CreateURem(Tile, idx(SP.Groups)), idx(PerOuter));
     llvm::Value *Part = B.CreateICmpEQ(Cg, idx(PerOuter - 1));
     St.Guard = St.Guard ? B.CreateOr(St.Guard, Part) : Part;
   }
-  const int64_t TX = SP.Columns / SP.Vector;
+  const int64_t TX = SP.LinesPerTile / SP.Vector;
   St.Tx = B.CreateURem(Th, idx(TX));
   St.Ty = B.CreateUDiv(Th, idx(TX));
   return St;
@@ -242,7 +255,7 @@ ScanKernel::TileState ScanKernel::beginTile(llvm::Value *Th,
 llvm::Value *ScanKernel::itemValid(const TileState &St, int64_t Run,
                                    int64_t Elem) {
   llvm::IRBuilder<> &B = *BPtr;
-  if (SP.Mode == ScanMode::ColumnTiles)
+  if (SP.Mode != ScanMode::BlockTiles)
     return emitDomainCheck(B, P.Main.Map, {St.Th, St.Tile},
                            {idx(Run), idx(Elem)}, IndexTy);
   const int64_t V = SP.Vector, Items = V * SP.Runs;
@@ -400,7 +413,8 @@ void ScanKernel::storeItems(TileState &St, llvm::ArrayRef<llvm::Value *> Before,
     std::vector<llvm::Value *> Ys;
     for (int64_t Vv = 0; Vv < V; ++Vv) {
       Idx.push_back(itemIndex(St, Kr, Vv));
-      Ys.push_back(combine(Before[size_t(Vv)], St.Local[size_t(Kr * V + Vv)]));
+      llvm::Value *Y = St.Local[size_t(Kr * V + Vv)];
+      Ys.push_back(Before[size_t(Vv)] ? combine(Before[size_t(Vv)], Y) : Y);
     }
     if (!Guarded) {
       storeRun(Idx, Ys);
@@ -450,6 +464,12 @@ ScanKernel::onGuard(const TileState &St, const std::string &Stage,
   return {FullEnd, PartEnd};
 }
 
+llvm::Value *ScanKernel::takeTicket() {
+  return BPtr->CreateAtomicRMW(llvm::AtomicRMWInst::Add, Workspace,
+                               BPtr->getInt32(1), llvm::MaybeAlign(4),
+                               llvm::AtomicOrdering::Monotonic);
+}
+
 void ScanKernel::emitTile(llvm::Value *Th, llvm::Value *Tile) {
   TileState St = beginTile(Th, Tile);
   loadTile(St);
@@ -489,6 +509,8 @@ void ScanKernel::emitTiles() {
   emitTileLoop([&](llvm::Value *Th, llvm::Value *Tile) {
     if (SP.Mode == ScanMode::ColumnTiles)
       emitColumnTile(Th, Tile);
+    else if (SP.Mode == ScanMode::SegmentedTiles)
+      emitSegmentedTile(Th, Tile);
     else
       emitTile(Th, Tile);
   });
@@ -518,12 +540,7 @@ void ScanKernel::emitTileLoop(
   auto *Leave = llvm::BasicBlock::Create(LC, "tiles.done", K);
   B.CreateBr(Next);
   B.SetInsertPoint(Next);
-  emitIf(B, Th0, [&] {
-    llvm::Value *Got =
-        B.CreateAtomicRMW(llvm::AtomicRMWInst::Add, Counter, B.getInt32(1),
-                          llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
-    B.CreateStore(Got, Ticket);
-  });
+  emitIf(B, Th0, [&] { B.CreateStore(takeTicket(), Ticket); });
   emitBarrier(B);
   llvm::Value *Tile =
       B.CreateZExtOrTrunc(B.CreateLoad(B.getInt32Ty(), Ticket), IndexTy);

@@ -314,10 +314,10 @@ enum class ScanMode {
   /// looks back over 32 descriptors at a time (docs/KERNEL_PLAN.md). Main
   /// is `(th_x, tile)[run, vec] -> index of the scanned operand`.
   BlockTiles,
-  /// A block scans a tile of TileLength consecutive positions of Columns
+  /// A block scans a tile of TileLength consecutive positions of LinesPerTile
   /// neighbouring lines of a scan along a non-minor dim (columns: lines
   /// neighbours along the minor dim). Thread (tx, ty) = (th_x mod
-  /// Columns / Vector, th_x floordiv (Columns / Vector)) holds Runs
+  /// LinesPerTile / Vector, th_x floordiv (LinesPerTile / Vector)) holds Runs
   /// consecutive positions of Vector neighbouring columns (a warp's loads
   /// and stores are rows of consecutive elements): a serial scan down
   /// each column, the row groups' totals folded through shared memory.
@@ -327,6 +327,15 @@ enum class ScanMode {
   /// for BlockTiles; one thread per column walks back tile by tile. Main
   /// is `(th_x, tile)[run, vec] -> index of the scanned operand`.
   ColumnTiles,
+  /// Short rows laid end to end: a block scans a tile of LinesPerTile
+  /// whole rows (TileLength = LinesPerTile x Length elements) with the
+  /// BlockTiles thread map over the flat rows, vectors free to straddle
+  /// rows, as a segmented scan: an element at a row's start is a head
+  /// (its row's init folded in), and (head, value) pairs combine as
+  /// (fa, a) . (fb, b) = (fa or fb, fb ? b : a op b). No look-back: no
+  /// row crosses a tile. Main is `(th_x, tile)[run, vec] -> index of the
+  /// scanned operand`.
+  SegmentedTiles,
 };
 
 /// The scan emitter's parameters (issue 18).
@@ -349,9 +358,9 @@ struct ScanPlan {
   /// columns per vector, positions per thread, the tile's positions.
   int64_t Vector = 1, Runs = 1, TileLength = 1, TilesPerLine = 1;
   /// Tiled modes: the tiles of one segment (one per row for BlockTiles,
-  /// one per group of Columns lines for ColumnTiles) and the lines a
-  /// tile covers (1 for BlockTiles).
-  int64_t Groups = 1, Columns = 1;
+  /// one per group of LinesPerTile lines for ColumnTiles and
+  /// SegmentedTiles) and the lines a tile covers (1 for BlockTiles).
+  int64_t Groups = 1, LinesPerTile = 1;
   /// BlockTiles: per root, elements per vector store the maps prove.
   std::vector<int64_t> StoreWidth;
   /// Tile descriptors in the workspace: one 64-bit word (status in the
@@ -363,7 +372,7 @@ struct ScanPlan {
   bool lookBack() const { return TilesPerLine > 1; }
   int64_t tiles() const { return Groups * TilesPerLine; }
   /// Look-back descriptors: one per line of each tile.
-  int64_t descriptors() const { return tiles() * Columns; }
+  int64_t descriptors() const { return tiles() * LinesPerTile; }
   /// The workspace: the tile counter and the blocks' exit counter (16
   /// bytes), then the descriptors.
   int64_t workspaceBytes() const {

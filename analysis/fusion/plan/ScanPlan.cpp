@@ -19,6 +19,7 @@
 #include "idxmap/Simplify.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace idxmap {
 namespace plan {
@@ -212,8 +213,8 @@ void planColumnTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
                        "vector, or the widest that divides " +
                            std::to_string(Inner) + ")");
   const int64_t TX = std::min<int64_t>(32, nextPow2(ceilDiv(Inner, V)));
-  SP.Columns = TX * SP.Vector;
-  const int64_t GroupsPerOuter = ceilDiv(Inner, SP.Columns);
+  SP.LinesPerTile = TX * SP.Vector;
+  const int64_t GroupsPerOuter = ceilDiv(Inner, SP.LinesPerTile);
   SP.Groups = Outer * GroupsPerOuter;
   const int64_t T = choose(
       In, P, "IDXMAP_SCAN_THREADS", "threads", std::min<int64_t>(256, 32 * TX),
@@ -233,7 +234,7 @@ void planColumnTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
   SP.TilesPerLine = ceilDiv(N, SP.TileLength);
   SP.LanesPerLine = TY;
   P.choose("tile", SP.TileLength,
-           std::to_string(SP.Columns) + " columns x " +
+           std::to_string(SP.LinesPerTile) + " columns x " +
                std::to_string(SP.TileLength) + " positions; " +
                (SP.TilesPerLine > 1
                     ? std::to_string(SP.TilesPerLine) +
@@ -242,17 +243,17 @@ void planColumnTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
   SP.PackedDescriptors = byteWidth(S.Type) <= 4;
   const int64_t Tiles = SP.tiles();
   // (th_x, tile)[run, vec] -> position seg * TileLength + ty * Runs + run
-  // of column cg * Columns + tx * Vector + vec of outer index o, where
+  // of column cg * LinesPerTile + tx * Vector + vec of outer index o, where
   // seg = tile floordiv Groups, (o, cg) = the group tile mod Groups.
   Expr Th = Ctx.dim(0), Tile = Ctx.dim(1);
   Expr Seg = Tile.floorDiv(SP.Groups), Group = Tile % SP.Groups;
   Expr Pos = Seg * SP.TileLength + Th.floorDiv(TX) * SP.Runs + Ctx.symbol(0);
-  Expr Col = (Group % GroupsPerOuter) * SP.Columns + (Th % TX) * SP.Vector +
-             Ctx.symbol(1);
+  Expr Col = (Group % GroupsPerOuter) * SP.LinesPerTile +
+             (Th % TX) * SP.Vector + Ctx.symbol(1);
   std::vector<Constraint> Cs;
   if (SP.TilesPerLine * SP.TileLength != N)
     Cs.push_back({Pos, {0, N - 1}});
-  if (GroupsPerOuter * SP.Columns != Inner)
+  if (GroupsPerOuter * SP.LinesPerTile != Inner)
     Cs.push_back({Col, {0, Inner - 1}});
   P.Main.ThreadsPerBlock = T;
   P.Main.Blocks = Tiles;
@@ -272,6 +273,83 @@ void planColumnTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
                            ? "one block per tile, tiles taken in launch order "
                              "from the workspace's counter"
                            : "one block per group of columns");
+  P.Block[0] = T;
+}
+
+/// Short rows laid end to end (ScanMode::SegmentedTiles).
+void planSegmentedTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
+  const FusionAnalysis &A = In.A;
+  const HloComputation &C = *A.Computation;
+  const ScanInfo &S = *A.Scan;
+  Context &Ctx = In.Ctx;
+  const int64_t N = S.Length, Lines = SP.Lines;
+  SP.Mode = ScanMode::SegmentedTiles;
+  SP.Vector = std::max<int64_t>(1, 16 / widestBytes(C, A));
+  // Whole rows fill a tile of 2^k threads when a thread's elements are a
+  // multiple of the row's odd part (and of the vector): 12 for rows of
+  // 24 f32, 16 for rows of 8; past 64 (a prime row of 31), 16 elements
+  // and a partly filled tile, its items guarded.
+  int64_t Odd = N;
+  while (Odd % 2 == 0)
+    Odd /= 2;
+  const int64_t Lcm = SP.Vector / std::gcd(SP.Vector, Odd) * Odd;
+  const int64_t Fill = Lcm <= 64 ? Lcm * std::max<int64_t>(1, 16 / Lcm) : 16;
+  const int64_t Items =
+      isTuned(In.Overrides, "IDXMAP_SCAN_ITEMS")
+          ? choose(In, P, "IDXMAP_SCAN_ITEMS", "items", 16, "")
+          : P.choose("items", std::max(Fill, SP.Vector),
+                     Lcm <= 64 ? "elements a thread holds: a "
+                                 "multiple of the row's odd part "
+                                 "and of the vector, so that whole "
+                                 "rows fill the tile"
+                               : "elements a thread holds: 16 "
+                                 "(whole rows fill the tile only "
+                                 "partly)");
+  SP.Runs = std::max<int64_t>(1, Items / SP.Vector);
+  const int64_t PerThread = SP.Runs * SP.Vector;
+  const int64_t Fit =
+      std::max<int64_t>(32, nextPow2(ceilDiv(Lines * N, PerThread)));
+  const int64_t T = choose(
+      In, P, "IDXMAP_SCAN_THREADS", "threads", std::min<int64_t>(256, Fit),
+      Fit < 256 ? "a block covers every row" : "8 warps per tile");
+  SP.LinesPerTile = std::max<int64_t>(1, T * PerThread / N);
+  SP.TileLength = SP.LinesPerTile * N;
+  SP.LanesPerLine = T;
+  SP.TilesPerLine = 1;
+  SP.Groups = ceilDiv(Lines, SP.LinesPerTile);
+  P.choose("tile", SP.TileLength,
+           std::to_string(SP.LinesPerTile) + " rows of " + std::to_string(N) +
+               " end to end, a segmented scan; " + std::to_string(SP.Groups) +
+               (SP.Groups == 1 ? " tile" : " tiles"));
+  // (th_x, tile)[run, vec] -> element pos of the tile's rows laid end to
+  // end, pos = (th_x floordiv 32) * 32 * Items + run * 32 * Vector +
+  // (th_x mod 32) * Vector + vec (a reverse scan counts each row from its
+  // end).
+  Expr Tile = Ctx.dim(1);
+  Expr Pos = Ctx.dim(0).floorDiv(32) * (32 * PerThread) +
+             Ctx.symbol(0) * (32 * SP.Vector) + (Ctx.dim(0) % 32) * SP.Vector +
+             Ctx.symbol(1);
+  Expr Lin = Tile * SP.TileLength + Pos;
+  if (S.Reverse)
+    Lin = (Tile * SP.LinesPerTile + Pos.floorDiv(N)) * N +
+          (Ctx.constant(N - 1) - Pos % N);
+  std::vector<Constraint> Cs;
+  if (SP.TileLength != T * PerThread)
+    Cs.push_back({Pos, {0, SP.TileLength - 1}});
+  if (SP.Groups * SP.LinesPerTile != Lines)
+    Cs.push_back({Tile * SP.TileLength + Pos, {0, Lines * N - 1}});
+  P.Main.ThreadsPerBlock = T;
+  P.Main.Blocks = SP.Groups;
+  P.Main.Vector = SP.Vector;
+  P.Main.Target = S.Input;
+  P.Main.Map =
+      IndexingMap(Ctx, {{"th_x", {0, T - 1}}, {"tile", {0, SP.Groups - 1}}},
+                  {{"run", {0, SP.Runs - 1}}, {"vec", {0, SP.Vector - 1}}}, {},
+                  delinearizePhysical(Ctx, Lin, S.Input->shape()), Cs);
+  simplify(P.Main.Map);
+  planAccessWidths(In, P, SP);
+  GridStride GS = gridStride(SP.Groups, In.Device.MaxGrid[0]);
+  P.Grid[0] = P.choose("blocks", GS.Grid, "one block per tile");
   P.Block[0] = T;
 }
 } // namespace
@@ -296,6 +374,14 @@ std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P) {
     MaxElements = std::max(MaxElements, Pm->shape().numElements());
   P.BackEndOptLevel = 3;
 
+  // Short rows: several per tile, end to end.
+  if (S.isRow() && N <= tuned(In.Overrides, "IDXMAP_SCAN_SHARED_ROWS", 31) &&
+      hasIdentity(S)) {
+    planSegmentedTiles(In, P, SP);
+    chooseIndexWidth(P, std::max(MaxElements, SP.tiles() * P.Block[0]));
+    P.Scan = SP;
+    return std::nullopt;
+  }
   // A row longer than a warp's 16 elements per lane: tiles of the row per
   // block, all its loads in flight at once (a warp walking the row chunk
   // by chunk waits for each chunk's loads).

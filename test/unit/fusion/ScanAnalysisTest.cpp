@@ -257,7 +257,7 @@ TEST(ScanFusion, ColumnTilesAndRowTilesChainedByLookBack) {
   ASSERT_TRUE(P) << P.error().Message;
   EXPECT_EQ(P->Scan->Mode, ScanMode::ColumnTiles);
   EXPECT_EQ(P->Scan->Lines, 300);
-  EXPECT_EQ(P->Scan->Columns, 128);
+  EXPECT_EQ(P->Scan->LinesPerTile, 128);
   EXPECT_EQ(P->Scan->Groups, 3);
   EXPECT_EQ(P->Scan->TileLength, 128);
   EXPECT_EQ(P->Scan->TilesPerLine, 32);
@@ -313,13 +313,45 @@ TEST(ScanFusion, ColumnTilesAndRowTilesChainedByLookBack) {
                                        *lookupDeviceModel("H200"), &CF);
   ASSERT_TRUE(CP) << CP.error().Message;
   EXPECT_EQ(CP->Scan->Mode, ScanMode::ColumnTiles);
-  EXPECT_EQ(CP->Scan->Columns, 4);
+  EXPECT_EQ(CP->Scan->LinesPerTile, 4);
   EXPECT_EQ(CP->Scan->Vector, 4);
   EXPECT_EQ(CP->Block[0], 32);
   EXPECT_EQ(CP->Scan->TileLength, 512);
   EXPECT_EQ(CP->Scan->TilesPerLine, 33);
   EXPECT_TRUE(CP->Scan->PackedDescriptors);
   EXPECT_EQ(CP->Scan->workspaceBytes(), 16 + 8 * 33 * 4);
+}
+
+TEST(ScanFusion, ShortRowsShareTilesAsASegmentedScan) {
+  // Rows of 24 f32: 12 elements a thread (the row's odd part 3 times the
+  // vector of 4), so 256 threads hold 128 whole rows; 4099 rows, 33 tiles,
+  // the last partial (its items guarded by the map's constraint).
+  auto M = fused(R"(p0 = f32[4099,24] parameter(0)
+    c = f32[] constant(0)
+    ROOT s = f32[4099,24] reduce-window(p0, c), window={size=1x24
+      pad=0_0x23_0}, to_apply=add)",
+                 "  a0 = f32[4099,24] parameter(0)", "f32[4099,24]", "a0");
+  ASSERT_TRUE(M);
+  const HloInstruction &F = *M->entry()->root();
+  Context Ctx;
+  Expected<KernelPlan> P = planFusion(Ctx, analyzeFusion(F), Tuning{},
+                                      *lookupDeviceModel("H200"), &F);
+  ASSERT_TRUE(P) << P.error().Message;
+  EXPECT_EQ(P->Scan->Mode, ScanMode::SegmentedTiles);
+  EXPECT_EQ(P->Scan->Vector, 4);
+  EXPECT_EQ(P->Scan->Runs, 3);
+  EXPECT_EQ(P->Scan->LinesPerTile, 128);
+  EXPECT_EQ(P->Scan->TileLength, 128 * 24);
+  EXPECT_EQ(P->Scan->Groups, 33);
+  EXPECT_EQ(P->Scan->workspaceBytes(), 0);
+  EXPECT_EQ(P->Grid[0], 33);
+  // The knob keeps short rows to a thread each.
+  Tuning Own;
+  Own.ScanSharedRows = 0;
+  Expected<KernelPlan> O =
+      planFusion(Ctx, analyzeFusion(F), Own, *lookupDeviceModel("H200"), &F);
+  ASSERT_TRUE(O) << O.error().Message;
+  EXPECT_EQ(O->Scan->Mode, ScanMode::LinePerThread);
 }
 
 TEST(ScanFusion, RefusedWithTheReason) {
