@@ -52,17 +52,30 @@ std::array<int64_t, 3> physicalSplit(const Shape &S, int64_t D) {
   return Out;
 }
 
+/// Whether \p C, of 2 x \p K scalar parameters, returns a tuple of \p K
+/// scalars (a variadic window's computation).
+bool isVariadicCombiner(const HloComputation *C, int64_t K) {
+  if (!C || C->parameterCount() != 2 * K || !C->root()->shape().isTuple() ||
+      int64_t(C->root()->shape().TupleShapes.size()) != K)
+    return false;
+  for (const HloInstruction *P : C->parameters())
+    if (!P->shape().isScalar())
+      return false;
+  return true;
+}
+
 std::optional<ScanInfo> classifyReduceWindow(const HloInstruction &I,
                                              std::string &Why) {
-  if (I.operandCount() != 2) {
-    Why = "reduce-window '" + I.name() + "' reduces " +
-          std::to_string(I.operandCount() / 2) + " arrays; the scan takes one";
-    return std::nullopt;
-  }
+  const int64_t K = int64_t(I.operandCount()) / 2;
   const Shape &In = I.operand(0)->shape();
   const std::vector<WindowDim> &W = I.window();
-  if (!I.shape().isArray() || !I.shape().sameDims(In) ||
-      int64_t(W.size()) != In.rank()) {
+  bool Same = K == 1 ? I.shape().isArray() && I.shape().sameDims(In)
+                     : I.shape().isTuple() &&
+                           int64_t(I.shape().TupleShapes.size()) == K;
+  for (int64_t J = 0; Same && J < K; ++J)
+    Same = I.operand(size_t(J))->shape().sameDims(In) &&
+           (K == 1 || I.shape().TupleShapes[size_t(J)].sameDims(In));
+  if (!Same || int64_t(W.size()) != In.rank()) {
     Why = "reduce-window '" + I.name() + "' changes the shape";
     return std::nullopt;
   }
@@ -109,8 +122,16 @@ std::optional<ScanInfo> classifyReduceWindow(const HloInstruction &I,
   }
   // to_apply(acc, x) of reduce-window.
   const HloComputation *C = I.toApply();
-  auto Op = C && C->parameterCount() == 2 ? combinerOf(C->root(), 0, 1)
-                                          : std::nullopt;
+  auto Op = K > 1                           ? (isVariadicCombiner(C, K)
+                                                   ? std::optional<HloOpcode>(HloOpcode::Call)
+                                                   : std::nullopt)
+            : C && C->parameterCount() == 2 ? combinerOf(C->root(), 0, 1)
+                                            : std::nullopt;
+  if (!Op && K > 1) {
+    Why = "the computation of '" + I.name() + "' does not take " +
+          std::to_string(2 * K) + " scalars to a tuple of " + std::to_string(K);
+    return std::nullopt;
+  }
   if (!Op) {
     Why = "the computation of '" + I.name() +
           "' is not add, maximum, minimum or multiply of its parameters";
@@ -119,12 +140,16 @@ std::optional<ScanInfo> classifyReduceWindow(const HloInstruction &I,
   ScanInfo S;
   S.Hero = &I;
   S.Input = I.operand(0);
-  S.Init = I.operand(1);
+  S.Init = I.operand(size_t(K));
+  for (int64_t J = 0; J < K; ++J) {
+    S.Inputs.push_back(I.operand(size_t(J)));
+    S.Inits.push_back(I.operand(size_t(K + J)));
+  }
   S.Dim = Dim;
   S.Length = N;
   S.Reverse = Reverse;
   S.Combiner = *Op;
-  S.Type = I.shape().Type;
+  S.Type = K > 1 ? I.shape().TupleShapes[0].Type : I.shape().Type;
   S.Dims = physicalSplit(In, Dim);
   return S;
 }
@@ -163,6 +188,8 @@ std::optional<ScanInfo> classifyScanOp(const HloInstruction &I,
   S.Hero = &I;
   S.Input = I.operand(0);
   S.Init = I.operand(1);
+  S.Inputs = {S.Input};
+  S.Inits = {S.Init};
   S.Dim = I.dimensions().empty() ? 0 : I.dimensions().front();
   S.Length = In.Dims[size_t(S.Dim)];
   auto Rev = I.attribute("is_reverse");
@@ -176,9 +203,11 @@ std::optional<ScanInfo> classifyScanOp(const HloInstruction &I,
 } // namespace
 
 std::string ScanInfo::str() const {
-  std::string S = std::string(opcodeName(Combiner)) +
-                  (Reverse ? " reversed" : "") + " along dim " +
-                  std::to_string(Dim) + " of " + Input->shape().str() + ": [";
+  std::string S =
+      (variadic() ? "variadic (" + std::to_string(Inputs.size()) + " arrays)"
+                  : std::string(opcodeName(Combiner))) +
+      (Reverse ? " reversed" : "") + " along dim " + std::to_string(Dim) +
+      " of " + Input->shape().str() + ": [";
   for (size_t K = 0; K < 3; ++K)
     S += (K ? ", " : "") + std::to_string(Dims[K]);
   return S + "]";
@@ -230,7 +259,7 @@ std::optional<ScanInfo> scanFusionHero(const HloComputation &C,
   // the op) and elementwise ops of the output's dims over it.
   const Shape &Out = S->Input->shape();
   std::set<const HloInstruction *> Epilogue;
-  if (Hero->opcode() == HloOpcode::ReduceWindow)
+  if (Hero->opcode() == HloOpcode::ReduceWindow && !S->variadic())
     Epilogue.insert(Hero);
   for (const HloInstruction *I : C.instructions()) {
     if (I == Hero)
@@ -240,6 +269,15 @@ std::optional<ScanInfo> scanFusionHero(const HloComputation &C,
       Reads = Reads || X == Hero || Epilogue.count(X);
     if (!Reads)
       continue;
+    if (I->operand(0) == Hero && S->variadic()) {
+      if (I->opcode() != HloOpcode::GetTupleElement)
+        return Fail("'" + I->name() + "' reads the tuple of reduce-window '" +
+                    Hero->name() +
+                    "' whole; the scan kernel writes its "
+                    "elements");
+      Epilogue.insert(I);
+      continue;
+    }
     if (I->operand(0) == Hero && Hero->opcode() == HloOpcode::Scan) {
       if (I->opcode() != HloOpcode::GetTupleElement || I->tupleIndex() != 0)
         return Fail("'" + I->name() + "' reads the final carry of scan '" +
@@ -263,10 +301,15 @@ std::optional<ScanInfo> scanFusionHero(const HloComputation &C,
     Roots.assign(Root->operands().begin(), Root->operands().end());
   else
     Roots.push_back(Root);
-  for (const HloInstruction *R : Roots)
+  for (const HloInstruction *R : Roots) {
+    if (R == Hero && S->variadic())
+      return Fail("the variadic reduce-window '" + Hero->name() +
+                  "' is a root; the scan kernel writes its elements through "
+                  "get-tuple-element");
     if (!Epilogue.count(R))
       return Fail("root '" + R->name() + "' is not computed from the scan '" +
                   Hero->name() + "'");
+  }
   return S;
 }
 

@@ -246,11 +246,12 @@ int64_t windowOffset(const std::vector<int64_t> &Idx,
 }
 
 /// The dim along which \p I's window is a whole-dim prefix (padded low
-/// by size - 1; \p Reverse: a suffix, padded high) of its one array, every
-/// other dim a window of 1: a scan (lax.cummax, cumsum); -1 otherwise.
+/// by size - 1; \p Reverse: a suffix, padded high) of its arrays, every
+/// other dim a window of 1: a scan (lax.cummax, cumsum, a running max with
+/// its index); -1 otherwise.
 int64_t prefixWindowDim(const HloInstruction &I,
                         const std::vector<int64_t> &InDims, bool &Reverse) {
-  if (I.operandCount() != 2 || I.window().size() != InDims.size())
+  if (I.operandCount() % 2 != 0 || I.window().size() != InDims.size())
     return -1;
   int64_t Dim = -1;
   for (size_t D = 0; D < InDims.size(); ++D) {
@@ -272,34 +273,47 @@ int64_t prefixWindowDim(const HloInstruction &I,
 
 /// A prefix window's reduce-window as a running fold along \p Dim, in
 /// O(elements): each output combines the one before it (the next, for a
-/// suffix) with its element. A prefix folds in the window's order, as the
-/// general evaluation does; a suffix folds from the line's end (an order
-/// XLA does not specify either).
+/// suffix) with its element, for every array of a variadic window at
+/// once. A prefix folds in the window's order, as the general evaluation
+/// does; a suffix folds from the line's end (an order XLA does not
+/// specify either).
 Expected<Literal> evalScanWindow(const HloInstruction &I,
                                  const std::vector<const Literal *> &In,
                                  const ContractionEnv &Env, int64_t Dim,
                                  bool Reverse) {
+  const size_t N = In.size() / 2;
   const std::vector<int64_t> &Dims = In[0]->shape().Dims;
   std::vector<int64_t> Str = stridesOf(Dims);
   const int64_t Len = Dims[size_t(Dim)], Step = Str[size_t(Dim)];
-  Literal Out(Shape(In[1]->elementType(), Dims));
+  std::vector<Literal> Outs;
+  for (size_t K = 0; K < N; ++K)
+    Outs.emplace_back(Shape(In[N + K]->elementType(), Dims));
   const int64_t Total = product(Dims);
-  Literal Acc, X;
+  std::vector<Literal> Args(2 * N);
+  std::vector<const Literal *> Ptrs;
+  for (Literal &A : Args)
+    Ptrs.push_back(&A);
   for (int64_t Base = 0; Base < Total; ++Base) {
     if ((Base / Step) % Len != 0)
       continue; // not the first element of its line
-    Acc = *In[1];
-    for (int64_t K = 0; K < Len; ++K) {
-      const int64_t Off = Base + (Reverse ? Len - 1 - K : K) * Step;
-      X = element(*In[0], Off);
-      Expected<Literal> R = Env.Apply(*I.toApply(), {&Acc, &X});
+    for (size_t K = 0; K < N; ++K)
+      Args[K] = *In[N + K];
+    for (int64_t P = 0; P < Len; ++P) {
+      const int64_t Off = Base + (Reverse ? Len - 1 - P : P) * Step;
+      for (size_t K = 0; K < N; ++K)
+        Args[N + K] = element(*In[K], Off);
+      Expected<Literal> R = Env.Apply(*I.toApply(), Ptrs);
       if (!R)
         return R.error();
-      Acc = std::move(*R);
-      Out.setBits(Off, Acc.getBits(0));
+      for (size_t K = 0; K < N; ++K) {
+        Args[K] = N == 1 ? std::move(*R) : std::move(R->elements()[K]);
+        Outs[K].setBits(Off, Args[K].getBits(0));
+      }
     }
   }
-  return Out;
+  if (N == 1)
+    return std::move(Outs[0]);
+  return Literal::tuple(std::move(Outs));
 }
 
 Expected<Literal> evalReduceWindow(const HloInstruction &I,
@@ -307,7 +321,7 @@ Expected<Literal> evalReduceWindow(const HloInstruction &I,
                                    const ContractionEnv &Env) {
   bool Reverse = false;
   if (int64_t Dim = prefixWindowDim(I, In[0]->shape().Dims, Reverse);
-      Dim >= 0 && !Env.OutShape.isTuple())
+      Dim >= 0 && (In.size() > 2 || !Env.OutShape.isTuple()))
     return evalScanWindow(I, In, Env, Dim, Reverse);
   size_t N = In.size() / 2;
   const std::vector<int64_t> &InDims = In[0]->shape().Dims;

@@ -30,6 +30,14 @@ namespace codegen {
 llvm::Value *scanShuffle(llvm::IRBuilderBase &B, llvm::Value *V, Shuffle Kind,
                          unsigned Delta) {
   llvm::Type *T = V->getType();
+  if (auto *ST = llvm::dyn_cast<llvm::StructType>(T)) {
+    // A variadic scan's value: each element on its own.
+    llvm::Value *Out = llvm::UndefValue::get(ST);
+    for (unsigned I = 0; I < ST->getNumElements(); ++I)
+      Out = B.CreateInsertValue(
+          Out, scanShuffle(B, B.CreateExtractValue(V, I), Kind, Delta), I);
+    return Out;
+  }
   const unsigned Bits = unsigned(T->getPrimitiveSizeInBits().getFixedValue());
   llvm::Type *I32 = B.getInt32Ty(), *IN = B.getIntNTy(Bits);
   auto Word = [&](llvm::Value *W) -> llvm::Value * {
@@ -121,9 +129,42 @@ Expected<KernelInfo> ScanKernel::emit() {
   return Info;
 }
 
+llvm::Value *ScanKernel::pack(llvm::ArrayRef<llvm::Value *> Vs) {
+  if (Vs.size() == 1)
+    return Vs.front();
+  std::vector<llvm::Type *> Types;
+  for (llvm::Value *V : Vs)
+    Types.push_back(V->getType());
+  llvm::Value *Out = llvm::UndefValue::get(llvm::StructType::get(LC, Types));
+  for (size_t I = 0; I < Vs.size(); ++I)
+    Out = BPtr->CreateInsertValue(Out, Vs[I], unsigned(I));
+  return Out;
+}
+
+std::vector<llvm::Value *> ScanKernel::unpack(llvm::Value *V) {
+  auto *ST = llvm::dyn_cast<llvm::StructType>(V->getType());
+  if (!ST)
+    return {V};
+  std::vector<llvm::Value *> Out;
+  for (unsigned I = 0; I < ST->getNumElements(); ++I)
+    Out.push_back(BPtr->CreateExtractValue(V, I));
+  return Out;
+}
+
+llvm::Value *ScanKernel::inputAt(FusedElementEmitter &E,
+                                 llvm::ArrayRef<llvm::Value *> Idx) {
+  std::vector<llvm::Value *> Vs;
+  for (const HloInstruction *In : S.Inputs)
+    Vs.push_back(E.valueAt(*In, Idx));
+  return pack(Vs);
+}
+
 llvm::Value *ScanKernel::combine(llvm::Value *Earlier, llvm::Value *Later) {
   llvm::IRBuilder<> &B = *BPtr;
   const HloInstruction &Hero = *S.Hero;
+  if (S.variadic())
+    return pack(emitReduction(B, *Hero.toApply(), unpack(Earlier),
+                              unpack(Later), Math));
   if (Hero.opcode() == HloOpcode::ReduceWindow)
     return emitReduction(B, *Hero.toApply(), {Earlier}, {Later}, Math).front();
   const HloInstruction &Op = *Hero.toApply()->root()->operand(0);
@@ -152,7 +193,10 @@ llvm::Value *ScanKernel::lineInit(llvm::ArrayRef<llvm::Value *> First) {
     for (size_t D = 0; D < First.size(); ++D)
       if (int64_t(D) != S.Dim)
         LineIdx.push_back(First[D]);
-  return FE->valueAt(*S.Init, LineIdx);
+  std::vector<llvm::Value *> Vs;
+  for (const HloInstruction *I : S.Inits)
+    Vs.push_back(FE->valueAt(*I, LineIdx));
+  return pack(Vs);
 }
 
 void ScanKernel::storeRoots(llvm::ArrayRef<llvm::Value *> Idx, llvm::Value *V) {
@@ -176,11 +220,26 @@ void ScanKernel::storeRun(const std::vector<std::vector<llvm::Value *>> &Idx,
             ? llvm::UndefValue::get(llvm::FixedVectorType::get(ST, unsigned(W)))
             : nullptr;
     for (int64_t L = 0; L < W; ++L) {
-      llvm::Value *V = Vs[size_t(L)];
-      FE->setOverride(Hero, [V](llvm::ArrayRef<llvm::Value *>) { return V; });
+      // The hero's value there (a variadic window's elements: its
+      // get-tuple-elements').
+      std::vector<const HloInstruction *> At = {&Hero};
+      std::vector<llvm::Value *> Vals = {Vs[size_t(L)]};
+      if (S.variadic()) {
+        At.assign(Hero.users().begin(), Hero.users().end());
+        std::vector<llvm::Value *> Parts = unpack(Vs[size_t(L)]);
+        Vals.clear();
+        for (const HloInstruction *U : At)
+          Vals.push_back(Parts[size_t(U->tupleIndex())]);
+      }
+      for (size_t J = 0; J < At.size(); ++J) {
+        llvm::Value *V = Vals[J];
+        FE->setOverride(*At[J],
+                        [V](llvm::ArrayRef<llvm::Value *>) { return V; });
+      }
       Lanes->Lane = L;
       llvm::Value *Val = storeConvert(B, FE->valueAt(Root, Idx[size_t(L)]), RT);
-      FE->setOverride(Hero, nullptr);
+      for (const HloInstruction *I : At)
+        FE->setOverride(*I, nullptr);
       FE->clearCache();
       if (Vector) {
         Vec = B.CreateInsertElement(Vec, Val, uint64_t(L));
@@ -240,7 +299,7 @@ void ScanKernel::emitLines() {
         SP.Reverse ? B.CreateSub(idx(SP.Length - 1), Step) : Step;
     std::vector<llvm::Value *> Idx =
         emitIndexExprs(B, TM.Map, {GL.Th, GL.Bl}, {Pos}, IndexTy);
-    llvm::Value *X = FE->valueAt(*S.Input, Idx);
+    llvm::Value *X = inputAt(*FE, Idx);
     NextCarry = combine(Carry, X);
     storeRoots(Idx, NextCarry);
   } else {
@@ -257,7 +316,7 @@ void ScanKernel::emitLines() {
     auto *Have = llvm::BasicBlock::Create(LC, "scan.have", K);
     B.CreateCondBr(Valid, Load, Have);
     B.SetInsertPoint(Load);
-    llvm::Value *X = FE->valueAt(*S.Input, Idx);
+    llvm::Value *X = inputAt(*FE, Idx);
     llvm::BasicBlock *Loaded = B.GetInsertBlock();
     B.CreateBr(Have);
     B.SetInsertPoint(Have);

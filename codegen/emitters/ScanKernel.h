@@ -161,8 +161,16 @@ private:
   /// inclusive prefix, then clears its descriptor.
   void clearPredecessor(llvm::Value *Th, llvm::Value *Tile, llvm::Value *Seg);
 
-  /// Earlier op Later: reduce-window's to_apply(acc, x), or the scan
-  /// body's op of (x = parameter 0, carry = parameter 1).
+  /// A variadic scan's values as one struct (one value: itself), and
+  /// back.
+  llvm::Value *pack(llvm::ArrayRef<llvm::Value *> Vs);
+  std::vector<llvm::Value *> unpack(llvm::Value *V);
+  /// The scanned operands' values at \p Idx, packed.
+  llvm::Value *inputAt(FusedElementEmitter &E,
+                       llvm::ArrayRef<llvm::Value *> Idx);
+  /// Earlier op Later: reduce-window's to_apply(acc, x) (of every
+  /// operand's value, for a variadic window), or the scan body's op of
+  /// (x = parameter 0, carry = parameter 1).
   llvm::Value *combine(llvm::Value *Earlier, llvm::Value *Later);
   /// The inclusive scan of \p V across the warp (lane \p Lane): five
   /// shuffles up, each lane combining the value Off lanes below.

@@ -289,7 +289,7 @@ void ScanKernel::loadItems(TileState &St, bool Guarded) {
       llvm::Value *&Out = St.X[size_t(Kr * V + Vv)];
       if (!Guarded) {
         Lanes->Lane = Vv;
-        Out = FE->valueAt(*S.Input, itemIndex(St, Kr, Vv));
+        Out = inputAt(*FE, itemIndex(St, Kr, Vv));
         continue;
       }
       llvm::Value *Ok = itemValid(St, Kr, Vv);
@@ -300,7 +300,7 @@ void ScanKernel::loadItems(TileState &St, bool Guarded) {
                           B.CreateSelect(Ok, idx(Vv), idx(0))},
                          IndexTy);
       FE1.clearCache();
-      Out = B.CreateSelect(Ok, FE1.valueAt(*S.Input, I), Id);
+      Out = B.CreateSelect(Ok, inputAt(FE1, I), Id);
     }
   Lanes->Lane = 0;
 }

@@ -87,10 +87,18 @@ struct ScanInfo {
   /// The scanned operand and the init: a scalar (reduce-window) or the
   /// carry's initial slice (scan).
   const HloInstruction *Input = nullptr, *Init = nullptr;
+  /// A variadic reduce-window (a running max with its index): every
+  /// scanned operand and its init, Input and Init first; one of each
+  /// otherwise. The combiner is then the window's computation (Combiner
+  /// is HloOpcode::Call): kernels run it in any association order, as
+  /// reduce-window's semantics allow, and know no identity for it.
+  std::vector<const HloInstruction *> Inputs, Inits;
+  bool variadic() const { return Inputs.size() > 1; }
   /// The scanned logical dimension and its length.
   int64_t Dim = 0, Length = 0;
   bool Reverse = false;
-  /// add, maximum, minimum or multiply.
+  /// add, maximum, minimum or multiply (call: a variadic window's
+  /// computation).
   HloOpcode Combiner = HloOpcode::Add;
   /// The type the combiner computes in (the result's element type).
   PrimitiveType Type = PrimitiveType::F32;

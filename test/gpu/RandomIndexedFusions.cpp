@@ -608,7 +608,8 @@ std::string scanIdentity(const std::string &Comb, const std::string &Ty) {
 /// 1 to primes over 1000 (now and then prime lines up to --max-elements
 /// long), every layout, add/max/min/multiply on f32, bf16,
 /// f16, f64, s32 and s64, an elementwise prologue and epilogue (one
-/// reading a second parameter).
+/// reading a second parameter); now and then a variadic reduce-window (a
+/// running max or min with its index, both written).
 std::string generateScan(uint64_t Seed, int64_t MaxElements) {
   Rng R(Seed);
   static const std::vector<std::string> Types = {"f32", "f32", "bf16", "f16",
@@ -660,6 +661,12 @@ std::string generateScan(uint64_t Seed, int64_t MaxElements) {
   if (N > 1031 && Comb == "add" && (Ty == "f16" || Ty == "bf16"))
     Comb = "maximum";
   const bool Reverse = R() % 3 == 0, ScanOp = R() % 2 == 0;
+  // Now and then a variadic reduce-window: a running max or min with its
+  // index (the scan kernels without an identity: a thread or a warp per
+  // line).
+  const bool Variadic = !ScanOp && R() % 4 == 0 && In[size_t(Dim)] <= 16384;
+  if (Variadic && Comb != "minimum")
+    Comb = "maximum";
   const std::vector<int64_t> Layout = randomLayout(R, Rank);
   const std::string InS = shapeText(Ty, In, Layout);
   std::vector<int64_t> Slice;
@@ -679,13 +686,25 @@ std::string generateScan(uint64_t Seed, int64_t MaxElements) {
       << " parameter(1)\n  s = " << SliceS << " " << Comb
       << (R() % 2 ? "(x, c)" : "(c, x)") << "\n  ROOT t = (" << SliceS << ", "
       << SliceS << ") tuple(s, s)\n}\n\n";
+  } else if (Variadic) {
+    // A running max (min) with its index, ties to the smaller index: a
+    // total order, so any association order gives the same pair.
+    const char *Dir = Comb == "minimum" ? "LT" : "GT";
+    B << "combine {\n  a = " << Ty << "[] parameter(0)\n  ai = s32[] "
+      << "parameter(1)\n  b = " << Ty << "[] parameter(2)\n  bi = s32[] "
+      << "parameter(3)\n  gt = pred[] compare(b, a), direction=" << Dir
+      << "\n  eq = pred[] compare(b, a), direction=EQ\n  lt = pred[] "
+      << "compare(bi, ai), direction=LT\n  tie = pred[] and(eq, lt)\n  "
+      << "take = pred[] or(gt, tie)\n  m = " << Ty
+      << "[] select(take, b, a)\n  i = s32[] select(take, bi, ai)\n  ROOT "
+      << "t = (" << Ty << "[], s32[]) tuple(m, i)\n}\n\n";
   } else {
     B << "combine {\n  a = " << Ty << "[] parameter(0)\n  b = " << Ty
       << "[] parameter(1)\n  ROOT r = " << Ty << "[] " << Comb
       << "(a, b)\n}\n\n";
   }
   const bool InitParam = ScanOp && R() % 3 == 0;
-  const bool TwoInputs = R() % 3 == 0;
+  const bool TwoInputs = !Variadic && R() % 3 == 0;
   B << "fused {\n  p0 = " << InS << " parameter(0)\n";
   if (TwoInputs)
     B << "  p1 = " << InS << " parameter(1)\n";
@@ -693,7 +712,8 @@ std::string generateScan(uint64_t Seed, int64_t MaxElements) {
     B << "  p" << (TwoInputs ? 2 : 1) << " = " << SliceS << " parameter("
       << (TwoInputs ? 2 : 1) << ")\n";
   std::string X = "p0";
-  for (int K = int(R() % 3); K > 0; --K) {
+  // (No prologue before a variadic scan: a NaN would break its order.)
+  for (int K = Variadic ? 0 : int(R() % 3); K > 0; --K) {
     B << "  u" << K << " = " << InS << " " << unaryOp(R, Ty) << "(" << X
       << ")\n";
     X = "u" + std::to_string(K);
@@ -722,6 +742,19 @@ std::string generateScan(uint64_t Seed, int64_t MaxElements) {
                                            : Reverse
                                                ? "0_" + std::to_string(N - 1)
                                                : std::to_string(N - 1) + "_0");
+    }
+    if (Variadic) {
+      const std::string IdxS = shapeText("s32", In, Layout);
+      B << "  io = " << IdxS << " iota(), iota_dimension=" << Dim
+        << "\n  z = s32[] constant(0)\n  w = (" << InS << ", " << IdxS
+        << ") reduce-window(" << X << ", io, c0, z), window={size=" << Sizes
+        << " pad=" << Pads << "}, to_apply=combine\n  m = " << InS
+        << " get-tuple-element(w), index=0\n  i = " << IdxS
+        << " get-tuple-element(w), index=1\n  ROOT t = (" << InS << ", " << IdxS
+        << ") tuple(m, i)\n}\n\nENTRY main {\n  a0 = " << InS
+        << " parameter(0)\n  ROOT fusion = (" << InS << ", " << IdxS
+        << ") fusion(a0), kind=kInput, calls=fused\n}\n";
+      return B.str();
     }
     B << "  w = " << InS << " reduce-window(" << X
       << ", c0), window={size=" << Sizes << " pad=" << Pads

@@ -44,8 +44,10 @@ std::set<const HloInstruction *> ancestors(const HloInstruction *I) {
 
 /// Whether the tiled kernel can run \p S: its combiner has an identity in
 /// the scan's type (the elements past a line's end and the prefixes before
-/// a tile take it).
+/// a tile take it); a variadic window's computation has none known.
 bool hasIdentity(const ScanInfo &S) {
+  if (S.variadic())
+    return false;
   return S.Type != PrimitiveType::Pred ||
          (S.Combiner == HloOpcode::Maximum || S.Combiner == HloOpcode::Minimum);
 }
@@ -404,8 +406,9 @@ std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P) {
   constexpr int64_t MaxSerialLength = 16384;
   if (N > MaxSerialLength)
     return Hero + " scans lines of " + std::to_string(N) +
-           " elements of a type without the combiner's identity along a "
-           "non-minor dim; a thread scans at most " +
+           " elements along a non-minor dim with a combiner of no known "
+           "identity (a variadic window's, or of pred); a thread scans at "
+           "most " +
            std::to_string(MaxSerialLength);
   // A row of at least a warp's width: a warp per row, 32 consecutive
   // elements a step (coalesced) scanned with shuffles.

@@ -59,6 +59,20 @@ mixing {
   s = f32[2] add(r, c)
   ROOT t = (f32[2], f32[2]) tuple(s, s)
 }
+argmax {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(b, a), direction=GT
+  eq = pred[] compare(b, a), direction=EQ
+  lt = pred[] compare(bi, ai), direction=LT
+  tie = pred[] and(eq, lt)
+  take = pred[] or(gt, tie)
+  m = f32[] select(take, b, a)
+  i = s32[] select(take, bi, ai)
+  ROOT t = (f32[], s32[]) tuple(m, i)
+}
 counter {
   x = f32[2] parameter(0)
   c = s32[] parameter(1)
@@ -257,6 +271,39 @@ TEST(ScanInterpreter, NonSliceCarryCountsSteps) {
   ASSERT_EQ(R.size(), 2u);
   EXPECT_EQ(values(R[0]), Doubles({1, 2, 3, 4, 5, 6, 7, 8}));
   EXPECT_EQ(values(R[1]), Doubles({4}));
+}
+
+TEST(ScanInterpreter, VariadicPrefixWindowIsARunningMaxWithItsIndex) {
+  // A running max with its index (ties to the smaller index), forward and
+  // as a suffix; the running fold and the window-by-window evaluation
+  // agree (the fold runs for a prefix window, a window of 4 of 5 does
+  // not take it).
+  const std::string X = R"(p0 = f32[5] parameter(0)
+             io = s32[5] iota(), iota_dimension=0
+             ninf = f32[] constant(-inf)
+             z = s32[] constant(0)
+             )";
+  Literal In = lit(PT::F32, {5}, {1, 3, 3, 2, 5});
+  std::vector<Literal> F =
+      run(X + R"(ROOT w = (f32[5], s32[5]) reduce-window(p0, io, ninf, z),
+               window={size=5 pad=4_0}, to_apply=argmax)",
+          {In});
+  ASSERT_EQ(F.size(), 2u);
+  EXPECT_EQ(values(F[0]), Doubles({1, 3, 3, 3, 5}));
+  EXPECT_EQ(values(F[1]), Doubles({0, 1, 1, 1, 4}));
+  std::vector<Literal> R =
+      run(X + R"(ROOT w = (f32[5], s32[5]) reduce-window(p0, io, ninf, z),
+               window={size=5 pad=0_4}, to_apply=argmax)",
+          {In});
+  ASSERT_EQ(R.size(), 2u);
+  EXPECT_EQ(values(R[1]), Doubles({4, 4, 4, 4, 4}));
+  // A window of 4 (not a prefix of the dim): evaluated window by window.
+  std::vector<Literal> W =
+      run(X + R"(ROOT w = (f32[5], s32[5]) reduce-window(p0, io, ninf, z),
+               window={size=4 pad=3_0}, to_apply=argmax)",
+          {In});
+  ASSERT_EQ(W.size(), 2u);
+  EXPECT_EQ(values(W[1]), Doubles({0, 1, 1, 1, 4}));
 }
 
 TEST(ScanInterpreter, ScanOpAgreesWithTheReduceWindowForm) {
