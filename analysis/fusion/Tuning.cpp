@@ -65,7 +65,8 @@ const std::vector<TuningKnobInfo> &tuningTable() {
       {"IDXMAP_ROWNORM_EXACT_DIVIDE", &T::RowNormExactDivide, 0, 1, false, "0",
        "row normalization: divide exactly even with fast math"},
       {"IDXMAP_SCAN_ITEMS", &T::ScanItems, 1, 64, true,
-       "16 (at least one 16-byte vector)",
+       "16 for a row of one tile; 64 (32 of 8 bytes) for chained or column "
+       "tiles; short rows: a multiple of the row's odd part",
        "scan: elements each thread of a tile holds in registers"},
       {"IDXMAP_SCAN_SHARED_ROWS", &T::ScanSharedRows, 0, 4096, false, "31",
        "scan: the longest row that shares a tile with others (a segmented "

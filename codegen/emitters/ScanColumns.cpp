@@ -46,10 +46,11 @@ void ScanKernel::emitColumnTile(llvm::Value *Th, llvm::Value *Tile) {
   llvm::Value *NotFirst = B.CreateICmpNE(St.Seg, idx(0));
   for (int64_t J = 0; J * T < SP.LinesPerTile; ++J) {
     llvm::Value *Col = B.CreateAdd(Th, idx(J * T));
-    emitIf(
-        B, B.CreateAnd(NotFirst, B.CreateICmpULT(Col, idx(SP.LinesPerTile))), [&] {
-          clearWhenPrefix(descriptorOf(B.CreateSub(Tile, idx(SP.Groups)), Col));
-        });
+    emitIf(B, B.CreateAnd(NotFirst, B.CreateICmpULT(Col, idx(SP.LinesPerTile))),
+           [&] {
+             clearWhenPrefix(
+                 descriptorOf(B.CreateSub(Tile, idx(SP.Groups)), Col));
+           });
   }
 }
 
@@ -156,7 +157,7 @@ llvm::Value *ScanKernel::columnInit(TileState &St, llvm::Value *Col) {
   FE->clearCache();
   Lanes->clear();
   if (S.Init->shape().isScalar()) {
-    llvm::Value *V = FE->valueAt(*S.Init, {});
+    llvm::Value *V = lineInit({});
     FE->clearCache();
     return V;
   }

@@ -155,7 +155,7 @@ llvm::Value *ScanKernel::inputAt(FusedElementEmitter &E,
                                  llvm::ArrayRef<llvm::Value *> Idx) {
   std::vector<llvm::Value *> Vs;
   for (const HloInstruction *In : S.Inputs)
-    Vs.push_back(E.valueAt(*In, Idx));
+    Vs.push_back(widen(E.valueAt(*In, Idx)));
   return pack(Vs);
 }
 
@@ -165,6 +165,9 @@ llvm::Value *ScanKernel::combine(llvm::Value *Earlier, llvm::Value *Later) {
   if (S.variadic())
     return pack(emitReduction(B, *Hero.toApply(), unpack(Earlier),
                               unpack(Later), Math));
+  if (SP.Accumulate32)
+    return S.Combiner == HloOpcode::Add ? B.CreateFAdd(Earlier, Later)
+                                        : B.CreateFMul(Earlier, Later);
   if (Hero.opcode() == HloOpcode::ReduceWindow)
     return emitReduction(B, *Hero.toApply(), {Earlier}, {Later}, Math).front();
   const HloInstruction &Op = *Hero.toApply()->root()->operand(0);
@@ -175,7 +178,12 @@ llvm::Value *ScanKernel::combine(llvm::Value *Earlier, llvm::Value *Later) {
 }
 
 llvm::Constant *ScanKernel::identity() {
-  return combinerIdentity(LC, S.Combiner, S.Type);
+  return combinerIdentity(LC, S.Combiner,
+                          SP.Accumulate32 ? PrimitiveType::F32 : S.Type);
+}
+
+llvm::Value *ScanKernel::widen(llvm::Value *V) {
+  return SP.Accumulate32 ? BPtr->CreateFPExt(V, BPtr->getFloatTy()) : V;
 }
 
 llvm::Value *ScanKernel::warpScan(llvm::Value *Lane, llvm::Value *V) {
@@ -195,7 +203,7 @@ llvm::Value *ScanKernel::lineInit(llvm::ArrayRef<llvm::Value *> First) {
         LineIdx.push_back(First[D]);
   std::vector<llvm::Value *> Vs;
   for (const HloInstruction *I : S.Inits)
-    Vs.push_back(FE->valueAt(*I, LineIdx));
+    Vs.push_back(widen(FE->valueAt(*I, LineIdx)));
   return pack(Vs);
 }
 
@@ -223,7 +231,12 @@ void ScanKernel::storeRun(const std::vector<std::vector<llvm::Value *>> &Idx,
       // The hero's value there (a variadic window's elements: its
       // get-tuple-elements').
       std::vector<const HloInstruction *> At = {&Hero};
-      std::vector<llvm::Value *> Vals = {Vs[size_t(L)]};
+      std::vector<llvm::Value *> Vals = {
+          SP.Accumulate32
+              ? B.CreateFPTrunc(
+                    Vs[size_t(L)],
+                    combinerIdentity(LC, S.Combiner, S.Type)->getType())
+              : Vs[size_t(L)]};
       if (S.variadic()) {
         At.assign(Hero.users().begin(), Hero.users().end());
         std::vector<llvm::Value *> Parts = unpack(Vs[size_t(L)]);

@@ -175,8 +175,11 @@ private:
   /// The inclusive scan of \p V across the warp (lane \p Lane): five
   /// shuffles up, each lane combining the value Off lanes below.
   llvm::Value *warpScan(llvm::Value *Lane, llvm::Value *V);
-  /// The combiner's identity in the scan's value type.
+  /// The combiner's identity in the type the scan computes in.
   llvm::Constant *identity();
+  /// An element of the scan's type in the type it computes in
+  /// (ScanPlan::Accumulate32: f32).
+  llvm::Value *widen(llvm::Value *V);
   /// The line's carry at its start (the init: a scalar, or the scan op's
   /// carry at the line's index), from the index \p First of any element
   /// of the line.

@@ -369,6 +369,10 @@ struct ScanPlan {
   /// a 32-bit status array (acquire/release) and two value arrays, the
   /// aggregates' and the inclusive prefixes'.
   bool PackedDescriptors = true;
+  /// An add or multiply scan of f16 or bf16 computes in f32 (as torch's
+  /// scans do): the items widened as they are read, every partial, carry
+  /// and descriptor an f32, each output rounded once to the scan's type.
+  bool Accumulate32 = false;
   bool lookBack() const { return TilesPerLine > 1; }
   int64_t tiles() const { return Groups * TilesPerLine; }
   /// Look-back descriptors: one per line of each tile.

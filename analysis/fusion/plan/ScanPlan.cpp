@@ -371,6 +371,13 @@ std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P) {
   SP.Length = N;
   SP.Reverse = S.Reverse;
   Context &Ctx = In.Ctx;
+  if ((S.Type == PrimitiveType::F16 || S.Type == PrimitiveType::BF16) &&
+      (S.Combiner == HloOpcode::Add || S.Combiner == HloOpcode::Multiply)) {
+    SP.Accumulate32 = true;
+    P.choose("accumulate_bits", 32,
+             "a 2-byte float sum (product) accumulates in f32, each output "
+             "rounded once");
+  }
   int64_t MaxElements = X.numElements();
   for (const HloInstruction *Pm : C.parameters())
     MaxElements = std::max(MaxElements, Pm->shape().numElements());

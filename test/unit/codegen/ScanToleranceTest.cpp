@@ -51,6 +51,14 @@ TEST(ScanTolerance, FloatSumsGrowWithTheLine) {
   EXPECT_DOUBLE_EQ(P.Rel, 262 * U);
 }
 
+TEST(ScanTolerance, TwoByteFloatSumsAllowTheStepByStepRounding) {
+  // The kernel adds bf16 in f32; the interpreter rounds each of the 100
+  // steps: 100 + 6 roundings of bf16 (2^-8), |x| <= 1.
+  const double U = std::ldexp(1.0, -8);
+  Tolerance T = toleranceOf(windowFusion("bf16", "add", 100));
+  EXPECT_DOUBLE_EQ(T.Abs, 106 * U * 100);
+}
+
 TEST(ScanTolerance, ExactCombinersStayExact) {
   Tolerance M = toleranceOf(windowFusion("s32", "add", 1000));
   EXPECT_EQ(M.Abs, 0);
