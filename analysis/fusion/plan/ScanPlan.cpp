@@ -1,16 +1,15 @@
-//===- ScanPlan.cpp - Prefix scans: a line per thread or warp -------------===//
+//===- ScanPlan.cpp - Prefix scans: the kernel's shape --------------------===//
 //
-// Part of idxmap. The scan emitter's plan (ScanPlan in KernelPlan.h), the
-// first scan kernels of issue 18. A scan along a non-minor dim gives each
-// thread one line, scanned serially with the carry in a register; lines
-// are numbered in the layout's order (the dims more major than the scanned
-// one, then those more minor), so that the 32 lanes of a warp sit on 32
-// neighbouring elements of the minor dim and each step is one coalesced
-// access. A row scan of at least 32 elements gives each warp a row, walked
-// in chunks of 32 consecutive elements scanned with shuffles. The block
-// scan of rows longer than a warp's items takes tiles of a row per block,
-// chained by decoupled look-back when a row spans several (ScanMode in
-// KernelPlan.h, docs/KERNEL_PLAN.md).
+// Part of idxmap. The scan emitter's plan (ScanPlan in KernelPlan.h,
+// docs/KERNEL_PLAN.md): rows longer than 512 take row tiles (a block per
+// tile of consecutive elements, chained by decoupled look-back when a row
+// spans several); scans along a non-minor dim take column tiles (a tile
+// of neighbouring columns over a run of positions, chained per column);
+// rows of at most 31 share tiles end to end as one segmented scan; rows
+// of 32 to 512 take a warp each; what has no identity for its combiner
+// (a variadic window's computation) takes a warp per row or a thread per
+// line. Each tiled mode chooses its shape, then builds its thread map
+// `(th_x, tile)[run, vec] -> index` and launch (finishTiles).
 //
 //===----------------------------------------------------------------------===//
 #include "Plans.h"
@@ -94,16 +93,58 @@ void planAccessWidths(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
   P.Loop = LoopPlan{true, std::move(Loads)};
 }
 
-/// The tiled row scan (ScanMode::BlockTiles): the tile's shape, the thread
-/// map, the proven load and store widths and the launch.
-void planBlockTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
-  const FusionAnalysis &A = In.A;
-  const HloComputation &C = *A.Computation;
-  const ScanInfo &S = *A.Scan;
+/// The tiled kernels' thread map `(th_x, tile)[run, vec] -> Index` of
+/// \p T threads a tile, its proven access widths and the launch: a block
+/// per tile (taken from the workspace's counter with look-back, else
+/// \p BlocksWhy).
+void finishTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP, int64_t T,
+                 std::vector<Expr> Index, std::vector<Constraint> Cs,
+                 const std::string &BlocksWhy) {
   Context &Ctx = In.Ctx;
+  const int64_t Tiles = SP.tiles();
+  P.Main.ThreadsPerBlock = T;
+  P.Main.Blocks = Tiles;
+  P.Main.Vector = SP.Vector;
+  P.Main.Target = In.A.Scan->Input;
+  P.Main.Map =
+      IndexingMap(Ctx, {{"th_x", {0, T - 1}}, {"tile", {0, Tiles - 1}}},
+                  {{"run", {0, SP.Runs - 1}}, {"vec", {0, SP.Vector - 1}}}, {},
+                  std::move(Index), std::move(Cs));
+  simplify(P.Main.Map);
+  planAccessWidths(In, P, SP);
+  GridStride GS = gridStride(Tiles, In.Device.MaxGrid[0]);
+  P.Grid[0] = P.choose("blocks", GS.Grid,
+                       SP.lookBack()
+                           ? "one block per tile, tiles taken in launch order "
+                             "from the workspace's counter"
+                           : BlocksWhy);
+  P.Block[0] = T;
+}
+
+/// The "tile" choice's reason: the tiles of a line and how they chain.
+std::string chainWhy(const ScanPlan &SP) {
+  return SP.TilesPerLine > 1 ? std::to_string(SP.TilesPerLine) +
+                                   " tiles per line, chained by decoupled "
+                                   "look-back"
+                             : "one tile per line: no look-back";
+}
+
+/// Where item (run, vec) of thread th_x sits in a tile of consecutive
+/// elements: warp w covers [w, w + 1) * 32 * items, run k of lane l at
+/// k * 32 * Vector + l * Vector (each warp access one coalesced vector).
+Expr rowTileOffset(Context &Ctx, const ScanPlan &SP) {
+  return Ctx.dim(0).floorDiv(32) * (32 * SP.Runs * SP.Vector) +
+         Ctx.symbol(0) * (32 * SP.Vector) + (Ctx.dim(0) % 32) * SP.Vector +
+         Ctx.symbol(1);
+}
+
+/// The row tiles' shape (ScanMode::BlockTiles): elements a thread, threads
+/// (returned), the tile and the tiles of a line.
+int64_t chooseRowTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
+  const FusionAnalysis &A = In.A;
+  const ScanInfo &S = *A.Scan;
   const int64_t N = S.Length;
-  SP.Mode = ScanMode::BlockTiles;
-  SP.Vector = std::max<int64_t>(1, 16 / widestBytes(C, A));
+  SP.Vector = std::max<int64_t>(1, 16 / widestBytes(*A.Computation, A));
   // A line longer than one tile of 256 x 16 chains its tiles by look-back,
   // whose latency each tile pays once: 4 x the elements per thread (2 x
   // for 8-byte values) makes 4 x fewer tiles for the chain to cross.
@@ -129,46 +170,32 @@ void planBlockTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
   SP.LanesPerLine = T;
   SP.TileLength = T * Items;
   SP.TilesPerLine = ceilDiv(N, SP.TileLength);
-  P.choose("tile", SP.TileLength,
-           SP.TilesPerLine > 1
-               ? std::to_string(SP.TilesPerLine) +
-                     " tiles per line, chained by decoupled look-back"
-               : "one tile per line: no look-back");
+  P.choose("tile", SP.TileLength, chainWhy(SP));
   SP.PackedDescriptors = byteWidth(S.Type) <= 4;
   SP.Groups = SP.Lines;
-  const int64_t Tiles = SP.tiles();
-  // (th_x, tile)[run, vec] -> position
-  //   seg * TileLength + (th_x floordiv 32) * 32 * Items
-  //   + run * 32 * Vector + (th_x mod 32) * Vector + vec
-  // of line tile floordiv TilesPerLine (from the end when reversed).
+  return T;
+}
+
+/// The tiled row scan (ScanMode::BlockTiles): the tile's shape, the thread
+/// map, the proven load and store widths and the launch.
+void planBlockTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
+  const ScanInfo &S = *In.A.Scan;
+  Context &Ctx = In.Ctx;
+  const int64_t N = S.Length;
+  SP.Mode = ScanMode::BlockTiles;
+  const int64_t T = chooseRowTile(In, P, SP);
+  // (th_x, tile)[run, vec] -> position seg * TileLength + the item's
+  // offset in the tile, of line tile floordiv TilesPerLine (from the end
+  // when reversed).
   Expr Tile = Ctx.dim(1);
-  Expr Pos = (Tile % SP.TilesPerLine) * SP.TileLength +
-             Ctx.dim(0).floorDiv(32) * (32 * Items) +
-             Ctx.symbol(0) * (32 * SP.Vector) + (Ctx.dim(0) % 32) * SP.Vector +
-             Ctx.symbol(1);
+  Expr Pos = (Tile % SP.TilesPerLine) * SP.TileLength + rowTileOffset(Ctx, SP);
   Expr Line = Tile.floorDiv(SP.TilesPerLine);
   Expr Lin = Line * N + (S.Reverse ? Ctx.constant(N - 1) - Pos : Pos);
   std::vector<Constraint> Cs;
   if (SP.TilesPerLine * SP.TileLength != N)
     Cs.push_back({Pos, {0, N - 1}});
-  P.Main.ThreadsPerBlock = T;
-  P.Main.Blocks = Tiles;
-  P.Main.Vector = SP.Vector;
-  P.Main.Target = S.Input;
-  P.Main.Map =
-      IndexingMap(Ctx, {{"th_x", {0, T - 1}}, {"tile", {0, Tiles - 1}}},
-                  {{"run", {0, SP.Runs - 1}}, {"vec", {0, SP.Vector - 1}}}, {},
-                  delinearizePhysical(Ctx, Lin, S.Input->shape()), Cs);
-  simplify(P.Main.Map);
-
-  planAccessWidths(In, P, SP);
-  GridStride GS = gridStride(Tiles, In.Device.MaxGrid[0]);
-  P.Grid[0] = P.choose("blocks", GS.Grid,
-                       SP.lookBack()
-                           ? "one block per tile, tiles taken in launch order "
-                             "from the workspace's counter"
-                           : "one block per row");
-  P.Block[0] = T;
+  finishTiles(In, P, SP, T, delinearizePhysical(Ctx, Lin, S.Input->shape()),
+              std::move(Cs), "one block per row");
 }
 
 /// The index of \p S's operand at position \p Pos of the line numbered
@@ -197,14 +224,15 @@ std::vector<Expr> scanIndex(Context &Ctx, const ScanInfo &S, Expr Outer,
   return Idx;
 }
 
-/// The tiled scan along a non-minor dim (ScanMode::ColumnTiles).
-void planColumnTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
+/// The column tiles' shape (ScanMode::ColumnTiles): the vector of
+/// columns, the threads across them (\p TX) and in all (returned), the
+/// positions a thread, the tile and the tiles of a line.
+int64_t chooseColumnTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
+                         int64_t &TX) {
   const FusionAnalysis &A = In.A;
   const HloComputation &C = *A.Computation;
   const ScanInfo &S = *A.Scan;
-  Context &Ctx = In.Ctx;
   const int64_t N = S.Length, Outer = S.Dims[0], Inner = S.Dims[2];
-  SP.Mode = ScanMode::ColumnTiles;
   // Whole vectors of neighbouring columns: the widest that divides the
   // minor extent (a vector never straddles two lines' groups).
   int64_t V = std::max<int64_t>(1, 16 / widestBytes(C, A));
@@ -214,7 +242,7 @@ void planColumnTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
                        "neighbouring columns a thread holds (a 16-byte "
                        "vector, or the widest that divides " +
                            std::to_string(Inner) + ")");
-  const int64_t TX = std::min<int64_t>(32, nextPow2(ceilDiv(Inner, V)));
+  TX = std::min<int64_t>(32, nextPow2(ceilDiv(Inner, V)));
   SP.LinesPerTile = TX * SP.Vector;
   const int64_t GroupsPerOuter = ceilDiv(Inner, SP.LinesPerTile);
   SP.Groups = Outer * GroupsPerOuter;
@@ -237,13 +265,20 @@ void planColumnTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
   SP.LanesPerLine = TY;
   P.choose("tile", SP.TileLength,
            std::to_string(SP.LinesPerTile) + " columns x " +
-               std::to_string(SP.TileLength) + " positions; " +
-               (SP.TilesPerLine > 1
-                    ? std::to_string(SP.TilesPerLine) +
-                          " tiles per line, chained by decoupled look-back"
-                    : "one tile per line: no look-back"));
+               std::to_string(SP.TileLength) + " positions; " + chainWhy(SP));
   SP.PackedDescriptors = byteWidth(S.Type) <= 4;
-  const int64_t Tiles = SP.tiles();
+  return T;
+}
+
+/// The tiled scan along a non-minor dim (ScanMode::ColumnTiles).
+void planColumnTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
+  const ScanInfo &S = *In.A.Scan;
+  Context &Ctx = In.Ctx;
+  const int64_t N = S.Length, Inner = S.Dims[2];
+  SP.Mode = ScanMode::ColumnTiles;
+  int64_t TX = 1;
+  const int64_t T = chooseColumnTile(In, P, SP, TX);
+  const int64_t GroupsPerOuter = ceilDiv(Inner, SP.LinesPerTile);
   // (th_x, tile)[run, vec] -> position seg * TileLength + ty * Runs + run
   // of column cg * LinesPerTile + tx * Vector + vec of outer index o, where
   // seg = tile floordiv Groups, (o, cg) = the group tile mod Groups.
@@ -257,35 +292,18 @@ void planColumnTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
     Cs.push_back({Pos, {0, N - 1}});
   if (GroupsPerOuter * SP.LinesPerTile != Inner)
     Cs.push_back({Col, {0, Inner - 1}});
-  P.Main.ThreadsPerBlock = T;
-  P.Main.Blocks = Tiles;
-  P.Main.Vector = SP.Vector;
-  P.Main.Target = S.Input;
-  P.Main.Map =
-      IndexingMap(Ctx, {{"th_x", {0, T - 1}}, {"tile", {0, Tiles - 1}}},
-                  {{"run", {0, SP.Runs - 1}}, {"vec", {0, SP.Vector - 1}}}, {},
-                  scanIndex(Ctx, S, Group.floorDiv(GroupsPerOuter),
-                            S.Reverse ? Ctx.constant(N - 1) - Pos : Pos, Col),
-                  Cs);
-  simplify(P.Main.Map);
-  planAccessWidths(In, P, SP);
-  GridStride GS = gridStride(Tiles, In.Device.MaxGrid[0]);
-  P.Grid[0] = P.choose("blocks", GS.Grid,
-                       SP.lookBack()
-                           ? "one block per tile, tiles taken in launch order "
-                             "from the workspace's counter"
-                           : "one block per group of columns");
-  P.Block[0] = T;
+  finishTiles(In, P, SP, T,
+              scanIndex(Ctx, S, Group.floorDiv(GroupsPerOuter),
+                        S.Reverse ? Ctx.constant(N - 1) - Pos : Pos, Col),
+              std::move(Cs), "one block per group of columns");
 }
 
-/// Short rows laid end to end (ScanMode::SegmentedTiles).
-void planSegmentedTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
+/// The segmented tiles' shape (ScanMode::SegmentedTiles): elements a
+/// thread, threads (returned), the rows of a tile.
+int64_t chooseSegmentedTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
   const FusionAnalysis &A = In.A;
   const HloComputation &C = *A.Computation;
-  const ScanInfo &S = *A.Scan;
-  Context &Ctx = In.Ctx;
-  const int64_t N = S.Length, Lines = SP.Lines;
-  SP.Mode = ScanMode::SegmentedTiles;
+  const int64_t N = A.Scan->Length, Lines = SP.Lines;
   SP.Vector = std::max<int64_t>(1, 16 / widestBytes(C, A));
   // Whole rows fill a tile of 2^k threads when a thread's elements are a
   // multiple of the row's odd part (and of the vector): 12 for rows of
@@ -323,14 +341,22 @@ void planSegmentedTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
            std::to_string(SP.LinesPerTile) + " rows of " + std::to_string(N) +
                " end to end, a segmented scan; " + std::to_string(SP.Groups) +
                (SP.Groups == 1 ? " tile" : " tiles"));
+  return T;
+}
+
+/// Short rows laid end to end (ScanMode::SegmentedTiles).
+void planSegmentedTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
+  const ScanInfo &S = *In.A.Scan;
+  Context &Ctx = In.Ctx;
+  const int64_t N = S.Length, Lines = SP.Lines;
+  SP.Mode = ScanMode::SegmentedTiles;
+  const int64_t T = chooseSegmentedTile(In, P, SP);
+  const int64_t PerThread = SP.Runs * SP.Vector;
   // (th_x, tile)[run, vec] -> element pos of the tile's rows laid end to
-  // end, pos = (th_x floordiv 32) * 32 * Items + run * 32 * Vector +
-  // (th_x mod 32) * Vector + vec (a reverse scan counts each row from its
-  // end).
+  // end, pos the item's offset in the tile (a reverse scan counts each row
+  // from its end).
   Expr Tile = Ctx.dim(1);
-  Expr Pos = Ctx.dim(0).floorDiv(32) * (32 * PerThread) +
-             Ctx.symbol(0) * (32 * SP.Vector) + (Ctx.dim(0) % 32) * SP.Vector +
-             Ctx.symbol(1);
+  Expr Pos = rowTileOffset(Ctx, SP);
   Expr Lin = Tile * SP.TileLength + Pos;
   if (S.Reverse)
     Lin = (Tile * SP.LinesPerTile + Pos.floorDiv(N)) * N +
@@ -340,19 +366,8 @@ void planSegmentedTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
     Cs.push_back({Pos, {0, SP.TileLength - 1}});
   if (SP.Groups * SP.LinesPerTile != Lines)
     Cs.push_back({Tile * SP.TileLength + Pos, {0, Lines * N - 1}});
-  P.Main.ThreadsPerBlock = T;
-  P.Main.Blocks = SP.Groups;
-  P.Main.Vector = SP.Vector;
-  P.Main.Target = S.Input;
-  P.Main.Map =
-      IndexingMap(Ctx, {{"th_x", {0, T - 1}}, {"tile", {0, SP.Groups - 1}}},
-                  {{"run", {0, SP.Runs - 1}}, {"vec", {0, SP.Vector - 1}}}, {},
-                  delinearizePhysical(Ctx, Lin, S.Input->shape()), Cs);
-  simplify(P.Main.Map);
-  planAccessWidths(In, P, SP);
-  GridStride GS = gridStride(SP.Groups, In.Device.MaxGrid[0]);
-  P.Grid[0] = P.choose("blocks", GS.Grid, "one block per tile");
-  P.Block[0] = T;
+  finishTiles(In, P, SP, T, delinearizePhysical(Ctx, Lin, S.Input->shape()),
+              std::move(Cs), "one block per tile");
 }
 } // namespace
 
