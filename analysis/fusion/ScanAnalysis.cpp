@@ -202,6 +202,23 @@ std::optional<ScanInfo> classifyScanOp(const HloInstruction &I,
 
 } // namespace
 
+bool hasCombinerIdentity(HloOpcode Op, PrimitiveType T) {
+  switch (Op) {
+  case HloOpcode::Add:
+  case HloOpcode::Multiply:
+    return T != PrimitiveType::Pred;
+  case HloOpcode::Maximum:
+  case HloOpcode::Minimum:
+    return true;
+  case HloOpcode::And:
+  case HloOpcode::Or:
+  case HloOpcode::Xor:
+    return !isFloatType(T);
+  default:
+    return false;
+  }
+}
+
 std::string ScanInfo::str() const {
   std::string S =
       (variadic() ? "variadic (" + std::to_string(Inputs.size()) + " arrays)"

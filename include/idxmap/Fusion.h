@@ -111,6 +111,15 @@ struct ScanInfo {
   std::string str() const;
 };
 
+/// Whether \p Op on \p T has an identity e (x op e == x for every x): add
+/// and multiply of numbers (-0.0 and 1; pred has none), maximum and
+/// minimum of any type (the lowest and the highest value), and, or and
+/// xor of integers and pred. The tiled scans need one (items past a
+/// line's end, the prefix before a line's first tile); codegen's
+/// combinerIdentity builds it. Example: `hasCombinerIdentity(
+/// HloOpcode::Add, PrimitiveType::F32)` is true, `(Add, Pred)` false.
+bool hasCombinerIdentity(HloOpcode Op, PrimitiveType T);
+
 /// The scan \p I computes, or nullopt with \p Why (`not a scan`, `the
 /// window of 'rw' is not a prefix of dim 1`, `the body of 'cs' is not one
 /// associative op of its input and carry`).

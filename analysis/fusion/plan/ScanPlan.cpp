@@ -45,10 +45,7 @@ std::set<const HloInstruction *> ancestors(const HloInstruction *I) {
 /// the scan's type (the elements past a line's end and the prefixes before
 /// a tile take it); a variadic window's computation has none known.
 bool hasIdentity(const ScanInfo &S) {
-  if (S.variadic())
-    return false;
-  return S.Type != PrimitiveType::Pred ||
-         (S.Combiner == HloOpcode::Maximum || S.Combiner == HloOpcode::Minimum);
+  return !S.variadic() && hasCombinerIdentity(S.Combiner, S.Type);
 }
 
 /// The widest element the tile's loads and stores move.
