@@ -14,33 +14,45 @@ using namespace idxmap;
 
 namespace {
 
-std::unique_ptr<HloModule> parse(const std::string &Text) {
-  auto M = parseHloModule(Text, "t.hlo");
-  EXPECT_TRUE(bool(M)) << (M ? "" : M.error().str());
-  return M ? std::move(*M) : nullptr;
-}
+/// A parsed (so verified) module whose entry is `p`, `i`, `u` and the
+/// scatter \p Root (an add), and that scatter's dims and updates' shape.
+struct Scatter {
+  std::unique_ptr<HloModule> M;
+  const ScatterDimensions *SD = nullptr;
+  const Shape *Upd = nullptr;
+};
 
-// The example of HloScatter.h: 2x6 patches into rows and columns of a
-// 10x4x6 operand.
-TEST(HloScatter, WorkedExample) {
-  auto M = parse(R"(HloModule m
+Scatter parseScatter(const std::string &Params, const std::string &Root) {
+  auto M = parseHloModule(R"(HloModule m
     add {
       a = f32[] parameter(0)
       b = f32[] parameter(1)
       ROOT r = f32[] add(a, b)
     }
     ENTRY e {
-      p = f32[10,4,6] parameter(0)
+)" + Params +
+                              "\n      ROOT s = " + Root + "\n    }",
+                          "t.hlo");
+  EXPECT_TRUE(bool(M)) << (M ? "" : M.error().str());
+  if (!M)
+    return {};
+  const HloInstruction &S = *(*M)->entry()->root();
+  return {std::move(*M), &S.scatterDimensions(), &S.operand(2)->shape()};
+}
+
+// The example of HloScatter.h: 2x6 patches into rows and columns of a
+// 10x4x6 operand.
+TEST(HloScatter, WorkedExample) {
+  Scatter X =
+      parseScatter(R"(p = f32[10,4,6] parameter(0)
       i = s32[3,2] parameter(1)
-      u = f32[3,2,6] parameter(2)
-      ROOT s = f32[10,4,6] scatter(p, i, u), update_window_dims={1,2},
+      u = f32[3,2,6] parameter(2))",
+                   R"(f32[10,4,6] scatter(p, i, u), update_window_dims={1,2},
           inserted_window_dims={0}, scatter_dims_to_operand_dims={0,1},
-          index_vector_dim=1, to_apply=add
-    })");
-  ASSERT_TRUE(M);
-  const HloInstruction &S = *M->entry()->root();
-  const ScatterDimensions &SD = S.scatterDimensions();
-  const Shape &Upd = S.operand(2)->shape();
+          index_vector_dim=1, to_apply=add)");
+  ASSERT_TRUE(X.M);
+  const ScatterDimensions &SD = *X.SD;
+  const Shape &Upd = *X.Upd;
 
   EXPECT_FALSE(isUpdateWindowDim(SD, 0));
   EXPECT_TRUE(isUpdateWindowDim(SD, 1));
@@ -63,25 +75,17 @@ TEST(HloScatter, WorkedExample) {
 // Operand dim 0 is an input batching dim and dim 2 inserted: the window
 // dims 1 and 3 are spanned by updates dims 2 and 3, in order.
 TEST(HloScatter, BatchingAndInsertedDims) {
-  auto M = parse(R"(HloModule m
-    add {
-      a = f32[] parameter(0)
-      b = f32[] parameter(1)
-      ROOT r = f32[] add(a, b)
-    }
-    ENTRY e {
-      p = f32[4,9,7,5] parameter(0)
+  Scatter X =
+      parseScatter(R"(p = f32[4,9,7,5] parameter(0)
       i = s32[4,3,1] parameter(1)
-      u = f32[4,3,2,5] parameter(2)
-      ROOT s = f32[4,9,7,5] scatter(p, i, u), update_window_dims={2,3},
+      u = f32[4,3,2,5] parameter(2))",
+                   R"(f32[4,9,7,5] scatter(p, i, u), update_window_dims={2,3},
           inserted_window_dims={2}, scatter_dims_to_operand_dims={2},
           index_vector_dim=2, input_batching_dims={0},
-          scatter_indices_batching_dims={0}, to_apply=add
-    })");
-  ASSERT_TRUE(M);
-  const HloInstruction &S = *M->entry()->root();
-  const ScatterDimensions &SD = S.scatterDimensions();
-  const Shape &Upd = S.operand(2)->shape();
+          scatter_indices_batching_dims={0}, to_apply=add)");
+  ASSERT_TRUE(X.M);
+  const ScatterDimensions &SD = *X.SD;
+  const Shape &Upd = *X.Upd;
 
   EXPECT_FALSE(isUpdateWindowDim(SD, 0));
   EXPECT_FALSE(isUpdateWindowDim(SD, 1));
@@ -105,24 +109,15 @@ TEST(HloScatter, BatchingAndInsertedDims) {
 
 // A scalar window: every operand dim inserted, one element per update.
 TEST(HloScatter, ScalarWindow) {
-  auto M = parse(R"(HloModule m
-    add {
-      a = f32[] parameter(0)
-      b = f32[] parameter(1)
-      ROOT r = f32[] add(a, b)
-    }
-    ENTRY e {
-      p = f32[9,7] parameter(0)
+  Scatter X = parseScatter(R"(p = f32[9,7] parameter(0)
       i = s32[5,2] parameter(1)
-      u = f32[5] parameter(2)
-      ROOT s = f32[9,7] scatter(p, i, u), update_window_dims={},
+      u = f32[5] parameter(2))",
+                           R"(f32[9,7] scatter(p, i, u), update_window_dims={},
           inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1},
-          index_vector_dim=1, to_apply=add
-    })");
-  ASSERT_TRUE(M);
-  const HloInstruction &S = *M->entry()->root();
-  const ScatterDimensions &SD = S.scatterDimensions();
-  const Shape &Upd = S.operand(2)->shape();
+          index_vector_dim=1, to_apply=add)");
+  ASSERT_TRUE(X.M);
+  const ScatterDimensions &SD = *X.SD;
+  const Shape &Upd = *X.Upd;
   EXPECT_FALSE(isUpdateWindowDim(SD, 0));
   EXPECT_FALSE(isOperandWindowDim(SD, 0));
   EXPECT_FALSE(isOperandWindowDim(SD, 1));
