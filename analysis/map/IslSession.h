@@ -34,9 +34,12 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <pthread.h>
 #include <thread>
+#include <time.h>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 #include <unordered_set>
 
 namespace idxmap {
@@ -94,15 +97,42 @@ using IslLocalSpace =
     Own<isl_local_space, isl_local_space_free, isl_local_space_copy>;
 
 //===----------------------------------------------------------------------===//
-// Watchdog: a wall-clock limit on top of the operation budget
+// Watchdog: a CPU-time limit on top of the operation budget
 //===----------------------------------------------------------------------===//
 
+/// The CPU time one thread has used. A query's time limit counts the CPU time
+/// of the thread that runs it, not the wall clock, so that a machine loaded
+/// with other work (a CI runner building in parallel) does not turn a definite
+/// answer into Unknown.
+class ThreadCpuClock {
+public:
+  /// The clock of the calling thread.
+  static ThreadCpuClock self() {
+    ThreadCpuClock C;
+    if (pthread_getcpuclockid(pthread_self(), &C.Id) != 0)
+      C.Id = CLOCK_MONOTONIC; // no per-thread clock: fall back to the wall
+    return C;
+  }
+  /// Nanoseconds of CPU time used so far; valid while the thread lives.
+  int64_t nanos() const {
+    timespec T{};
+    if (clock_gettime(Id, &T) != 0)
+      return 0;
+    return int64_t(T.tv_sec) * 1000000000 + T.tv_nsec;
+  }
+
+private:
+  clockid_t Id = CLOCK_MONOTONIC;
+};
+
 /// isl counts simplex pivots only; with huge coefficients one pivot can be
-/// slow, so a query also gets a deadline. One lazily started thread sleeps
-/// until the earliest deadline and calls isl_ctx_abort() on contexts whose
-/// deadline passed (isl checks the flag at its next operation). A context is
-/// disarmed, under the same mutex, before it is freed, so the thread never
-/// touches a freed context.
+/// slow, so a query also gets a CPU-time limit. One lazily started thread
+/// watches the armed queries: a thread uses CPU time no faster than the wall
+/// clock runs, so it sleeps for the smallest remaining allowance, then reads
+/// the clocks again, and calls isl_ctx_abort() on contexts whose allowance
+/// is spent (isl checks the flag at its next operation). A context is
+/// disarmed, under the same mutex, before it is freed and before its thread
+/// can end, so the watchdog never touches a freed context or a dead clock.
 class Watchdog {
 public:
   static Watchdog &get() {
@@ -111,25 +141,24 @@ public:
     return *W;
   }
 
-  uint64_t arm(isl_ctx *Ctx, std::chrono::milliseconds Limit) {
+  /// Aborts \p Ctx once \p Clock has advanced \p LimitNs past its reading
+  /// now. Returns the id that disarm() takes.
+  uint64_t arm(isl_ctx *Ctx, ThreadCpuClock Clock, int64_t LimitNs) {
     std::lock_guard<std::mutex> Lock(Mu);
     if (!Started) {
       std::thread(&Watchdog::run, this).detach();
       Started = true;
     }
     uint64_t Id = ++LastId;
-    Clock::time_point Deadline = Clock::now() + Limit;
-    bool Earliest = Entries.empty() || Deadline < Entries.begin()->first;
-    Entries.emplace(Deadline, Entry{Id, Ctx});
-    if (Earliest)
-      Cv.notify_one();
+    Entries.push_back(Entry{Id, Ctx, Clock, Clock.nanos() + LimitNs});
+    Cv.notify_one();
     return Id;
   }
 
   void disarm(uint64_t Id) {
     std::lock_guard<std::mutex> Lock(Mu);
     for (auto It = Entries.begin(); It != Entries.end(); ++It) {
-      if (It->second.Id == Id) {
+      if (It->Id == Id) {
         Entries.erase(It);
         return;
       }
@@ -137,10 +166,11 @@ public:
   }
 
 private:
-  using Clock = std::chrono::steady_clock;
   struct Entry {
     uint64_t Id;
     isl_ctx *Ctx;
+    ThreadCpuClock Clock;
+    int64_t DeadlineNs;
   };
 
   void run() {
@@ -150,21 +180,26 @@ private:
         Cv.wait(Lock);
         continue;
       }
-      auto First = Entries.begin();
-      // A copy: the entry may be erased while the lock is released.
-      Clock::time_point Deadline = First->first;
-      if (Clock::now() < Deadline) {
-        Cv.wait_until(Lock, Deadline);
-        continue;
+      int64_t Sleep = INT64_MAX;
+      for (auto It = Entries.begin(); It != Entries.end();) {
+        int64_t Left = It->DeadlineNs - It->Clock.nanos();
+        if (Left <= 0) {
+          isl_ctx_abort(It->Ctx);
+          It = Entries.erase(It);
+          continue;
+        }
+        Sleep = std::min(Sleep, Left);
+        ++It;
       }
-      isl_ctx_abort(First->second.Ctx);
-      Entries.erase(First);
+      if (Sleep != INT64_MAX)
+        Cv.wait_for(Lock, std::chrono::nanoseconds(
+                              std::max<int64_t>(Sleep, 1000000)));
     }
   }
 
   std::mutex Mu;
   std::condition_variable Cv;
-  std::multimap<Clock::time_point, Entry> Entries;
+  std::vector<Entry> Entries;
   uint64_t LastId = 0;
   bool Started = false;
 };
@@ -184,9 +219,7 @@ public:
     if (O.BudgetHit)
       *O.BudgetHit = false;
     if (O.TimeLimitMs)
-      Deadline = std::chrono::steady_clock::now() +
-                 std::chrono::milliseconds(
-                     std::min<uint64_t>(O.TimeLimitMs, uint64_t(1) << 40));
+      DeadlineNs = Clock.nanos() + limitNs();
     if (!Ctx)
       return;
     isl_options_set_on_error(Ctx, ISL_ON_ERROR_CONTINUE);
@@ -194,9 +227,7 @@ public:
         Ctx, static_cast<unsigned long>(
                  std::min<uint64_t>(O.MaxOperations, ULONG_MAX)));
     if (O.TimeLimitMs)
-      WatchId =
-          Watchdog::get().arm(Ctx, std::chrono::milliseconds(std::min<uint64_t>(
-                                       O.TimeLimitMs, uint64_t(1) << 40)));
+      WatchId = Watchdog::get().arm(Ctx, Clock, limitNs());
   }
   ~Session() {
     if (WatchId)
@@ -245,7 +276,7 @@ public:
   bool overBudget() const {
     if (!Overrun.empty())
       return true;
-    if (Opts.TimeLimitMs && std::chrono::steady_clock::now() > Deadline)
+    if (Opts.TimeLimitMs && Clock.nanos() > DeadlineNs)
       Overrun = budgetHit(timeLimitNote());
     return !Overrun.empty();
   }
@@ -265,7 +296,12 @@ public:
 private:
   std::string timeLimitNote() const {
     return "isl time limit exceeded (" + std::to_string(Opts.TimeLimitMs) +
-           " ms)";
+           " ms of CPU time)";
+  }
+  /// The time limit in nanoseconds, capped so that the sum cannot overflow.
+  int64_t limitNs() const {
+    return int64_t(std::min<uint64_t>(Opts.TimeLimitMs, uint64_t(1) << 40)) *
+           1000000;
   }
   /// Notes that a budget ran out; returns \p Why.
   const std::string &budgetHit(const std::string &Why) const {
@@ -278,7 +314,8 @@ private:
   const ExactOptions &Opts;
   isl_ctx *Ctx;
   uint64_t WatchId = 0;
-  std::chrono::steady_clock::time_point Deadline;
+  ThreadCpuClock Clock = ThreadCpuClock::self();
+  int64_t DeadlineNs = 0;
   mutable std::string Overrun, LastBudgetNote;
   mutable uint64_t Charged = 0;
 };

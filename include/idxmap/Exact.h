@@ -52,9 +52,11 @@ struct ExactOptions {
   /// refinement query on the representable maps of the benchmark corpus (a
   /// few need more than 20,000) and stops pathological ones early.
   uint64_t MaxOperations = 50000;
-  /// A wall-clock limit per query in milliseconds (0: none), a safety net
-  /// for inputs whose single operations are slow (huge coefficients). Unlike
-  /// the budget it depends on the machine's speed; it never changes a
+  /// A limit per query in milliseconds of the querying thread's CPU time
+  /// (0: none), a safety net for inputs whose single operations are slow
+  /// (huge coefficients). CPU time rather than wall-clock time, so that a
+  /// machine busy with other work does not change answers; unlike the
+  /// budget it still depends on the machine's speed. It never changes a
   /// definite answer, only turns it into Unknown.
   uint64_t TimeLimitMs = 500;
   /// The size budget of one query: the constraint matrix cells (rows x

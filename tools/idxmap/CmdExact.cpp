@@ -52,7 +52,7 @@ void idxmap::cli::BudgetFlags::addTo(ArgParser &P) {
   P.option("--budget", "N", &Budget,
            "isl operation budget per query (default 50000; 0: unlimited)");
   P.option("--time-limit", "MS", &TimeLimit,
-           "wall-clock limit per query in ms (default 500; 0: none)");
+           "CPU-time limit per query in ms (default 500; 0: none)");
   P.option("--max-cells", "N", &MaxCells,
            "size budget per query in constraint matrix cells (default "
            "8000000; 0: unlimited)");

@@ -11,11 +11,11 @@
 #include "idxmap/Partition.h"
 #include "idxmap/Print.h"
 #include "idxmap/Simplify.h"
+#include "support/CpuTime.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <dirent.h>
 #include <fstream>
@@ -30,11 +30,8 @@ using namespace idxmap;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double msSince(Clock::time_point T0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - T0).count();
-}
+/// Milliseconds of this thread's CPU time since \p T0 (a threadCpuMs()).
+double msSince(double T0) { return test::threadCpuMs() - T0; }
 
 /// The repository's test/examples (IDXMAP_EXAMPLES_DIR, set by CMake).
 std::string examplesDir() { return IDXMAP_EXAMPLES_DIR; }
@@ -229,7 +226,7 @@ TEST(Partition, DiamondChainIsLinear) {
   ASSERT_TRUE(M);
   const HloComputation &C = *M->entry();
   Context Ctx;
-  auto T0 = Clock::now();
+  double T0 = test::threadCpuMs();
   PartitionedComputation P = partitionComputation(Ctx, C);
   double Ms = msSince(T0);
   std::cout << "[ partition ] 60-deep diamond chain: " << Ms << " ms\n";
@@ -863,7 +860,7 @@ TEST(Partition, EveryExamplePartitions) {
       const HloComputation *C = Fu->fusedComputation();
       ASSERT_NE(C, nullptr);
       ++Fusions;
-      auto T0 = Clock::now();
+      double T0 = test::threadCpuMs();
       PartitionedComputation P = partitionComputation(Ctx, *C);
       EXPECT_LT(msSince(T0), 100.0);
       checkInvariants(Ctx, *C, P, true);
@@ -1094,7 +1091,7 @@ TEST(Partition, RandomDags) {
         if (I->opcode() != HloOpcode::Parameter && R() % 10 == 0)
           O.ForcedRoots.push_back(I);
     }
-    auto T0 = Clock::now();
+    double T0 = test::threadCpuMs();
     PartitionedComputation P = partitionComputation(Ctx, C, O);
     double Ms = msSince(T0);
     Total += Ms;
@@ -1113,7 +1110,7 @@ TEST(Partition, RandomDags) {
     }
     checkInvariants(Ctx, C, P, /*CrossCheck=*/Size <= 70);
     if (Seed % 25 == 1 || Seed == 100) {
-      T0 = Clock::now();
+      T0 = test::threadCpuMs();
       std::string Dot = P.toDot();
       DotMs = std::max(DotMs, msSince(T0));
       checkDot(Dot, C, P);
