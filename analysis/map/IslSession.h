@@ -39,8 +39,8 @@
 #include <time.h>
 #include <tuple>
 #include <unordered_map>
-#include <vector>
 #include <unordered_set>
+#include <vector>
 
 namespace idxmap {
 /// Internals of the isl bridge, shared by its files (never a public API).
@@ -192,8 +192,8 @@ private:
         ++It;
       }
       if (Sleep != INT64_MAX)
-        Cv.wait_for(Lock, std::chrono::nanoseconds(
-                              std::max<int64_t>(Sleep, 1000000)));
+        Cv.wait_for(
+            Lock, std::chrono::nanoseconds(std::max<int64_t>(Sleep, 1000000)));
     }
   }
 

@@ -1,4 +1,4 @@
-//===- CpuTime.h - CPU time of the calling thread, for tests -----*- C++ -*-===//
+//===- CpuTime.h - A thread's CPU time, for tests ---------------*- C++ -*-===//
 //
 // Tests that bound how long a step takes measure the CPU time of their own
 // thread, not the wall clock: CI runs many tests at once on two cores, and a
