@@ -193,9 +193,9 @@ static Expected<KernelInfo> emitFusion(llvm::Module &Mod, const HloModule &M,
     return K.error();
   // Emitters check their grid as they size it; shared arrays added later
   // are checked here.
-  if (auto Why =
-          checkLaunch(Math.Device, {K->Grid[0], K->Grid[1], K->Grid[2]},
-                      {K->Block[0], K->Block[1], K->Block[2]}, K->SharedBytes))
+  if (auto Why = checkLaunch(Math.Device, {K->Grid[0], K->Grid[1], K->Grid[2]},
+                             {K->Block[0], K->Block[1], K->Block[2]},
+                             K->SharedBytes, K->DynamicSharedBytes))
     return M.diagnose(
         F.sourceOffset(),
         "fusion '" + F.name() +
@@ -298,8 +298,8 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
   Math.Precise = O.Target.PreciseMath;
   Math.Tuning = O.Tuning;
   Math.Device = O.Device ? *O.Device : defaultDeviceModel(O.Target.Gpu);
-  Math.VectorAtomics = O.Target.Gpu.rfind("sm_90", 0) == 0 &&
-                       O.Target.PtxVersion >= 81;
+  Math.VectorAtomics =
+      O.Target.Gpu.rfind("sm_90", 0) == 0 && O.Target.PtxVersion >= 81;
   EmitResult R;
   bool Found = false;
   // A requested fusion that fails is an error, not a skip.

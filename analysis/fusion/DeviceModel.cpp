@@ -201,7 +201,8 @@ std::string deviceModelToJson(const DeviceModel &D) {
 std::optional<std::string> checkLaunch(const DeviceModel &D,
                                        const int64_t (&Grid)[3],
                                        const int64_t (&Block)[3],
-                                       int64_t SharedBytes) {
+                                       int64_t SharedBytes,
+                                       int64_t DynamicSharedBytes) {
   static const char *Axis[3] = {"x", "y", "z"};
   auto Over = [&](const std::string &What, int64_t V, int64_t Limit) {
     return What + " = " + std::to_string(V) + " exceeds the " + D.Name +
@@ -222,6 +223,9 @@ std::optional<std::string> checkLaunch(const DeviceModel &D,
   if (SharedBytes > D.StaticSharedBytesPerBlock)
     return Over("static shared memory per block", SharedBytes,
                 D.StaticSharedBytesPerBlock);
+  if (SharedBytes + DynamicSharedBytes > D.SharedBytesPerBlock)
+    return Over("shared memory per block", SharedBytes + DynamicSharedBytes,
+                D.SharedBytesPerBlock);
   return std::nullopt;
 }
 

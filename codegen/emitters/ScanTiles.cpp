@@ -274,6 +274,10 @@ std::vector<llvm::Value *> ScanKernel::itemIndex(const TileState &St,
 }
 
 void ScanKernel::loadItems(TileState &St, bool Guarded) {
+  if (Staged && !Guarded) {
+    readStaged(St, StagedLoader::Mode::Read);
+    return;
+  }
   llvm::IRBuilder<> &B = *BPtr;
   const int64_t V = SP.Vector;
   llvm::Constant *Id = identity();
@@ -506,6 +510,10 @@ void ScanKernel::clearWhenPrefix(llvm::Value *Desc) {
 }
 
 void ScanKernel::emitTiles() {
+  if (SP.prefetch()) {
+    emitStagedTiles();
+    return;
+  }
   emitTileLoop([&](llvm::Value *Th, llvm::Value *Tile) {
     if (SP.Mode == ScanMode::ColumnTiles)
       emitColumnTile(Th, Tile);
@@ -529,9 +537,6 @@ void ScanKernel::emitTileLoop(
   // Tiles in launch order: thread 0 takes the next from the counter.
   llvm::Value *Th =
       B.CreateZExtOrTrunc(emitThreadId(B, GpuDim::X, unsigned(T)), IndexTy);
-  llvm::Value *Counter = Workspace;
-  llvm::Value *Exits =
-      B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 4);
   llvm::GlobalVariable *Ticket =
       createSharedArray(M, B.getInt32Ty(), 1, Info.Name + ".ticket", 4);
   llvm::Value *Th0 = B.CreateICmpEQ(Th, idx(0));
@@ -548,8 +553,18 @@ void ScanKernel::emitTileLoop(
   B.SetInsertPoint(Body);
   TileBody(Th, Tile);
   B.CreateBr(Next);
-  // The last block to leave resets the counters for the next launch.
   B.SetInsertPoint(Leave);
+  leaveTiles(Th);
+}
+
+void ScanKernel::leaveTiles(llvm::Value *Th) {
+  // The last block to leave resets the counters for the next launch.
+  llvm::IRBuilder<> &B = *BPtr;
+  const int64_t T = P.Block[0];
+  llvm::Value *Counter = Workspace;
+  llvm::Value *Exits =
+      B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 4);
+  llvm::Value *Th0 = B.CreateICmpEQ(Th, idx(0));
   // Split descriptors: whether this block is the last to leave, for all
   // its threads (the ticket's slot may still be read).
   llvm::GlobalVariable *Last =

@@ -119,15 +119,16 @@ DeviceModel defaultDeviceModel(std::string_view Gpu);
 /// Checks a launch shape against \p D: each grid and block dimension at
 /// least 1 and within its limit, the block's threads within
 /// MaxThreadsPerBlock, \p SharedBytes (static) within
-/// StaticSharedBytesPerBlock. Returns
-/// nothing when it fits, else the reason.
+/// StaticSharedBytesPerBlock and with \p DynamicSharedBytes within
+/// SharedBytesPerBlock. Returns nothing when it fits, else the reason.
 ///
 /// Example: `checkLaunch(H100, {int64_t(1) << 31, 1, 1}, {128, 1, 1}, 0)` is
 /// "grid.x = 2147483648 exceeds the H100 limit 2147483647".
 std::optional<std::string> checkLaunch(const DeviceModel &D,
                                        const int64_t (&Grid)[3],
                                        const int64_t (&Block)[3],
-                                       int64_t SharedBytes);
+                                       int64_t SharedBytes,
+                                       int64_t DynamicSharedBytes = 0);
 
 } // namespace idxmap
 

@@ -844,6 +844,7 @@ int main(int Argc, char **Argv) {
   }
   testing::GpuTestFlags Flags;
   Flags.MaxElements = 1 << 16;
+  Flags.TakesTune = true;
   if (auto Exit = testing::parseGpuTestArgs(int(Rest.size()), Rest.data(),
                                             "random_indexed_fusions", Flags))
     return *Exit;
@@ -876,6 +877,7 @@ int main(int Argc, char **Argv) {
     ++Run;
     EmitOptions EO;
     EO.Target.PreciseMath = true;
+    EO.Tuning = Flags.Knobs;
     auto E = emitModule(**M, EO);
     if (!E) {
       std::printf("FAIL seed %llu: emit: %s\n%s\n", (unsigned long long)S,

@@ -22,8 +22,9 @@ std::optional<int> parseGpuTestArgs(int Argc, char **Argv, const char *Program,
   auto Usage = [&] {
     std::fprintf(
         stderr,
-        "usage: %s [--seed N] [--count N] [--max-elements N]%s%s%s%s [-v]\n",
+        "usage: %s [--seed N] [--count N] [--max-elements N]%s%s%s%s%s [-v]\n",
         Program, F.TakesMaxGrid ? " [--max-grid N]" : "",
+        F.TakesTune ? " [--tune NAME=VALUE[,...]]" : "",
         F.TakesDryRun ? " [--dry-run]" : "",
         F.TakesPtxas ? " [--ptxas PATH]" : "",
         F.TakesPrint ? " [--print]" : "");
@@ -50,6 +51,22 @@ std::optional<int> parseGpuTestArgs(int Argc, char **Argv, const char *Program,
         return Usage();
       ++I;
       F.MaxGridX = int64_t(N);
+    } else if (A == "--tune" && F.TakesTune && Value) {
+      ++I;
+      std::string_view Rest = Value;
+      while (!Rest.empty()) {
+        std::string_view Item = Rest.substr(0, Rest.find(','));
+        Rest.remove_prefix(std::min(Rest.size(), Item.size() + 1));
+        size_t Eq = Item.find('=');
+        uint64_t V = 0;
+        std::string Num(Item.substr(Eq == std::string_view::npos ? 0 : Eq + 1));
+        if (Eq == std::string_view::npos || !parseFuzzNumber(Num.c_str(), V))
+          return Usage();
+        if (auto Err = setTuning(F.Knobs, Item.substr(0, Eq), int64_t(V))) {
+          std::fprintf(stderr, "%s: %s\n", Program, Err->c_str());
+          return Usage();
+        }
+      }
     } else if (A == "--ptxas" && F.TakesPtxas && Value) {
       F.Ptxas = Value;
       ++I;

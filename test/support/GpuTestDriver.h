@@ -8,6 +8,8 @@
 #ifndef IDXMAP_TEST_SUPPORT_GPUTESTDRIVER_H
 #define IDXMAP_TEST_SUPPORT_GPUTESTDRIVER_H
 
+#include "idxmap/Tuning.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -30,10 +32,13 @@ struct GpuTestFlags {
   /// (0: the target's own), so that small fusions take the grid-stride
   /// path that only fusions of over 2^31 blocks take on a real limit.
   int64_t MaxGridX = 0;
+  /// --tune NAME=VALUE[,...]: knob overrides every fusion is emitted with
+  /// (as `idxmap emit --tune`), for the programs that take them.
+  Tuning Knobs;
   /// The optional flags the program accepts; with PrintMeansDryRun,
   /// --print also sets DryRun.
   bool TakesDryRun = true, TakesPtxas = true, TakesPrint = true;
-  bool TakesMaxGrid = false;
+  bool TakesMaxGrid = false, TakesTune = false;
   bool PrintMeansDryRun = false;
 };
 

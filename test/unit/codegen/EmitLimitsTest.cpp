@@ -117,6 +117,10 @@ TEST(DeviceModel, CheckLaunchNamesTheLimit) {
             "threads per block = 2048 exceeds the H100 limit 1024");
   EXPECT_TRUE(checkLaunch(H100, {1, 1, 1}, {128, 1, 1}, 49153));
   EXPECT_TRUE(checkLaunch(H100, {0, 1, 1}, {128, 1, 1}, 0));
+  // Dynamic shared memory counts toward the opt-in limit (227 KiB).
+  EXPECT_FALSE(checkLaunch(H100, {1, 1, 1}, {256, 1, 1}, 64, 131072));
+  EXPECT_EQ(*checkLaunch(H100, {1, 1, 1}, {256, 1, 1}, 1024, 232448),
+            "shared memory per block = 233472 exceeds the H100 limit 232448");
 }
 
 // f32[2^33]: 2^24 blocks of 128 threads x 4 elements, within grid.x: no

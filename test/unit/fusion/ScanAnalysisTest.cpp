@@ -354,6 +354,77 @@ TEST(ScanFusion, ShortRowsShareTilesAsASegmentedScan) {
   EXPECT_EQ(O->Scan->Mode, ScanMode::LinePerThread);
 }
 
+TEST(ScanFusion, StagedTilesArePlannedFromTheStreamedParameters) {
+  // A 1-D cumsum of exp(p0) * p1 + a bias: p0 and p1 are streamed (the
+  // scanned shape), the scalar p2 is not. With IDXMAP_SCAN_PREFETCH=1 a
+  // stage holds both streamed parameters' items: 256 threads x 64 x 2 x 4
+  // bytes; a block per resident slot (1 per SM: 128 KiB of the H200's
+  // 228), each taking tiles in a loop.
+  auto M = fused(R"(p0 = f32[100003] parameter(0)
+    p1 = f32[100003] parameter(1)
+    p2 = f32[] parameter(2)
+    e = f32[100003] exponential(p0)
+    m = f32[100003] multiply(e, p1)
+    b = f32[100003] broadcast(p2), dimensions={}
+    x = f32[100003] add(m, b)
+    c = f32[] constant(0)
+    ROOT s = f32[100003] reduce-window(x, c), window={size=100003
+      pad=100002_0}, to_apply=add)",
+                 "  a0 = f32[100003] parameter(0)\n"
+                 "  a1 = f32[100003] parameter(1)\n"
+                 "  a2 = f32[] parameter(2)",
+                 "f32[100003]", "a0, a1, a2");
+  ASSERT_TRUE(M);
+  const HloInstruction &F = *M->entry()->root();
+  FusionAnalysis A = analyzeFusion(F);
+  ASSERT_TRUE(A.Scan);
+  std::vector<const HloInstruction *> Pro = A.Scan->prologueParameters(),
+                                      Streamed = A.Scan->streamedParameters();
+  ASSERT_EQ(Pro.size(), 3u);
+  ASSERT_EQ(Streamed.size(), 2u);
+  EXPECT_EQ(Streamed[0]->parameterNumber(), 0);
+  EXPECT_EQ(Streamed[1]->parameterNumber(), 1);
+  const DeviceModel H200 = *lookupDeviceModel("H200");
+  Context Ctx;
+  Expected<KernelPlan> Off = planFusion(Ctx, A, Tuning{}, H200, &F);
+  ASSERT_TRUE(Off) << Off.error().Message;
+  EXPECT_FALSE(Off->Scan->prefetch());
+  EXPECT_EQ(Off->Grid[0], 7); // a block per tile of 16384
+  Tuning On;
+  On.ScanPrefetch = 1;
+  Expected<KernelPlan> P = planFusion(Ctx, A, On, H200, &F);
+  ASSERT_TRUE(P) << P.error().Message;
+  EXPECT_EQ(P->Scan->StageBytes, 256 * 64 * 2 * 4);
+  EXPECT_EQ(P->Grid[0], 7); // min(tiles, 132 SMs x 1)
+  // Smaller tiles: 32 threads x 4 items, 782 tiles; 32 blocks per SM (the
+  // SM's block limit) on 132 SMs would be 4224: the tiles cap it.
+  On.ScanThreads = 32;
+  On.ScanItems = 4;
+  Expected<KernelPlan> S = planFusion(Ctx, A, On, H200, &F);
+  ASSERT_TRUE(S) << S.error().Message;
+  EXPECT_EQ(S->Scan->StageBytes, 32 * 4 * 2 * 4);
+  EXPECT_EQ(S->Scan->tiles(), 782);
+  EXPECT_EQ(S->Grid[0], 782);
+  // 2-byte elements read one at a time (an odd row length: no vector)
+  // cannot be copied by cp.async: no stage, whatever the knob says.
+  auto Odd = fused(R"(p0 = bf16[3,20001] parameter(0)
+    x = f32[3,20001] convert(p0)
+    c = f32[] constant(0)
+    ROOT s = f32[3,20001] reduce-window(x, c), window={size=1x20001
+      pad=0_0x20000_0}, to_apply=add)",
+                   "  a0 = bf16[3,20001] parameter(0)", "f32[3,20001]", "a0");
+  ASSERT_TRUE(Odd);
+  const HloInstruction &OF = *Odd->entry()->root();
+  Expected<KernelPlan> OP = planFusion(Ctx, analyzeFusion(OF), On, H200, &OF);
+  ASSERT_TRUE(OP) << OP.error().Message;
+  EXPECT_FALSE(OP->Scan->prefetch());
+  const std::string Printed = printKernelPlan(*OP);
+  EXPECT_NE(Printed.find("no staging: parameter 'p0' is read 2 bytes at a "
+                         "time"),
+            std::string::npos)
+      << Printed;
+}
+
 TEST(ScanFusion, RefusedWithTheReason) {
   struct Case {
     const char *Name, *Body, *Why;
