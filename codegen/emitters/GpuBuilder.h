@@ -35,6 +35,24 @@ namespace codegen {
 void emitIf(llvm::IRBuilderBase &B, llvm::Value *Cond,
             const std::function<void()> &Body);
 
+/// A counted loop over [0, \p Count) in \p K (Count at least 1 at run
+/// time, or 0 to skip it) carrying \p Init: \p Step(I, Carried) builds
+/// iteration I and gives the next values; returns the values after the
+/// loop (Init when it is skipped).
+///
+/// Example: the sum of slots 0..N-1 of a shared array:
+/// \code
+///   emitFold(B, K, I32, N, {Zero}, [&](llvm::Value *I, auto &Acc) {
+///     return std::vector<llvm::Value *>{
+///         B.CreateAdd(Acc[0], Slots.load(B, 0, I))};
+///   })[0];
+/// \endcode
+std::vector<llvm::Value *>
+emitFold(llvm::IRBuilderBase &B, llvm::Function &K, llvm::Type *IndexTy,
+         llvm::Value *Count, std::vector<llvm::Value *> Init,
+         const std::function<std::vector<llvm::Value *>(
+             llvm::Value *I, const std::vector<llvm::Value *> &)> &Step);
+
 /// `shfl.sync.bfly` of \p V with lane `laneid ^ Mask` in groups of
 /// \p Width lanes (emitShuffleXor); an i1 travels as an i32.
 ///

@@ -70,52 +70,6 @@ void ScanKernel::scanColumnRuns(TileState &St) {
   }
 }
 
-namespace {
-
-/// A counted loop over [0, \p Count) (Count at least 1 at run time, or 0
-/// to skip) carrying \p Init: \p Step(I, Carried) gives the next values.
-std::vector<llvm::Value *>
-emitFold(llvm::IRBuilderBase &B, llvm::Function &K, llvm::Type *IndexTy,
-         llvm::Value *Count, std::vector<llvm::Value *> Init,
-         const std::function<std::vector<llvm::Value *>(
-             llvm::Value *I, const std::vector<llvm::Value *> &)> &Step) {
-  llvm::LLVMContext &LC = B.getContext();
-  llvm::BasicBlock *Pre = B.GetInsertBlock();
-  auto *Loop = llvm::BasicBlock::Create(LC, "fold", &K);
-  auto *Done = llvm::BasicBlock::Create(LC, "fold.done", &K);
-  llvm::Value *Zero = llvm::ConstantInt::get(IndexTy, 0);
-  B.CreateCondBr(B.CreateICmpUGT(Count, Zero), Loop, Done);
-  B.SetInsertPoint(Loop);
-  llvm::PHINode *I = B.CreatePHI(IndexTy, 2);
-  I->addIncoming(Zero, Pre);
-  std::vector<llvm::PHINode *> Phis;
-  std::vector<llvm::Value *> Carried;
-  for (llvm::Value *V : Init) {
-    Phis.push_back(B.CreatePHI(V->getType(), 2));
-    Phis.back()->addIncoming(V, Pre);
-    Carried.push_back(Phis.back());
-  }
-  std::vector<llvm::Value *> Next = Step(I, Carried);
-  llvm::Value *INext =
-      B.CreateAdd(I, llvm::ConstantInt::get(IndexTy, 1), "", true, true);
-  llvm::BasicBlock *Latch = B.GetInsertBlock();
-  I->addIncoming(INext, Latch);
-  for (size_t J = 0; J < Phis.size(); ++J)
-    Phis[J]->addIncoming(Next[J], Latch);
-  B.CreateCondBr(B.CreateICmpULT(INext, Count), Loop, Done);
-  B.SetInsertPoint(Done);
-  std::vector<llvm::Value *> Out;
-  for (size_t J = 0; J < Init.size(); ++J) {
-    llvm::PHINode *R = B.CreatePHI(Init[J]->getType(), 2);
-    R->addIncoming(Init[J], Pre);
-    R->addIncoming(Next[J], Latch);
-    Out.push_back(R);
-  }
-  return Out;
-}
-
-} // namespace
-
 void ScanKernel::foldRowGroups(TileState &St, const SharedSlots &Parts) {
   // The row groups' totals per column in shared memory; each thread folds
   // those of the groups above its own (St.Before, completed by

@@ -233,9 +233,7 @@ void ScanKernel::storeRun(const std::vector<std::vector<llvm::Value *>> &Idx,
       std::vector<const HloInstruction *> At = {&Hero};
       std::vector<llvm::Value *> Vals = {
           SP.Accumulate32
-              ? B.CreateFPTrunc(
-                    Vs[size_t(L)],
-                    combinerIdentity(LC, S.Combiner, S.Type)->getType())
+              ? B.CreateFPTrunc(Vs[size_t(L)], valueType(LC, S.Type))
               : Vs[size_t(L)]};
       if (S.variadic()) {
         At.assign(Hero.users().begin(), Hero.users().end());
