@@ -187,6 +187,12 @@ std::unique_ptr<HloModule> fused(const std::string &Body,
   return M ? std::move(*M) : nullptr;
 }
 
+/// The plan of fusion instruction \p F on the H200 with knobs \p T.
+Expected<KernelPlan> planOf(Context &Ctx, const HloInstruction &F,
+                            const Tuning &T = {}) {
+  return planFusion(Ctx, analyzeFusion(F), T, *lookupDeviceModel("H200"), &F);
+}
+
 TEST(ScanFusion, HeroWithPrologueAndEpilogue) {
   auto M = fused(R"(p0 = f32[128,1000] parameter(0)
     p1 = f32[128,1000] parameter(1)
@@ -216,8 +222,7 @@ TEST(ScanFusion, HeroWithPrologueAndEpilogue) {
   // run * 128 + (th_x mod 32) * 4 + warp * 512; the tile's elements past
   // the row are constrained away.
   Context Ctx;
-  Expected<KernelPlan> P =
-      planFusion(Ctx, A, Tuning{}, *lookupDeviceModel("H200"), &F);
+  Expected<KernelPlan> P = planOf(Ctx, F);
   ASSERT_TRUE(P) << P.error().Message;
   EXPECT_EQ(P->Emitter, "scan");
   ASSERT_TRUE(P->Scan);
@@ -252,8 +257,7 @@ TEST(ScanFusion, ColumnTilesAndRowTilesChainedByLookBack) {
   FusionAnalysis A = analyzeFusion(F);
   ASSERT_EQ(A.Kind, EmitterKind::Scan) << A.Reason;
   Context Ctx;
-  Expected<KernelPlan> P =
-      planFusion(Ctx, A, Tuning{}, *lookupDeviceModel("H200"), &F);
+  Expected<KernelPlan> P = planOf(Ctx, F);
   ASSERT_TRUE(P) << P.error().Message;
   EXPECT_EQ(P->Scan->Mode, ScanMode::ColumnTiles);
   EXPECT_EQ(P->Scan->Lines, 300);
@@ -279,8 +283,7 @@ TEST(ScanFusion, ColumnTilesAndRowTilesChainedByLookBack) {
                     "  a0 = f32[32768] parameter(0)", "f32[32768]", "a0");
   ASSERT_TRUE(Long);
   const HloInstruction &LF = *Long->entry()->root();
-  Expected<KernelPlan> LP = planFusion(Ctx, analyzeFusion(LF), Tuning{},
-                                       *lookupDeviceModel("H200"), &LF);
+  Expected<KernelPlan> LP = planOf(Ctx, LF);
   ASSERT_TRUE(LP) << LP.error().Message;
   EXPECT_EQ(LP->Scan->Mode, ScanMode::BlockTiles);
   EXPECT_EQ(LP->Scan->TileLength, 16384);
@@ -294,8 +297,7 @@ TEST(ScanFusion, ColumnTilesAndRowTilesChainedByLookBack) {
   Tuning Small;
   Small.ScanThreads = 32;
   Small.ScanItems = 1;
-  Expected<KernelPlan> SP = planFusion(Ctx, analyzeFusion(LF), Small,
-                                       *lookupDeviceModel("H200"), &LF);
+  Expected<KernelPlan> SP = planOf(Ctx, LF, Small);
   ASSERT_TRUE(SP) << SP.error().Message;
   EXPECT_EQ(SP->Scan->TileLength, 128);
   EXPECT_EQ(SP->Scan->TilesPerLine, 256);
@@ -309,8 +311,7 @@ TEST(ScanFusion, ColumnTilesAndRowTilesChainedByLookBack) {
                    "  a0 = f32[16411,4] parameter(0)", "f32[16411,4]", "a0");
   ASSERT_TRUE(Col);
   const HloInstruction &CF = *Col->entry()->root();
-  Expected<KernelPlan> CP = planFusion(Ctx, analyzeFusion(CF), Tuning{},
-                                       *lookupDeviceModel("H200"), &CF);
+  Expected<KernelPlan> CP = planOf(Ctx, CF);
   ASSERT_TRUE(CP) << CP.error().Message;
   EXPECT_EQ(CP->Scan->Mode, ScanMode::ColumnTiles);
   EXPECT_EQ(CP->Scan->LinesPerTile, 4);
@@ -334,8 +335,7 @@ TEST(ScanFusion, ShortRowsShareTilesAsASegmentedScan) {
   ASSERT_TRUE(M);
   const HloInstruction &F = *M->entry()->root();
   Context Ctx;
-  Expected<KernelPlan> P = planFusion(Ctx, analyzeFusion(F), Tuning{},
-                                      *lookupDeviceModel("H200"), &F);
+  Expected<KernelPlan> P = planOf(Ctx, F);
   ASSERT_TRUE(P) << P.error().Message;
   EXPECT_EQ(P->Scan->Mode, ScanMode::SegmentedTiles);
   EXPECT_EQ(P->Scan->Vector, 4);
@@ -348,8 +348,7 @@ TEST(ScanFusion, ShortRowsShareTilesAsASegmentedScan) {
   // The knob keeps short rows to a thread each.
   Tuning Own;
   Own.ScanSharedRows = 0;
-  Expected<KernelPlan> O =
-      planFusion(Ctx, analyzeFusion(F), Own, *lookupDeviceModel("H200"), &F);
+  Expected<KernelPlan> O = planOf(Ctx, F, Own);
   ASSERT_TRUE(O) << O.error().Message;
   EXPECT_EQ(O->Scan->Mode, ScanMode::LinePerThread);
 }
@@ -384,15 +383,14 @@ TEST(ScanFusion, StagedTilesArePlannedFromTheStreamedParameters) {
   ASSERT_EQ(Streamed.size(), 2u);
   EXPECT_EQ(Streamed[0]->parameterNumber(), 0);
   EXPECT_EQ(Streamed[1]->parameterNumber(), 1);
-  const DeviceModel H200 = *lookupDeviceModel("H200");
   Context Ctx;
-  Expected<KernelPlan> Off = planFusion(Ctx, A, Tuning{}, H200, &F);
+  Expected<KernelPlan> Off = planOf(Ctx, F);
   ASSERT_TRUE(Off) << Off.error().Message;
   EXPECT_FALSE(Off->Scan->prefetch());
   EXPECT_EQ(Off->Grid[0], 7); // a block per tile of 16384
   Tuning On;
   On.ScanPrefetch = 1;
-  Expected<KernelPlan> P = planFusion(Ctx, A, On, H200, &F);
+  Expected<KernelPlan> P = planOf(Ctx, F, On);
   ASSERT_TRUE(P) << P.error().Message;
   EXPECT_EQ(P->Scan->StageBytes, 256 * 64 * 2 * 4);
   EXPECT_EQ(P->Grid[0], 7); // min(tiles, 132 SMs x 1)
@@ -400,7 +398,7 @@ TEST(ScanFusion, StagedTilesArePlannedFromTheStreamedParameters) {
   // SM's block limit) on 132 SMs would be 4224: the tiles cap it.
   On.ScanThreads = 32;
   On.ScanItems = 4;
-  Expected<KernelPlan> S = planFusion(Ctx, A, On, H200, &F);
+  Expected<KernelPlan> S = planOf(Ctx, F, On);
   ASSERT_TRUE(S) << S.error().Message;
   EXPECT_EQ(S->Scan->StageBytes, 32 * 4 * 2 * 4);
   EXPECT_EQ(S->Scan->tiles(), 782);
@@ -415,7 +413,7 @@ TEST(ScanFusion, StagedTilesArePlannedFromTheStreamedParameters) {
                    "  a0 = bf16[3,20001] parameter(0)", "f32[3,20001]", "a0");
   ASSERT_TRUE(Odd);
   const HloInstruction &OF = *Odd->entry()->root();
-  Expected<KernelPlan> OP = planFusion(Ctx, analyzeFusion(OF), On, H200, &OF);
+  Expected<KernelPlan> OP = planOf(Ctx, OF, On);
   ASSERT_TRUE(OP) << OP.error().Message;
   EXPECT_FALSE(OP->Scan->prefetch());
   const std::string Printed = printKernelPlan(*OP);
