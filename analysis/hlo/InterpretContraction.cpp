@@ -498,8 +498,15 @@ int64_t contractionWork(const HloInstruction &I) {
         K.Dims[size_t(I.convolutionDimensions().KernelInputFeature)];
     return satMul(satMul(Out, windowElements(I)), GroupIn);
   }
-  case HloOpcode::ReduceWindow:
+  case HloOpcode::ReduceWindow: {
+    // A prefix window runs as a fold (evalScanWindow): one application of
+    // the computation per element, not one per window element.
+    bool Reverse = false;
+    if (prefixWindowDim(I, I.operand(0)->shape().Dims, Reverse) >= 0 &&
+        (I.operandCount() > 2 || !I.shape().isTuple()))
+      return satMul(Out, Count(I.toApply()));
     return satMul(satMul(Out, windowElements(I)), Count(I.toApply()));
+  }
   case HloOpcode::SelectAndScatter: {
     int64_t Src = std::max<int64_t>(I.operand(1)->shape().numElements(), 1);
     int64_t Sel = satMul(satMul(Src, windowElements(I)),

@@ -480,10 +480,11 @@ std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P) {
     P.Scan = SP;
     return std::nullopt;
   }
-  // One thread walks a whole line (a row shorter than a warp, or a line
-  // of a type without the combiner's identity).
+  // One thread walks a whole line (a row shorter than a warp, or a column
+  // of a type without the combiner's identity); a warp walks a row of any
+  // length.
   constexpr int64_t MaxSerialLength = 16384;
-  if (N > MaxSerialLength)
+  if (!S.isRow() && N > MaxSerialLength)
     return Hero + " scans lines of " + std::to_string(N) +
            " elements along a non-minor dim with a combiner of no known "
            "identity (a variadic window's, or of pred); a thread scans at "
