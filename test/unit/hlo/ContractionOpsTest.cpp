@@ -657,6 +657,35 @@ TEST(ContractionInterpreter, WorkCountsEveryMultiplyAdd) {
   EXPECT_TRUE(evaluate(*(*M)->entry(), {X}, O));
 }
 
+TEST(ContractionInterpreter, PrefixWindowWorkIsOneApplyPerElement) {
+  // A prefix window over 1000 elements is evaluated as a running fold:
+  // 1000 applications of `add` (3 instructions), not one per window
+  // element (1000 x 1000 x 3); with the parameter and the constant, 4001
+  // element results. Any other window still counts its elements.
+  auto M = parseHloModule(module(R"(
+    p0 = f32[1000] parameter(0)
+    c = f32[] constant(0)
+    ROOT w = f32[1000] reduce-window(p0, c), window={size=1000 pad=999_0},
+      to_apply=add)"),
+                          "prefix");
+  ASSERT_TRUE(M) << M.error().str();
+  Literal X(Shape(PT::F32, {1000}));
+  EvaluateOptions O;
+  O.MaxWork = 4001;
+  EXPECT_TRUE(evaluate(*(*M)->entry(), {X}, O));
+  auto Window = parseHloModule(module(R"(
+    p0 = f32[1000] parameter(0)
+    c = f32[] constant(0)
+    ROOT w = f32[1000] reduce-window(p0, c), window={size=1000 pad=500_499},
+      to_apply=add)"),
+                               "window");
+  ASSERT_TRUE(Window) << Window.error().str();
+  auto R = evaluate(*(*Window)->entry(), {X}, O);
+  ASSERT_FALSE(R);
+  EXPECT_NE(R.error().str().find("MaxWork"), std::string::npos)
+      << R.error().str();
+}
+
 //===----------------------------------------------------------------------===//
 // Shape rules: located errors
 //===----------------------------------------------------------------------===//
