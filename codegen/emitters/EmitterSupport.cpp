@@ -82,6 +82,22 @@ std::optional<Diagnostic> setLaunchShape(KernelInfo &Info,
   return std::nullopt;
 }
 
+std::vector<KernelParamSpec>
+fusionKernelParams(const HloComputation &C,
+                   llvm::ArrayRef<const HloInstruction *> Roots,
+                   KernelInfo &Info) {
+  std::vector<KernelParamSpec> Specs;
+  for (const HloInstruction *P : C.parameters()) {
+    Specs.push_back({P->name(), KernelParamRole::Input, 16, nullptr});
+    Info.Params.push_back({P->name(), false, P->shape(), 16});
+  }
+  for (const HloInstruction *R : Roots) {
+    Specs.push_back({R->name(), KernelParamRole::Output, 16, nullptr});
+    Info.Params.push_back({R->name(), true, R->shape(), 16});
+  }
+  return Specs;
+}
+
 llvm::Value *loadWithHint(llvm::IRBuilderBase &B, llvm::Type *Ty,
                           llvm::Value *Ptr, uint64_t Alignment,
                           CacheHint Hint) {

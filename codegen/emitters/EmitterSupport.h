@@ -8,6 +8,7 @@
 #ifndef IDXMAP_CODEGEN_EMITTERS_EMITTERSUPPORT_H
 #define IDXMAP_CODEGEN_EMITTERS_EMITTERSUPPORT_H
 
+#include "KernelBuilder.h"
 #include "idxmap/Delinearize.h"
 #include "idxmap/DeviceModel.h"
 #include "idxmap/Diagnostics.h"
@@ -148,6 +149,19 @@ Diagnostic diagnoseAt(const HloInstruction &I, std::string Message);
 std::optional<Diagnostic>
 setLaunchShape(KernelInfo &Info, const HloInstruction &F, const DeviceModel &D,
                int64_t Blocks, int64_t Threads, int64_t SharedBytes = 0);
+
+/// The parameters of a fusion's kernel: an input per parameter of \p C,
+/// then an output per root in \p Roots, each 16-byte aligned and named
+/// after its instruction, also recorded in \p Info.Params (the sidecar's
+/// params): the specs createKernel takes. A kernel with other parameters
+/// (a workspace, an output it also reads) appends them.
+///
+/// Example: for `fused(p0, p1)` with root `r`: {p0 input, p1 input, r
+/// output}.
+std::vector<KernelParamSpec>
+fusionKernelParams(const HloComputation &C,
+                   llvm::ArrayRef<const HloInstruction *> Roots,
+                   KernelInfo &Info);
 
 /// How a parameter load may use the caches.
 enum class CacheHint {

@@ -69,15 +69,7 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
   };
   if (auto Err = setLaunchShape(Info, F, Math.Device, Grid, T))
     return *Err;
-  std::vector<KernelParamSpec> Specs;
-  for (const HloInstruction *P : C.parameters()) {
-    Specs.push_back({P->name(), KernelParamRole::Input, 16, nullptr});
-    Info.Params.push_back({P->name(), false, P->shape(), 16});
-  }
-  for (const HloInstruction *R : A.Roots) {
-    Specs.push_back({R->name(), KernelParamRole::Output, 16, nullptr});
-    Info.Params.push_back({R->name(), true, R->shape(), 16});
-  }
+  std::vector<KernelParamSpec> Specs = fusionKernelParams(C, A.Roots, Info);
   if (Dus)
     for (size_t R = 0; R < A.Roots.size(); ++R)
       Info.Aliases.push_back({unsigned(C.parameterCount() + R),

@@ -194,15 +194,7 @@ std::optional<Diagnostic> ReductionKernel::createFunction(int64_t Threads,
   Info.Emitter = std::string(emitterKindName(A.Kind));
   if (auto Err = setLaunchShape(Info, F, Math.Device, Blocks, Threads, Shared))
     return Err;
-  std::vector<KernelParamSpec> Specs;
-  for (const HloInstruction *P : C.parameters()) {
-    Specs.push_back({P->name(), KernelParamRole::Input, 16, nullptr});
-    Info.Params.push_back({P->name(), false, P->shape(), 16});
-  }
-  for (const HloInstruction *R : A.Roots) {
-    Specs.push_back({R->name(), KernelParamRole::Output, 16, nullptr});
-    Info.Params.push_back({R->name(), true, R->shape(), 16});
-  }
+  std::vector<KernelParamSpec> Specs = fusionKernelParams(C, A.Roots, Info);
   if (Workspace)
     Specs.push_back({"workspace", KernelParamRole::InOut, 16, nullptr});
   K = createKernel(M, Info.Name, Specs);

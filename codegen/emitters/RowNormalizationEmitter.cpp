@@ -191,15 +191,7 @@ std::optional<Diagnostic> RowNormKernel::createFunction() {
   Info.Emitter = "row normalization";
   if (auto Err = setLaunchShape(Info, F, Math.Device, Blocks, T))
     return *Err;
-  std::vector<KernelParamSpec> Specs;
-  for (const HloInstruction *Pm : C.parameters()) {
-    Specs.push_back({Pm->name(), KernelParamRole::Input, 16, nullptr});
-    Info.Params.push_back({Pm->name(), false, Pm->shape(), 16});
-  }
-  for (const HloInstruction *R : A.Roots) {
-    Specs.push_back({R->name(), KernelParamRole::Output, 16, nullptr});
-    Info.Params.push_back({R->name(), true, R->shape(), 16});
-  }
+  std::vector<KernelParamSpec> Specs = fusionKernelParams(C, A.Roots, Info);
   K = createKernel(M, Info.Name, Specs);
   setLaunchBounds(*K, {unsigned(T), /*Exact=*/true, 0});
   B.SetInsertPoint(&K->getEntryBlock());

@@ -92,15 +92,7 @@ std::optional<Diagnostic> ScanKernel::createFunction() {
   Info.Emitter = P.Emitter;
   if (auto Err = setLaunchShape(Info, F, Math.Device, P.Grid[0], T))
     return Err;
-  std::vector<KernelParamSpec> Specs;
-  for (const HloInstruction *Pm : C.parameters()) {
-    Specs.push_back({Pm->name(), KernelParamRole::Input, 16, nullptr});
-    Info.Params.push_back({Pm->name(), false, Pm->shape(), 16});
-  }
-  for (const HloInstruction *R : A.Roots) {
-    Specs.push_back({R->name(), KernelParamRole::Output, 16, nullptr});
-    Info.Params.push_back({R->name(), true, R->shape(), 16});
-  }
+  std::vector<KernelParamSpec> Specs = fusionKernelParams(C, A.Roots, Info);
   Info.WorkspaceBytes = uint64_t(SP.workspaceBytes());
   if (Info.WorkspaceBytes)
     Specs.push_back({"workspace", KernelParamRole::InOut, 16, nullptr});

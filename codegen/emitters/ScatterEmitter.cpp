@@ -250,11 +250,7 @@ createScatterFunction(llvm::Module &M, const HloInstruction &F,
   Info.Emitter = P.Emitter;
   if (auto Err = setLaunchShape(Info, F, Math.Device, P.Grid[0], T))
     return *Err;
-  std::vector<KernelParamSpec> Specs;
-  for (const HloInstruction *Pm : C.parameters()) {
-    Specs.push_back({Pm->name(), KernelParamRole::Input, 16, nullptr});
-    Info.Params.push_back({Pm->name(), false, Pm->shape(), 16});
-  }
+  std::vector<KernelParamSpec> Specs = fusionKernelParams(C, {}, Info);
   // The output is read as well as written (atomics, compare-and-swap).
   Specs.push_back({S.name(), KernelParamRole::InOut, 16, nullptr});
   Info.Params.push_back({S.name(), true, S.shape(), 16});

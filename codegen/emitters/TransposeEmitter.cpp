@@ -144,15 +144,7 @@ std::optional<Diagnostic> TransposeKernel::createFunction() {
   if (auto Err = setLaunchShape(Info, F, Math.Device, Blocks, Threads,
                                 Plan.SharedBytes))
     return *Err;
-  std::vector<KernelParamSpec> Specs;
-  for (const HloInstruction *P : C.parameters()) {
-    Specs.push_back({P->name(), KernelParamRole::Input, 16, nullptr});
-    Info.Params.push_back({P->name(), false, P->shape(), 16});
-  }
-  for (const HloInstruction *Root : A.Roots) {
-    Specs.push_back({Root->name(), KernelParamRole::Output, 16, nullptr});
-    Info.Params.push_back({Root->name(), true, Root->shape(), 16});
-  }
+  std::vector<KernelParamSpec> Specs = fusionKernelParams(C, A.Roots, Info);
   K = createKernel(M, Info.Name, Specs);
   setLaunchBounds(*K, {unsigned(Threads), /*Exact=*/true, 0});
   // The scalar tile (vector tiles: see elemPtr): 32 rows (A) of 32 groups
