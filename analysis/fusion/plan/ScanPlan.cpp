@@ -454,10 +454,13 @@ std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P) {
   for (const HloInstruction *Pm : C.parameters())
     MaxElements = std::max(MaxElements, Pm->shape().numElements());
   P.BackEndOptLevel = 3;
+  // The tiled kernels need the combiner's identity; a variadic window (or
+  // an add of pred) takes a warp per row or a thread per line.
+  const bool Tiled = hasIdentity(S);
 
   // Short rows: several per tile, end to end.
-  if (S.isRow() && N <= tuned(In.Overrides, "IDXMAP_SCAN_SHARED_ROWS", 31) &&
-      hasIdentity(S)) {
+  if (Tiled && S.isRow() &&
+      N <= tuned(In.Overrides, "IDXMAP_SCAN_SHARED_ROWS", 31)) {
     planSegmentedTiles(In, P, SP);
     chooseIndexWidth(P, std::max(MaxElements, SP.tiles() * P.Block[0]));
     P.Scan = SP;
@@ -466,7 +469,7 @@ std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P) {
   // A row longer than a warp's 16 elements per lane: tiles of the row per
   // block, all its loads in flight at once (a warp walking the row chunk
   // by chunk waits for each chunk's loads).
-  if (S.isRow() && N > 32 * 16 && hasIdentity(S)) {
+  if (Tiled && S.isRow() && N > 32 * 16) {
     planBlockTiles(In, P, SP);
     chooseIndexWidth(P, std::max(MaxElements, SP.tiles() * SP.LanesPerLine));
     P.Scan = SP;
@@ -474,7 +477,7 @@ std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P) {
   }
   // Along a non-minor dim: tiles of neighbouring columns, each thread a
   // run of positions of a vector of columns (all its loads in flight).
-  if (!S.isRow() && hasIdentity(S)) {
+  if (Tiled && !S.isRow()) {
     planColumnTiles(In, P, SP);
     chooseIndexWidth(P, std::max(MaxElements, SP.tiles() * P.Block[0]));
     P.Scan = SP;
