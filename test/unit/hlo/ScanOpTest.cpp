@@ -284,26 +284,27 @@ TEST(ScanInterpreter, VariadicPrefixWindowIsARunningMaxWithItsIndex) {
              z = s32[] constant(0)
              )";
   Literal In = lit(PT::F32, {5}, {1, 3, 3, 2, 5});
-  std::vector<Literal> F =
-      run(X + R"(ROOT w = (f32[5], s32[5]) reduce-window(p0, io, ninf, z),
-               window={size=5 pad=4_0}, to_apply=argmax)",
-          {In});
-  ASSERT_EQ(F.size(), 2u);
-  EXPECT_EQ(values(F[0]), Doubles({1, 3, 3, 3, 5}));
-  EXPECT_EQ(values(F[1]), Doubles({0, 1, 1, 1, 4}));
-  std::vector<Literal> R =
-      run(X + R"(ROOT w = (f32[5], s32[5]) reduce-window(p0, io, ninf, z),
-               window={size=5 pad=0_4}, to_apply=argmax)",
-          {In});
-  ASSERT_EQ(R.size(), 2u);
-  EXPECT_EQ(values(R[1]), Doubles({4, 4, 4, 4, 4}));
-  // A window of 4 (not a prefix of the dim): evaluated window by window.
-  std::vector<Literal> W =
-      run(X + R"(ROOT w = (f32[5], s32[5]) reduce-window(p0, io, ninf, z),
-               window={size=4 pad=3_0}, to_apply=argmax)",
-          {In});
-  ASSERT_EQ(W.size(), 2u);
-  EXPECT_EQ(values(W[1]), Doubles({0, 1, 1, 1, 4}));
+  struct Case {
+    const char *Window;
+    Doubles Max, Index;
+  } Cases[] = {
+      {"size=5 pad=4_0", {1, 3, 3, 3, 5}, {0, 1, 1, 1, 4}},
+      {"size=5 pad=0_4", {5, 5, 5, 5, 5}, {4, 4, 4, 4, 4}},
+      // A window of 4 (not a prefix of the dim): window by window.
+      {"size=4 pad=3_0", {1, 3, 3, 3, 5}, {0, 1, 1, 1, 4}},
+  };
+  for (const Case &C : Cases) {
+    SCOPED_TRACE(C.Window);
+    std::vector<Literal> R =
+        run(X +
+                "ROOT w = (f32[5], s32[5]) reduce-window(p0, io, ninf, z), "
+                "window={" +
+                C.Window + "}, to_apply=argmax",
+            {In});
+    ASSERT_EQ(R.size(), 2u);
+    EXPECT_EQ(values(R[0]), C.Max);
+    EXPECT_EQ(values(R[1]), C.Index);
+  }
 }
 
 TEST(ScanInterpreter, ScanOpAgreesWithTheReduceWindowForm) {
