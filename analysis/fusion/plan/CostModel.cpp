@@ -59,6 +59,14 @@ double bytesInFlightPerThread(const FusionAnalysis &A, const KernelPlan &P) {
   if (P.Transpose)
     return double(P.Transpose->Tiling.readGroup() * Elem *
                   P.Transpose->Tiling.readIterations());
+  // A tiled scan issues every item's load before its first combine (a
+  // staged one has as many bytes in its copies); a line per thread or a
+  // row per warp reads one element a step.
+  if (P.Scan)
+    return P.Scan->Mode == ScanMode::LinePerThread ||
+                   P.Scan->Mode == ScanMode::WarpPerRow
+               ? double(Elem)
+               : double(P.Scan->Runs * P.Scan->Vector * Elem);
   // Loop: one vector of every parameter the thread reads, per run.
   double Bytes = 0;
   for (const HloInstruction *Pm : A.Computation->parameters())
