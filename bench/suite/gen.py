@@ -259,6 +259,45 @@ def reduction(name, model, op, dt, shape, dims, acc=None, out=None, note=""):
     SUITE.append(fusion)
 
 
+# --- Prefix scans ------------------------------------------------------------
+
+def scan(name, model, op, dt, shape, dim, reverse=False, acc=None, init="randn"):
+    """A prefix scan of x (converted to `acc`) along `dim`, as lax.cumsum
+    and lax.cummax write it: a reduce-window over the whole dim, padded low
+    (high when `reverse`: a suffix scan), converted back to `dt`."""
+    acc, shape = acc or dt, ss(shape)
+    f = Fn(name)
+    x = f.param("x", dt, shape, init)
+    n = shape[dim]
+    size = "x".join(str(n if i == dim else 1) for i in range(len(shape)))
+    pads = "x".join(((f"0_{n - 1}" if reverse else f"{n - 1}_0") if i == dim else "0_0")
+                    for i in range(len(shape)))
+    xa = f.cvt(x, acc)
+    zero = f.const(acc, REDUCE_INIT[(op, acc)])
+    y = f.cvt(f.op(acc, shape, f"reduce-window({xa}, {zero}), window={{size={size} "
+                                f"pad={pads}}}, to_apply={f.reducer(op, acc)}"), dt)
+
+    def tf(T, x):
+        xs = T.flip(x, [dim]) if reverse else x
+        if op == "add":
+            y = T.cumsum(xs, dim, dtype=tdt(T, acc)).to(tdt(T, dt))
+        else:
+            y = (T.cummax if op == "maximum" else T.cummin)(xs, dim).values
+        return T.flip(y, [dim]) if reverse else y
+
+    def jf(J, x):
+        g = dict(add=J.lax.cumsum, maximum=J.lax.cummax, minimum=J.lax.cummin)[op]
+        return g(x.astype(jdt(J, acc)), axis=dim, reverse=reverse).astype(jdt(J, dt))
+
+    cf = None
+    if op == "add" and not reverse and acc == dt and dt in ("f32", "s32"):
+        def cf(cp, x):  # CUB's scan (int32 stays int32, as in the HLO)
+            return cp.cumsum(x, axis=dim, dtype=x.dtype)
+    fusion = Fusion(name, "scan", model, f, [y], "kInput", tf, jf, cf)
+    fusion.sum_like = op == "add"  # checked against the scan of magnitudes
+    SUITE.append(fusion)
+
+
 # --- Norms (bf16 in and out, f32 inside) -------------------------------------
 
 def layernorm(name, model, dt, rows, n, eps=1e-5):
@@ -691,6 +730,17 @@ def _table():
     adam("adamw_bf16grad_16777216", "mixed precision (448 MiB)", 1, (16777216,), grad_dt="bf16",
          wd=0.01)
     sgd_momentum("sgd_momentum_f32_4096x4096", "mixed precision", (4096, 4096))
+    scan("cumsum_topp_f32_32x50257", "top-p sampling (vocab)", "add", "f32", (32, 50257), 1)
+    scan("cumsum_positions_s32_64x4096", "position ids from a 0/1 mask", "add", "s32",
+         (64, 4096), 1, init="index2")
+    scan("cumsum_bf16_f32acc_8x131072", "long rows, f32 inside", "add", "bf16", (8, 131072), 1,
+         acc="f32")
+    scan("cummax_rev_f32_4096x1024", "suffix max", "maximum", "f32", (4096, 1024), 1,
+         reverse=True)
+    scan("cumsum_dim0_f32_2048x4096", "over time steps", "add", "f32", (2048, 4096), 0)
+    scan("cumsum_1d_f32_16777216", "stream compaction offsets (64 MiB)", "add", "f32",
+         (16777216,), 0)
+    scan("cumsum_rows_f32_1048576x8", "offsets per group", "add", "f32", (1048576, 8), 1)
 
 
 def build(small=False):
