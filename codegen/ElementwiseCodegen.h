@@ -104,8 +104,8 @@ struct MathOptions {
   explicit MathOptions(bool Precise) : Precise(Precise) {}
   /// `--precise-math`: libdevice for tanh, exp, log and logistic too.
   bool Precise = false;
-  /// The overrides set by the caller (EmitOptions::Tuning); read through
-  /// knob().
+  /// The overrides set by the caller (EmitOptions::Tuning), which the
+  /// kernel plans read (planFusion); the emitters only build IR from plans.
   idxmap::Tuning Tuning;
   /// The GPU whose launch limits the emitters' kernels must fit
   /// (EmitOptions::Device).

@@ -51,15 +51,6 @@ llvm::Value *physicalOffset(llvm::IRBuilderBase &B, const Shape &S,
   return Off;
 }
 
-int64_t knob(const Tuning &T, const char *Name, int64_t Default) {
-  // Checked in every build (the tests run without assertions): a knob the
-  // table lacks could be set by neither --tune nor EmitOptions::Tuning.
-  if (!findTuningKnob(Name))
-    llvm::report_fatal_error(llvm::Twine("tuning knob ") + Name +
-                             " is not in tuningTable()");
-  return tuned(T, Name, Default);
-}
-
 Diagnostic diagnoseAt(const HloInstruction &I, std::string Message) {
   const HloComputation *C = I.parent();
   if (C && C->parent())

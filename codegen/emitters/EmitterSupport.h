@@ -128,15 +128,6 @@ physicalOffset(llvm::IRBuilderBase &B, const Shape &S,
                llvm::ArrayRef<llvm::Value *> Index, llvm::Type *IndexTy,
                OffsetTermOrder Order = OffsetTermOrder::MinorToMajor);
 
-/// A tuning knob of an emitter: the field of \p T whose knob is named
-/// \p Name (tuningTable(); set through EmitOptions::Tuning, which the tool
-/// fills from `--tune` and the environment), else \p Default; clamped to
-/// the knob's range and, for Pow2 knobs, rounded down to a power of two
-/// (tuned()). Every name must be in tuningTable().
-/// Example: with T.RedRowLanes = 300, `knob(T, "IDXMAP_RED_ROW_LANES",
-/// 256)` is 256 (300 rounded down); unset, 256.
-int64_t knob(const Tuning &T, const char *Name, int64_t Default);
-
 /// The diagnostic at \p I's place in its module's source (no location for
 /// an instruction built without a module): every emission error is about
 /// an instruction of the input.
