@@ -7,7 +7,7 @@ lax.cummax), torch eager (its 1-D cumsum calls CUB's DeviceScan),
 torch.compile, XLA through JAX and CuPy's cumsum.
 
   python3 bench/scan_peers.py --idxmap BIN [--groups N] [--only NAME]
-                              [--dry-run]
+                              [--tune NAME=VALUE[,...]] [--dry-run]
 
 Workloads (the issue's five): cumsum of f32[2^28]; cumsum along the rows
 of f32[16384,4096] and of f32[262144,128]; cumsum along dim 0 of
@@ -100,6 +100,8 @@ def main():
     ap.add_argument("--groups", type=int, default=10)
     ap.add_argument("--only", default="")
     ap.add_argument("--dry-run", action="store_true")
+    ap.add_argument("--tune", default="",
+                    help="knob overrides for idxmap emit (NAME=VALUE[,...])")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp()
     ptxs = {}
@@ -110,7 +112,8 @@ def main():
         with open(hlo, "w") as f:
             f.write(hlo_text(name, shape, dim, kind))
         ptx = os.path.join(tmp, name + ".ptx")
-        r = subprocess.run([a.idxmap, "emit", hlo, "-o", ptx])
+        r = subprocess.run([a.idxmap, "emit", hlo, "-o", ptx] +
+                           (["--tune", a.tune] if a.tune else []))
         ptxs[name] = ptx if r.returncode == 0 else None
         print(f"{name}: idxmap emit {'ok' if ptxs[name] else 'failed'} ({hlo})")
     if a.dry_run:

@@ -4,7 +4,8 @@
 # Correctness first (kernels against the interpreter: the staged golden
 # inputs, 65536 small tiles, the random scans both ways; compute-sanitizer
 # memcheck and racecheck), then the 1-D cumsum of f32[2^28] timed with the
-# look-back reading its tiles as they start and staged, over tile shapes.
+# look-back reading its tiles as they start and staged, over tile shapes,
+# and the staged kernel beside the peers (bench/scan_peers.py).
 #   bench/scan_staged.sh BIN_DIR [REPS]
 # BIN_DIR holds idxmap and random_indexed_fusions. Prints one line per
 # step, the timings (median us of CUPTI kernel time), and `N passed, N
@@ -45,5 +46,10 @@ for tune in "" $pf "$pf,IDXMAP_SCAN_THREADS=512,IDXMAP_SCAN_ITEMS=32" \
 done
 step "run cumsum f32[2^28] staged" 600 "$bin/idxmap" run --tune $pf "$hlo"
 rm -f "$hlo"
+# Beside the peers in one interleaved run (SCAN_PEERS=0 skips it).
+if [ "${SCAN_PEERS:-1}" != 0 ]; then
+  python3 "$here/bench/scan_peers.py" --idxmap "$bin/idxmap" --groups 5 \
+    --only cumsum_f32_268435456 --tune $pf
+fi
 echo "scan_staged: $pass passed, $fail failed"
 [ $fail -eq 0 ]
