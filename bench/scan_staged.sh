@@ -33,6 +33,9 @@ done
 step "run scan-many-tiles.hlo staged, tiles of 128" 300 "$bin/idxmap" run --tune $pf,$small "$in/scan-many-tiles.hlo"
 step "random scans staged, tiles of 128" 900 "$bin/random_indexed_fusions" --kind scan --count 200 --seed 300 --tune $pf,$small
 step "random scans staged, lines up to 2^18" 900 "$bin/random_indexed_fusions" --kind scan --count 100 --seed 400 --max-elements 262144 --tune $pf
+step "random scans, look-back span 4, tiles of 128" 900 "$bin/random_indexed_fusions" --kind scan --count 200 --seed 500 --tune IDXMAP_SCAN_LOOKBACK_SPAN=4,$small
+step "run scan-many-tiles.hlo span 4, tiles of 128" 300 "$bin/idxmap" run --tune IDXMAP_SCAN_LOOKBACK_SPAN=4,$small "$in/scan-many-tiles.hlo"
+step "run scan-tiles.hlo span 4 staged" 300 "$bin/idxmap" run --tune IDXMAP_SCAN_LOOKBACK_SPAN=4,$pf "$in/scan-tiles.hlo"
 step "memcheck scan-staged.hlo staged" 600 "$cs" --tool memcheck --error-exitcode 1 "$bin/idxmap" run --tune $pf "$in/scan-staged.hlo"
 step "racecheck scan-many-tiles.hlo staged, tiles of 128" 600 "$cs" --tool racecheck --error-exitcode 1 "$bin/idxmap" run --tune $pf,$small "$in/scan-many-tiles.hlo"
 # The 1-D cumsum of f32[2^28] as JAX writes it (bench/scan_peers.py).
@@ -40,7 +43,8 @@ hlo=$(mktemp --suffix=.hlo)
 python3 -c "import sys; sys.path.insert(0, '$here/bench'); import scan_peers as s; print(s.hlo_text('cumsum1d', (1 << 28,), 0, 'sum'))" > "$hlo"
 for tune in "" $pf "$pf,IDXMAP_SCAN_THREADS=512,IDXMAP_SCAN_ITEMS=32" \
     "$pf,IDXMAP_SCAN_THREADS=256,IDXMAP_SCAN_ITEMS=32" "$pf,IDXMAP_SCAN_THREADS=128,IDXMAP_SCAN_ITEMS=64" \
-    "$pf,IDXMAP_SCAN_THREADS=512,IDXMAP_SCAN_ITEMS=16"; do
+    "$pf,IDXMAP_SCAN_THREADS=512,IDXMAP_SCAN_ITEMS=16" IDXMAP_SCAN_LOOKBACK_SPAN=4 \
+    "$pf,IDXMAP_SCAN_LOOKBACK_SPAN=2" "$pf,IDXMAP_SCAN_LOOKBACK_SPAN=4"; do
   t=$("$bin/idxmap" run --no-check --bench --reps "$reps" ${tune:+--tune $tune} "$hlo" 2>&1 | grep -o "median [0-9.]* us")
   echo "time cumsum f32[2^28] ${tune:-default}: $t"
 done

@@ -381,6 +381,10 @@ struct ScanPlan {
   /// from global memory as each tile starts.
   int64_t StageBytes = 0;
   bool prefetch() const { return StageBytes > 0; }
+  /// BlockTiles with look-back: the descriptors each lane polls per step of
+  /// the look-back (a step covers 32 x LookBackSpan predecessors, in one
+  /// L2 round trip).
+  int64_t LookBackSpan = 1;
   bool lookBack() const { return TilesPerLine > 1; }
   int64_t tiles() const { return Groups * TilesPerLine; }
   /// Look-back descriptors: one per line of each tile.

@@ -155,8 +155,12 @@ void finishTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP, int64_t T,
                   std::move(Index), std::move(Cs));
   simplify(P.Main.Map);
   std::vector<bool> Single = planAccessWidths(In, P, SP);
-  if (SP.Mode == ScanMode::BlockTiles && SP.lookBack())
+  if (SP.Mode == ScanMode::BlockTiles && SP.lookBack()) {
     planPrefetch(In, P, SP, Single);
+    if (isTuned(In.Overrides, "IDXMAP_SCAN_LOOKBACK_SPAN"))
+      SP.LookBackSpan =
+          choose(In, P, "IDXMAP_SCAN_LOOKBACK_SPAN", "lookback_span", 1, "");
+  }
   P.Block[0] = T;
   if (SP.prefetch()) {
     // Every block loops over tiles: as many as can be resident.
