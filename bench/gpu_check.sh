@@ -12,15 +12,8 @@
 set -uo pipefail
 bin=$1; count=${2:-100}
 here=$(cd "$(dirname "$0")/.." && pwd)
-pass=0; fail=0
-step() { # NAME SECONDS CMD...
-  local name=$1 secs=$2; shift 2
-  local t0=$SECONDS out rc
-  out=$(timeout "$secs" "$@" 2>&1); rc=$?
-  if [ $rc -eq 0 ]; then pass=$((pass + 1)); echo "ok   $name ($((SECONDS - t0)) s)"
-  else fail=$((fail + 1)); echo "FAIL $name (exit $rc, $((SECONDS - t0)) s)"; echo "$out" | tail -n 15 | sed 's/^/     /'; fi
-  echo "$out" | grep -E "random .* run on|grid-stride" | sed 's/^/     /'
-}
+STEP_NOTES='random .* run on|grid-stride'
+. "$here/bench/steps.sh"
 in=$here/test/golden/Inputs
 for f in $here/test/examples/*.hlo "$in"/reduce-init-*.hlo "$in"/reduce-side-*.hlo \
   "$in"/reduce-argmax-*.hlo "$in"/reduce-full-chunked.hlo "$in"/reduce-full-small-chunks.hlo \

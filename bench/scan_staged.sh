@@ -16,15 +16,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 in=$here/test/golden/Inputs
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 pf=IDXMAP_SCAN_PREFETCH=1; small=IDXMAP_SCAN_THREADS=32,IDXMAP_SCAN_ITEMS=4
-pass=0; fail=0
-step() { # NAME SECONDS CMD...
-  local name=$1 secs=$2; shift 2
-  local t0=$SECONDS out rc
-  out=$(timeout "$secs" "$@" 2>&1); rc=$?
-  if [ $rc -eq 0 ]; then pass=$((pass + 1)); echo "ok   $name ($((SECONDS - t0)) s)"
-  else fail=$((fail + 1)); echo "FAIL $name (exit $rc, $((SECONDS - t0)) s)"; echo "$out" | tail -n 15 | sed 's/^/     /'; fi
-  echo "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|random .* (run on|fusions)" | sed 's/^/     /'
-}
+STEP_NOTES='ERROR SUMMARY|RACECHECK SUMMARY|random .* (run on|fusions)'
+. "$here/bench/steps.sh"
 step "run scan-staged.hlo" 300 "$bin/idxmap" run "$in/scan-staged.hlo"
 step "run scan-staged.hlo staged" 300 "$bin/idxmap" run --tune $pf "$in/scan-staged.hlo"
 for f in scan-tiles scan-many-tiles scan-bf16-sum; do
