@@ -216,6 +216,8 @@ private:
   /// St.X: the items of St.Tile through the staged loader, in \p Mode
   /// (Issue: the copies; their values are not used).
   void readStaged(TileState &St, StagedLoader::Mode Mode);
+  /// The segment of its line \p Tile is (0 when a line is one tile).
+  llvm::Value *segmentOf(llvm::Value *Tile);
   /// Whether \p Tile is a ragged line's last tile (null: none is).
   llvm::Value *raggedTile(llvm::Value *Tile);
   /// Split descriptors: the aggregates' or the inclusive prefixes' value

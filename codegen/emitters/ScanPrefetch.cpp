@@ -132,12 +132,9 @@ void ScanKernel::readStaged(TileState &St, StagedLoader::Mode Mode) {
 }
 
 llvm::Value *ScanKernel::raggedTile(llvm::Value *Tile) {
-  const int64_t TPL = SP.TilesPerLine;
-  if (TPL * SP.TileLength == SP.Length)
+  if (!SP.raggedLines())
     return nullptr;
-  llvm::IRBuilder<> &B = *BPtr;
-  llvm::Value *Seg = TPL == 1 ? idx(0) : B.CreateURem(Tile, idx(TPL));
-  return B.CreateICmpEQ(Seg, idx(TPL - 1));
+  return BPtr->CreateICmpEQ(segmentOf(Tile), idx(SP.TilesPerLine - 1));
 }
 
 void ScanKernel::stageTile(llvm::Value *Th, llvm::Value *Tile) {

@@ -231,6 +231,15 @@ llvm::Value *ScanKernel::lookBack(llvm::Value *Lane, llvm::Value *LineFirst,
   return R;
 }
 
+llvm::Value *ScanKernel::segmentOf(llvm::Value *Tile) {
+  llvm::IRBuilder<> &B = *BPtr;
+  const int64_t TPL = SP.TilesPerLine;
+  if (TPL == 1)
+    return idx(0);
+  return SP.Mode == ScanMode::ColumnTiles ? B.CreateUDiv(Tile, idx(SP.Groups))
+                                          : B.CreateURem(Tile, idx(TPL));
+}
+
 ScanKernel::TileState ScanKernel::beginTile(llvm::Value *Th,
                                             llvm::Value *Tile) {
   llvm::IRBuilder<> &B = *BPtr;
@@ -254,11 +263,9 @@ ScanKernel::TileState ScanKernel::beginTile(llvm::Value *Th,
     return St;
   }
   const bool Columns = SP.Mode == ScanMode::ColumnTiles;
-  St.Seg = TPL == 1  ? idx(0)
-           : Columns ? B.CreateUDiv(Tile, idx(SP.Groups))
-                     : B.CreateURem(Tile, idx(TPL));
+  St.Seg = segmentOf(Tile);
   St.LastSeg = B.CreateICmpEQ(St.Seg, idx(TPL - 1));
-  if (TPL * SP.TileLength != SP.Length)
+  if (SP.raggedLines())
     St.Guard = St.LastSeg;
   FE->clearCache();
   Lanes->clear();

@@ -387,6 +387,8 @@ struct ScanPlan {
   int64_t LookBackSpan = 1;
   bool lookBack() const { return TilesPerLine > 1; }
   int64_t tiles() const { return Groups * TilesPerLine; }
+  /// Whether a line's last tile is partial (its items guarded).
+  bool raggedLines() const { return TilesPerLine * TileLength != Length; }
   /// Look-back descriptors: one per line of each tile.
   int64_t descriptors() const { return tiles() * LinesPerTile; }
   /// The workspace: the tile counter and the blocks' exit counter (16

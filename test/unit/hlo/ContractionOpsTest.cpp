@@ -662,25 +662,23 @@ TEST(ContractionInterpreter, PrefixWindowWorkIsOneApplyPerElement) {
   // 1000 applications of `add` (3 instructions), not one per window
   // element (1000 x 1000 x 3); with the parameter and the constant, 4001
   // element results. Any other window still counts its elements.
-  auto M = parseHloModule(module(R"(
-    p0 = f32[1000] parameter(0)
-    c = f32[] constant(0)
-    ROOT w = f32[1000] reduce-window(p0, c), window={size=1000 pad=999_0},
-      to_apply=add)"),
-                          "prefix");
-  ASSERT_TRUE(M) << M.error().str();
   Literal X(Shape(PT::F32, {1000}));
   EvaluateOptions O;
   O.MaxWork = 4001;
-  EXPECT_TRUE(evaluate(*(*M)->entry(), {X}, O));
-  auto Window = parseHloModule(module(R"(
-    p0 = f32[1000] parameter(0)
-    c = f32[] constant(0)
-    ROOT w = f32[1000] reduce-window(p0, c), window={size=1000 pad=500_499},
-      to_apply=add)"),
-                               "window");
-  ASSERT_TRUE(Window) << Window.error().str();
-  auto R = evaluate(*(*Window)->entry(), {X}, O);
+  // The window of 1000 over f32[1000] with padding PADS, evaluated.
+  auto Run = [&](const std::string &Pads) {
+    auto M = parseHloModule(
+        module("p0 = f32[1000] parameter(0)\n"
+               "c = f32[] constant(0)\n"
+               "ROOT w = f32[1000] reduce-window(p0, c), window={size=1000 "
+               "pad=" +
+               Pads + "}, to_apply=add"),
+        "window");
+    EXPECT_TRUE(M) << M.error().str();
+    return evaluate(*(*M)->entry(), {X}, O);
+  };
+  EXPECT_TRUE(Run("999_0"));
+  auto R = Run("500_499");
   ASSERT_FALSE(R);
   EXPECT_NE(R.error().str().find("MaxWork"), std::string::npos)
       << R.error().str();
