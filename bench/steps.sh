@@ -1,4 +1,4 @@
-# Sourced by the GPU machine's check scripts (gpu_check.sh, scan_staged.sh):
+# Sourced by the GPU machine's check scripts (gpu_check.sh):
 # `step NAME SECONDS CMD...` runs CMD within SECONDS, prints `ok NAME` or
 # `FAIL NAME` with the output's tail, then the output's lines matching
 # $STEP_NOTES (a grep -E pattern), and counts them in $pass and $fail.

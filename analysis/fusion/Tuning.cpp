@@ -68,12 +68,6 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "16 for a row of one tile; 64 (32 of 8 bytes) for chained or column "
        "tiles; short rows: a multiple of the row's odd part",
        "scan: elements each thread of a tile holds in registers"},
-      {"IDXMAP_SCAN_LOOKBACK_SPAN", &T::ScanLookBackSpan, 1, 8, true, "1",
-       "scan: descriptors each lane polls per step of a row tile's look-back "
-       "(a step covers 32 x this many tiles)"},
-      {"IDXMAP_SCAN_PREFETCH", &T::ScanPrefetch, 0, 1, false, "0",
-       "scan: 1 stages a chained row scan's next tile in shared memory "
-       "while its tile looks back (off until measured)"},
       {"IDXMAP_SCAN_SHARED_ROWS", &T::ScanSharedRows, 0, 4096, false, "31",
        "scan: the longest row that shares a tile with others (a segmented "
        "scan); longer rows take a warp or tiles of their own"},

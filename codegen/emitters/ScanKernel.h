@@ -21,7 +21,6 @@
 #include "llvm/IR/Module.h"
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -47,54 +46,6 @@ enum DescriptorState : unsigned { DescInvalid = 0, DescAggregate, DescPrefix };
 /// Shuffle::Up, 1)` is the previous lane's X (lane 0 keeps its own).
 llvm::Value *scanShuffle(llvm::IRBuilderBase &B, llvm::Value *V, Shuffle Kind,
                          unsigned Delta);
-
-/// The parameter reads of a tile's items through shared memory, for a
-/// scan that stages its next tile (ScanPlan::StageBytes; ScanPrefetch.cpp).
-/// A streamed parameter p (ScanInfo::streamedParameters; the others are
-/// read from global memory) has a slot per item (run, vec): the W
-/// elements of its vector (W: p's proven load width), placed by (p, run,
-/// vec / W) alone, the threads' slots side by side (consecutive threads,
-/// consecutive addresses). Issue mode turns each read into a cp.async of
-/// those bytes into the slot and returns poison (nothing uses it: LLVM
-/// drops what the prologue computed from it); Read mode loads the slot.
-/// A thread reads only the slots it copied, so waiting for its own copies
-/// (cp.async.wait_all) is enough, with no barrier.
-///
-/// Example: f32[2^28] in tiles of 256 threads x 16 runs of 4: the vector
-/// of run 3 of thread 5 is at byte (3 * 256 + 5) * 16 of the stage.
-class StagedLoader {
-public:
-  enum class Mode { Issue, Read };
-  StagedLoader(llvm::IRBuilder<> &B, llvm::Function &K, const ScanInfo &S,
-               const std::vector<int64_t> &Widths, int64_t Runs, int64_t Vector,
-               int64_t Threads, llvm::Type *IndexTy);
-  /// The stage's bytes per block.
-  int64_t stageBytes() const { return PerThread * Threads; }
-  /// Starts the items of thread \p Th in \p M mode.
-  void begin(Mode M, llvm::Value *Th);
-  /// The item whose values are being computed.
-  int64_t Run = 0, Lane = 0;
-  /// The loader to give FusedElementEmitter (refers to this object).
-  std::function<llvm::Value *(const HloInstruction &,
-                              llvm::ArrayRef<llvm::Value *>)>
-  loader();
-
-private:
-  /// The slot of parameter \p P for the current item, as a shared pointer.
-  llvm::Value *slot(const HloInstruction &P);
-  llvm::IRBuilder<> &B;
-  llvm::Function &K;
-  llvm::Type *IndexTy;
-  const int64_t Runs, Vector, Threads;
-  int64_t PerThread = 0;
-  /// Per staged parameter: its load width and where its slots start (bytes
-  /// of one thread's slots before them).
-  std::map<const HloInstruction *, std::pair<int64_t, int64_t>> Layout;
-  llvm::GlobalVariable *Stage = nullptr;
-  Mode Now = Mode::Read;
-  llvm::Value *Th = nullptr;
-  std::map<std::pair<const HloInstruction *, int64_t>, llvm::Value *> Vectors;
-};
 
 /// One scan kernel under construction.
 ///
@@ -206,20 +157,8 @@ private:
   /// What a look-back kernel's blocks do as they leave: the last resets
   /// the counters (and clears split descriptors' values); then returns.
   void leaveTiles(llvm::Value *Th);
-  /// ScanPlan::StageBytes (ScanPrefetch.cpp): each block takes a tile,
-  /// stages it, and in a loop takes the next, waits for the current's
-  /// copies, reads its items, stages the next during the look-back.
-  void emitStagedTiles();
-  /// Issues the copies of \p Tile's items (when it is a tile of the
-  /// launch and needs no guard), then commits them as one group.
-  void stageTile(llvm::Value *Th, llvm::Value *Tile);
-  /// St.X: the items of St.Tile through the staged loader, in \p Mode
-  /// (Issue: the copies; their values are not used).
-  void readStaged(TileState &St, StagedLoader::Mode Mode);
   /// The segment of its line \p Tile is (0 when a line is one tile).
   llvm::Value *segmentOf(llvm::Value *Tile);
-  /// Whether \p Tile is a ragged line's last tile (null: none is).
-  llvm::Value *raggedTile(llvm::Value *Tile);
   /// Split descriptors: the aggregates' or the inclusive prefixes' value
   /// array (i64 words, one per tile).
   llvm::Value *valueSlots(bool Prefixes);
@@ -276,8 +215,6 @@ private:
   std::unique_ptr<llvm::IRBuilder<>> BPtr;
   std::unique_ptr<LaneLoader> Lanes;
   std::unique_ptr<FusedElementEmitter> FE;
-  /// Set while a staged tile's items are read from shared memory.
-  std::unique_ptr<StagedLoader> Staged;
 };
 
 } // namespace codegen

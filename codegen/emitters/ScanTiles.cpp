@@ -144,53 +144,23 @@ llvm::Value *ScanKernel::lookBack(llvm::Value *Lane, llvm::Value *LineFirst,
   auto *Done = llvm::BasicBlock::Create(LC, "lookback.done", K);
   B.CreateBr(Loop);
   B.SetInsertPoint(Loop);
-  // Lane l reads the descriptors of segments Base - l * Span - j, j <
-  // Span, nearest first (when there are; positions before the line's start
-  // read as an inclusive identity).
-  const int64_t Span = SP.LookBackSpan;
+  // Lane l reads the descriptor of segment Base - l (when there is one;
+  // lanes before the line's start read as an inclusive identity).
   llvm::PHINode *Base = B.CreatePHI(IndexTy, 3, "lb.base");
   llvm::PHINode *Excl = B.CreatePHI(Id->getType(), 3, "lb.excl");
   Base->addIncoming(First, Pre);
   Excl->addIncoming(Id, Pre);
-  auto Read =
-      [&](llvm::Value *Back) -> std::pair<llvm::Value *, llvm::Value *> {
-    llvm::Value *InLine = B.CreateICmpSGE(Base, Back);
-    llvm::Value *Pos = B.CreateSelect(InLine, B.CreateSub(Base, Back), idx(0));
-    auto [S, V] = poll(B.CreateAdd(LineFirst, Pos));
-    return {B.CreateSelect(InLine, S, B.getInt32(DescPrefix)),
-            B.CreateSelect(InLine, V, Id)};
-  };
+  llvm::Value *InLine = B.CreateICmpSGE(Base, Lane);
+  llvm::Value *Pos = B.CreateSelect(InLine, B.CreateSub(Base, Lane), idx(0));
+  auto [St, Val] = poll(B.CreateAdd(LineFirst, Pos));
+  St = B.CreateSelect(InLine, St, B.getInt32(DescPrefix));
+  Val = B.CreateSelect(InLine, Val, Id);
   auto Ballot = [&](llvm::Value *Pred) {
     return B.CreateIntrinsic(llvm::Intrinsic::nvvm_vote_ballot_sync, {},
                              {B.getInt32(0xffffffffu), Pred});
   };
-  llvm::Value *PMask = nullptr, *XMask = nullptr, *Val = nullptr;
-  if (Span == 1) {
-    auto [St, V] = Read(Lane);
-    Val = V;
-    PMask = Ballot(B.CreateICmpEQ(St, B.getInt32(DescPrefix)));
-    XMask = Ballot(B.CreateICmpEQ(St, B.getInt32(DescInvalid)));
-  } else {
-    // The lane's descriptors in one value: the farther combined in front,
-    // up to the nearest inclusive prefix; it waits when one before that is
-    // not published. All Span loads issue before the first is used.
-    std::vector<std::pair<llvm::Value *, llvm::Value *>> Ds;
-    for (int64_t J = 0; J < Span; ++J)
-      Ds.push_back(Read(B.CreateAdd(B.CreateMul(Lane, idx(Span)), idx(J))));
-    llvm::Value *IsPrefix = B.getFalse(), *Waits = B.getFalse();
-    Val = Id;
-    for (auto &[S, V] : Ds) {
-      llvm::Value *Counts = B.CreateNot(IsPrefix);
-      Waits = B.CreateOr(
-          Waits,
-          B.CreateAnd(Counts, B.CreateICmpEQ(S, B.getInt32(DescInvalid))));
-      Val = B.CreateSelect(Counts, combine(V, Val), Val);
-      IsPrefix =
-          B.CreateOr(IsPrefix, B.CreateICmpEQ(S, B.getInt32(DescPrefix)));
-    }
-    PMask = Ballot(IsPrefix);
-    XMask = Ballot(Waits);
-  }
+  llvm::Value *PMask = Ballot(B.CreateICmpEQ(St, B.getInt32(DescPrefix)));
+  llvm::Value *XMask = Ballot(B.CreateICmpEQ(St, B.getInt32(DescInvalid)));
   llvm::Value *Found = B.CreateICmpNE(PMask, B.getInt32(0));
   // The lanes that count: up to the nearest inclusive prefix (all 32 when
   // the window has none).
@@ -222,7 +192,7 @@ llvm::Value *ScanKernel::lookBack(llvm::Value *Lane, llvm::Value *LineFirst,
   }
   llvm::Value *Next = combine(scanShuffle(B, V, Shuffle::Index, 0), Excl);
   llvm::BasicBlock *SumEnd = B.GetInsertBlock();
-  Base->addIncoming(B.CreateSub(Base, idx(32 * Span)), SumEnd);
+  Base->addIncoming(B.CreateSub(Base, idx(32)), SumEnd);
   Excl->addIncoming(Next, SumEnd);
   B.CreateCondBr(Found, Done, Loop);
   B.SetInsertPoint(Done);
@@ -311,10 +281,6 @@ std::vector<llvm::Value *> ScanKernel::itemIndex(const TileState &St,
 }
 
 void ScanKernel::loadItems(TileState &St, bool Guarded) {
-  if (Staged && !Guarded) {
-    readStaged(St, StagedLoader::Mode::Read);
-    return;
-  }
   llvm::IRBuilder<> &B = *BPtr;
   const int64_t V = SP.Vector;
   llvm::Constant *Id = identity();
@@ -547,10 +513,6 @@ void ScanKernel::clearWhenPrefix(llvm::Value *Desc) {
 }
 
 void ScanKernel::emitTiles() {
-  if (SP.prefetch()) {
-    emitStagedTiles();
-    return;
-  }
   emitTileLoop([&](llvm::Value *Th, llvm::Value *Tile) {
     if (SP.Mode == ScanMode::ColumnTiles)
       emitColumnTile(Th, Tile);

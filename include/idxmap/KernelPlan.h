@@ -373,18 +373,6 @@ struct ScanPlan {
   /// scans do): the items widened as they are read, every partial, carry
   /// and descriptor an f32, each output rounded once to the scan's type.
   bool Accumulate32 = false;
-  /// BlockTiles with look-back: each block takes tiles in a loop and, while
-  /// a tile looks back, copies the parameters of the next tile's items into
-  /// shared memory (cp.async, each thread its own items: no barrier), so
-  /// that DRAM keeps streaming during the look-back's latency. StageBytes
-  /// is that shared memory (dynamic) per block; 0 when the items are read
-  /// from global memory as each tile starts.
-  int64_t StageBytes = 0;
-  bool prefetch() const { return StageBytes > 0; }
-  /// BlockTiles with look-back: the descriptors each lane polls per step of
-  /// the look-back (a step covers 32 x LookBackSpan predecessors, in one
-  /// L2 round trip).
-  int64_t LookBackSpan = 1;
   bool lookBack() const { return TilesPerLine > 1; }
   int64_t tiles() const { return Groups * TilesPerLine; }
   /// Whether a line's last tile is partial (its items guarded).

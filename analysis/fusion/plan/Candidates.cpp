@@ -88,8 +88,7 @@ std::vector<Axis> searchGrid(const std::string &Emitter) {
             {"IDXMAP_TR_SUBP", {1, 2, 4}},
             {"IDXMAP_TR_SUBM", {1, 2}}};
   if (Emitter == "scan")
-    return {{"IDXMAP_SCAN_PREFETCH", {0, 1}},
-            {"IDXMAP_SCAN_THREADS", {128, 256, 512}},
+    return {{"IDXMAP_SCAN_THREADS", {128, 256, 512}},
             {"IDXMAP_SCAN_ITEMS", {16, 32, 64}}};
   return {};
 }

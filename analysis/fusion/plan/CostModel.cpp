@@ -59,9 +59,8 @@ double bytesInFlightPerThread(const FusionAnalysis &A, const KernelPlan &P) {
   if (P.Transpose)
     return double(P.Transpose->Tiling.readGroup() * Elem *
                   P.Transpose->Tiling.readIterations());
-  // A tiled scan issues every item's load before its first combine (a
-  // staged one has as many bytes in its copies); a line per thread or a
-  // row per warp reads one element a step.
+  // A tiled scan issues every item's load before its first combine; a line
+  // per thread or a row per warp reads one element a step.
   if (P.Scan)
     return P.Scan->Mode == ScanMode::LinePerThread ||
                    P.Scan->Mode == ScanMode::WarpPerRow

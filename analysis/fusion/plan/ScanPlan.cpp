@@ -61,10 +61,8 @@ int64_t widestBytes(const HloComputation &C, const FusionAnalysis &A) {
 
 /// The tiled kernels' loads and stores: a parameter read by the prologue
 /// alone, through one map, takes the vectors the maps prove under
-/// P.Main; each root its proven store width. Returns, per parameter,
-/// whether it is read that way (once per item).
-std::vector<bool> planAccessWidths(const PlanInputs &In, KernelPlan &P,
-                                   ScanPlan &SP) {
+/// P.Main; each root its proven store width.
+void planAccessWidths(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
   const FusionAnalysis &A = In.A;
   const HloComputation &C = *A.Computation;
   const ScanInfo &S = *A.Scan;
@@ -73,7 +71,6 @@ std::vector<bool> planAccessWidths(const PlanInputs &In, KernelPlan &P,
                                          InitPro = ancestors(S.Init);
   GroupedIndexing G = computeGroupedIndexing(Ctx, C, S.Input);
   std::vector<int64_t> Loads(C.parameters().size(), 1);
-  std::vector<bool> Single(C.parameters().size(), false);
   for (size_t K = 0; K < C.parameters().size(); ++K) {
     const HloInstruction *Pm = C.parameters()[K];
     auto It = G.find(Pm);
@@ -84,7 +81,6 @@ std::vector<bool> planAccessWidths(const PlanInputs &In, KernelPlan &P,
       Loads[K] =
           std::min(SP.Vector, provenAccessWidth(P.Main, It->second.front().Map,
                                                 Pm->shape()));
-    Single[K] = Only;
   }
   const std::vector<int64_t> Sizes = S.Input->shape().Dims;
   for (const HloInstruction *R : A.Roots)
@@ -92,48 +88,6 @@ std::vector<bool> planAccessWidths(const PlanInputs &In, KernelPlan &P,
         SP.Vector, provenAccessWidth(P.Main, IndexingMap::identity(Ctx, Sizes),
                                      R->shape())));
   P.Loop = LoopPlan{true, std::move(Loads)};
-  return Single;
-}
-
-/// Whether a chained row scan stages its next tile (ScanPlan::StageBytes):
-/// every parameter of the scanned shape the prologue reads (the streamed
-/// ones; smaller ones, a bias, are read from the caches as before) is
-/// read once per item (\p Single) by a load cp.async can copy (4, 8 or
-/// 16 bytes), and the stage fits in a block's shared memory. Off unless
-/// IDXMAP_SCAN_PREFETCH asks for it: it has not been measured on a GPU yet.
-void planPrefetch(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
-                  const std::vector<bool> &Single) {
-  int64_t ItemBytes = 0;
-  std::string Why;
-  for (const HloInstruction *Pm : In.A.Scan->streamedParameters()) {
-    if (!Why.empty())
-      break;
-    const size_t K = size_t(Pm->parameterNumber());
-    const int64_t Bytes = byteWidth(Pm->shape().Type),
-                  Copy = P.Loop->LoadWidth[K] * Bytes;
-    if (!Single[K])
-      Why = "parameter '" + Pm->name() + "' is read more than once an item";
-    else if (Copy != 4 && Copy != 8 && Copy != 16)
-      Why = "parameter '" + Pm->name() + "' is read " + std::to_string(Copy) +
-            " bytes at a time (cp.async copies 4, 8 or 16)";
-    ItemBytes += Bytes;
-  }
-  // The static arrays (warp totals, prefix, tickets) stay under 1 KiB.
-  const int64_t Stage =
-      P.Main.ThreadsPerBlock * SP.Runs * SP.Vector * ItemBytes;
-  if (Why.empty() && ItemBytes == 0)
-    Why = "the prologue reads no parameter of the scanned shape";
-  if (Why.empty() && Stage + 1024 > In.Device.SharedBytesPerBlock)
-    Why = "a stage of " + std::to_string(Stage) +
-          " bytes does not fit a block's shared memory";
-  if (!Why.empty()) {
-    P.choose("prefetch", 0, "no staging: " + Why);
-    return;
-  }
-  if (choose(In, P, "IDXMAP_SCAN_PREFETCH", "prefetch", 0,
-             "the next tile read as it starts (1 stages it in shared "
-             "memory during the look-back; not yet measured)"))
-    SP.StageBytes = Stage;
 }
 
 /// The tiled kernels' thread map `(th_x, tile)[run, vec] -> Index` of
@@ -154,32 +108,14 @@ void finishTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP, int64_t T,
                   {{"run", {0, SP.Runs - 1}}, {"vec", {0, SP.Vector - 1}}}, {},
                   std::move(Index), std::move(Cs));
   simplify(P.Main.Map);
-  std::vector<bool> Single = planAccessWidths(In, P, SP);
-  if (SP.Mode == ScanMode::BlockTiles && SP.lookBack()) {
-    planPrefetch(In, P, SP, Single);
-    if (isTuned(In.Overrides, "IDXMAP_SCAN_LOOKBACK_SPAN"))
-      SP.LookBackSpan =
-          choose(In, P, "IDXMAP_SCAN_LOOKBACK_SPAN", "lookback_span", 1, "");
-  }
-  P.Block[0] = T;
-  if (SP.prefetch()) {
-    // Every block loops over tiles: as many as can be resident.
-    const DeviceModel &D = In.Device;
-    const int64_t PerSm = std::max<int64_t>(
-        1, std::min({D.MaxThreadsPerSm / T, D.MaxBlocksPerSm,
-                     D.SharedBytesPerSm / (SP.StageBytes + 1024)}));
-    P.Grid[0] = P.choose("blocks", std::min(Tiles, D.SmCount * PerSm),
-                         std::to_string(PerSm) +
-                             " resident blocks per SM (threads and shared "
-                             "memory), each taking tiles in a loop");
-    return;
-  }
+  planAccessWidths(In, P, SP);
   GridStride GS = gridStride(Tiles, In.Device.MaxGrid[0]);
   P.Grid[0] = P.choose("blocks", GS.Grid,
                        SP.lookBack()
                            ? "one block per tile, tiles taken in launch order "
                              "from the workspace's counter"
                            : BlocksWhy);
+  P.Block[0] = T;
 }
 
 /// The "tile" choice's reason: the tiles of a line and how they chain.
