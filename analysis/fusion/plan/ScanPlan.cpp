@@ -425,25 +425,28 @@ std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P) {
   }
   // One thread walks a whole line (a row shorter than a warp, or a column
   // of a type without the combiner's identity); a warp walks a row of any
-  // length.
+  // length, and a column longer than a thread should walk alone: its
+  // loads are strided (a sector per lane), but it takes 32 times fewer
+  // dependent steps, which is what bounds a line per thread there (its
+  // lines are too few to cover the latency of each step's load).
   constexpr int64_t MaxSerialLength = 16384;
-  if (!S.isRow() && N > MaxSerialLength)
-    return Hero + " scans lines of " + std::to_string(N) +
-           " elements along a non-minor dim with a combiner of no known "
-           "identity (a variadic window's, or of pred); a thread scans at "
-           "most " +
-           std::to_string(MaxSerialLength);
-  // A row of at least a warp's width: a warp per row, 32 consecutive
-  // elements a step (coalesced) scanned with shuffles.
-  const bool Warp = S.isRow() && N >= 32;
+  const bool LongColumn = !S.isRow() && N > MaxSerialLength;
+  const bool Warp = (S.isRow() && N >= 32) || LongColumn;
   SP.Mode = Warp ? ScanMode::WarpPerRow : ScanMode::LinePerThread;
   SP.LanesPerLine = P.choose(
       "lanes_per_line", Warp ? 32 : 1,
       S.isRow() ? (N >= 32 ? "a row scan: a warp per row, 32 consecutive "
                              "elements a step, a shfl.sync.up scan of each"
                            : "a row shorter than a warp: a thread per row")
-                : "a column scan: a thread per line, lanes on neighbouring "
-                  "elements of the minor dim (every step coalesced)");
+      : LongColumn
+          ? "a column of " + std::to_string(N) +
+                " positions with no identity for its combiner (no column "
+                "tiles): a warp per column, 32 consecutive positions a step "
+                "(strided loads), " +
+                std::to_string(ceilDiv(N, 32)) +
+                " dependent steps instead of a thread's " + std::to_string(N)
+          : "a column scan: a thread per line, lanes on neighbouring "
+            "elements of the minor dim (every step coalesced)");
   int64_t T, Blocks;
   Expr Lin;
   std::vector<Constraint> Cs;
@@ -451,15 +454,20 @@ std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P) {
   if (SP.LanesPerLine == 32) {
     const int64_t Rows =
         P.choose("lines_per_block", std::min<int64_t>(4, Lines),
-                 "4 warps of 128 threads, a row each");
+                 S.isRow() ? "up to 4 warps a block, a row each"
+                           : "up to 4 warps a block, a column each");
     T = 32 * Rows;
     Blocks = ceilDiv(Lines, Rows);
     const int64_t Chunks = ceilDiv(N, 32);
-    // (th_x, bl_x)[it] -> element it * 32 + lane of row bl_x * Rows + warp.
+    // (th_x, bl_x)[it] -> element it * 32 + lane of line bl_x * Rows +
+    // warp, in the operand's physical order: (outer * N + pos) * inner + e
+    // (a row: inner 1).
     Expr Line = Ctx.dim(1) * Rows + Ctx.dim(0).floorDiv(32);
     Expr Step = Ctx.symbol(0) * 32 + Ctx.dim(0) % 32;
     Expr Pos = S.Reverse ? Ctx.constant(N - 1) - Step : Step;
-    Lin = Line * N + Pos;
+    Lin = S.isRow() ? Line * N + Pos
+                    : (Line.floorDiv(S.Dims[2]) * N + Pos) * S.Dims[2] +
+                          Line % S.Dims[2];
     if (Chunks * 32 != N)
       Cs.push_back({Step, {0, N - 1}});
     if (Blocks * Rows != Lines)
