@@ -971,10 +971,10 @@ Tolerance reduceTolerance(const HloInstruction &I) {
 /// scan associates differently from the interpreter's step-by-step order:
 /// a chunk's 5 shuffle levels, then a carry per chunk of 32, each rounding
 /// once: (n / 32 + 6) u sum |x| with |x| <= 1 for an add, that many
-/// roundings relative for a multiply. The interpreter's own rounding is the
-/// runner's rounding slack, except for f16 and bf16, which the kernel
-/// accumulates in f32 (ScanPlan::Accumulate32) while the interpreter
-/// rounds every step: up to n + 6 roundings of the type.
+/// roundings relative for a multiply. u is f32's for f16 and bf16, which
+/// the kernel accumulates in f32 (ScanPlan::Accumulate32) and the runner's
+/// reference in f64 (EvaluateOptions::WideScans), each output rounded once
+/// (the type's own tolerance).
 Tolerance scanTolerance(const HloInstruction &I) {
   std::optional<ScanInfo> S = classifyScan(I);
   if (!S || !isFloatType(S->Type) ||
@@ -983,10 +983,11 @@ Tolerance scanTolerance(const HloInstruction &I) {
   double N = double(S->Length);
   const bool Wide =
       S->Type == PrimitiveType::F16 || S->Type == PrimitiveType::BF16;
-  double Roundings = (Wide ? N : std::floor(N / 32)) + 6;
+  const double U = unitRoundoff(Wide ? PrimitiveType::F32 : S->Type);
+  double Roundings = std::floor(N / 32) + 6;
   if (S->Combiner == HloOpcode::Multiply)
-    return {0, Roundings * unitRoundoff(S->Type)};
-  return {Roundings * unitRoundoff(S->Type) * N, 0};
+    return {0, Roundings * U};
+  return {Roundings * U * N, 0};
 }
 
 bool isApproximate(const HloInstruction &I, const MathOptions &M) {

@@ -86,6 +86,15 @@ struct ContractionEnv {
   double Scale = 1;
 };
 
+/// The op of the 2-byte float prefix sum or product \p I computes, folded
+/// in f64 under EvaluateOptions::WideScans (Add or Multiply): a prefix
+/// reduce-window (\p ScanWindow) of one f16 or bf16 array whose to_apply
+/// adds or multiplies its two scalar parameters, or a scan op of one input
+/// and one carry whose body returns `x op c` (either order) as both.
+/// nullopt when the option is off or \p I is anything else.
+std::optional<HloOpcode> wideScanOp(const HloInstruction &I,
+                                    const EvaluateOptions &O, bool ScanWindow);
+
 /// True for the ops evalContraction evaluates.
 bool isContractionEvaluated(HloOpcode Op);
 /// Evaluates dot, convolution, reduce-window, select-and-scatter or map on

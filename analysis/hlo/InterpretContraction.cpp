@@ -289,6 +289,21 @@ Expected<Literal> evalScanWindow(const HloInstruction &I,
   for (size_t K = 0; K < N; ++K)
     Outs.emplace_back(Shape(In[N + K]->elementType(), Dims));
   const int64_t Total = product(Dims);
+  if (std::optional<HloOpcode> Op = wideScanOp(I, Env.Opts, true)) {
+    const bool Add = *Op == HloOpcode::Add;
+    for (int64_t Base = 0; Base < Total; ++Base) {
+      if ((Base / Step) % Len != 0)
+        continue;
+      double Acc = In[1]->getDouble(0);
+      for (int64_t P = 0; P < Len; ++P) {
+        const int64_t Off = Base + (Reverse ? Len - 1 - P : P) * Step;
+        const double X = In[0]->getDouble(Off);
+        Acc = Add ? Acc + X : Acc * X;
+        Outs[0].setDouble(Off, Acc);
+      }
+    }
+    return std::move(Outs[0]);
+  }
   std::vector<Literal> Args(2 * N);
   std::vector<const Literal *> Ptrs;
   for (Literal &A : Args)
@@ -453,6 +468,37 @@ int64_t windowElements(const HloInstruction &I) {
 }
 
 } // namespace
+
+std::optional<HloOpcode> wideScanOp(const HloInstruction &I,
+                                    const EvaluateOptions &O,
+                                    bool ScanWindow) {
+  if (!O.WideScans || I.operandCount() != 2)
+    return std::nullopt;
+  const PrimitiveType T = I.operand(0)->shape().Type;
+  if (T != PrimitiveType::F16 && T != PrimitiveType::BF16)
+    return std::nullopt;
+  const HloComputation *F = I.toApply();
+  if (!F || F->parameterCount() != 2)
+    return std::nullopt;
+  // The combined value: the window's root, or the scan body's output,
+  // which must also be its carry.
+  const HloInstruction *V = F->root();
+  if (!ScanWindow) {
+    if (V->opcode() != HloOpcode::Tuple || V->operandCount() != 2 ||
+        V->operand(0) != V->operand(1))
+      return std::nullopt;
+    V = V->operand(0);
+  }
+  const HloOpcode Op = V->opcode();
+  if ((Op != HloOpcode::Add && Op != HloOpcode::Multiply) ||
+      V->shape().Type != T)
+    return std::nullopt;
+  const HloInstruction *A = V->operand(0), *B = V->operand(1);
+  if (A->opcode() != HloOpcode::Parameter ||
+      B->opcode() != HloOpcode::Parameter || A == B)
+    return std::nullopt;
+  return Op;
+}
 
 bool isContractionEvaluated(HloOpcode Op) {
   return Op == HloOpcode::Dot || Op == HloOpcode::Convolution ||

@@ -282,6 +282,29 @@ Expected<Literal> evalScan(const HloInstruction &I,
   std::vector<Literal> Outs;
   for (int64_t K = 0; K < L.Outputs; ++K)
     Outs.emplace_back(OutShapes[size_t(K)]);
+  if (std::optional<HloOpcode> Op = wideScanOp(I, Env.Opts, false);
+      Op && L.Inputs == 1 && L.Carries == 1 && L.Outputs == 1) {
+    // Each line folded in f64 from its carry, each output and the final
+    // carry rounded once (EvaluateOptions::WideScans).
+    const bool Add = *Op == HloOpcode::Add;
+    Literal Final(OutShapes[1]);
+    for (int64_t O = 0; O < Outer; ++O)
+      for (int64_t E = 0; E < Inner; ++E) {
+        double Acc = In[1]->getDouble(O * Inner + E);
+        for (int64_t Step = 0; Step < N; ++Step) {
+          const int64_t Off =
+              (O * N + (L.Reverse ? N - 1 - Step : Step)) * Inner + E;
+          const double X = In[0]->getDouble(Off);
+          Acc = Add ? Acc + X : Acc * X;
+          Outs[0].setDouble(Off, Acc);
+        }
+        Final.setDouble(O * Inner + E, Acc);
+      }
+    Outs.push_back(std::move(Final));
+    if (!Env.OutShape.isTuple())
+      return std::move(Outs.front());
+    return Literal::tuple(std::move(Outs));
+  }
   // Args: the input slices, then the carries (the inits at first).
   std::vector<Literal> Args;
   for (int64_t K = 0; K < L.Inputs; ++K)

@@ -43,7 +43,7 @@ static bool parseInt(const std::string &S, int64_t &V) {
 static int runHlo(int Argc, char **Argv) {
   std::string CompName, SeedText = "0", RangeText = "-1,1", MaxText = "16",
                         MaxBytesText = "1073741824", MaxWorkText = "268435456";
-  bool Evaluate = false, NoFastReduce = false;
+  bool Evaluate = false, NoFastReduce = false, WideScans = false;
   OutputOptions Out;
   HloInputOptions In;
   ArgParser P(HloCommand);
@@ -60,6 +60,9 @@ static int runHlo(int Argc, char **Argv) {
            "element results the evaluation may compute");
   P.flag("--no-fast-reduce", &NoFastReduce,
          "apply to_apply element by element even for float sums");
+  P.flag("--wide-scans", &WideScans,
+         "fold f16/bf16 prefix sums and products in f64, each output rounded "
+         "once");
   Out.addTo(P, /*AllowFormat=*/false);
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
@@ -149,6 +152,7 @@ static int runHlo(int Argc, char **Argv) {
         }
         EvaluateOptions Opts;
         Opts.FastReduceAdd = !NoFastReduce;
+        Opts.WideScans = WideScans;
         Opts.MaxBytes = MaxBytes;
         Opts.MaxWork = MaxWork;
         auto R = evaluate(*C, Args, Opts);

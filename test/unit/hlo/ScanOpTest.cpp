@@ -335,6 +335,87 @@ TEST(ScanInterpreter, ScanOpAgreesWithTheReduceWindowForm) {
   }
 }
 
+TEST(ScanInterpreter, WideScansFoldTwoByteSumsAndProductsOnce) {
+  // A cumsum of 2053 bf16 elements of 0.01 (bf16 0.0100098): rounded
+  // step by step it stops at 4 (past 4 a step is under half a unit), in
+  // f64 rounded once it ends at 20.5 (bf16 of 20.55), in both forms and
+  // for the scan op's final carry. An f16 product reversed along dim 0 is
+  // the f64 product rounded once; f32 scans are untouched.
+  const std::string Text = R"(HloModule w
+add {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT s = bf16[] add(a, b)
+}
+body {
+  x = bf16[] parameter(0)
+  c = bf16[] parameter(1)
+  s = bf16[] add(c, x)
+  ROOT t = (bf16[], bf16[]) tuple(s, s)
+}
+prod {
+  x = f16[2] parameter(0)
+  c = f16[2] parameter(1)
+  m = f16[2] multiply(x, c)
+  ROOT t = (f16[2], f16[2]) tuple(m, m)
+}
+fadd {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  q = f16[3,2] parameter(0)
+  f = f32[4099] parameter(1)
+  k = bf16[] constant(0.01)
+  x = bf16[2053] broadcast(k), dimensions={}
+  z = bf16[] constant(0)
+  rw = bf16[2053] reduce-window(x, z), window={size=2053 pad=2052_0}, to_apply=add
+  sc = (bf16[2053], bf16[]) scan(x, z), dimensions={0}, num_carries=1, is_associative=true, to_apply=body
+  one = f16[] constant(1)
+  ones = f16[2] broadcast(one), dimensions={}
+  pr = (f16[3,2], f16[2]) scan(q, ones), dimensions={0}, num_carries=1, is_reverse=true, to_apply=prod
+  fz = f32[] constant(0)
+  fs = f32[4099] reduce-window(f, fz), window={size=4099 pad=4098_0}, to_apply=fadd
+  ROOT t = (bf16[2053], (bf16[2053], bf16[]), (f16[3,2], f16[2]), f32[4099]) tuple(rw, sc, pr, fs)
+})";
+  auto M = parseHloModule(Text, "wide");
+  ASSERT_TRUE(M) << M.error().str();
+  const HloComputation &C = *(*M)->entry();
+  Literal F(Shape(PT::F32, {4099}));
+  F.fillRandom(7, -1, 1);
+  const Doubles Q = {1.1, 0.7, 1.3, -2.9, 0.3, 1.9};
+  std::vector<Literal> Args;
+  Args.push_back(lit(PT::F16, {3, 2}, Q));
+  Args.push_back(F);
+  EvaluateOptions Wide;
+  Wide.WideScans = true;
+  auto Step = evaluate(C, Args), Once = evaluate(C, Args, Wide);
+  ASSERT_TRUE(Step) << Step.error().str();
+  ASSERT_TRUE(Once) << Once.error().str();
+  ASSERT_EQ(Once->size(), 6u);
+  for (size_t Out : {0, 1}) {
+    EXPECT_EQ((*Step)[Out].getDouble(2052), 4);
+    EXPECT_EQ((*Once)[Out].getDouble(2052), 20.5);
+  }
+  EXPECT_EQ((*Step)[2].getDouble(0), 4);
+  EXPECT_EQ((*Once)[2].getDouble(0), 20.5);
+  // The reversed product: row 2, rows 2 x 1, rows 2 x 1 x 0 of the f16
+  // inputs, in f64, rounded once; the final carry is row 0's.
+  Literal In = lit(PT::F16, {3, 2}, Q), Expect(Shape(PT::F16, {3, 2}));
+  for (int64_t E = 0; E < 2; ++E) {
+    double Acc = 1;
+    for (int64_t R = 2; R >= 0; --R) {
+      Acc *= In.getDouble(R * 2 + E);
+      Expect.setDouble(R * 2 + E, Acc);
+    }
+  }
+  EXPECT_EQ(values((*Once)[3]), values(Expect));
+  EXPECT_EQ(values((*Once)[4]), Doubles({Expect.getDouble(0),
+                                         Expect.getDouble(1)}));
+  EXPECT_EQ(values((*Once)[5]), values((*Step)[5]));
+}
+
 //===----------------------------------------------------------------------===//
 // Shape rule
 //===----------------------------------------------------------------------===//
