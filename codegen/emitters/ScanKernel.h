@@ -115,6 +115,12 @@ private:
   void clearWhenPrefix(llvm::Value *Desc);
   /// Whether the line has item (Run, Elem) of the thread, and its index.
   llvm::Value *itemValid(const TileState &St, int64_t Run, int64_t Elem);
+  /// Whether a guarded tile has or lacks each vector of items whole (a
+  /// vector never straddles the end of the elements), so that a guard per
+  /// vector keeps its vector load and store: row tiles of a line whose
+  /// length is a multiple of the vector; segmented tiles whose length and
+  /// the rows' total are.
+  bool guardsWholeVectors() const;
   std::vector<llvm::Value *> itemIndex(const TileState &St, int64_t Run,
                                        int64_t Elem);
   void loadItems(TileState &St, bool Guarded);

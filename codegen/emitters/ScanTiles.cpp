@@ -274,6 +274,17 @@ llvm::Value *ScanKernel::itemValid(const TileState &St, int64_t Run,
   return B.CreateICmpULT(Pos, idx(SP.Length));
 }
 
+bool ScanKernel::guardsWholeVectors() const {
+  const int64_t V = SP.Vector;
+  if (V == 1)
+    return false;
+  if (SP.Mode == ScanMode::BlockTiles)
+    return SP.Length % V == 0;
+  if (SP.Mode == ScanMode::SegmentedTiles)
+    return SP.TileLength % V == 0 && (SP.Lines * SP.Length) % V == 0;
+  return false;
+}
+
 std::vector<llvm::Value *> ScanKernel::itemIndex(const TileState &St,
                                                  int64_t Run, int64_t Elem) {
   return emitIndexExprs(*BPtr, P.Main.Map, {St.Th, St.Tile},
@@ -288,6 +299,8 @@ void ScanKernel::loadItems(TileState &St, bool Guarded) {
   Lanes->clear();
   LaneLoader Single(B, *K, C, {}, IndexTy);
   FusedElementEmitter FE1(B, Ctx, C, Single.loader(), Math, IndexTy);
+  const bool Whole = Guarded && guardsWholeVectors();
+  llvm::Value *VecOk = nullptr, *VecTh = nullptr, *VecRun = nullptr;
   for (int64_t Kr = 0; Kr < SP.Runs; ++Kr)
     for (int64_t Vv = 0; Vv < V; ++Vv) {
       // A run's vectors are its own (the loader keys them by lane).
@@ -297,6 +310,23 @@ void ScanKernel::loadItems(TileState &St, bool Guarded) {
       if (!Guarded) {
         Lanes->Lane = Vv;
         Out = inputAt(*FE, itemIndex(St, Kr, Vv));
+        continue;
+      }
+      if (Whole) {
+        // The vector, whole or not at all: a vector missing from the tile
+        // reads the tile's first (aligned, always there) and takes the
+        // identity.
+        if (Vv == 0) {
+          VecOk = itemValid(St, Kr, 0);
+          VecTh = B.CreateSelect(VecOk, St.Th, idx(0));
+          VecRun = B.CreateSelect(VecOk, idx(Kr), idx(0));
+        }
+        Lanes->Lane = Vv;
+        Out = B.CreateSelect(
+            VecOk,
+            inputAt(*FE, emitIndexExprs(B, P.Main.Map, {VecTh, St.Tile},
+                                        {VecRun, idx(Vv)}, IndexTy)),
+            Id);
         continue;
       }
       llvm::Value *Ok = itemValid(St, Kr, Vv);
@@ -425,6 +455,12 @@ void ScanKernel::storeItems(TileState &St, llvm::ArrayRef<llvm::Value *> Before,
     }
     if (!Guarded) {
       storeRun(Idx, Ys);
+      continue;
+    }
+    if (guardsWholeVectors()) {
+      emitIf(B, itemValid(St, Kr, 0), [&] { storeRun(Idx, Ys); });
+      FE->clearCache();
+      Lanes->clear();
       continue;
     }
     for (int64_t Vv = 0; Vv < V; ++Vv)
