@@ -71,9 +71,6 @@ const std::vector<TuningKnobInfo> &tuningTable() {
       {"IDXMAP_SCAN_SHARED_ROWS", &T::ScanSharedRows, 0, 4096, false, "31",
        "scan: the longest row that shares a tile with others (a segmented "
        "scan); longer rows take a warp or tiles of their own"},
-      {"IDXMAP_SCAN_SUBTILES", &T::ScanSubTiles, 1, 64, false, "1",
-       "scan: register tiles a block of a chained row scan takes per "
-       "ticket, in two passes (reduce, look back once, rescan through L2)"},
       {"IDXMAP_SCAN_THREADS", &T::ScanThreads, 32, 1024, true,
        "256, fewer for a row shorter than a tile",
        "scan: threads per block of a tiled scan (a tile of threads x "

@@ -83,20 +83,6 @@ private:
     std::vector<llvm::Value *> Tot, Before;
   };
   void emitTile(llvm::Value *Th, llvm::Value *Tile);
-  /// ScanPlan::SubTiles > 1: the register tiles of ticket \p Ticket in two
-  /// passes around one look-back (ScanTiles.cpp).
-  void emitTileGroup(llvm::Value *Th, llvm::Value *Ticket);
-  /// A loop over register tiles First .. First + Count - 1 (Count >= 1)
-  /// carrying a value from \p Start: each iteration begins a tile after a
-  /// barrier (the shared totals of the tile before are read) and \p Body
-  /// returns the carry's next value; returns the last.
-  llvm::Value *overTiles(
-      llvm::Value *Th, llvm::Value *First, llvm::Value *Count,
-      llvm::Value *Start, const std::string &Name,
-      const std::function<llvm::Value *(TileState &, llvm::Value *)> &Body);
-  /// St.Carry: the warp's total of the thread's items (in order), in every
-  /// lane, without the scan of each item.
-  void reduceItems(TileState &St);
   TileState beginTile(llvm::Value *Th, llvm::Value *Tile);
   /// ScanMode::ColumnTiles (ScanColumns.cpp): one tile, the serial scan
   /// of each column's run, the row groups' totals, the tile's prefix per

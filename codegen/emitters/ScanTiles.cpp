@@ -525,92 +525,6 @@ void ScanKernel::emitTile(llvm::Value *Th, llvm::Value *Tile) {
     clearPredecessor(Th, Tile, St.Seg);
 }
 
-void ScanKernel::reduceItems(TileState &St) {
-  llvm::IRBuilder<> &B = *BPtr;
-  llvm::Value *Total = St.X.front();
-  for (size_t I = 1; I < St.X.size(); ++I)
-    Total = combine(Total, St.X[I]);
-  St.Carry = scanShuffle(B, warpScan(St.Lane, Total), Shuffle::Index, 31);
-}
-
-llvm::Value *ScanKernel::overTiles(
-    llvm::Value *Th, llvm::Value *First, llvm::Value *Count, llvm::Value *Start,
-    const std::string &Name,
-    const std::function<llvm::Value *(TileState &, llvm::Value *)> &Body) {
-  llvm::IRBuilder<> &B = *BPtr;
-  llvm::BasicBlock *Pre = B.GetInsertBlock();
-  auto *Loop = llvm::BasicBlock::Create(LC, Name, K);
-  auto *Exit = llvm::BasicBlock::Create(LC, Name + ".done", K);
-  B.CreateBr(Loop);
-  B.SetInsertPoint(Loop);
-  llvm::PHINode *I = B.CreatePHI(IndexTy, 2, Name + ".k");
-  llvm::PHINode *Acc = B.CreatePHI(Start->getType(), 2, Name + ".acc");
-  I->addIncoming(idx(0), Pre);
-  Acc->addIncoming(Start, Pre);
-  emitBarrier(B);
-  TileState St = beginTile(Th, B.CreateAdd(First, I));
-  llvm::Value *Next = Body(St, Acc);
-  llvm::Value *I1 = B.CreateAdd(I, idx(1));
-  llvm::BasicBlock *End = B.GetInsertBlock();
-  I->addIncoming(I1, End);
-  Acc->addIncoming(Next, End);
-  B.CreateCondBr(B.CreateICmpULT(I1, Count), Loop, Exit);
-  B.SetInsertPoint(Exit);
-  llvm::PHINode *R = B.CreatePHI(Start->getType(), 1, Name + ".out");
-  R->addIncoming(Next, End);
-  FE->clearCache();
-  Lanes->clear();
-  return R;
-}
-
-void ScanKernel::emitTileGroup(llvm::Value *Th, llvm::Value *Ticket) {
-  // Ticket t of line l covers the register tiles from l * TilesPerLine +
-  // (t mod chainedPerLine) * SubTiles, SubTiles of them (fewer in the
-  // line's last group). Its descriptor is the ticket's.
-  llvm::IRBuilder<> &B = *BPtr;
-  const int64_t G = SP.SubTiles, TPL = SP.TilesPerLine,
-                CPL = SP.chainedPerLine();
-  TileState Chain;
-  Chain.Th = Th;
-  Chain.Tile = Ticket;
-  Chain.Lane = B.CreateURem(Th, idx(32));
-  Chain.Warp = B.CreateUDiv(Th, idx(32));
-  Chain.Seg = B.CreateURem(Ticket, idx(CPL));
-  Chain.LastSeg = B.CreateICmpEQ(Chain.Seg, idx(CPL - 1));
-  llvm::Value *First =
-      B.CreateAdd(B.CreateMul(B.CreateUDiv(Ticket, idx(CPL)), idx(TPL)),
-                  B.CreateMul(Chain.Seg, idx(G)));
-  llvm::Value *Count =
-      TPL % G == 0
-          ? idx(G)
-          : B.CreateSelect(Chain.LastSeg, idx(TPL - (CPL - 1) * G), idx(G));
-  FE->clearCache();
-  Lanes->clear();
-  Chain.Init = lineInit(emitIndexExprs(B, P.Main.Map, {idx(0), First},
-                                       {idx(0), idx(0)}, IndexTy));
-  // First pass: the group's aggregate (its tiles stay in L2).
-  Chain.Agg = overTiles(Th, First, Count, identity(), "group.fold",
-                        [&](TileState &St, llvm::Value *Acc) {
-                          loadTile(St);
-                          reduceItems(St);
-                          foldWarps(St);
-                          return combine(Acc, St.Agg);
-                        });
-  llvm::Value *Pre = tilePrefix(Chain);
-  // Second pass: each tile scanned after the group's prefix and the tiles
-  // before it in the group.
-  overTiles(Th, First, Count, Pre, "group.scan",
-            [&](TileState &St, llvm::Value *Acc) {
-              loadTile(St);
-              scanRuns(St);
-              foldWarps(St);
-              storeTile(St, std::vector<llvm::Value *>(
-                                size_t(SP.Vector), combine(Acc, St.WarpPre)));
-              return combine(Acc, St.Agg);
-            });
-  clearPredecessor(Th, Ticket, Chain.Seg);
-}
-
 void ScanKernel::clearPredecessor(llvm::Value *Th, llvm::Value *Tile,
                                   llvm::Value *Seg) {
   llvm::IRBuilder<> &B = *BPtr;
@@ -640,8 +554,6 @@ void ScanKernel::emitTiles() {
       emitColumnTile(Th, Tile);
     else if (SP.Mode == ScanMode::SegmentedTiles)
       emitSegmentedTile(Th, Tile);
-    else if (SP.SubTiles > 1)
-      emitTileGroup(Th, Tile);
     else
       emitTile(Th, Tile);
   });
@@ -672,7 +584,7 @@ void ScanKernel::emitTileLoop(
   emitBarrier(B);
   llvm::Value *Tile =
       B.CreateZExtOrTrunc(B.CreateLoad(B.getInt32Ty(), Ticket), IndexTy);
-  B.CreateCondBr(B.CreateICmpULT(Tile, idx(SP.tickets())), Body, Leave);
+  B.CreateCondBr(B.CreateICmpULT(Tile, idx(SP.tiles())), Body, Leave);
   B.SetInsertPoint(Body);
   TileBody(Th, Tile);
   B.CreateBr(Next);

@@ -373,27 +373,12 @@ struct ScanPlan {
   /// scans do): the items widened as they are read, every partial, carry
   /// and descriptor an f32, each output rounded once to the scan's type.
   bool Accumulate32 = false;
-  /// BlockTiles with look-back: the register tiles (TileLength elements
-  /// each) one ticket covers. With SubTiles > 1 a block reads its
-  /// SubTiles tiles twice: a first pass folds them into the chained
-  /// tile's aggregate, one look-back gives its prefix, a second pass reads
-  /// them again (from L2, where the first pass left them), scans and
-  /// stores; the look-back's latency is paid once per SubTiles tiles.
-  int64_t SubTiles = 1;
   bool lookBack() const { return TilesPerLine > 1; }
-  /// The tiles of the chain: per line, the register tiles in groups of
-  /// SubTiles (the last group may be shorter).
-  int64_t chainedPerLine() const {
-    return (TilesPerLine + SubTiles - 1) / SubTiles;
-  }
   int64_t tiles() const { return Groups * TilesPerLine; }
-  /// What the blocks take in turn: the tiles, or their groups with
-  /// SubTiles > 1.
-  int64_t tickets() const { return Groups * chainedPerLine(); }
   /// Whether a line's last tile is partial (its items guarded).
   bool raggedLines() const { return TilesPerLine * TileLength != Length; }
-  /// Look-back descriptors: one per line of each ticket.
-  int64_t descriptors() const { return tickets() * LinesPerTile; }
+  /// Look-back descriptors: one per line of each tile.
+  int64_t descriptors() const { return tiles() * LinesPerTile; }
   /// The workspace: the tile counter and the blocks' exit counter (16
   /// bytes), then the descriptors.
   int64_t workspaceBytes() const {

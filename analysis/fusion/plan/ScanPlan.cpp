@@ -109,14 +109,12 @@ void finishTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP, int64_t T,
                   std::move(Index), std::move(Cs));
   simplify(P.Main.Map);
   planAccessWidths(In, P, SP);
-  GridStride GS = gridStride(SP.tickets(), In.Device.MaxGrid[0]);
+  GridStride GS = gridStride(Tiles, In.Device.MaxGrid[0]);
   P.Grid[0] = P.choose("blocks", GS.Grid,
-                       !SP.lookBack() ? BlocksWhy
-                       : SP.SubTiles > 1
-                           ? "one block per group of tiles, groups taken in "
-                             "launch order from the workspace's counter"
-                           : "one block per tile, tiles taken in launch order "
-                             "from the workspace's counter");
+                       SP.lookBack()
+                           ? "one block per tile, tiles taken in launch order "
+                             "from the workspace's counter"
+                           : BlocksWhy);
   P.Block[0] = T;
 }
 
@@ -172,12 +170,6 @@ int64_t chooseRowTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
   P.choose("tile", SP.TileLength, chainWhy(SP));
   SP.PackedDescriptors = byteWidth(S.Type) <= 4;
   SP.Groups = SP.Lines;
-  // Groups of tiles per look-back, read twice (through L2): only when
-  // asked for, and only where the line keeps two groups or more.
-  if (SP.lookBack() && isTuned(In.Overrides, "IDXMAP_SCAN_SUBTILES"))
-    SP.SubTiles = std::clamp<int64_t>(
-        choose(In, P, "IDXMAP_SCAN_SUBTILES", "subtiles", 1, ""), 1,
-        ceilDiv(SP.TilesPerLine, 2));
   return T;
 }
 
