@@ -8,12 +8,13 @@ estimate; ties keep the default) and how far its measured time is from the
 best measured plan. Prints one line per fusion and two summary lines.
 
   python3 bench/suite/model_pick.py --idxmap BIN --json RUN.json [--device H200]
+                                    [--plans] [--same-kernel]
 
 The estimates come from BIN's model and the plans from BIN's rules, so BIN
 should be the binary the run measured, or one whose rules make the same
 plans (a new cost model judged on old measurements).
 """
-import argparse, json, os, re, subprocess, sys
+import argparse, hashlib, json, os, re, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -37,12 +38,36 @@ def estimate(idxmap, hlo, device, tune):
     return float(m.group(1)) if m else None
 
 
+def kernel_key(idxmap, hlo, device, tune):
+    """What the plan compiles to under TUNE: the PTX and sidecar
+    (grid, block, shared and workspace bytes) of `idxmap emit`, or None.
+    Two spellings of one plan (a knob set to its default, an override the
+    rules would have made) compile to the same kernel."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "k.ptx")
+        r = subprocess.run([idxmap, "emit", hlo, "--device", device, "-o", out],
+                           capture_output=True, text=True, timeout=300,
+                           env=tune_env(tune))
+        if r.returncode != 0:
+            return None
+        h = hashlib.sha256()
+        for f in (out, os.path.join(d, "k.json")):
+            with open(f, "rb") as fh:
+                h.update(fh.read())
+        return h.hexdigest()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--idxmap", required=True)
     ap.add_argument("--json", required=True)
     ap.add_argument("--device", default="H200")
     ap.add_argument("--hlo-dir", default=os.path.join(HERE, "hlo"))
+    ap.add_argument("--same-kernel", action="store_true",
+                    help="count variants that compile to the same kernel as one "
+                         "plan (its time the mean of theirs)")
+    ap.add_argument("--plans", action="store_true",
+                    help="also print every timed plan's estimate and measured time")
     a = ap.parse_args(argv)
     with open(a.json) as f:
         run = json.load(f)
@@ -68,9 +93,22 @@ def main(argv=None):
         for tune, v in (r.get("variants") or {}).items():
             if v.get("median") is not None and v.get("check", {}).get("ok") is not False:
                 timed[tune] = v["median"]
+        hlo = os.path.join(a.hlo_dir, r["name"] + ".hlo")
+        if a.same_kernel:
+            # One kernel measured under several spellings is one plan: its
+            # time is the mean of its measurements, for the pick and the
+            # best alike (the spread between them is the run's noise).
+            keys = {t: kernel_key(a.idxmap, hlo, a.device, t) for t in timed}
+            groups = {}
+            for t, k in keys.items():
+                groups.setdefault(k or t, []).append(t)
+            merged = {}
+            for ts in groups.values():
+                ts.sort(key=lambda t: (t != "", t))
+                merged[ts[0]] = sum(timed[t] for t in ts) / len(ts)
+            timed = merged
         if len(timed) < 2:
             continue
-        hlo = os.path.join(a.hlo_dir, r["name"] + ".hlo")
         est = {t: estimate(a.idxmap, hlo, a.device, t) for t in timed}
         if any(e is None for e in est.values()):
             print(f"{r['name']:36s} no estimate for every plan")
@@ -84,6 +122,10 @@ def main(argv=None):
         print(f"{r['name'][:36]:36s} {len(timed):5d} {(pick or 'default')[:34]:34s} "
               f"{timed[pick]:8.2f} {(best or 'default')[:34]:34s} {timed[best]:8.2f} "
               f"{ratio:9.3f}")
+        if a.plans:
+            for t in sorted(timed, key=lambda t: timed[t]):
+                print(f"    {(t or 'default')[:60]:60s} measured {timed[t]:8.2f}  "
+                      f"estimate {est[t]:8.2f}")
     print(f"summary: the model's pick within 3 % of the best measured plan on "
           f"{within} of {judged} fusions")
     return 0
