@@ -230,6 +230,37 @@ std::string ScanInfo::str() const {
   return S + "]";
 }
 
+std::vector<const HloInstruction *> ScanInfo::prologueParameters() const {
+  std::set<const HloInstruction *> Seen;
+  std::vector<const HloInstruction *> Stack = {Input}, Params;
+  while (!Stack.empty()) {
+    const HloInstruction *X = Stack.back();
+    Stack.pop_back();
+    if (!Seen.insert(X).second)
+      continue;
+    if (X->opcode() == HloOpcode::Parameter)
+      Params.push_back(X);
+    for (const HloInstruction *O : X->operands())
+      Stack.push_back(O);
+  }
+  std::sort(Params.begin(), Params.end(),
+            [](const HloInstruction *A, const HloInstruction *B) {
+              return A->parameterNumber() < B->parameterNumber();
+            });
+  return Params;
+}
+
+std::vector<const HloInstruction *> ScanInfo::streamedParameters() const {
+  std::vector<const HloInstruction *> Params = prologueParameters();
+  Params.erase(std::remove_if(Params.begin(), Params.end(),
+                              [&](const HloInstruction *P) {
+                                return !P->shape().isArray() ||
+                                       P->shape().Dims != Input->shape().Dims;
+                              }),
+               Params.end());
+  return Params;
+}
+
 std::optional<ScanInfo> classifyScan(const HloInstruction &I,
                                      std::string *Why) {
   std::string W;

@@ -71,6 +71,11 @@ const std::vector<TuningKnobInfo> &tuningTable() {
       {"IDXMAP_SCAN_SHARED_ROWS", &T::ScanSharedRows, 0, 4096, false, "31",
        "scan: the longest row that shares a tile with others (a segmented "
        "scan); longer rows take a warp or tiles of their own"},
+      {"IDXMAP_SCAN_SHARED_TILE", &T::ScanSharedTile, 0, 1, false,
+       "1 with 4 or more waves of tiles",
+       "scan: 1 copies a chained row scan's full tiles into shared memory "
+       "and reads them twice, a run at a time (more blocks resident during "
+       "look-backs)"},
       {"IDXMAP_SCAN_THREADS", &T::ScanThreads, 32, 1024, true,
        "256, fewer for a row shorter than a tile",
        "scan: threads per block of a tiled scan (a tile of threads x "

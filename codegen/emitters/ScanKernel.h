@@ -21,6 +21,7 @@
 #include "llvm/IR/Module.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -46,6 +47,55 @@ enum DescriptorState : unsigned { DescInvalid = 0, DescAggregate, DescPrefix };
 /// Shuffle::Up, 1)` is the previous lane's X (lane 0 keeps its own).
 llvm::Value *scanShuffle(llvm::IRBuilderBase &B, llvm::Value *V, Shuffle Kind,
                          unsigned Delta);
+
+/// The parameter reads of a tile's items through shared memory, for a
+/// scan that reads its tiles through shared memory (ScanPlan::StageBytes;
+/// ScanSharedTile.cpp).
+/// A streamed parameter p (ScanInfo::streamedParameters; the others are
+/// read from global memory) has a slot per item (run, vec): the W
+/// elements of its vector (W: p's proven load width), placed by (p, run,
+/// vec / W) alone, the threads' slots side by side (consecutive threads,
+/// consecutive addresses). Issue mode turns each read into a cp.async of
+/// those bytes into the slot and returns poison (nothing uses it: LLVM
+/// drops what the prologue computed from it); Read mode loads the slot.
+/// A thread reads only the slots it copied, so waiting for its own copies
+/// (cp.async.wait_all) is enough, with no barrier.
+///
+/// Example: f32[2^28] in tiles of 256 threads x 16 runs of 4: the vector
+/// of run 3 of thread 5 is at byte (3 * 256 + 5) * 16 of the stage.
+class StagedLoader {
+public:
+  enum class Mode { Issue, Read };
+  StagedLoader(llvm::IRBuilder<> &B, llvm::Function &K, const ScanInfo &S,
+               const std::vector<int64_t> &Widths, int64_t Runs, int64_t Vector,
+               int64_t Threads, llvm::Type *IndexTy);
+  /// The stage's bytes per block.
+  int64_t stageBytes() const { return PerThread * Threads; }
+  /// Starts the items of thread \p Th in \p M mode.
+  void begin(Mode M, llvm::Value *Th);
+  /// The item whose values are being computed.
+  int64_t Run = 0, Lane = 0;
+  /// The loader to give FusedElementEmitter (refers to this object).
+  std::function<llvm::Value *(const HloInstruction &,
+                              llvm::ArrayRef<llvm::Value *>)>
+  loader();
+
+private:
+  /// The slot of parameter \p P for the current item, as a shared pointer.
+  llvm::Value *slot(const HloInstruction &P);
+  llvm::IRBuilder<> &B;
+  llvm::Function &K;
+  llvm::Type *IndexTy;
+  const int64_t Runs, Vector, Threads;
+  int64_t PerThread = 0;
+  /// Per staged parameter: its load width and where its slots start (bytes
+  /// of one thread's slots before them).
+  std::map<const HloInstruction *, std::pair<int64_t, int64_t>> Layout;
+  llvm::GlobalVariable *Stage = nullptr;
+  Mode Now = Mode::Read;
+  llvm::Value *Th = nullptr;
+  std::map<std::pair<const HloInstruction *, int64_t>, llvm::Value *> Vectors;
+};
 
 /// One scan kernel under construction.
 ///
@@ -83,6 +133,14 @@ private:
     std::vector<llvm::Value *> Tot, Before;
   };
   void emitTile(llvm::Value *Th, llvm::Value *Tile);
+  /// ScanPlan::StageBytes (ScanSharedTile.cpp): the tile's items copied
+  /// into shared memory, read twice a run at a time (the aggregate, then
+  /// the scan and stores after the look-back).
+  void emitSharedTile(llvm::Value *Th, llvm::Value *Tile);
+  /// The warp's total of run \p Run of the staged items (in every lane),
+  /// or with \p Before non-null: run \p Run scanned after \p Before (the
+  /// warp's runs before it folded in) and stored; returns the run's total.
+  llvm::Value *stagedRun(TileState &St, int64_t Run, llvm::Value *Before);
   TileState beginTile(llvm::Value *Th, llvm::Value *Tile);
   /// ScanMode::ColumnTiles (ScanColumns.cpp): one tile, the serial scan
   /// of each column's run, the row groups' totals, the tile's prefix per
@@ -221,6 +279,8 @@ private:
   std::unique_ptr<llvm::IRBuilder<>> BPtr;
   std::unique_ptr<LaneLoader> Lanes;
   std::unique_ptr<FusedElementEmitter> FE;
+  /// ScanPlan::StageBytes: the tile's items through shared memory.
+  std::unique_ptr<StagedLoader> Staged;
 };
 
 } // namespace codegen

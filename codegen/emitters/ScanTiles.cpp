@@ -549,11 +549,19 @@ void ScanKernel::clearWhenPrefix(llvm::Value *Desc) {
 }
 
 void ScanKernel::emitTiles() {
+  if (SP.sharedTile()) {
+    Staged =
+        std::make_unique<StagedLoader>(*BPtr, *K, S, P.Loop->LoadWidth, SP.Runs,
+                                       SP.Vector, P.Block[0], IndexTy);
+    Info.DynamicSharedBytes = unsigned(Staged->stageBytes());
+  }
   emitTileLoop([&](llvm::Value *Th, llvm::Value *Tile) {
     if (SP.Mode == ScanMode::ColumnTiles)
       emitColumnTile(Th, Tile);
     else if (SP.Mode == ScanMode::SegmentedTiles)
       emitSegmentedTile(Th, Tile);
+    else if (SP.sharedTile())
+      emitSharedTile(Th, Tile);
     else
       emitTile(Th, Tile);
   });

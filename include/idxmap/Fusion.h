@@ -107,6 +107,14 @@ struct ScanInfo {
   /// scan (a minor-dim scan) has Dims[2] == 1.
   std::array<int64_t, 3> Dims = {1, 1, 1};
   bool isRow() const { return Dims[2] == 1; }
+  /// The parameters of the fusion the scanned operand is computed from
+  /// (its prologue's), in parameter order. Example: for `s = scan(add(p1,
+  /// p0), p2)`, {p0, p1}.
+  std::vector<const HloInstruction *> prologueParameters() const;
+  /// The prologue parameters of the scanned operand's dims (those a scan
+  /// streams, one element per element scanned), in parameter order.
+  /// Example: for `s = scan(add(p0, broadcast(p1)), z)`, {p0}.
+  std::vector<const HloInstruction *> streamedParameters() const;
   /// `add along dim 1 of f32[128,1000]{1,0}: [128, 1000, 1]`.
   std::string str() const;
 };

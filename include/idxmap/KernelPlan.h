@@ -373,6 +373,19 @@ struct ScanPlan {
   /// scans do): the items widened as they are read, every partial, carry
   /// and descriptor an f32, each output rounded once to the scan's type.
   bool Accumulate32 = false;
+  /// BlockTiles with look-back, every tile full: the tile's parameter
+  /// reads are copied into shared memory (cp.async, each thread its own
+  /// items, StageBytes of dynamic shared memory per block) and read from
+  /// there twice, a run at a time: once for the tile's aggregate before
+  /// its look-back, once to scan and store after it. A thread holds one
+  /// run in registers instead of all of them, so that more blocks are
+  /// resident while tiles wait on their look-back (taken with 4 waves of
+  /// tiles or more; IDXMAP_SCAN_SHARED_TILE). 0: items in registers.
+  int64_t StageBytes = 0;
+  bool sharedTile() const { return StageBytes > 0; }
+  /// With StageBytes: the blocks each SM is to hold at once (shared memory
+  /// and threads allow them; ptxas keeps the registers within).
+  int64_t MinBlocks = 0;
   bool lookBack() const { return TilesPerLine > 1; }
   int64_t tiles() const { return Groups * TilesPerLine; }
   /// Whether a line's last tile is partial (its items guarded).

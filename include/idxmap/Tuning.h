@@ -35,7 +35,7 @@ struct Tuning {
   std::optional<int64_t> RedLoadsFirst, RedMinBlocks, RedRowK, RedRowLanes,
       RedRowThreads, RedRowUnroll;
   std::optional<int64_t> RowNormElements, RowNormExactDivide;
-  std::optional<int64_t> ScanItems, ScanSharedRows, ScanThreads;
+  std::optional<int64_t> ScanItems, ScanSharedRows, ScanSharedTile, ScanThreads;
   std::optional<int64_t> TrReadVec, TrSubP, TrSubM, TrWarps, TrWriteVec;
 };
 

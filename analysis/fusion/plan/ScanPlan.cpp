@@ -61,8 +61,10 @@ int64_t widestBytes(const HloComputation &C, const FusionAnalysis &A) {
 
 /// The tiled kernels' loads and stores: a parameter read by the prologue
 /// alone, through one map, takes the vectors the maps prove under
-/// P.Main; each root its proven store width.
-void planAccessWidths(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
+/// P.Main; each root its proven store width. Returns, per parameter,
+/// whether it is read that way (once per item).
+std::vector<bool> planAccessWidths(const PlanInputs &In, KernelPlan &P,
+                                   ScanPlan &SP) {
   const FusionAnalysis &A = In.A;
   const HloComputation &C = *A.Computation;
   const ScanInfo &S = *A.Scan;
@@ -71,6 +73,7 @@ void planAccessWidths(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
                                          InitPro = ancestors(S.Init);
   GroupedIndexing G = computeGroupedIndexing(Ctx, C, S.Input);
   std::vector<int64_t> Loads(C.parameters().size(), 1);
+  std::vector<bool> Single(C.parameters().size(), false);
   for (size_t K = 0; K < C.parameters().size(); ++K) {
     const HloInstruction *Pm = C.parameters()[K];
     auto It = G.find(Pm);
@@ -81,6 +84,7 @@ void planAccessWidths(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
       Loads[K] =
           std::min(SP.Vector, provenAccessWidth(P.Main, It->second.front().Map,
                                                 Pm->shape()));
+    Single[K] = Only;
   }
   const std::vector<int64_t> Sizes = S.Input->shape().Dims;
   for (const HloInstruction *R : A.Roots)
@@ -88,6 +92,75 @@ void planAccessWidths(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
         SP.Vector, provenAccessWidth(P.Main, IndexingMap::identity(Ctx, Sizes),
                                      R->shape())));
   P.Loop = LoopPlan{true, std::move(Loads)};
+  return Single;
+}
+
+/// Whether a chained row scan reads its tiles through shared memory
+/// (ScanPlan::StageBytes): every tile full, every parameter of the
+/// scanned shape the prologue reads (the streamed ones; a bias is read
+/// from the caches as before) read once per item (\p Single) by a load
+/// cp.async can copy (4, 8 or 16 bytes), and the stage fits a block's
+/// shared memory. Taken when the launch has at least 4 waves of tiles at
+/// the blocks per SM the stage allows (IDXMAP_SCAN_SHARED_TILE decides
+/// otherwise): there, the look-back's waits, with 7 of a block's 8 warps
+/// idle at its barrier, are what the extra resident blocks hide; with
+/// fewer tiles the copies' wait and the second read show instead. H200,
+/// 2026-12-04 (bench/RESULTS.md, eighteenth session): cumsum f32[2^28]
+/// 775 -> 707 us (16384 tiles), bf16[2^28] 526 -> 415, f32[2^26] 197 ->
+/// 178 (4096), rows f32[1024,65536] 160 -> 149 (4096); f32[2^24] (1024
+/// tiles) 50.7 -> 50.1 and s32[2^23] (512) 26.2 -> 28.2 stay in registers.
+void planSharedTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
+                    const std::vector<bool> &Single) {
+  int64_t ItemBytes = 0;
+  std::string Why;
+  if (SP.raggedLines())
+    Why = "the line's last tile is partial";
+  for (const HloInstruction *Pm : In.A.Scan->streamedParameters()) {
+    if (!Why.empty())
+      break;
+    const size_t K = size_t(Pm->parameterNumber());
+    const int64_t Bytes = byteWidth(Pm->shape().Type),
+                  Copy = P.Loop->LoadWidth[K] * Bytes;
+    if (!Single[K])
+      Why = "parameter '" + Pm->name() + "' is read more than once an item";
+    else if (Copy != 4 && Copy != 8 && Copy != 16)
+      Why = "parameter '" + Pm->name() + "' is read " + std::to_string(Copy) +
+            " bytes at a time (cp.async copies 4, 8 or 16)";
+    ItemBytes += Bytes;
+  }
+  // The static arrays (warp totals, prefix, ticket) stay under 1 KiB.
+  const int64_t T = P.Main.ThreadsPerBlock,
+                Stage = T * SP.Runs * SP.Vector * ItemBytes;
+  if (Why.empty() && ItemBytes == 0)
+    Why = "the prologue reads no parameter of the scanned shape";
+  if (Why.empty() && Stage + 1024 > In.Device.SharedBytesPerBlock)
+    Why = "a stage of " + std::to_string(Stage) +
+          " bytes does not fit a block's shared memory";
+  if (!Why.empty()) {
+    P.choose("shared_tile", 0, "items in registers: " + Why);
+    return;
+  }
+  // As many blocks per SM as threads and shared memory allow, each thread
+  // keeping at least 64 registers.
+  const DeviceModel &D = In.Device;
+  int64_t PerSm =
+      std::max<int64_t>(1, std::min({D.MaxThreadsPerSm / T, D.MaxBlocksPerSm,
+                                     D.SharedBytesPerSm / (Stage + 1024)}));
+  while (PerSm > 1 && D.RegistersPerSm / (PerSm * T) < 64)
+    --PerSm;
+  const int64_t Slots = std::max<int64_t>(1, D.SmCount) * PerSm;
+  const bool Many = SP.tiles() >= 4 * Slots;
+  if (!choose(In, P, "IDXMAP_SCAN_SHARED_TILE", "shared_tile", Many ? 1 : 0,
+              std::to_string(SP.tiles()) + " tiles, " +
+                  (Many ? "4 waves or more" : "fewer than 4 waves") + " of " +
+                  std::to_string(Slots) + " resident staged blocks: items " +
+                  (Many ? "through shared memory" : "in registers")))
+    return;
+  SP.StageBytes = Stage;
+  SP.MinBlocks = P.choose("min_blocks", PerSm,
+                          std::to_string(Stage) +
+                              " bytes of shared memory a block, registers for "
+                              "a run: blocks resident per SM");
 }
 
 /// The tiled kernels' thread map `(th_x, tile)[run, vec] -> Index` of
@@ -108,7 +181,9 @@ void finishTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP, int64_t T,
                   {{"run", {0, SP.Runs - 1}}, {"vec", {0, SP.Vector - 1}}}, {},
                   std::move(Index), std::move(Cs));
   simplify(P.Main.Map);
-  planAccessWidths(In, P, SP);
+  std::vector<bool> Single = planAccessWidths(In, P, SP);
+  if (SP.Mode == ScanMode::BlockTiles && SP.lookBack())
+    planSharedTile(In, P, SP, Single);
   GridStride GS = gridStride(Tiles, In.Device.MaxGrid[0]);
   P.Grid[0] = P.choose("blocks", GS.Grid,
                        SP.lookBack()

@@ -323,6 +323,48 @@ TEST(ScanFusion, ColumnTilesAndRowTilesChainedByLookBack) {
   EXPECT_EQ(CP->Scan->workspaceBytes(), 16 + 8 * 33 * 4);
 }
 
+TEST(ScanFusion, ManyWavesOfTilesGoThroughSharedMemory) {
+  // 2^26 f32: 4096 tiles of 16384, at least 4 waves of the 3 x 132 blocks
+  // an H200 holds with 64 KiB of shared memory each; 2^23: 512 tiles, in
+  // registers; a ragged line never; the knob overrides the rule.
+  auto Cumsum = [](int64_t N) {
+    const std::string T = "f32[" + std::to_string(N) + "]";
+    return fused("p0 = " + T + R"( parameter(0)
+    c = f32[] constant(0)
+    ROOT s = )" + T + " reduce-window(p0, c), window={size=" +
+                     std::to_string(N) + " pad=" + std::to_string(N - 1) +
+                     "_0}, to_apply=add",
+                 "  a0 = " + T + " parameter(0)", T, "a0");
+  };
+  Context Ctx;
+  auto Many = Cumsum(int64_t(1) << 26), Few = Cumsum(int64_t(1) << 23),
+       Ragged = Cumsum((int64_t(1) << 26) + 1);
+  ASSERT_TRUE(Many && Few && Ragged);
+  Expected<KernelPlan> P = planOf(Ctx, *Many->entry()->root());
+  ASSERT_TRUE(P) << P.error().Message;
+  EXPECT_EQ(P->Scan->TilesPerLine, 4096);
+  EXPECT_EQ(P->Scan->StageBytes, 256 * 64 * 4);
+  EXPECT_EQ(P->Scan->MinBlocks, 3);
+  Tuning Off;
+  Off.ScanSharedTile = 0;
+  Expected<KernelPlan> POff = planOf(Ctx, *Many->entry()->root(), Off);
+  ASSERT_TRUE(POff) << POff.error().Message;
+  EXPECT_FALSE(POff->Scan->sharedTile());
+  Expected<KernelPlan> PFew = planOf(Ctx, *Few->entry()->root());
+  ASSERT_TRUE(PFew) << PFew.error().Message;
+  EXPECT_EQ(PFew->Scan->TilesPerLine, 512);
+  EXPECT_FALSE(PFew->Scan->sharedTile());
+  Tuning On;
+  On.ScanSharedTile = 1;
+  Expected<KernelPlan> POn = planOf(Ctx, *Few->entry()->root(), On);
+  ASSERT_TRUE(POn) << POn.error().Message;
+  EXPECT_TRUE(POn->Scan->sharedTile());
+  Expected<KernelPlan> PRag = planOf(Ctx, *Ragged->entry()->root(), On);
+  ASSERT_TRUE(PRag) << PRag.error().Message;
+  EXPECT_TRUE(PRag->Scan->raggedLines());
+  EXPECT_FALSE(PRag->Scan->sharedTile());
+}
+
 TEST(ScanFusion, ShortRowsShareTilesAsASegmentedScan) {
   // Rows of 24 f32: 12 elements a thread (the row's odd part 3 times the
   // vector of 4), so 256 threads hold 128 whole rows; 4099 rows, 33 tiles,
