@@ -72,7 +72,7 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "scan: the longest row that shares a tile with others (a segmented "
        "scan); longer rows take a warp or tiles of their own"},
       {"IDXMAP_SCAN_SHARED_TILE", &T::ScanSharedTile, 0, 1, false,
-       "1 with 4 or more waves of tiles",
+       "1 for 4-byte items with 4 or more waves of tiles",
        "scan: 1 copies a chained row scan's full tiles into shared memory "
        "and reads them twice, a run at a time (more blocks resident during "
        "look-backs)"},

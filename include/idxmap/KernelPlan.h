@@ -379,8 +379,9 @@ struct ScanPlan {
   /// there twice, a run at a time: once for the tile's aggregate before
   /// its look-back, once to scan and store after it. A thread holds one
   /// run in registers instead of all of them, so that more blocks are
-  /// resident while tiles wait on their look-back (taken with 4 waves of
-  /// tiles or more; IDXMAP_SCAN_SHARED_TILE). 0: items in registers.
+  /// resident while tiles wait on their look-back (taken for 4-byte items
+  /// with 4 waves of tiles or more; IDXMAP_SCAN_SHARED_TILE). 0: items in
+  /// registers.
   int64_t StageBytes = 0;
   bool sharedTile() const { return StageBytes > 0; }
   /// With StageBytes: the blocks each SM is to hold at once (shared memory

@@ -100,15 +100,16 @@ std::vector<bool> planAccessWidths(const PlanInputs &In, KernelPlan &P,
 /// scanned shape the prologue reads (the streamed ones; a bias is read
 /// from the caches as before) read once per item (\p Single) by a load
 /// cp.async can copy (4, 8 or 16 bytes), and the stage fits a block's
-/// shared memory. Taken when the launch has at least 4 waves of tiles at
-/// the blocks per SM the stage allows (IDXMAP_SCAN_SHARED_TILE decides
-/// otherwise): there, the look-back's waits, with 7 of a block's 8 warps
-/// idle at its barrier, are what the extra resident blocks hide; with
-/// fewer tiles the copies' wait and the second read show instead. H200,
-/// 2026-12-04 (bench/RESULTS.md, eighteenth session): cumsum f32[2^28]
-/// 775 -> 707 us (16384 tiles), bf16[2^28] 526 -> 415, f32[2^26] 197 ->
-/// 178 (4096), rows f32[1024,65536] 160 -> 149 (4096); f32[2^24] (1024
-/// tiles) 50.7 -> 50.1 and s32[2^23] (512) 26.2 -> 28.2 stay in registers.
+/// shared memory. Taken for items of 4 bytes (the kind checked on a GPU so
+/// far; others only through the knob) when the launch has at least 4
+/// waves of tiles at the blocks per SM the stage allows
+/// (IDXMAP_SCAN_SHARED_TILE decides otherwise): there, the look-back's waits,
+/// with 7 of a block's 8 warps idle at its barrier, are what the extra resident
+/// blocks hide; with fewer tiles the copies' wait and the second read show
+/// instead. H200, 2026-12-04 (bench/RESULTS.md, eighteenth session): cumsum
+/// f32[2^28] 775 -> 707 us (16384 tiles), f32[2^26] 197 -> 178 (4096), rows
+/// f32[1024,65536] 160 -> 149 (4096); f32[2^24] (1024 tiles) 50.7 -> 50.1
+/// and s32[2^23] (512) 26.2 -> 28.2 stay in registers.
 void planSharedTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
                     const std::vector<bool> &Single) {
   int64_t ItemBytes = 0;
@@ -150,11 +151,18 @@ void planSharedTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
     --PerSm;
   const int64_t Slots = std::max<int64_t>(1, D.SmCount) * PerSm;
   const bool Many = SP.tiles() >= 4 * Slots;
-  if (!choose(In, P, "IDXMAP_SCAN_SHARED_TILE", "shared_tile", Many ? 1 : 0,
-              std::to_string(SP.tiles()) + " tiles, " +
-                  (Many ? "4 waves or more" : "fewer than 4 waves") + " of " +
-                  std::to_string(Slots) + " resident staged blocks: items " +
-                  (Many ? "through shared memory" : "in registers")))
+  const bool Checked = ItemBytes == 4 && !SP.Accumulate32;
+  const std::string Default =
+      !Checked
+          ? "items of " + std::to_string(ItemBytes) +
+                " bytes: in registers unless asked (shared tiles are "
+                "checked on a GPU for 4-byte items only)"
+          : std::to_string(SP.tiles()) + " tiles, " +
+                (Many ? "4 waves or more" : "fewer than 4 waves") + " of " +
+                std::to_string(Slots) + " resident staged blocks: items " +
+                (Many ? "through shared memory" : "in registers");
+  if (!choose(In, P, "IDXMAP_SCAN_SHARED_TILE", "shared_tile",
+              Many && Checked ? 1 : 0, Default))
     return;
   SP.StageBytes = Stage;
   SP.MinBlocks = P.choose("min_blocks", PerSm,

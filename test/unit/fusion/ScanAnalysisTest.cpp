@@ -33,6 +33,11 @@ max {
   b = f32[] parameter(1)
   ROOT s = f32[] maximum(a, b)
 }
+add_bf16 {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT s = bf16[] add(a, b)
+}
 sub {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -326,14 +331,15 @@ TEST(ScanFusion, ColumnTilesAndRowTilesChainedByLookBack) {
 TEST(ScanFusion, ManyWavesOfTilesGoThroughSharedMemory) {
   // 2^26 f32: 4096 tiles of 16384, at least 4 waves of the 3 x 132 blocks
   // an H200 holds with 64 KiB of shared memory each; 2^23: 512 tiles, in
-  // registers; a ragged line never; the knob overrides the rule.
-  auto Cumsum = [](int64_t N) {
-    const std::string T = "f32[" + std::to_string(N) + "]";
+  // registers; a ragged line never; 2-byte items only when asked (checked
+  // on a GPU for 4-byte items); the knob overrides the rule.
+  auto Cumsum = [](int64_t N, const std::string &Ty = "f32") {
+    const std::string T = Ty + "[" + std::to_string(N) + "]";
     return fused("p0 = " + T + R"( parameter(0)
-    c = f32[] constant(0)
+    c = )" + Ty + R"([] constant(0)
     ROOT s = )" + T + " reduce-window(p0, c), window={size=" +
                      std::to_string(N) + " pad=" + std::to_string(N - 1) +
-                     "_0}, to_apply=add",
+                     "_0}, to_apply=" + (Ty == "f32" ? "add" : "add_" + Ty),
                  "  a0 = " + T + " parameter(0)", T, "a0");
   };
   Context Ctx;
@@ -363,6 +369,15 @@ TEST(ScanFusion, ManyWavesOfTilesGoThroughSharedMemory) {
   ASSERT_TRUE(PRag) << PRag.error().Message;
   EXPECT_TRUE(PRag->Scan->raggedLines());
   EXPECT_FALSE(PRag->Scan->sharedTile());
+  auto Half = Cumsum(int64_t(1) << 28, "bf16");
+  ASSERT_TRUE(Half);
+  Expected<KernelPlan> PHalf = planOf(Ctx, *Half->entry()->root());
+  ASSERT_TRUE(PHalf) << PHalf.error().Message;
+  EXPECT_FALSE(PHalf->Scan->sharedTile());
+  Expected<KernelPlan> PHalfOn = planOf(Ctx, *Half->entry()->root(), On);
+  ASSERT_TRUE(PHalfOn) << PHalfOn.error().Message;
+  EXPECT_EQ(PHalfOn->Scan->StageBytes, 256 * 64 * 2);
+  EXPECT_EQ(PHalfOn->Scan->MinBlocks, 4);
 }
 
 TEST(ScanFusion, ShortRowsShareTilesAsASegmentedScan) {
