@@ -7,12 +7,15 @@ donated (its in-place dynamic-update-slice), torch eager's in-place slice
 assignment and torch.compile of it.
 
   python3 bench/inplace_peers.py --idxmap BIN [--groups N] [--only NAME]
+      [--variant NAME=KNOB=V[,KNOB=V]]...
 
 Workloads: KV-cache writes of 8 rows of 4096 bf16 into caches of 8 MiB
 (L2-resident) and 2 GiB, at a row the kernels read from a device scalar;
 scatter-adds of f32 rows of 128: 1M rows with duplicates into 65536 rows
-(random, and sorted with indices_are_sorted), and 262144 unique rows into
-1M rows (torch's index_add_).
+(random, and sorted with indices_are_sorted), 262144 unique rows into 1M
+rows (torch's index_add_), and random rows into operands of 8 MiB and of
+128 MiB (larger than L2). --variant also times idxmap's kernels emitted
+with other --tune settings.
 Prints per contender the mean, median, min and max of the group times (us)
 and the bandwidth of the bytes the update must move (read + written).
 """
@@ -71,7 +74,13 @@ SCATTERS = [("scatter_add_1M_rows_into_f32_65536x128", 65536, 128, 1 << 20, "ran
             ("scatter_add_sorted_1M_rows_into_f32_65536x128", 65536, 128, 1 << 20,
              "sorted"),
             ("index_add_unique_262144_rows_into_f32_1048576x128", 1 << 20, 128,
-             1 << 18, "unique")]
+             1 << 18, "unique"),
+            # Beyond the issue's three: an operand of 8 MiB and one of
+            # 128 MiB (larger than L2) under the same stream of updates.
+            ("scatter_add_262144_rows_into_f32_16384x128", 16384, 128, 1 << 18,
+             "random"),
+            ("scatter_add_1M_rows_into_f32_262144x128", 262144, 128, 1 << 20,
+             "random")]
 
 
 def main():
@@ -80,6 +89,10 @@ def main():
     ap.add_argument("--idxmap", required=True)
     ap.add_argument("--groups", type=int, default=10)
     ap.add_argument("--only", default="")
+    ap.add_argument("--variant", action="append", default=[],
+                    metavar="NAME=K=V[,K=V]",
+                    help="also time idxmap's kernel emitted with these --tune "
+                         "settings, as contender idxmap[NAME]")
     a = ap.parse_args()
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     import cupy as cp
@@ -160,6 +173,20 @@ def main():
     run_scatters(a, cp, torch, jax, jnp, tmp)
 
 
+def emit_variants(a, hlo, tmp, name):
+    """PTX of HLO emitted with each --variant's --tune settings, by name."""
+    out = {}
+    for v in a.variant:
+        vname, _, settings = v.partition("=")
+        ptx = os.path.join(tmp, f"{name}.{vname}.ptx")
+        cmd = [a.idxmap, "emit", hlo, "-o", ptx]
+        for kv in settings.split(","):
+            cmd += ["--tune", kv]
+        subprocess.run(cmd, check=True)
+        out[vname] = ptx
+    return out
+
+
 def run_scatters(a, cp, torch, jax, jnp, tmp):
     """Scatter-adds of rows (duplicates, or unique rows as index_add) in
     place beside torch's index_add_ (eager, compiled) and XLA's .at[].add
@@ -177,6 +204,7 @@ def run_scatters(a, cp, torch, jax, jnp, tmp):
                 ", indices_are_sorted=true" if ordered else ""))
         ptx = os.path.join(tmp, name + ".ptx")
         subprocess.run([a.idxmap, "emit", hlo, "-o", ptx], check=True)
+        variant_ptx = emit_variants(a, hlo, tmp, name)
         op = torch.zeros(rows, width, device="cuda")
         idx = (torch.randperm(rows, device="cuda")[:n] if unique else
                torch.randint(0, rows, (n,), device="cuda")).to(torch.int32)
@@ -212,6 +240,10 @@ def run_scatters(a, cp, torch, jax, jnp, tmp):
             state[0].block_until_ready()
             torch.cuda.synchronize()
         contenders = {"idxmap": (call_idxmap, torch.cuda.synchronize),
+                      **{f"idxmap[{v}]": (kernel_timing.idxmap_launches(
+                          cp, torch, vp, lambda k, q: ins[[x["name"] for x in k["params"]].index(q["name"])]
+                          if q["role"] == "input" else ins[0]), torch.cuda.synchronize)
+                         for v, vp in variant_ptx.items()},
                       "xla_jax_donated": (call_jax, sync_jax),
                       "torch_eager": (eager, torch.cuda.synchronize),
                       "torch_compile": (call_tc, torch.cuda.synchronize)}

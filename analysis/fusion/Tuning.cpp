@@ -17,6 +17,12 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "32 bytes of parameters in flight per thread (16 of full vectors "
        "from DRAM), a block per SM kept",
        "loop: vectors each thread computes (independent, in flight)"},
+      {"IDXMAP_PIECE_THREADS", &T::PieceThreads, 32, 1024, true,
+       "256 when the data stays in L2, else 128",
+       "concatenate, input slices: threads per block"},
+      {"IDXMAP_PIECE_UNROLL", &T::PieceUnroll, 1, 16, true, "1",
+       "concatenate, input slices: runs each thread computes (their loads "
+       "in flight together)"},
       {"IDXMAP_RED_COL_LANES", &T::RedColLanes, 1, 32, true,
        "16 (32 when one tile of 32 lanes holds a row of 17 to 31 vectors)",
        "column reduction: lanes along the kept minor dim per warp"},
@@ -80,6 +86,11 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "256, fewer for a row shorter than a tile",
        "scan: threads per block of a tiled scan (a tile of threads x "
        "items elements of a line)"},
+      {"IDXMAP_SCATTER_EVICT_FIRST", &T::ScatterEvictFirst, 0, 1, false,
+       "1 with atomics (not for unique indices or overwrites)",
+       "scatter: evict_first hint on the updates and indices (read once)"},
+      {"IDXMAP_SCATTER_THREADS", &T::ScatterThreads, 32, 1024, true, "128",
+       "scatter: threads per block"},
       {"IDXMAP_TR_RVEC", &T::TrReadVec, 0, 4, false, "0 (the plan's)",
        "transpose: elements per read vector of 32 x 32 tiles (1: scalar)"},
       {"IDXMAP_TR_SUBM", &T::TrSubM, 0, 8, true, "0 (the plan's)",

@@ -6,6 +6,8 @@
 #include "idxmap/HloScatter.h"
 
 #include <algorithm>
+#include <numeric>
+#include <vector>
 
 namespace idxmap {
 namespace {
@@ -47,6 +49,66 @@ int64_t scatterWindowElements(const ScatterDimensions &SD,
   for (int64_t D : SD.UpdateWindowDims)
     N *= Updates.Dims[size_t(D)];
   return N;
+}
+
+void fillUniqueScatterIndices(const HloInstruction &S, Literal &Indices,
+                              uint64_t Seed) {
+  const ScatterDimensions &SD = S.scatterDimensions();
+  // n operands, the indices, n updates.
+  const int64_t N = S.operandCount() / 2;
+  const Shape &Op = S.operand(0)->shape();
+  const Shape &Upd = S.operand(N + 1)->shape();
+  const Shape &IS = Indices.shape();
+  if (!IS.isArray() || SD.ScatterDimsToOperandDims.empty() ||
+      IS.numElements() == 0)
+    return;
+  uint64_t State = Seed;
+  auto Next = [&State] { // SplitMix64
+    uint64_t Z = (State += 0x9e3779b97f4a7c15ULL);
+    Z = (Z ^ (Z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    Z = (Z ^ (Z >> 27)) * 0x94d049bb133111ebULL;
+    return Z ^ (Z >> 31);
+  };
+  const int64_t Ivd = SD.IndexVectorDim, Rank = IS.rank();
+  const int64_t K = Ivd < Rank ? IS.Dims[size_t(Ivd)] : 1;
+  const int64_t Vectors = IS.numElements() / K;
+  // Distinct slots along the first scattered dim, shuffled.
+  const int64_t D0 = SD.ScatterDimsToOperandDims.front();
+  const int64_t W0 = std::max<int64_t>(1, scatterWindowSize(SD, Upd, D0));
+  const int64_t Slots = std::min(Op.Dims[size_t(D0)] / W0, Vectors);
+  std::vector<int64_t> Start0(size_t(Vectors), Op.Dims[size_t(D0)]);
+  std::vector<int64_t> Perm(size_t(Op.Dims[size_t(D0)] / W0));
+  std::iota(Perm.begin(), Perm.end(), 0);
+  for (size_t I = Perm.size(); I > 1; --I)
+    std::swap(Perm[I - 1], Perm[size_t(Next() % I)]);
+  for (int64_t V = 0; V < Slots; ++V)
+    Start0[size_t(V)] = Perm[size_t(V)] * W0;
+  // Element L's index vector (the row-major number over the dims other
+  // than the index vector dim) and component.
+  std::vector<int64_t> Idx(size_t(Rank), 0);
+  for (int64_t L = 0; L < IS.numElements(); ++L) {
+    int64_t Vec = 0, Comp = 0;
+    for (int64_t D = 0; D < Rank; ++D) {
+      if (D == Ivd)
+        Comp = Idx[size_t(D)];
+      else
+        Vec = Vec * IS.Dims[size_t(D)] + Idx[size_t(D)];
+    }
+    if (Comp < int64_t(SD.ScatterDimsToOperandDims.size())) {
+      const int64_t D = SD.ScatterDimsToOperandDims[size_t(Comp)];
+      int64_t V = Start0[size_t(Vec)];
+      if (Comp > 0) {
+        const int64_t Fit = Op.Dims[size_t(D)] - scatterWindowSize(SD, Upd, D);
+        V = Fit >= 0 ? int64_t(Next() % uint64_t(Fit + 1)) : 0;
+      }
+      Indices.setInt(L, V);
+    }
+    for (int64_t D = Rank - 1; D >= 0; --D) {
+      if (++Idx[size_t(D)] < IS.Dims[size_t(D)])
+        break;
+      Idx[size_t(D)] = 0;
+    }
+  }
 }
 
 } // namespace idxmap

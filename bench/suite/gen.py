@@ -714,6 +714,12 @@ def _table():
            [(8192, 1024), (8192, 512), (8192, 256)], 1)
     concat("concat_widths_f32_4096x128_256_33", "three odd widths", "f32",
            [(4096, 128), (4096, 256), (4096, 33)], 1)
+    concat("concat_kv_f16_2x8192x2048", "KV cache append (dim 0)", "f16",
+           [(8192, 2048), (8192, 2048)], 0)
+    concat("concat_channels_bf16_32x56x56_64_128", "DenseNet channels", "bf16",
+           [(32, 56, 56, 64), (32, 56, 56, 128)], 3)
+    concat("concat_small_s8_1000x77_33_1", "odd byte widths (L2)", "s8",
+           [(1000, 77), (1000, 33), (1000, 1)], 1)
     embedding("embedding_bf16_32768x4096_16384", "token embedding", "bf16",
               32768, 4096, 16384)
     embedding("embedding_f32_50257x768_4096", "GPT-2 embedding", "f32",

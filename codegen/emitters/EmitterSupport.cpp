@@ -306,14 +306,14 @@ LaneLoader::loader() {
         // The proof: this lane's element is the group's first plus
         // Lane mod W, and the group's first is W-aligned.
         Vec = loadParameterVector(B, K, P, Index, W, IndexTy,
-                                  OffsetTermOrder::Logical, Lane % W);
+                                  OffsetTermOrder::Logical, Lane % W, hint(P));
         Vectors[Key] = Vec;
       }
       return loadConvert(B, B.CreateExtractElement(Vec, uint64_t(Lane % W)),
                          P.shape().Type);
     }
     return loadParameterElement(B, K, P, Index, IndexTy,
-                                OffsetTermOrder::Logical);
+                                OffsetTermOrder::Logical, hint(P));
   };
 }
 

@@ -65,6 +65,20 @@ private:
   llvm::PHINode *StrideBl = nullptr;
 };
 
+/// How a parameter load may use the caches.
+enum class CacheHint {
+  /// A plain load (LLVM picks `ld.global.nc` for the kernel's read-only,
+  /// noalias parameters).
+  Normal,
+  /// Data the kernel reads exactly once: `ld.global.nc.L1::evict_first
+  /// .L2::cache_hint` with an L2 evict_first policy (`createpolicy`), as
+  /// Triton emits for streamed reduction inputs. The streamed lines are the
+  /// first that L2 replaces, so they displace less of what it holds.
+  /// Loads of 4, 8 or 16 bytes (and multiples of 16 bytes) take the hint;
+  /// others stay plain.
+  EvictFirst,
+};
+
 /// Parameter loads of the emitters whose threads own runs of lanes (loop,
 /// in-place dynamic-update-slice, concatenate): a parameter the plan proves
 /// W elements wide (\p Widths, by parameter number; 1 or missing: element
@@ -93,12 +107,19 @@ public:
   loader();
   /// Forgets the loaded vectors.
   void clear() { Vectors.clear(); }
+  /// Loads of parameter \p P from now on take \p H.
+  void setHint(const HloInstruction &P, CacheHint H) { Hints[&P] = H; }
 
 private:
   llvm::IRBuilder<> &B;
   llvm::Function &K;
   llvm::Type *IndexTy;
   std::map<const HloInstruction *, int64_t> Width;
+  std::map<const HloInstruction *, CacheHint> Hints;
+  CacheHint hint(const HloInstruction &P) const {
+    auto It = Hints.find(&P);
+    return It == Hints.end() ? CacheHint::Normal : It->second;
+  }
   std::map<std::pair<const HloInstruction *, int64_t>, llvm::Value *> Vectors;
 };
 
@@ -153,20 +174,6 @@ std::vector<KernelParamSpec>
 fusionKernelParams(const HloComputation &C,
                    llvm::ArrayRef<const HloInstruction *> Roots,
                    KernelInfo &Info);
-
-/// How a parameter load may use the caches.
-enum class CacheHint {
-  /// A plain load (LLVM picks `ld.global.nc` for the kernel's read-only,
-  /// noalias parameters).
-  Normal,
-  /// Data the kernel reads exactly once: `ld.global.nc.L1::evict_first
-  /// .L2::cache_hint` with an L2 evict_first policy (`createpolicy`), as
-  /// Triton emits for streamed reduction inputs. The streamed lines are the
-  /// first that L2 replaces, so they displace less of what it holds.
-  /// Loads of 4, 8 or 16 bytes (and multiples of 16 bytes) take the hint;
-  /// others stay plain.
-  EvictFirst,
-};
 
 /// A load of \p Ty from global pointer \p Ptr aligned to \p Alignment
 /// bytes, with cache hint \p Hint. With EvictFirst, a `<4 x float>` load

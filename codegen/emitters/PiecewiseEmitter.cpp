@@ -21,6 +21,8 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 
+#include <functional>
+
 namespace idxmap {
 namespace codegen {
 
@@ -33,7 +35,7 @@ Expected<KernelInfo> emitPiecewiseKernel(llvm::Module &M,
   const HloComputation &C = *A.Computation;
   const PiecewisePlan &PP = *P.Pieces;
   const ThreadMapping &TM = P.Main;
-  const int64_t V = TM.Vector, T = TM.ThreadsPerBlock;
+  const int64_t V = TM.Vector, T = TM.ThreadsPerBlock, U = TM.Unroll;
   const Shape &Space = TM.Target->shape();
   const int64_t Threads = ceilDiv(Space.numElements(), V);
 
@@ -51,29 +53,48 @@ Expected<KernelInfo> emitPiecewiseKernel(llvm::Module &M,
   llvm::Type *IndexTy = P.Index32 ? B.getInt32Ty() : B.getInt64Ty();
   auto IdxC = [&](int64_t N) { return llvm::ConstantInt::get(IndexTy, N); };
 
+  // Thread th of block bl computes runs (bl * U + u) * T + th.
   GridLoop GL(B, *K, IndexTy, T, P.Grid[0], TM.Blocks);
-  if (TM.Blocks * T != Threads) {
-    llvm::Value *Tid = B.CreateAdd(B.CreateMul(GL.Bl, IdxC(T)), GL.Th);
+  const bool Ragged = TM.Blocks * T * U != Threads;
+  llvm::Value *Run0 = B.CreateAdd(B.CreateMul(GL.Bl, IdxC(T * U)), GL.Th);
+  if (Ragged) {
     auto *Body = llvm::BasicBlock::Create(LC, "body", K);
-    B.CreateCondBr(B.CreateICmpULT(Tid, IdxC(Threads)), Body, GL.Done);
+    B.CreateCondBr(B.CreateICmpULT(Run0, IdxC(Threads)), Body, GL.Done);
     B.SetInsertPoint(Body);
   }
-  // Each lane's index in the walked space.
+  // Each run's lanes' index in the walked space; a run past the end takes
+  // run 0's (always there) and stores nothing.
   RangeEvaluator RE(TM.Map);
-  std::vector<std::vector<llvm::Value *>> Idx(static_cast<size_t>(V));
-  for (int64_t L = 0; L < V; ++L)
-    for (Expr E : TM.Map.results())
-      Idx[size_t(L)].push_back(
-          emitIndexExpr(B, E, {GL.Th, GL.Bl}, {IdxC(L)}, RE, IndexTy));
+  std::vector<llvm::Value *> RunValid(size_t(U), nullptr);
+  std::vector<std::vector<std::vector<llvm::Value *>>> Idx(
+      static_cast<size_t>(U));
+  for (int64_t Uu = 0; Uu < U; ++Uu) {
+    llvm::Value *USym = IdxC(Uu);
+    if (Uu > 0 && Ragged) {
+      RunValid[size_t(Uu)] =
+          B.CreateICmpULT(B.CreateAdd(Run0, IdxC(Uu * T)), IdxC(Threads));
+      USym = B.CreateSelect(RunValid[size_t(Uu)], USym, IdxC(0));
+    }
+    for (int64_t L = 0; L < V; ++L) {
+      std::vector<llvm::Value *> Syms = {IdxC(L)};
+      if (U > 1)
+        Syms.insert(Syms.begin(), USym);
+      std::vector<llvm::Value *> I;
+      for (Expr E : TM.Map.results())
+        I.push_back(emitIndexExpr(B, E, {GL.Th, GL.Bl}, Syms, RE, IndexTy));
+      Idx[size_t(Uu)].push_back(std::move(I));
+    }
+  }
 
   LaneLoader Lanes(B, *K, C, P.Loop->LoadWidth, IndexTy);
   FusedElementEmitter FE(B, Ctx, C, Lanes.loader(), Math, IndexTy);
 
-  // Piece Pc's value at lane L, through the epilogue at its place.
-  auto StoredValue = [&](const PiecewisePlan::Piece &Pc, int64_t L,
+  // Piece Pc's value at lane L of run Uu, through the epilogue at its
+  // place.
+  auto StoredValue = [&](const PiecewisePlan::Piece &Pc, int64_t Uu, int64_t L,
                          const std::vector<llvm::Value *> &OutIdx) {
-    Lanes.Lane = L;
-    llvm::Value *Val = FE.valueAt(*Pc.Source, Idx[size_t(L)]);
+    Lanes.Lane = Uu * V + L;
+    llvm::Value *Val = FE.valueAt(*Pc.Source, Idx[size_t(Uu)][size_t(L)]);
     const HloInstruction &Root = *A.Roots[Pc.Output];
     if (!PP.Concat || &Root == PP.Concat)
       return Val;
@@ -83,15 +104,16 @@ Expected<KernelInfo> emitPiecewiseKernel(llvm::Module &M,
     FE.setOverride(*PP.Concat, nullptr);
     return R;
   };
-  // i1: lane L's index lies in the piece's domain (its map's dim ranges,
-  // where narrower than the walked space's); null when it always does.
-  auto InDomain = [&](const PiecewisePlan::Piece &Pc,
+  // i1: lane L of run Uu lies in the piece's domain (its map's dim
+  // ranges, where narrower than the walked space's); null when it always
+  // does.
+  auto InDomain = [&](const PiecewisePlan::Piece &Pc, int64_t Uu,
                       int64_t L) -> llvm::Value * {
     llvm::Value *Cond = nullptr;
     auto And = [&](llvm::Value *X) { Cond = Cond ? B.CreateAnd(Cond, X) : X; };
     for (size_t D = 0; D < Space.Dims.size(); ++D) {
       const Interval &Bd = Pc.OutputMap.dims()[D].Bound;
-      llvm::Value *I = Idx[size_t(L)][D];
+      llvm::Value *I = Idx[size_t(Uu)][size_t(L)][D];
       if (Bd.Lo > 0)
         And(B.CreateICmpUGE(I, IdxC(Bd.Lo)));
       if (Bd.Hi < Space.Dims[D] - 1)
@@ -99,119 +121,139 @@ Expected<KernelInfo> emitPiecewiseKernel(llvm::Module &M,
     }
     return Cond;
   };
-  // Runs `Body` under `Cond` (none: always), then forgets what it cached.
-  auto Guarded = [&](llvm::Value *Cond, const std::function<void()> &Body) {
-    llvm::BasicBlock *After = nullptr;
-    if (Cond) {
-      auto *Then = llvm::BasicBlock::Create(LC, "piece", K);
-      After = llvm::BasicBlock::Create(LC, "piece.next", K);
-      B.CreateCondBr(Cond, Then, After);
-      B.SetInsertPoint(Then);
-    }
-    Body();
-    if (After) {
-      B.CreateBr(After);
-      B.SetInsertPoint(After);
-    }
-    FE.clearCache();
-    Lanes.clear();
-  };
-  // Runs `Body` (stores only) under `Cond`; values computed before it stay
-  // cached (they dominate what follows).
-  auto guardedStore = [&](llvm::Value *Cond, const std::function<void()> &Body) {
-    if (!Cond) {
-      Body();
-      return;
-    }
-    auto *Then = llvm::BasicBlock::Create(LC, "store", K);
-    auto *After = llvm::BasicBlock::Create(LC, "store.next", K);
+  // Opens a block entered where `Cond` holds (none: always); the returned
+  // closer branches to the block after it.
+  auto Open = [&](llvm::Value *Cond, const char *Name) {
+    if (!Cond)
+      return std::function<void()>([] {});
+    auto *Then = llvm::BasicBlock::Create(LC, Name, K);
+    auto *After = llvm::BasicBlock::Create(LC, std::string(Name) + ".next", K);
     B.CreateCondBr(Cond, Then, After);
     B.SetInsertPoint(Then);
-    Body();
-    B.CreateBr(After);
-    B.SetInsertPoint(After);
+    return std::function<void()>([&B, After] {
+      B.CreateBr(After);
+      B.SetInsertPoint(After);
+    });
   };
-  // The values of the pieces that need no check before any store, so that
-  // their loads are in flight together (the back end keeps the order at
-  // O0): pieces whose domain holds every run, and sources defined on the
-  // whole space (their stores are checked, not their loads).
   auto Skipped = [&](const PiecewisePlan::Piece &Pc) {
     return Pc.Source->shape().numElements() == 0 ||
            A.Roots[Pc.Output]->shape().numElements() == 0;
   };
-  std::vector<std::vector<llvm::Value *>> Early(PP.Pieces.size());
-  for (size_t I = 0; I < PP.Pieces.size(); ++I) {
-    const PiecewisePlan::Piece &Pc = PP.Pieces[I];
-    bool Unchecked = Pc.WholeRuns && !InDomain(Pc, 0);
-    if (Skipped(Pc) || !(Unchecked || (Pc.Covers && !PP.Concat)))
-      continue;
-    const PrimitiveType PT = A.Roots[Pc.Output]->shape().Type;
-    for (int64_t L = 0; L < V; ++L) {
-      std::vector<llvm::Value *> OI;
-      if (PP.Concat)
-        OI = emitIndexExprs(B, Pc.OutputMap, Idx[size_t(L)], {}, IndexTy);
-      Early[I].push_back(storeConvert(B, StoredValue(Pc, L, OI), PT));
+  auto OutIndex = [&](const PiecewisePlan::Piece &Pc, int64_t Uu, int64_t L) {
+    return emitIndexExprs(B, Pc.OutputMap, Idx[size_t(Uu)][size_t(L)], {},
+                          IndexTy);
+  };
+
+  // First every run's values of every piece whose runs lie wholly inside
+  // or outside its domain, so that all their loads are in flight together
+  // before the first store: unchecked where the source is defined there
+  // (the domain holds every run, or the source covers the walked space),
+  // else computed under the run's check and carried out through phis.
+  struct Values {
+    bool Have = false;
+    llvm::Value *Cond = nullptr;
+    std::vector<llvm::Value *> Vals;
+  };
+  std::vector<std::vector<Values>> Early(size_t(U),
+                                         std::vector<Values>(PP.Pieces.size()));
+  for (int64_t Uu = 0; Uu < U; ++Uu) {
+    for (size_t I = 0; I < PP.Pieces.size(); ++I) {
+      const PiecewisePlan::Piece &Pc = PP.Pieces[I];
+      Values &E = Early[size_t(Uu)][I];
+      const bool Defined = Pc.Covers && !PP.Concat;
+      if (Skipped(Pc) || !(Pc.WholeRuns || Defined))
+        continue;
+      const PrimitiveType PT = A.Roots[Pc.Output]->shape().Type;
+      E.Have = true;
+      E.Cond = Pc.WholeRuns ? InDomain(Pc, Uu, 0) : nullptr;
+      const bool Checked = E.Cond && !Defined;
+      llvm::BasicBlock *Pred = B.GetInsertBlock();
+      std::function<void()> Close = Open(Checked ? E.Cond : nullptr, "piece");
+      for (int64_t L = 0; L < V; ++L) {
+        std::vector<llvm::Value *> OI;
+        if (PP.Concat)
+          OI = OutIndex(Pc, Uu, L);
+        E.Vals.push_back(storeConvert(B, StoredValue(Pc, Uu, L, OI), PT));
+      }
+      if (Checked) {
+        llvm::BasicBlock *From = B.GetInsertBlock();
+        Close();
+        for (llvm::Value *&X : E.Vals) {
+          llvm::PHINode *Phi = B.CreatePHI(X->getType(), 2);
+          Phi->addIncoming(X, From);
+          Phi->addIncoming(llvm::PoisonValue::get(X->getType()), Pred);
+          X = Phi;
+        }
+        // What was computed under the check does not dominate the rest.
+        FE.clearCache();
+        Lanes.clear();
+      } else if (PP.Concat) {
+        // An epilogue's values were computed with this piece's override.
+        FE.clearCache();
+      }
     }
-    // An epilogue's values were computed with this piece's override.
-    if (PP.Concat)
-      FE.clearCache();
   }
-  for (size_t I = 0; I < PP.Pieces.size(); ++I) {
-    const PiecewisePlan::Piece &Pc = PP.Pieces[I];
-    if (Skipped(Pc))
-      continue;
-    const Shape &OutShape = A.Roots[Pc.Output]->shape();
-    const PrimitiveType PT = OutShape.Type;
-    llvm::Type *ST = storageType(LC, PT);
-    const int64_t Bytes = byteWidth(PT);
-    llvm::Value *Out = K->getArg(C.parameterCount() + Pc.Output);
-    auto OutIndex = [&](int64_t L) {
-      return emitIndexExprs(B, Pc.OutputMap, Idx[size_t(L)], {}, IndexTy);
-    };
-    auto Address = [&](const std::vector<llvm::Value *> &OI) {
-      return B.CreateInBoundsGEP(ST, Out,
-                                 physicalOffset(B, OutShape, OI, IndexTy));
-    };
-    // Lanes [From, To) of Vals stored, one vector when proven.
-    auto Store = [&](const std::vector<llvm::Value *> &Vals, int64_t From,
-                     int64_t To) {
-      if (From == 0 && To == V && V > 1 && Pc.StoreWidth == V) {
-        llvm::Value *Vec =
-            llvm::PoisonValue::get(llvm::FixedVectorType::get(ST, unsigned(V)));
-        for (int64_t L = 0; L < V; ++L)
-          Vec = B.CreateInsertElement(Vec, Vals[size_t(L)], uint64_t(L));
-        B.CreateAlignedStore(Vec, Address(OutIndex(0)),
-                             llvm::Align(V * Bytes));
-        return;
+
+  // Then the stores, run by run and piece by piece: one vector where the
+  // plan proved it, else lane by lane; a piece whose runs straddle its
+  // domain's edge computes and stores each lane under its own check.
+  for (int64_t Uu = 0; Uu < U; ++Uu) {
+    std::function<void()> CloseRun = Open(RunValid[size_t(Uu)], "run");
+    for (size_t I = 0; I < PP.Pieces.size(); ++I) {
+      const PiecewisePlan::Piece &Pc = PP.Pieces[I];
+      if (Skipped(Pc))
+        continue;
+      const Shape &OutShape = A.Roots[Pc.Output]->shape();
+      const PrimitiveType PT = OutShape.Type;
+      llvm::Type *ST = storageType(LC, PT);
+      const int64_t Bytes = byteWidth(PT);
+      llvm::Value *Out = K->getArg(C.parameterCount() + Pc.Output);
+      auto Address = [&](const std::vector<llvm::Value *> &OI) {
+        return B.CreateInBoundsGEP(ST, Out,
+                                   physicalOffset(B, OutShape, OI, IndexTy));
+      };
+      // Lanes [From, To) of Vals stored, one vector when proven.
+      auto Store = [&](const std::vector<llvm::Value *> &Vals, int64_t From,
+                       int64_t To) {
+        if (From == 0 && To == V && V > 1 && Pc.StoreWidth == V) {
+          llvm::Value *Vec = llvm::PoisonValue::get(
+              llvm::FixedVectorType::get(ST, unsigned(V)));
+          for (int64_t L = 0; L < V; ++L)
+            Vec = B.CreateInsertElement(Vec, Vals[size_t(L)], uint64_t(L));
+          B.CreateAlignedStore(Vec, Address(OutIndex(Pc, Uu, 0)),
+                               llvm::Align(V * Bytes));
+          return;
+        }
+        for (int64_t L = From; L < To; ++L)
+          B.CreateAlignedStore(Vals[size_t(L)], Address(OutIndex(Pc, Uu, L)),
+                               llvm::Align(Bytes));
+      };
+      const Values &E = Early[size_t(Uu)][I];
+      if (E.Have && Pc.WholeRuns) {
+        std::function<void()> Close = Open(E.Cond, "store");
+        Store(E.Vals, 0, V);
+        Close();
+        continue;
       }
-      for (int64_t L = From; L < To; ++L)
-        B.CreateAlignedStore(Vals[size_t(L)], Address(OutIndex(L)),
-                             llvm::Align(Bytes));
-    };
-    if (!Early[I].empty()) {
-      // Values computed above: only the stores are checked.
-      if (Pc.WholeRuns) {
-        guardedStore(InDomain(Pc, 0), [&] { Store(Early[I], 0, V); });
-      } else {
-        for (int64_t L = 0; L < V; ++L)
-          guardedStore(InDomain(Pc, L), [&] { Store(Early[I], L, L + 1); });
+      for (int64_t L = 0; L < V; ++L) {
+        std::function<void()> Close = Open(InDomain(Pc, Uu, L), "lane");
+        if (E.Have) {
+          Store(E.Vals, L, L + 1);
+        } else {
+          // Defined in the domain only: computed under the check.
+          std::vector<llvm::Value *> Vals(size_t(V), nullptr);
+          Vals[size_t(L)] =
+              storeConvert(B, StoredValue(Pc, Uu, L, OutIndex(Pc, Uu, L)), PT);
+          Store(Vals, L, L + 1);
+        }
+        Close();
+        if (!E.Have) {
+          FE.clearCache();
+          Lanes.clear();
+        }
       }
-      continue;
     }
-    // The values of lanes inside the domain only (the source is not
-    // defined elsewhere), computed and stored under the check.
-    auto Compute = [&](int64_t From, int64_t To) {
-      std::vector<llvm::Value *> Vals(size_t(V), nullptr);
-      for (int64_t L = From; L < To; ++L)
-        Vals[size_t(L)] = storeConvert(B, StoredValue(Pc, L, OutIndex(L)), PT);
-      Store(Vals, From, To);
-    };
-    if (Pc.WholeRuns) {
-      Guarded(InDomain(Pc, 0), [&] { Compute(0, V); });
-    } else {
-      for (int64_t L = 0; L < V; ++L)
-        Guarded(InDomain(Pc, L), [&] { Compute(L, L + 1); });
-    }
+    CloseRun();
   }
   GL.finish();
   return Info;

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "idxmap/Runner.h"
+#include "idxmap/HloScatter.h"
 
 #include <algorithm>
 #include <cstring>
@@ -152,6 +153,24 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
         L.fillRandom(Options.Seed * 1000003 + I, Options.Lo, Options.Hi);
       }
       Args.push_back(std::move(L));
+    }
+    // Random indices would break a scatter's unique_indices promise (the
+    // result is then undefined): such indices, when random, are drawn
+    // distinct.
+    for (const HloInstruction *I : C.instructions()) {
+      if (I->opcode() != HloOpcode::Scatter ||
+          I->attribute("unique_indices") != "true")
+        continue;
+      const HloInstruction *Ix = I->operand(I->operandCount() / 2);
+      if (Ix->opcode() != HloOpcode::Parameter)
+        continue;
+      const int64_t P = Ix->parameterNumber();
+      if (P < int64_t(In.size()) &&
+          std::none_of(
+              Options.InputFiles.begin(), Options.InputFiles.end(),
+              [&](const auto &F) { return F.first == In[size_t(P)]->Name; }))
+        fillUniqueScatterIndices(*I, Args[size_t(P)],
+                                 Options.Seed * 1000003 + uint64_t(P));
     }
 
     // Device buffers; small inputs get several copies for rotation.

@@ -57,6 +57,20 @@ int64_t scatterWindowSize(const ScatterDimensions &SD, const Shape &Updates,
 int64_t scatterWindowElements(const ScatterDimensions &SD,
                               const Shape &Updates);
 
+/// Fills \p Indices, the indices operand of scatter \p S (row-major), with
+/// index vectors whose windows never overlap, as `unique_indices=true`
+/// promises (random indices would break the promise and leave the result
+/// undefined). Along the first scattered operand dim the starts are
+/// distinct multiples of the window's size there, in an order shuffled by
+/// \p Seed; index vectors beyond the number of such slots start past the
+/// operand's end (XLA skips their windows); the other components are random
+/// starts that fit.
+///
+/// Example: scattering rows f32[1,4] into f32[8,4] with 10 index vectors
+/// gives the rows 0..7 in some order, then 8 and 8 (both skipped).
+void fillUniqueScatterIndices(const HloInstruction &S, Literal &Indices,
+                              uint64_t Seed);
+
 } // namespace idxmap
 
 #endif // IDXMAP_HLOSCATTER_H

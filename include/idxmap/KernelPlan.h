@@ -284,6 +284,10 @@ struct ScatterPlan {
   /// operand once per such segment: > 1 for `indices_are_sorted=true`
   /// (XLA's sorted scatter), where equal indices are neighbours.
   int64_t Segment = 1;
+  /// The updates and indices (every parameter but the updated operand)
+  /// load with an L2 evict_first policy: they are read once, and the
+  /// operand's lines that the atomics hit are then the ones L2 keeps.
+  bool EvictFirst = false;
 };
 
 /// How the scan emitter spreads lines over threads.

@@ -88,6 +88,12 @@ void ArgParser::option(const char *Name, const char *MetaVar, std::string *Out,
   Specs.push_back(std::move(S));
 }
 
+void ArgParser::listOption(const char *Name, const char *MetaVar,
+                           std::string *Out, const char *Help) {
+  option(Name, MetaVar, Out, Help);
+  Specs.back().Joined = true;
+}
+
 void ArgParser::choice(const char *Name, std::vector<std::string> Choices,
                        std::string *Out, const char *Help) {
   std::string Meta;
@@ -261,7 +267,9 @@ std::optional<int> ArgParser::parse(int Argc, char **Argv) {
                                          Value) == S->Choices.end())
       return usageError("invalid value '" + Value + "' for option '" + Spelled +
                         "' (expected " + S->MetaVar + ")");
-    *S->Value = Value;
+    *S->Value = S->Joined && S->Present && !S->Value->empty()
+                    ? *S->Value + "," + Value
+                    : Value;
   }
 
   for (size_t P = NextPositional; P < Positionals.size(); ++P)

@@ -261,8 +261,8 @@ static int runAnalyze(int Argc, char **Argv) {
   P.option("--device", "NAME|FILE.json", &DeviceName,
            "the GPU the kernels are planned for: a preset (A100, H100, "
            "H200) or a JSON file (default: H100, emit's for sm_90)");
-  P.option("--tune", "NAME=VALUE[,...]", &Tune,
-           "set tuning knobs, as emit (wins over the environment)");
+  P.listOption("--tune", "NAME=VALUE[,...]", &Tune,
+               "set tuning knobs, as emit (wins over the environment)");
   TuneCacheFile.addTo(P);
   Out.addTo(P, /*AllowFormat=*/false);
   FormatOption Format;

@@ -296,8 +296,8 @@ static int runDraw(int Argc, char **Argv) {
   P.option("--device", "NAME|FILE.json", &D.DeviceName,
            "HLO: the GPU planned for, as analyze (default H100)",
            /*Required=*/false, &DeviceSeen);
-  P.option("--tune", "NAME=VALUE[,...]", &D.Tune,
-           "HLO: tuning knobs, as analyze");
+  P.listOption("--tune", "NAME=VALUE[,...]", &D.Tune,
+               "HLO: tuning knobs, as analyze");
   P.choice("--input-format", {"auto", "xla", "mlir"}, &Format,
            "the map's syntax, as simplify");
   Out.addTo(P, /*AllowFormat=*/false);

@@ -57,9 +57,9 @@ static int runEmit(int Argc, char **Argv) {
   P.flag("--time", &Time, "print the compile time to stderr");
   P.option("--repeat", "N", &Repeat,
            "compile N more times and time those too (with --time)");
-  P.option("--tune", "NAME=VALUE[,...]", &Tune,
-           "set emitter tuning knobs (the IDXMAP_RED_*/IDXMAP_ROWNORM_* "
-           "names; wins over the environment)");
+  P.listOption("--tune", "NAME=VALUE[,...]", &Tune,
+               "set tuning knobs (`idxmap tuning` lists them; repeatable; "
+               "wins over the environment)");
   P.option("--device", "NAME|FILE.json", &Device,
            "the GPU's model whose limits kernels must fit: a preset (A100, "
            "H100, H200) or a JSON file (default: the preset of --gpu, "

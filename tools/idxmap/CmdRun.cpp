@@ -84,8 +84,8 @@ static int runRun(int Argc, char **Argv) {
            "read inputs from raw row-major files: NAME a fusion parameter "
            "(the per-kernel runs) or a sidecar buffer (--output-dir's run)");
   P.option("--fusion", "NAME", &Fusion, "only this fusion (HLO input)");
-  P.option("--tune", "NAME=VALUE[,...]", &Tune,
-           "emitter tuning knobs, as `idxmap emit --tune` (HLO input)");
+  P.listOption("--tune", "NAME=VALUE[,...]", &Tune,
+               "emitter tuning knobs, as `idxmap emit --tune` (HLO input)");
   TuneCacheFile.addTo(P);
   P.option("--tolerance", "ABS,REL", &TolText, "float tolerance override");
   P.choice("--gpu", {"sm_80", "sm_90", "sm_90a"}, &Gpu, "target GPU");

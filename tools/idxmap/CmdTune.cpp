@@ -272,9 +272,9 @@ static int runTune(int Argc, char **Argv) {
   P.option("--iterations", "N", &ItersText,
            "timed launches per candidate (20 to 100000, default 50)");
   P.option("--fusion", "NAME", &Fusion, "only this fusion");
-  P.option("--tune", "NAME=VALUE[,...]", &Tune,
-           "knobs every candidate keeps (never varied), as `idxmap emit "
-           "--tune`");
+  P.listOption("--tune", "NAME=VALUE[,...]", &Tune,
+               "knobs every candidate keeps (never varied), as `idxmap emit "
+               "--tune`");
   P.option("--seed", "N", &SeedText, "seed of the random inputs");
   P.choice("--gpu", {"sm_80", "sm_90", "sm_90a"}, &Gpu, "target GPU");
   P.flag("--precise-math", &Precise, "libdevice math");

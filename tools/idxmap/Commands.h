@@ -170,6 +170,9 @@ public:
   /// usage error. \p Seen, when given, is set if the option appeared.
   void option(const char *Name, const char *MetaVar, std::string *Out,
               const char *Help, bool Required = false, bool *Seen = nullptr);
+  /// An option that may repeat: `--tune A=1 --tune B=2` gives "A=1,B=2".
+  void listOption(const char *Name, const char *MetaVar, std::string *Out,
+                  const char *Help);
   /// An option restricted to \p Choices (`--input-format=auto|xla|mlir`).
   void choice(const char *Name, std::vector<std::string> Choices,
               std::string *Out, const char *Help);
@@ -207,6 +210,7 @@ private:
     std::vector<std::string> Choices;
     bool Required = false;
     bool Present = false;
+    bool Joined = false; // listOption: repeats join with ','
   };
   struct Positional {
     std::string Name;

@@ -104,7 +104,7 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
       Straddle = true;
     }
   }
-  P.Main = loopThreadMapping(In.Ctx, L, V, 128);
+  P.Main = pieceThreadMapping(In, L, V);
   P.Main.Target = Largest;
   P.choose("vector", V,
            "elements of '" + Largest->name() +

@@ -34,7 +34,7 @@ std::optional<std::string> planInputSlices(const PlanInputs &In,
   int64_t V = std::max<int64_t>(1, 16 / Bytes);
   while (V > 1 && Row % V != 0)
     V /= 2;
-  P.Main = loopThreadMapping(In.Ctx, S, V, 128);
+  P.Main = pieceThreadMapping(In, S, V);
   P.Main.Target = Input;
   P.choose("vector", V,
            "input elements per thread: the widest run of at most 16 bytes of "

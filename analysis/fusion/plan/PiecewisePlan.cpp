@@ -8,6 +8,7 @@
 #include "Plans.h"
 
 #include "idxmap/Compose.h"
+#include "idxmap/CostModel.h"
 #include "idxmap/HloIndexing.h"
 #include "idxmap/Simplify.h"
 
@@ -24,6 +25,19 @@ int64_t provenAccessWidth(const ThreadMapping &TM, const IndexingMap &Access,
   simplify(M);
   AccessReport R = analyzeAccess(M, S, /*CountWarps=*/false);
   return std::max<int64_t>(1, R.VectorWidth);
+}
+
+ThreadMapping pieceThreadMapping(const PlanInputs &In, const Shape &S,
+                                 int64_t V) {
+  // Data that stays in L2 takes little time to move, and the blocks'
+  // start-up then counts: half as many blocks of 256 threads. Measured on
+  // the H200 (CUPTI, 8 interleaved groups): concatenates of f32 rows in L2
+  // 1.61 -> 1.39 us, of s8 rows 1.33 -> 1.11; from DRAM no gain (f32 rows
+  // of 128, 256 and 33: 4.98 -> 5.43).
+  const int64_t T = tuned(In.Overrides, "IDXMAP_PIECE_THREADS",
+                          staysInL2(In.A, In.Device) ? 256 : 128);
+  const int64_t U = tuned(In.Overrides, "IDXMAP_PIECE_UNROLL", 1);
+  return loopThreadMapping(In.Ctx, S, V, T, U);
 }
 
 void finishPiecewise(const PlanInputs &In, KernelPlan &P, PiecewisePlan PP,
@@ -62,15 +76,26 @@ void finishPiecewise(const PlanInputs &In, KernelPlan &P, PiecewisePlan PP,
           V, provenAccessWidth(P.Main, It->second.front().Map, Pm->shape()));
   }
   const ThreadMapping &TM = P.Main;
-  P.choose("threads", TM.ThreadsPerBlock, "threads per block");
+  P.choose("threads", TM.ThreadsPerBlock,
+           In.Overrides.PieceThreads ? "tuning override"
+           : TM.ThreadsPerBlock == 256
+               ? "threads per block: the data stays in L2, so fewer, larger "
+                 "blocks"
+               : "threads per block");
+  if (TM.Unroll > 1 || In.Overrides.PieceUnroll)
+    P.choose("unroll", TM.Unroll,
+             In.Overrides.PieceUnroll
+                 ? "tuning override"
+                 : "runs per thread, their loads in flight together");
   GridStride GS = gridStride(TM.Blocks, In.Device.MaxGrid[0]);
-  P.choose("blocks", GS.Grid,
-           GS.Iterations > 1
-               ? "grid.x limit: " + std::to_string(GS.Iterations) +
-                     " blocks of the mapping per block (grid stride)"
-               : "one block per " +
-                     std::to_string(TM.ThreadsPerBlock * TM.Vector) + " " +
-                     Unit);
+  P.choose(
+      "blocks", GS.Grid,
+      GS.Iterations > 1
+          ? "grid.x limit: " + std::to_string(GS.Iterations) +
+                " blocks of the mapping per block (grid stride)"
+          : "one block per " +
+                std::to_string(TM.ThreadsPerBlock * TM.Unroll * TM.Vector) +
+                " " + Unit);
   int64_t MaxElements = TM.Target->shape().numElements();
   for (const HloInstruction *R : In.A.Roots)
     MaxElements = std::max(MaxElements, R->shape().numElements());

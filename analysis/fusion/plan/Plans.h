@@ -75,6 +75,14 @@ std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P);
 int64_t provenAccessWidth(const ThreadMapping &TM, const IndexingMap &Access,
                           const Shape &S);
 
+/// The thread mapping of a piecewise plan (concatenate, input slices) over
+/// \p S in runs of \p V elements: IDXMAP_PIECE_THREADS threads per block
+/// (128), each computing IDXMAP_PIECE_UNROLL runs (1) whose loads are in
+/// flight together; finishPiecewise records both choices.
+/// Example: bf16[8192,1024] in runs of 8 with the defaults: 8192 blocks.
+ThreadMapping pieceThreadMapping(const PlanInputs &In, const Shape &S,
+                                 int64_t V);
+
 /// Completes a piecewise plan (concatenate, input slices) whose Main and
 /// pieces (Source, Output, OutputMap, WholeRuns) are set: the store widths
 /// the maps prove, the load widths (a parameter read by one piece through

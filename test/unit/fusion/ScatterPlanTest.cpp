@@ -99,6 +99,21 @@ TEST(ScatterPlan, UniqueIndicesNeedNoAtomics) {
   EXPECT_EQ(scatterPlan(C).Combine, ScatterCombine::Store);
 }
 
+// The updates and indices stream past with an evict_first hint wherever
+// atomics come back to the operand's lines; not where each operand element
+// is written once.
+TEST(ScatterPlan, StreamedUpdatesEvictFirstUnderAtomics) {
+  Case C;
+  EXPECT_TRUE(scatterPlan(C).EvictFirst);
+  C.Combiner = "multiply(a, b)"; // a compare-and-swap loop
+  EXPECT_TRUE(scatterPlan(C).EvictFirst);
+  C.Extra = ", unique_indices=true";
+  EXPECT_FALSE(scatterPlan(C).EvictFirst);
+  C.Combiner = "ROOT";
+  C.Extra = "";
+  EXPECT_FALSE(scatterPlan(C).EvictFirst);
+}
+
 TEST(ScatterPlan, CombinersWithoutAnAtomicSwap) {
   Case C;
   C.Combiner = "multiply(a, b)";

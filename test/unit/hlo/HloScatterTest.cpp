@@ -10,6 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+#include <vector>
+
 using namespace idxmap;
 
 namespace {
@@ -126,3 +130,58 @@ TEST(HloScatter, ScalarWindow) {
 }
 
 } // namespace
+
+// Indices for `unique_indices=true`: windows that never overlap. Rows into
+// an 8-row operand: the 8 rows in some order, then starts past the end
+// (skipped windows); the example of the header.
+TEST(HloScatter, UniqueIndicesAreDistinctRows) {
+  Scatter X = parseScatter(R"(p = f32[8,4] parameter(0)
+      i = s32[10,1] parameter(1)
+      u = f32[10,4] parameter(2))",
+                           R"(f32[8,4] scatter(p, i, u), update_window_dims={1},
+          inserted_window_dims={0}, scatter_dims_to_operand_dims={0},
+          index_vector_dim=1, to_apply=add, unique_indices=true)");
+  ASSERT_TRUE(X.M);
+  const HloInstruction &S = *X.M->entry()->root();
+  for (uint64_t Seed : {1, 2, 3}) {
+    Literal I(S.operand(1)->shape());
+    I.fillRandom(Seed);
+    fillUniqueScatterIndices(S, I, Seed);
+    std::vector<int64_t> Rows;
+    for (int64_t K = 0; K < 8; ++K)
+      Rows.push_back(I.getInt(K));
+    std::sort(Rows.begin(), Rows.end());
+    for (int64_t K = 0; K < 8; ++K)
+      EXPECT_EQ(Rows[size_t(K)], K) << "seed " << Seed;
+    EXPECT_EQ(I.getInt(8), 8);
+    EXPECT_EQ(I.getInt(9), 8);
+  }
+}
+
+// Windows 2 rows tall and a second scattered dim: the first dim's starts
+// are distinct multiples of 2 (windows apart), the second's fit.
+TEST(HloScatter, UniqueIndicesKeepWindowsApart) {
+  Scatter X =
+      parseScatter(R"(p = f32[10,4,6] parameter(0)
+      i = s32[3,2] parameter(1)
+      u = f32[3,2,6] parameter(2))",
+                   R"(f32[10,4,6] scatter(p, i, u), update_window_dims={1,2},
+          inserted_window_dims={0}, scatter_dims_to_operand_dims={1,0},
+          index_vector_dim=1, to_apply=add, unique_indices=true)");
+  ASSERT_TRUE(X.M);
+  const HloInstruction &S = *X.M->entry()->root();
+  // Component 0 starts operand dim 1 (window 2 of 4: starts 0 or 2);
+  // component 1 operand dim 0 (window 1 of 10).
+  Literal I(S.operand(1)->shape());
+  fillUniqueScatterIndices(S, I, 5);
+  std::set<int64_t> Starts;
+  for (int64_t V = 0; V < 3; ++V) {
+    const int64_t D1 = I.getInt(V * 2), D0 = I.getInt(V * 2 + 1);
+    EXPECT_TRUE(D1 == 0 || D1 == 2 || D1 == 4) << D1;
+    EXPECT_GE(D0, 0);
+    EXPECT_LE(D0, 9);
+    if (D1 < 4)
+      EXPECT_TRUE(Starts.insert(D1).second) << "two windows at " << D1;
+  }
+  EXPECT_EQ(Starts.size(), 2u); // two slots, the third vector skipped
+}

@@ -11,7 +11,7 @@ import lli_kernel
 
 IDX, LLI, TMP = sys.argv[1], sys.argv[2], sys.argv[3]
 os.makedirs(TMP, exist_ok=True)
-def run(sizes, rows, seed):
+def run(sizes, rows, seed, tune=()):
     n = len(sizes)
     W = sum(sizes)
     params = "".join(f"  p{i} = f32[{rows},{s}] parameter({i})\n" for i, s in enumerate(sizes))
@@ -20,8 +20,8 @@ def run(sizes, rows, seed):
            "ENTRY main {\n" + params + f"  ROOT r = f32[{rows},{W}] fusion(" + ", ".join(f"p{i}" for i in range(n)) + "), kind=kLoop, calls=f\n}\n")
     path = os.path.join(TMP, "t.hlo")
     open(path, "w").write(hlo)
-    K = lli_kernel.first_kernel(IDX, path)
-    ir = lli_kernel.kernel_ir(IDX, path)
+    K = lli_kernel.first_kernel(IDX, path, tune)
+    ir = lli_kernel.kernel_ir(IDX, path, tune)
     vals = []
     glob = ""
     for i, s in enumerate(sizes):
@@ -41,10 +41,16 @@ def run(sizes, rows, seed):
             exp += [-x for x in vals[i][r * s:(r + 1) * s]]
     how = K["emitter"] if K["emitter"] != "loop" else \
         ("switch" if "switch" in ir else "tree")
-    lli_kernel.report(f"{sizes} {rows} {how}", got, exp)
+    lli_kernel.report(f"{sizes} {rows} {how}{' ' + ' '.join(tune[1::2]) if tune else ''}",
+                      got, exp)
 random.seed(1)
 for sizes, rows in [([8, 3, 8, 3, 8, 3], 4), ([1, 2, 3], 2), ([5] * 7, 3),
                     ([0, 4, 0, 9, 1, 7, 2, 0, 3], 2)] + \
         [([random.randint(0, 9) or 1 for _ in range(random.randint(2, 40))],
           random.randint(1, 4)) for _ in range(3)]:
     run(sizes, rows, 0)
+# Several runs per thread (their loads first, then the stores), a ragged
+# last block, and small blocks.
+for sizes, rows, knobs in [([8, 3, 8, 3, 8, 3], 5, "IDXMAP_PIECE_UNROLL=4,IDXMAP_PIECE_THREADS=32"),
+                           ([4, 12, 1], 7, "IDXMAP_PIECE_UNROLL=2,IDXMAP_PIECE_THREADS=32")]:
+    run(sizes, rows, 0, ("--tune", knobs))

@@ -5,20 +5,21 @@ buffer, and the comparison with the output computed in Python."""
 import json, os, re, subprocess, sys
 
 
-def first_kernel(idx, hlo_path):
+def first_kernel(idx, hlo_path, extra=()):
     """Emits the PTX of `hlo_path` next to it and returns the sidecar's
     first kernel (its name, grid and block)."""
     stem = os.path.splitext(hlo_path)[0]
-    subprocess.run([idx, "emit", hlo_path, "-o", stem + ".ptx"], check=True)
+    subprocess.run([idx, "emit", hlo_path, "-o", stem + ".ptx", *extra],
+                   check=True)
     return json.load(open(stem + ".json"))["kernels"][0]
 
 
-def kernel_ir(idx, hlo_path):
+def kernel_ir(idx, hlo_path, extra=()):
     """The module's LLVM IR less what lli does not take: the target, the
     declarations and the NVVM annotations, address space 1 (the
     interpreter has one) and the kernel calling convention; the thread
     and block ids are read through @tidx() and @ctax() (harness())."""
-    ir = subprocess.run([idx, "emit", hlo_path, "--emit=llvm"], check=True,
+    ir = subprocess.run([idx, "emit", hlo_path, "--emit=llvm", *extra], check=True,
                         capture_output=True, text=True).stdout
     keep = []
     for l in ir.splitlines():
