@@ -50,9 +50,15 @@ static DeviceModel a100() {
   return D;
 }
 
-int64_t residentBlocks(const DeviceModel &D, int64_t ThreadsPerBlock) {
+int64_t residentBlocks(const DeviceModel &D, int64_t ThreadsPerBlock,
+                       int64_t SharedBytes, int64_t Registers) {
   int64_t PerSm = ThreadsPerBlock > 0 ? D.MaxThreadsPerSm / ThreadsPerBlock : 0;
-  return D.SmCount * std::max<int64_t>(1, std::min(D.MaxBlocksPerSm, PerSm));
+  PerSm = std::min(D.MaxBlocksPerSm, PerSm);
+  if (SharedBytes > 0)
+    PerSm = std::min(PerSm, D.SharedBytesPerSm / SharedBytes);
+  if (Registers > 0 && ThreadsPerBlock > 0)
+    PerSm = std::min(PerSm, D.RegistersPerSm / (Registers * ThreadsPerBlock));
+  return D.SmCount * std::max<int64_t>(1, PerSm);
 }
 
 std::optional<DeviceModel> lookupDeviceModel(std::string_view Name) {

@@ -99,8 +99,7 @@ std::optional<Diagnostic> ScanKernel::createFunction() {
   K = createKernel(M, Info.Name, Specs);
   if (Info.WorkspaceBytes)
     Workspace = K->getArg(K->arg_size() - 1);
-  setLaunchBounds(*K, {unsigned(T), /*Exact=*/true,
-                       unsigned(SP.sharedTile() ? SP.MinBlocks : 0)});
+  setLaunchBounds(*K, {unsigned(T), /*Exact=*/true, unsigned(SP.MinBlocks)});
   BPtr = std::make_unique<llvm::IRBuilder<>>(&K->getEntryBlock());
   IndexTy = P.Index32 ? BPtr->getInt32Ty() : BPtr->getInt64Ty();
   Lanes =

@@ -86,7 +86,7 @@ private:
   llvm::IRBuilder<> &B;
   llvm::Function &K;
   llvm::Type *IndexTy;
-  const int64_t Runs, Vector, Threads;
+  const int64_t Vector, Threads;
   int64_t PerThread = 0;
   /// Per staged parameter: its load width and where its slots start (bytes
   /// of one thread's slots before them).

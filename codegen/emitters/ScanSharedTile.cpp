@@ -28,8 +28,7 @@ StagedLoader::StagedLoader(llvm::IRBuilder<> &B, llvm::Function &K,
                            const ScanInfo &S,
                            const std::vector<int64_t> &Widths, int64_t Runs,
                            int64_t Vector, int64_t Threads, llvm::Type *IndexTy)
-    : B(B), K(K), IndexTy(IndexTy), Runs(Runs), Vector(Vector),
-      Threads(Threads) {
+    : B(B), K(K), IndexTy(IndexTy), Vector(Vector), Threads(Threads) {
   for (const HloInstruction *P : S.streamedParameters()) {
     const size_t N = size_t(P->parameterNumber());
     Layout[P] = {N < Widths.size() ? Widths[N] : 1, PerThread};

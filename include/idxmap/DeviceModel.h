@@ -63,15 +63,17 @@ struct DeviceModel {
   int64_t MaxKernelParamBytes = 4096;
 };
 
-/// Waves of \p Blocks blocks of \p ThreadsPerBlock threads on \p D when only
-/// the thread and block limits of an SM bound residency (registers and
-/// shared memory are the kernel's, known after ptxas): blocks per wave =
-/// SmCount x min(MaxBlocksPerSm, MaxThreadsPerSm / ThreadsPerBlock), at
-/// least one block per SM.
+/// Blocks of \p ThreadsPerBlock threads resident at once on \p D (a wave):
+/// SmCount x the fewest per SM that its threads and block slots allow, and,
+/// when given, its shared memory (\p SharedBytes per block) and registers
+/// (\p Registers per thread; otherwise the kernel's, known after ptxas);
+/// at least one block per SM.
 ///
 /// Example: on the H100 (132 SMs, 2048 threads per SM), 1056 blocks of 256
-/// threads are one wave (132 x 8); 1057 blocks take 2.
-int64_t residentBlocks(const DeviceModel &D, int64_t ThreadsPerBlock);
+/// threads are one wave (132 x 8); with 66 KiB of shared memory per block
+/// (228 KiB per SM) and 80 registers a thread, 396 (132 x 3).
+int64_t residentBlocks(const DeviceModel &D, int64_t ThreadsPerBlock,
+                       int64_t SharedBytes = 0, int64_t Registers = 0);
 
 /// The preset named \p Name ("A100", "H100", "H200"; case-insensitive), or
 /// nothing.

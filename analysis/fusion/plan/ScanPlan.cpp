@@ -144,12 +144,8 @@ void planSharedTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
   // As many blocks per SM as threads and shared memory allow, each thread
   // keeping at least 64 registers.
   const DeviceModel &D = In.Device;
-  int64_t PerSm =
-      std::max<int64_t>(1, std::min({D.MaxThreadsPerSm / T, D.MaxBlocksPerSm,
-                                     D.SharedBytesPerSm / (Stage + 1024)}));
-  while (PerSm > 1 && D.RegistersPerSm / (PerSm * T) < 64)
-    --PerSm;
-  const int64_t Slots = std::max<int64_t>(1, D.SmCount) * PerSm;
+  const int64_t Slots = residentBlocks(D, T, Stage + 1024, 64);
+  const int64_t PerSm = Slots / std::max<int64_t>(1, D.SmCount);
   const bool Many = SP.tiles() >= 4 * Slots;
   const bool Checked = ItemBytes == 4 && !SP.Accumulate32;
   const std::string Default =

@@ -180,8 +180,9 @@ TEST(HloScatter, UniqueIndicesKeepWindowsApart) {
     EXPECT_TRUE(D1 == 0 || D1 == 2 || D1 == 4) << D1;
     EXPECT_GE(D0, 0);
     EXPECT_LE(D0, 9);
-    if (D1 < 4)
+    if (D1 < 4) {
       EXPECT_TRUE(Starts.insert(D1).second) << "two windows at " << D1;
+    }
   }
   EXPECT_EQ(Starts.size(), 2u); // two slots, the third vector skipped
 }
