@@ -21,6 +21,7 @@
 #include "idxmap/HloIndexing.h"
 #include "idxmap/Tuning.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -228,8 +229,27 @@ struct PiecewisePlan {
     /// values are computed for every lane, loads as vectors, and only the
     /// stores are checked.
     bool Covers = false;
+    /// With Blocked: the walk of the source's own index space (its vector
+    /// width its own) and the first of its Main.Blocks blocks.
+    ThreadMapping Main;
+    int64_t FirstBlock = 0;
   };
   std::vector<Piece> Pieces;
+  /// Each block walks one piece's own space (Piece::Main) instead of every
+  /// block walking KernelPlan::Main's and storing each piece that covers
+  /// it: a concatenation along its major-most dim, where each operand is
+  /// one contiguous block of the output.
+  bool Blocked = false;
+  /// The blocks of the launch: the pieces' blocks together when Blocked,
+  /// else \p Main's.
+  int64_t blocks(const ThreadMapping &Main) const {
+    if (!Blocked)
+      return Main.Blocks;
+    int64_t N = 0;
+    for (const Piece &Pc : Pieces)
+      N = std::max(N, Pc.FirstBlock + Pc.Main.Blocks);
+    return N;
+  }
   /// The concatenation the root is computed from (its value overridden by
   /// each piece's); null for input slices (the pieces are the roots).
   const HloInstruction *Concat = nullptr;

@@ -13,6 +13,7 @@
 #include "idxmap/Simplify.h"
 
 #include <algorithm>
+#include <map>
 
 namespace idxmap {
 namespace plan {
@@ -44,19 +45,25 @@ void finishPiecewise(const PlanInputs &In, KernelPlan &P, PiecewisePlan PP,
                      const std::set<const HloInstruction *> &Excluded,
                      const std::string &Unit) {
   const HloComputation &C = *In.A.Computation;
-  const int64_t V = P.Main.Vector;
   // Stores: one vector where the piece's map proves it and its runs are
   // whole.
   GroupedIndexing G;
   std::set<const HloInstruction *> Straddled;
+  // Blocked, the walk each instruction is read under (null: several).
+  std::map<const HloInstruction *, const ThreadMapping *> Walk;
   for (PiecewisePlan::Piece &Pc : PP.Pieces) {
     const Shape &Out = In.A.Roots[Pc.Output]->shape();
+    const ThreadMapping &M = PP.Blocked ? Pc.Main : P.Main;
     Pc.StoreWidth =
-        Pc.WholeRuns ? std::min(V, provenAccessWidth(P.Main, Pc.OutputMap, Out))
-                     : 1;
+        Pc.WholeRuns
+            ? std::min(M.Vector, provenAccessWidth(M, Pc.OutputMap, Out))
+            : 1;
     for (auto &[I, Maps] : computeGroupedIndexing(In.Ctx, C, Pc.Source)) {
       if (!Pc.WholeRuns && !Pc.Covers)
         Straddled.insert(I);
+      auto [W, New] = Walk.emplace(I, &M);
+      if (!New && W->second != &M)
+        W->second = nullptr;
       for (OperandMap &OM : Maps)
         if (std::find(G[I].begin(), G[I].end(), OM) == G[I].end())
           G[I].push_back(std::move(OM));
@@ -70,10 +77,12 @@ void finishPiecewise(const PlanInputs &In, KernelPlan &P, PiecewisePlan PP,
   for (size_t K = 0; K < C.parameters().size(); ++K) {
     const HloInstruction *Pm = C.parameters()[K];
     auto It = G.find(Pm);
+    const ThreadMapping *M = PP.Blocked ? Walk[Pm] : &P.Main;
     if (It != G.end() && It->second.size() == 1 && !Excluded.count(Pm) &&
-        !Straddled.count(Pm))
-      Loads[K] = std::min(
-          V, provenAccessWidth(P.Main, It->second.front().Map, Pm->shape()));
+        !Straddled.count(Pm) && M)
+      Loads[K] =
+          std::min(M->Vector,
+                   provenAccessWidth(*M, It->second.front().Map, Pm->shape()));
   }
   const ThreadMapping &TM = P.Main;
   P.choose("threads", TM.ThreadsPerBlock,
@@ -87,12 +96,14 @@ void finishPiecewise(const PlanInputs &In, KernelPlan &P, PiecewisePlan PP,
              In.Overrides.PieceUnroll
                  ? "tuning override"
                  : "runs per thread, their loads in flight together");
-  GridStride GS = gridStride(TM.Blocks, In.Device.MaxGrid[0]);
+  GridStride GS = gridStride(PP.blocks(TM), In.Device.MaxGrid[0]);
   P.choose(
       "blocks", GS.Grid,
-      GS.Iterations > 1
-          ? "grid.x limit: " + std::to_string(GS.Iterations) +
-                " blocks of the mapping per block (grid stride)"
+      GS.Iterations > 1 ? "grid.x limit: " + std::to_string(GS.Iterations) +
+                              " blocks of the mapping per block (grid stride)"
+      : PP.Blocked
+          ? "one block per " + std::to_string(TM.ThreadsPerBlock * TM.Unroll) +
+                " runs of one operand"
           : "one block per " +
                 std::to_string(TM.ThreadsPerBlock * TM.Unroll * TM.Vector) +
                 " " + Unit);
