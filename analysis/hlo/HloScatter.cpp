@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "idxmap/HloScatter.h"
 
+#include "SplitMix64.h"
+
 #include <algorithm>
 #include <numeric>
 #include <vector>
@@ -62,13 +64,7 @@ void fillUniqueScatterIndices(const HloInstruction &S, Literal &Indices,
   if (!IS.isArray() || SD.ScatterDimsToOperandDims.empty() ||
       IS.numElements() == 0)
     return;
-  uint64_t State = Seed;
-  auto Next = [&State] { // SplitMix64
-    uint64_t Z = (State += 0x9e3779b97f4a7c15ULL);
-    Z = (Z ^ (Z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    Z = (Z ^ (Z >> 27)) * 0x94d049bb133111ebULL;
-    return Z ^ (Z >> 31);
-  };
+  SplitMix64 Rng{Seed};
   const int64_t Ivd = SD.IndexVectorDim, Rank = IS.rank();
   const int64_t K = Ivd < Rank ? IS.Dims[size_t(Ivd)] : 1;
   const int64_t Vectors = IS.numElements() / K;
@@ -80,7 +76,7 @@ void fillUniqueScatterIndices(const HloInstruction &S, Literal &Indices,
   std::vector<int64_t> Perm(size_t(Op.Dims[size_t(D0)] / W0));
   std::iota(Perm.begin(), Perm.end(), 0);
   for (size_t I = Perm.size(); I > 1; --I)
-    std::swap(Perm[I - 1], Perm[size_t(Next() % I)]);
+    std::swap(Perm[I - 1], Perm[size_t(Rng.next() % I)]);
   for (int64_t V = 0; V < Slots; ++V)
     Start0[size_t(V)] = Perm[size_t(V)] * W0;
   // Element L's index vector (the row-major number over the dims other
@@ -99,7 +95,7 @@ void fillUniqueScatterIndices(const HloInstruction &S, Literal &Indices,
       int64_t V = Start0[size_t(Vec)];
       if (Comp > 0) {
         const int64_t Fit = Op.Dims[size_t(D)] - scatterWindowSize(SD, Upd, D);
-        V = Fit >= 0 ? int64_t(Next() % uint64_t(Fit + 1)) : 0;
+        V = Fit >= 0 ? int64_t(Rng.next() % uint64_t(Fit + 1)) : 0;
       }
       Indices.setInt(L, V);
     }

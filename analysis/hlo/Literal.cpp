@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ElementKernels.h"
+#include "SplitMix64.h"
 #include "idxmap/Hlo.h"
 
 #include <cassert>
@@ -122,19 +123,6 @@ void Literal::setBits(int64_t Linear, uint64_t Bits) {
 }
 
 namespace {
-/// SplitMix64: a small, fast generator with identical output everywhere.
-struct SplitMix64 {
-  uint64_t State;
-  uint64_t next() {
-    uint64_t Z = (State += 0x9e3779b97f4a7c15ull);
-    Z = (Z ^ (Z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    Z = (Z ^ (Z >> 27)) * 0x94d049bb133111ebull;
-    return Z ^ (Z >> 31);
-  }
-  /// Uniform in [0, 1).
-  double unit() { return double(next() >> 11) * 0x1.0p-53; }
-};
-
 /// The smallest and largest value of an integral type, as doubles.
 std::pair<double, double> intRange(PrimitiveType T) {
   int Bits = bitWidth(T);

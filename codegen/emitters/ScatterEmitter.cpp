@@ -276,15 +276,9 @@ public:
         IndexTy(IndexTy), I64(B.getInt64Ty()), PT(Op.Type), V(SP.Vector),
         T(TM.ThreadsPerBlock), Lanes(B, K, C, P.Loop->LoadWidth, IndexTy),
         FE(B, Ctx, C, Lanes.loader(), Math, IndexTy), RE(TM.Map) {
-    // Streamed: the indices, and parameters of at least 1/64 of the
-    // updates' elements (a smaller one is read again by many threads).
-    const int64_t Streamed = std::max<int64_t>(2, Upd.numElements() / 64);
-    for (size_t I = 0; SP.EvictFirst && I < C.parameters().size(); ++I) {
-      const HloInstruction &Pm = *C.parameters()[I];
-      if (int64_t(I) != SP.UpdatedParam &&
-          (&Pm == &Indices || Pm.shape().numElements() >= Streamed))
-        Lanes.setHint(Pm, CacheHint::EvictFirst);
-    }
+    for (size_t I = 0; SP.EvictFirst && I < SP.ReadOnce.size(); ++I)
+      if (SP.ReadOnce[I])
+        Lanes.setHint(*C.parameters()[I], CacheHint::EvictFirst);
   }
 
   /// A thread per run of the mapping: thread \p Th of block \p Bl combines

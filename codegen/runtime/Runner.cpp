@@ -133,6 +133,7 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
         Total && Need > Total)
       return fail("kernel '" + K.Name + "' needs " + std::to_string(Need) +
                   " bytes of buffers; the device has " + std::to_string(Total));
+    std::vector<bool> Random(In.size(), false);
     for (size_t I = 0; I < In.size(); ++I) {
       Literal L(Shape(In[I]->Type.Type, In[I]->Type.Dims));
       auto FileIt =
@@ -151,6 +152,7 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
         L.data() = std::move(Bytes);
       } else {
         L.fillRandom(Options.Seed * 1000003 + I, Options.Lo, Options.Hi);
+        Random[I] = true;
       }
       Args.push_back(std::move(L));
     }
@@ -165,10 +167,7 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
       if (Ix->opcode() != HloOpcode::Parameter)
         continue;
       const int64_t P = Ix->parameterNumber();
-      if (P < int64_t(In.size()) &&
-          std::none_of(
-              Options.InputFiles.begin(), Options.InputFiles.end(),
-              [&](const auto &F) { return F.first == In[size_t(P)]->Name; }))
+      if (P < int64_t(In.size()) && Random[size_t(P)])
         fillUniqueScatterIndices(*I, Args[size_t(P)],
                                  Options.Seed * 1000003 + uint64_t(P));
     }

@@ -304,10 +304,14 @@ struct ScatterPlan {
   /// operand once per such segment: > 1 for `indices_are_sorted=true`
   /// (XLA's sorted scatter), where equal indices are neighbours.
   int64_t Segment = 1;
-  /// The updates and indices (every parameter but the updated operand)
-  /// load with an L2 evict_first policy: they are read once, and the
-  /// operand's lines that the atomics hit are then the ones L2 keeps.
+  /// The parameters read once (ReadOnce, by parameter number) load with an
+  /// L2 evict_first policy, so that the operand's lines the atomics hit
+  /// are the ones L2 keeps.
   bool EvictFirst = false;
+  /// Per parameter: streamed, read once: the indices, and parameters of at
+  /// least 1/64 of the updates' elements other than the updated operand (a
+  /// smaller one is read again by many threads).
+  std::vector<bool> ReadOnce;
 };
 
 /// How the scan emitter spreads lines over threads.

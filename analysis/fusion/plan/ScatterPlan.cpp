@@ -208,6 +208,14 @@ std::optional<std::string> planScatter(const PlanInputs &In, KernelPlan &P) {
                       "come back to the operand's lines, which L2 keeps"
                     : "each operand element is written once: no line worth "
                       "keeping in L2") != 0;
+  const int64_t Streamed =
+      std::max<int64_t>(2, Updates->shape().numElements() / 64);
+  for (size_t K = 0; K < C.parameters().size(); ++K) {
+    const HloInstruction *Pm = C.parameters()[K];
+    SP.ReadOnce.push_back(
+        int64_t(K) != SP.UpdatedParam &&
+        (Pm == S->operand(1) || Pm->shape().numElements() >= Streamed));
+  }
   int64_t Threads = Updates->shape().numElements() / SP.Vector;
   if (SP.Segment > 1) {
     const int64_t Runs =
