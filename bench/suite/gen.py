@@ -707,6 +707,7 @@ def _table():
     split("split_qkv_bf16_8192x3072", "attention qkv split", "bf16", (8192, 3072),
           [1024, 1024, 1024])
     split("split_odd_f32_4096x1000", "uneven split", "f32", (4096, 1000), [333, 333, 334])
+    split("split_heads_f32_4096x1024", "heads split", "f32", (4096, 1024), [256] * 4)
     concat("concat_qkv_bf16_3x4096x1024", "attention qkv", "bf16", [(4096, 1024)] * 3, 1)
     concat("concat_rows_f32_1000x513_24x513", "batch padding", "f32", [(1000, 513), (24, 513)], 0)
     concat("concat_features_f32_8x16384x64", "recommender", "f32", [(16384, 64)] * 8, 1)
@@ -720,6 +721,19 @@ def _table():
            [(32, 56, 56, 64), (32, 56, 56, 128)], 3)
     concat("concat_small_s8_1000x77_33_1", "odd byte widths (L2)", "s8",
            [(1000, 77), (1000, 33), (1000, 1)], 1)
+    concat("concat_heads_f32_4x4096x256", "attention heads", "f32", [(4096, 256)] * 4, 1)
+    concat("concat_gates_f16_16384x512_512_1024", "gate blocks", "f16",
+           [(16384, 512), (16384, 512), (16384, 1024)], 1)
+    concat("concat_layers_bf16_3x4096x2048", "layer stack (dim 0)", "bf16",
+           [(4096, 2048)] * 3, 0)
+    concat("concat_pair_f32_8192x1024_1024", "residual pair", "f32",
+           [(8192, 1024), (8192, 1024)], 1)
+    concat("concat_pair_f32_2048x1024_1024", "residual pair (16 MiB)", "f32",
+           [(2048, 1024), (2048, 1024)], 1)
+    concat("concat_kv_bf16_2x4096x2048", "KV cache append (32 MiB)", "bf16",
+           [(4096, 2048), (4096, 2048)], 0)
+    concat("concat_odd_f16_8192x100_200_300", "odd f16 widths", "f16",
+           [(8192, 100), (8192, 200), (8192, 300)], 1)
     embedding("embedding_bf16_32768x4096_16384", "token embedding", "bf16",
               32768, 4096, 16384)
     embedding("embedding_f32_50257x768_4096", "GPT-2 embedding", "f32",

@@ -354,13 +354,18 @@ def stats(t):
 
 def idxmap_contenders(M, p, xs):
     """The default kernel and the variants, each with its launches for every
-    input copy, all writing the same outputs. Returns ({label: (launch per
-    copy, tune)}, outputs, their HLO types)."""
+    input copy and its own outputs (as each peer has its own: a contender
+    that wrote the same buffer just before would find its lines in L2, and
+    one that follows a peer pays for writing back the peer's). Returns
+    ({label: (launch per copy, tune)}, {label: outputs}, {label: their HLO
+    types})."""
     T, f = M.torch, p.fusion
-    outs, out_types = {}, []
+    outs, out_types = {}, {}
 
-    def tensor_for(c):
+    def tensor_for(label, c):
         byname = {n: x for (n, _, _, _), x in zip(f.ins, xs[c])}
+        mine = outs.setdefault(label, {})
+        types = out_types.setdefault(label, [])
 
         def get(k, prm):
             if prm["role"] == "input":
@@ -369,19 +374,19 @@ def idxmap_contenders(M, p, xs):
                                    f"input of gen.py's {f.name}")
                 return byname[prm["name"]]
             key = (k["name"], prm["name"])
-            if key not in outs:
-                outs[key] = T.empty(prm["shape"] or [1], device="cuda",
+            if key not in mine:
+                mine[key] = T.empty(prm["shape"] or [1], device="cuda",
                                     dtype=kernel_timing.torch_dtype(T, prm["type"]))
-                out_types.append(prm["type"])
-            return outs[key]
+                types.append(prm["type"])
+            return mine[key]
         return get
 
     kernels = {}
     for label, ptx, tune in [("idxmap", p.ptx, None)] + [
             (f"idxmap[{t}]", v, t) for t, v in p.variants]:
-        kernels[label] = ([kernel_timing.idxmap_launches(M.cp, T, ptx, tensor_for(c))
+        kernels[label] = ([kernel_timing.idxmap_launches(M.cp, T, ptx, tensor_for(label, c))
                            for c in range(len(xs))], tune)
-    return kernels, list(outs.values()), out_types
+    return kernels, {k: list(v.values()) for k, v in outs.items()}, out_types
 
 
 def check_idxmap(M, f, xs, kernels, outs, out_types):
@@ -394,12 +399,12 @@ def check_idxmap(M, f, xs, kernels, outs, out_types):
         scales = list(as_tuple(f.tf(T, *[x.abs() for x in xs[0]])))
     checks = {}
     for label, (launches, _) in kernels.items():
-        for o in outs:
+        for o in outs[label]:
             o.view(T.uint8).fill_(255)  # a kernel must write every element
         T.cuda.synchronize()
         launches[0]()
         T.cuda.synchronize()
-        ok, err, msg = compare(M, outs, out_types, refs, scales)
+        ok, err, msg = compare(M, outs[label], out_types[label], refs, scales)
         checks[label] = dict(ok=ok, rel_err=err, message=msg)
     return checks
 
