@@ -17,9 +17,9 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "32 bytes of parameters in flight per thread (16 of full vectors "
        "from DRAM), a block per SM kept",
        "loop: vectors each thread computes (independent, in flight)"},
-      {"IDXMAP_PIECE_BY_OPERAND", &T::PieceByOperand, 0, 1, false, "0",
-       "concatenate along the major-most dim: 1 gives each operand blocks "
-       "that walk it alone"},
+      {"IDXMAP_PIECE_BY_OPERAND", &T::PieceByOperand, 0, 1, false,
+       "1 along the major-most dim, else 0",
+       "concatenate: 1 gives each operand blocks that walk it alone"},
       {"IDXMAP_PIECE_THREADS", &T::PieceThreads, 32, 1024, true,
        "256 when the data stays in L2, else 128",
        "concatenate, input slices: threads per block"},

@@ -120,31 +120,43 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
     Straddling += !Pc.WholeRuns && Ext > 0;
     PP.Pieces.push_back(std::move(Pc));
   }
-  // Along the major-most dim each operand is one contiguous block of the
-  // output: blocks that each walk one operand touch one region of each
-  // buffer, in runs as wide as that operand's elements and offset allow.
-  // Measured on the H200 (a CuPy kernel of each design, f16[8192,2048] x 2
-  // along dim 0): 33.30 us over the largest operand, 32.78 by operand; the
-  // suite's KV append 33.27 -> 32.64. Along the minor dim of bf16 rows of
-  // 1024, 512 and 256 the designs tie. Only by the knob until its kernels
-  // have passed the random fusions on the GPU.
-  if (L.rank() > 0 && Pos == L.rank() - 1 &&
-      tuned(In.Overrides, "IDXMAP_PIECE_BY_OPERAND", 0)) {
+  // By operand: blocks that each walk one operand's own space, in runs as
+  // wide as its chunks in the output allow (along the major-most dim the
+  // operand is one chunk; along another, a chunk per slice of the dims
+  // more major, of its extent times the elements more minor). The default
+  // along the major-most dim, where each block then streams one region of
+  // one input into one of the output. Measured on the H200 (CUPTI, 16
+  // interleaved groups, inputs from DRAM): three bf16[4096,2048] along dim
+  // 0 25.86 -> 24.90 us, two f16[8192,2048] 33.34 -> 32.75, two
+  // bf16[4096,2048] and f32 rows in L2 level; along the minor dim mixed
+  // (qkv 12.69 -> 12.34, DenseNet channels 19.43 -> 19.86, odd f16 widths
+  // in narrower runs 6.03 -> 7.10), so there only by the knob.
+  const bool Major = L.rank() > 0 && Pos == L.rank() - 1;
+  if (L.rank() > 0 &&
+      tuned(In.Overrides, "IDXMAP_PIECE_BY_OPERAND", Major ? 1 : 0)) {
     PP.Blocked = true;
-    int64_t Offset = 0, First = 0;
+    const int64_t Stride = X->shape().Dims[size_t(Dim)] * Inner;
+    int64_t Offset = 0, Along = 0, First = 0;
     for (PiecewisePlan::Piece &Pc : PP.Pieces) {
       const Shape &S = Pc.Source->shape();
       const int64_t N = S.numElements();
-      const int64_t W =
-          Widest([&](int64_t W) { return N % W == 0 && Offset % W == 0; });
+      const int64_t Chunk = S.Dims[size_t(Dim)] * Inner;
+      const int64_t W = Widest([&](int64_t W) {
+        return Major ? N % W == 0 && Offset % W == 0
+                     : Chunk % W == 0 && (Along * Inner) % W == 0 &&
+                           Stride % W == 0;
+      });
       Pc.Main = pieceThreadMapping(In, S, W);
       Pc.Main.Target = Pc.Source;
+      Pc.WholeRuns = true; // its own space: a run never leaves it
       if (N == 0)
         Pc.Main.Blocks = 0;
       Pc.FirstBlock = First;
       First += Pc.Main.Blocks;
       Offset += N;
+      Along += S.Dims[size_t(Dim)];
     }
+    Straddling = 0;
     // The launch's blocks are as wide as the widest walk (a small operand
     // of narrow runs may need more threads than the largest one of wide
     // runs); the narrower walks leave their extra threads idle.
@@ -161,7 +173,7 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
              "elements per thread of '" + P.Main.Target->name() +
                  "' (the widest blocks); each operand's blocks walk it "
                  "alone, in the widest runs of at most 16 bytes dividing its "
-                 "elements and its offset in the output");
+                 "chunks of the output and their offsets");
   else
     P.choose("vector", V,
              "elements of '" + Largest->name() +

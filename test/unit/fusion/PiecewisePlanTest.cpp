@@ -3,7 +3,8 @@
 // Part of idxmap. The threads of the concatenate and input-slices plans:
 // 128 per block from DRAM, 256 when the data stays in L2 (the blocks'
 // start-up counts there), and the runs a thread computes (IDXMAP_PIECE_
-// UNROLL) shrinking the grid without leaving an element out.
+// UNROLL) shrinking the grid without leaving an element out; concatenates
+// by operand (each operand's blocks walking its own space).
 //
 //===----------------------------------------------------------------------===//
 #include "idxmap/Fusion.h"
@@ -20,30 +21,33 @@ using namespace idxmap;
 
 namespace {
 
-/// The plan of a fusion concatenating bf16[Rows, W] for each W of \p Widths
-/// along dim 1.
-Expected<KernelPlan> concatPlan(int64_t Rows,
-                                const std::vector<int64_t> &Widths,
-                                const Tuning &T,
-                                std::unique_ptr<HloModule> &M) {
+/// The plan of a fusion concatenating the operands \p Shapes (rank 2, of
+/// type \p Ty) along \p Dim.
+Expected<KernelPlan>
+concatPlanOf(const std::vector<std::pair<int64_t, int64_t>> &Shapes,
+             int64_t Dim, const Tuning &T, std::unique_ptr<HloModule> &M,
+             const std::string &Ty = "bf16") {
   std::string Params, Args, Ops, Names;
   int64_t Total = 0;
-  for (size_t K = 0; K < Widths.size(); ++K) {
-    std::string Ty =
-        "bf16[" + std::to_string(Rows) + "," + std::to_string(Widths[K]) + "]";
-    Params += "  p" + std::to_string(K) + " = " + Ty + " parameter(" +
+  auto TypeOf = [&](int64_t R, int64_t C) {
+    return Ty + "[" + std::to_string(R) + "," + std::to_string(C) + "]";
+  };
+  for (size_t K = 0; K < Shapes.size(); ++K) {
+    std::string OpTy = TypeOf(Shapes[K].first, Shapes[K].second);
+    Params += "  p" + std::to_string(K) + " = " + OpTy + " parameter(" +
               std::to_string(K) + ")\n";
-    Args += "  a" + std::to_string(K) + " = " + Ty + " parameter(" +
+    Args += "  a" + std::to_string(K) + " = " + OpTy + " parameter(" +
             std::to_string(K) + ")\n";
     Ops += (K ? ", p" : "p") + std::to_string(K);
     Names += (K ? ", a" : "a") + std::to_string(K);
-    Total += Widths[K];
+    Total += Dim ? Shapes[K].second : Shapes[K].first;
   }
   const std::string Out =
-      "bf16[" + std::to_string(Rows) + "," + std::to_string(Total) + "]";
+      Dim ? TypeOf(Shapes[0].first, Total) : TypeOf(Total, Shapes[0].second);
   std::string Text = "HloModule m\n\nfused {\n" + Params + "  ROOT c = " + Out +
-                     " concatenate(" + Ops +
-                     "), dimensions={1}\n}\n\n"
+                     " concatenate(" + Ops + "), dimensions={" +
+                     std::to_string(Dim) +
+                     "}\n}\n\n"
                      "ENTRY e {\n" +
                      Args + "  ROOT f = " + Out + " fusion(" + Names +
                      "), kind=kLoop, calls=fused\n}\n";
@@ -56,6 +60,18 @@ Expected<KernelPlan> concatPlan(int64_t Rows,
   EXPECT_EQ(A.Kind, EmitterKind::Concatenate) << A.Reason;
   Context Ctx;
   return planFusion(Ctx, A, T, *lookupDeviceModel("H200"));
+}
+
+/// The plan of a fusion concatenating bf16[Rows, W] for each W of \p Widths
+/// along dim 1.
+Expected<KernelPlan> concatPlan(int64_t Rows,
+                                const std::vector<int64_t> &Widths,
+                                const Tuning &T,
+                                std::unique_ptr<HloModule> &M) {
+  std::vector<std::pair<int64_t, int64_t>> Shapes;
+  for (int64_t W : Widths)
+    Shapes.push_back({Rows, W});
+  return concatPlanOf(Shapes, 1, T, M);
 }
 
 TEST(PiecewisePlan, LargerBlocksWhenTheDataStaysInL2) {
@@ -88,6 +104,74 @@ TEST(PiecewisePlan, UnrolledRunsShrinkTheGrid) {
   P = concatPlan(1001, {1024, 24}, T, M);
   ASSERT_TRUE(bool(P));
   EXPECT_EQ(P->Grid[0], 501);
+}
+
+TEST(PiecewisePlan, ByOperandAlongTheMajorMostDim) {
+  std::unique_ptr<HloModule> M;
+  // Three bf16[4096, 2048] along dim 0: each operand one chunk of the
+  // output, walked by blocks of its own in runs of 8.
+  Expected<KernelPlan> P =
+      concatPlanOf({{4096, 2048}, {4096, 2048}, {4096, 2048}}, 0, {}, M);
+  ASSERT_TRUE(bool(P));
+  ASSERT_TRUE(P->Pieces.has_value());
+  ASSERT_TRUE(P->Pieces->Blocked);
+  const int64_t Each = 4096 * 2048 / 8 / 128;
+  for (size_t K = 0; K < 3; ++K) {
+    const PiecewisePlan::Piece &Pc = P->Pieces->Pieces[K];
+    EXPECT_EQ(Pc.Main.Vector, 8);
+    EXPECT_EQ(Pc.Main.Blocks, Each);
+    EXPECT_EQ(Pc.FirstBlock, int64_t(K) * Each);
+    EXPECT_TRUE(Pc.WholeRuns);
+    EXPECT_EQ(Pc.StoreWidth, 8);
+  }
+  EXPECT_EQ(P->Grid[0], 3 * Each);
+  // Small operands at odd offsets walk in runs of 1 (3 and 15 elements
+  // at 3000 and 3003); the launch's blocks are as wide as the widest walk.
+  P = concatPlanOf({{1000, 3}, {1, 3}, {5, 3}}, 0, {}, M);
+  ASSERT_TRUE(bool(P));
+  ASSERT_TRUE(P->Pieces->Blocked);
+  EXPECT_EQ(P->Pieces->Pieces[0].Main.Vector, 8);
+  EXPECT_EQ(P->Pieces->Pieces[1].Main.Vector, 1);
+  EXPECT_EQ(P->Pieces->Pieces[2].Main.Vector, 1);
+  for (const PiecewisePlan::Piece &Pc : P->Pieces->Pieces)
+    EXPECT_LE(Pc.Main.ThreadsPerBlock, P->Block[0]);
+  // The knob turns it off.
+  Tuning T;
+  ASSERT_FALSE(setTuning(T, "IDXMAP_PIECE_BY_OPERAND", 0));
+  P = concatPlanOf({{4096, 2048}, {4096, 2048}}, 0, T, M);
+  ASSERT_TRUE(bool(P));
+  EXPECT_FALSE(P->Pieces->Blocked);
+  EXPECT_EQ(P->Grid[0], 4096 * 2048 / 8 / 128);
+}
+
+TEST(PiecewisePlan, ByOperandAlongTheMinorDimOnlyByTheKnob) {
+  std::unique_ptr<HloModule> M;
+  Expected<KernelPlan> P = concatPlan(8192, {1024, 512, 256}, {}, M);
+  ASSERT_TRUE(bool(P));
+  EXPECT_FALSE(P->Pieces->Blocked);
+  Tuning T;
+  ASSERT_FALSE(setTuning(T, "IDXMAP_PIECE_BY_OPERAND", 1));
+  P = concatPlan(8192, {1024, 512, 256}, T, M);
+  ASSERT_TRUE(bool(P));
+  ASSERT_TRUE(P->Pieces->Blocked);
+  // Runs of 8 in each operand's rows, the blocks one after another.
+  const int64_t Blocks[] = {8192 * 1024 / 8 / 128, 8192 * 512 / 8 / 128,
+                            8192 * 256 / 8 / 128};
+  int64_t First = 0;
+  for (size_t K = 0; K < 3; ++K) {
+    const PiecewisePlan::Piece &Pc = P->Pieces->Pieces[K];
+    EXPECT_EQ(Pc.Main.Vector, 8);
+    EXPECT_EQ(Pc.Main.Blocks, Blocks[K]);
+    EXPECT_EQ(Pc.FirstBlock, First);
+    EXPECT_EQ(Pc.StoreWidth, 8);
+    First += Blocks[K];
+  }
+  // f32 rows of 128 + 256 + 33: the output's rows of 417 start unaligned,
+  // so every operand walks in runs of 1.
+  P = concatPlanOf({{4096, 128}, {4096, 256}, {4096, 33}}, 1, T, M, "f32");
+  ASSERT_TRUE(bool(P));
+  for (const PiecewisePlan::Piece &Pc : P->Pieces->Pieces)
+    EXPECT_EQ(Pc.Main.Vector, 1);
 }
 
 } // namespace
