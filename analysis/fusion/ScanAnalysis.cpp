@@ -231,23 +231,7 @@ std::string ScanInfo::str() const {
 }
 
 std::vector<const HloInstruction *> ScanInfo::prologueParameters() const {
-  std::set<const HloInstruction *> Seen;
-  std::vector<const HloInstruction *> Stack = {Input}, Params;
-  while (!Stack.empty()) {
-    const HloInstruction *X = Stack.back();
-    Stack.pop_back();
-    if (!Seen.insert(X).second)
-      continue;
-    if (X->opcode() == HloOpcode::Parameter)
-      Params.push_back(X);
-    for (const HloInstruction *O : X->operands())
-      Stack.push_back(O);
-  }
-  std::sort(Params.begin(), Params.end(),
-            [](const HloInstruction *A, const HloInstruction *B) {
-              return A->parameterNumber() < B->parameterNumber();
-            });
-  return Params;
+  return operandClosure({Input}, {}, /*ParametersOnly=*/true);
 }
 
 std::vector<const HloInstruction *> ScanInfo::streamedParameters() const {

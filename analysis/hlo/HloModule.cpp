@@ -7,7 +7,9 @@
 
 #include "HloLexer.h"
 
+#include <algorithm>
 #include <cstring>
+#include <set>
 
 namespace idxmap {
 
@@ -92,6 +94,36 @@ const HloComputation *HloModule::findComputation(std::string_view N) const {
     if (C->name() == N)
       return C;
   return nullptr;
+}
+
+std::vector<const HloInstruction *>
+operandClosure(const std::vector<const HloInstruction *> &Roots,
+               const std::vector<const HloInstruction *> &Stop,
+               bool ParametersOnly) {
+  std::set<const HloInstruction *> Seen(Stop.begin(), Stop.end());
+  std::vector<const HloInstruction *> Work, Out;
+  for (const HloInstruction *R : Roots)
+    if (Seen.insert(R).second)
+      Work.push_back(R);
+  while (!Work.empty()) {
+    const HloInstruction *I = Work.back();
+    Work.pop_back();
+    if (!ParametersOnly || I->opcode() == HloOpcode::Parameter)
+      Out.push_back(I);
+    for (const HloInstruction *O : I->operands())
+      if (Seen.insert(O).second)
+        Work.push_back(O);
+  }
+  std::sort(Out.begin(), Out.end(),
+            [](const HloInstruction *A, const HloInstruction *B) {
+              bool PA = A->opcode() == HloOpcode::Parameter,
+                   PB = B->opcode() == HloOpcode::Parameter;
+              if (PA != PB)
+                return PA;
+              return PA ? A->parameterNumber() < B->parameterNumber()
+                        : A->index() < B->index();
+            });
+  return Out;
 }
 
 std::vector<const HloInstruction *> HloModule::fusions() const {

@@ -777,6 +777,19 @@ private:
   size_t Offset = 0;
 };
 
+/// The instructions \p Roots are computed from, the roots included, through
+/// operands, never past (nor into) an instruction of \p Stop; with
+/// \p ParametersOnly, just the parameters among them. Sorted: parameters by
+/// number, other instructions by their place in the computation.
+///
+/// Example: in `e = exp(p0)`, `c = concatenate(e, p1)`, `ROOT r =
+/// multiply(c, p2)`: operandClosure({r}, {c}) is {p2, r}; with
+/// ParametersOnly {p2}; operandClosure({e}) is {p0, e}.
+std::vector<const HloInstruction *>
+operandClosure(const std::vector<const HloInstruction *> &Roots,
+               const std::vector<const HloInstruction *> &Stop = {},
+               bool ParametersOnly = false);
+
 /// A parsed module: computations in text order (callees usually first) and
 /// the entry computation (the one marked ENTRY, else the last one).
 class HloModule {

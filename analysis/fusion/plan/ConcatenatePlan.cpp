@@ -26,20 +26,9 @@ namespace {
 /// from \p Root without passing \p X.
 std::set<const HloInstruction *> epilogueParams(const HloInstruction *Root,
                                                 const HloInstruction *X) {
-  std::set<const HloInstruction *> Seen{Root}, Params;
-  std::vector<const HloInstruction *> Work{Root};
-  while (!Work.empty()) {
-    const HloInstruction *I = Work.back();
-    Work.pop_back();
-    if (I == X)
-      continue;
-    if (I->opcode() == HloOpcode::Parameter)
-      Params.insert(I);
-    for (const HloInstruction *Op : I->operands())
-      if (Seen.insert(Op).second)
-        Work.push_back(Op);
-  }
-  return Params;
+  std::vector<const HloInstruction *> Params =
+      operandClosure({Root}, {X}, /*ParametersOnly=*/true);
+  return {Params.begin(), Params.end()};
 }
 
 } // namespace

@@ -47,17 +47,9 @@ using ReduceDeps =
 
 /// The instructions reachable from \p A's roots.
 std::set<const HloInstruction *> reachable(const FusionAnalysis &A) {
-  std::set<const HloInstruction *> Reach;
-  std::vector<const HloInstruction *> Work(A.Roots.begin(), A.Roots.end());
-  while (!Work.empty()) {
-    const HloInstruction *I = Work.back();
-    Work.pop_back();
-    if (!Reach.insert(I).second)
-      continue;
-    for (const HloInstruction *O : I->operands())
-      Work.push_back(O);
-  }
-  return Reach;
+  std::vector<const HloInstruction *> All = operandClosure(
+      std::vector<const HloInstruction *>(A.Roots.begin(), A.Roots.end()));
+  return {All.begin(), All.end()};
 }
 
 /// Which reduces each instruction of \p C depends on (through any op).

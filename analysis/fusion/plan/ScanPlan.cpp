@@ -28,17 +28,8 @@ namespace {
 /// The instructions \p I is computed from, itself included (the prologue
 /// of the scanned operand).
 std::set<const HloInstruction *> ancestors(const HloInstruction *I) {
-  std::set<const HloInstruction *> Seen;
-  std::vector<const HloInstruction *> Stack = {I};
-  while (!Stack.empty()) {
-    const HloInstruction *X = Stack.back();
-    Stack.pop_back();
-    if (!Seen.insert(X).second)
-      continue;
-    for (const HloInstruction *O : X->operands())
-      Stack.push_back(O);
-  }
-  return Seen;
+  std::vector<const HloInstruction *> All = operandClosure({I});
+  return {All.begin(), All.end()};
 }
 
 /// Whether the tiled kernel can run \p S: its combiner has an identity in

@@ -510,3 +510,35 @@ TEST(HloParserErrors, TruncatedAndCorruptedInputsNeverCrash) {
   EXPECT_GT(Rejected, 1000);
   EXPECT_GT(Parsed, 0);
 }
+
+TEST(HloModule, OperandClosureStopsAndSorts) {
+  auto M = parseHloModule("HloModule m\n\n"
+                          "ENTRY e {\n"
+                          "  p0 = f32[4] parameter(0)\n"
+                          "  p1 = f32[4] parameter(1)\n"
+                          "  p2 = f32[8] parameter(2)\n"
+                          "  e = f32[4] exponential(p0)\n"
+                          "  c = f32[8] concatenate(e, p1), dimensions={0}\n"
+                          "  ROOT r = f32[8] multiply(c, p2)\n"
+                          "}\n",
+                          "closure.hlo");
+  ASSERT_TRUE(bool(M)) << M.error().str();
+  const HloModule &Mod = **M;
+  auto Names = [](const std::vector<const HloInstruction *> &Is) {
+    std::string S;
+    for (const HloInstruction *I : Is)
+      S += (S.empty() ? "" : " ") + I->name();
+    return S;
+  };
+  const HloInstruction *R = Mod.findInstruction("r"),
+                       *C = Mod.findInstruction("c"),
+                       *E = Mod.findInstruction("e");
+  // Parameters first, by number, then the others in computation order.
+  EXPECT_EQ(Names(operandClosure({R})), "p0 p1 p2 e c r");
+  EXPECT_EQ(Names(operandClosure({R}, {C})), "p2 r");
+  EXPECT_EQ(Names(operandClosure({R}, {C}, /*ParametersOnly=*/true)), "p2");
+  EXPECT_EQ(Names(operandClosure({E, R}, {}, true)), "p0 p1 p2");
+  EXPECT_EQ(Names(operandClosure({E})), "p0 e");
+  // A root listed in Stop is not walked.
+  EXPECT_EQ(Names(operandClosure({R}, {R})), "");
+}
