@@ -49,7 +49,8 @@ public:
 
 private:
   struct Values {
-    bool Have = false;
+    /// The values were computed early (one per lane of the run).
+    bool have() const { return !Vals.empty(); }
     llvm::Value *Cond = nullptr;
     std::vector<llvm::Value *> Vals;
   };
@@ -196,7 +197,6 @@ PiecewiseBody::Values PiecewiseBody::earlyValues(const PiecewisePlan::Piece &Pc,
   if (skipped(Pc) || !(Pc.WholeRuns || Defined))
     return E;
   const PrimitiveType PT = A.Roots[Pc.Output]->shape().Type;
-  E.Have = true;
   E.Cond = Pc.WholeRuns ? inDomain(Pc, Uu, 0) : nullptr;
   const bool Checked = E.Cond && !Defined;
   llvm::BasicBlock *Pred = B.GetInsertBlock();
@@ -253,7 +253,7 @@ void PiecewiseBody::storeRun(const PiecewisePlan::Piece &Pc, int64_t Uu,
       B.CreateAlignedStore(Vals[size_t(L)], Address(outIndex(Pc, Uu, L)),
                            llvm::Align(Bytes));
   };
-  if (E.Have && Pc.WholeRuns) {
+  if (E.have() && Pc.WholeRuns) {
     std::function<void()> Close = open(E.Cond, "store");
     Store(E.Vals, 0, V);
     Close();
@@ -261,7 +261,7 @@ void PiecewiseBody::storeRun(const PiecewisePlan::Piece &Pc, int64_t Uu,
   }
   for (int64_t L = 0; L < V; ++L) {
     std::function<void()> Close = open(inDomain(Pc, Uu, L), "lane");
-    if (E.Have) {
+    if (E.have()) {
       Store(E.Vals, L, L + 1);
     } else {
       // Defined in the domain only: computed under the check.
@@ -271,7 +271,7 @@ void PiecewiseBody::storeRun(const PiecewisePlan::Piece &Pc, int64_t Uu,
       Store(Vals, L, L + 1);
     }
     Close();
-    if (!E.Have) {
+    if (!E.have()) {
       FE.clearCache();
       Lanes.clear();
     }

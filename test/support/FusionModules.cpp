@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "support/FusionModules.h"
 
+#include "idxmap/DeviceModel.h"
+
 #include <gtest/gtest.h>
 
 namespace idxmap::testing {
@@ -34,6 +36,20 @@ std::unique_ptr<HloModule> oneFusionModule(const std::string &In,
 
 const HloInstruction &fusionOf(const HloModule &M) {
   return *M.entry()->root();
+}
+
+Expected<KernelPlan> planOfText(const std::string &Text, EmitterKind Kind,
+                                const Tuning &T,
+                                std::unique_ptr<HloModule> &M) {
+  auto Parsed = parseHloModule(Text, "test.hlo");
+  EXPECT_TRUE(bool(Parsed)) << (Parsed ? "" : Parsed.error().str()) << Text;
+  if (!Parsed)
+    return Parsed.error();
+  M = std::move(*Parsed);
+  FusionAnalysis A = analyzeFusion(*M->entry()->root());
+  EXPECT_EQ(A.Kind, Kind) << A.Reason;
+  Context Ctx;
+  return planFusion(Ctx, A, T, *lookupDeviceModel("H200"));
 }
 
 } // namespace idxmap::testing

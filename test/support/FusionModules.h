@@ -9,7 +9,10 @@
 #ifndef IDXMAP_TEST_SUPPORT_FUSIONMODULES_H
 #define IDXMAP_TEST_SUPPORT_FUSIONMODULES_H
 
+#include "idxmap/Fusion.h"
 #include "idxmap/Hlo.h"
+#include "idxmap/KernelPlan.h"
+#include "idxmap/Tuning.h"
 
 #include <memory>
 #include <string>
@@ -30,6 +33,15 @@ std::unique_ptr<HloModule> oneFusionModule(const std::string &In,
 
 /// The fusion instruction of a oneFusionModule: the ENTRY's root.
 const HloInstruction &fusionOf(const HloModule &M);
+
+/// The H200 plan, under \p T, of the fusion at the ENTRY root of the module
+/// text \p Text, parsed into \p M (which owns what the plan points at).
+/// Fails the current test when the text does not parse or the analysis
+/// picks another emitter than \p Kind.
+///
+/// Example: `planOfText(Text, EmitterKind::Concatenate, {}, M)->Grid[0]`.
+Expected<KernelPlan> planOfText(const std::string &Text, EmitterKind Kind,
+                                const Tuning &T, std::unique_ptr<HloModule> &M);
 
 } // namespace idxmap::testing
 

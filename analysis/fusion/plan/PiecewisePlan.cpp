@@ -85,9 +85,10 @@ void finishPiecewise(const PlanInputs &In, KernelPlan &P, PiecewisePlan PP,
                    provenAccessWidth(*M, It->second.front().Map, Pm->shape()));
   }
   const ThreadMapping &TM = P.Main;
+  // The reason of pieceThreadMapping's rule, from the same condition.
   P.choose("threads", TM.ThreadsPerBlock,
            In.Overrides.PieceThreads ? "tuning override"
-           : TM.ThreadsPerBlock == 256
+           : staysInL2(In.A, In.Device)
                ? "threads per block: the data stays in L2, so fewer, larger "
                  "blocks"
                : "threads per block");

@@ -11,6 +11,7 @@
 #include "idxmap/Hlo.h"
 #include "idxmap/KernelPlan.h"
 #include "idxmap/Tuning.h"
+#include "support/FusionModules.h"
 
 #include <gtest/gtest.h>
 
@@ -51,15 +52,7 @@ concatPlanOf(const std::vector<std::pair<int64_t, int64_t>> &Shapes,
                      "ENTRY e {\n" +
                      Args + "  ROOT f = " + Out + " fusion(" + Names +
                      "), kind=kLoop, calls=fused\n}\n";
-  auto Parsed = parseHloModule(Text, "test.hlo");
-  EXPECT_TRUE(bool(Parsed)) << (Parsed ? "" : Parsed.error().str()) << Text;
-  if (!Parsed)
-    return Parsed.error();
-  M = std::move(*Parsed);
-  FusionAnalysis A = analyzeFusion(*M->entry()->root());
-  EXPECT_EQ(A.Kind, EmitterKind::Concatenate) << A.Reason;
-  Context Ctx;
-  return planFusion(Ctx, A, T, *lookupDeviceModel("H200"));
+  return idxmap::testing::planOfText(Text, EmitterKind::Concatenate, T, M);
 }
 
 /// The plan of a fusion concatenating bf16[Rows, W] for each W of \p Widths

@@ -10,6 +10,7 @@
 #include "idxmap/Fusion.h"
 #include "idxmap/Hlo.h"
 #include "idxmap/KernelPlan.h"
+#include "support/FusionModules.h"
 
 #include <gtest/gtest.h>
 
@@ -50,15 +51,7 @@ Expected<KernelPlan> planOf(const Case &C, std::unique_ptr<HloModule> &M) {
       " parameter(0)\n  a1 = " + Idx + " parameter(1)\n  a2 = " + Upd +
       " parameter(2)\n  ROOT f = " + Op +
       " fusion(a0, a1, a2), kind=kInput, calls=fused\n}\n";
-  auto Parsed = parseHloModule(Text, "test.hlo");
-  EXPECT_TRUE(bool(Parsed)) << (Parsed ? "" : Parsed.error().str()) << Text;
-  if (!Parsed)
-    return Parsed.error();
-  M = std::move(*Parsed);
-  FusionAnalysis A = analyzeFusion(*M->entry()->root());
-  EXPECT_EQ(A.Kind, EmitterKind::Scatter) << A.Reason;
-  Context Ctx;
-  return planFusion(Ctx, A, Tuning{}, *lookupDeviceModel("H200"));
+  return idxmap::testing::planOfText(Text, EmitterKind::Scatter, {}, M);
 }
 
 ScatterPlan scatterPlan(const Case &C) {
@@ -104,7 +97,11 @@ TEST(ScatterPlan, UniqueIndicesNeedNoAtomics) {
 // is written once.
 TEST(ScatterPlan, StreamedUpdatesEvictFirstUnderAtomics) {
   Case C;
-  EXPECT_TRUE(scatterPlan(C).EvictFirst);
+  ScatterPlan SP = scatterPlan(C);
+  EXPECT_TRUE(SP.EvictFirst);
+  // The hint goes to the indices and the updates, never to the operand the
+  // atomics come back to.
+  EXPECT_EQ(SP.ReadOnce, (std::vector<bool>{false, true, true}));
   C.Combiner = "multiply(a, b)"; // a compare-and-swap loop
   EXPECT_TRUE(scatterPlan(C).EvictFirst);
   C.Extra = ", unique_indices=true";
