@@ -60,8 +60,9 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "2 from DRAM, 4 from L2, over the unroll; 2 blocks per SM kept",
        "row reduction: rows per thread when rows share a warp"},
       {"IDXMAP_RED_ROW_LANES", &T::RedRowLanes, 1, 1024, true,
-       "from the row's 16-byte units: up to 16 one each, 32 up to 256, "
-       "128 below 512, 256 below 2048, else 512",
+       "from the row's 16-byte units: 1 for at most 4 read in at most 8 "
+       "loads, else up to 16 one each, 32 up to 256, 128 below 512, 256 "
+       "below 2048, else 512",
        "row reduction: threads per row (> 32: a block per row)"},
       {"IDXMAP_RED_ROW_THREADS", &T::RedRowThreads, 32, 1024, true, "256",
        "row reduction: threads per block when rows share a warp"},
