@@ -235,7 +235,7 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
                   B.CreateMul(B.CreateAdd(B.CreateMul(TileIdV, cst(Split)), S),
                               cst(Cols)),
                   Col);
-              std::vector<llvm::Value *> V = loadScratch(Scratch, Idx);
+              std::vector<llvm::Value *> V = takeScratch(Scratch, Idx);
               if (Valid)
                 for (size_t I = 0; I < V.size(); ++I)
                   V[I] = B.CreateSelect(Valid, V[I], Idents[I]);

@@ -117,15 +117,16 @@ void ReductionKernel::storeScratch(const std::vector<ScratchArray> &S,
 }
 
 std::vector<llvm::Value *>
-ReductionKernel::loadScratch(const std::vector<ScratchArray> &S,
+ReductionKernel::takeScratch(const std::vector<ScratchArray> &S,
                              llvm::Value *Idx) {
   std::vector<llvm::Value *> R;
-  for (size_t I = 0; I < S.size(); ++I)
-    R.push_back(fromStored(
-        B.CreateLoad(S[I].ElemTy,
-                     B.CreateInBoundsGEP(S[I].ElemTy, S[I].Base, Idx),
-                     /*isVolatile=*/true),
-        Inits[I]->getType()));
+  for (size_t I = 0; I < S.size(); ++I) {
+    llvm::Value *At = B.CreateInBoundsGEP(S[I].ElemTy, S[I].Base, Idx);
+    R.push_back(fromStored(B.CreateLoad(S[I].ElemTy, At, /*isVolatile=*/true),
+                           Inits[I]->getType()));
+    B.CreateStore(llvm::Constant::getNullValue(S[I].ElemTy), At,
+                  /*isVolatile=*/true);
+  }
   return R;
 }
 

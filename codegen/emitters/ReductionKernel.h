@@ -176,10 +176,12 @@ private:
   llvm::Value *workspace(uint64_t Bytes);
   /// Arrays of \p Count partials in the workspace, one per accumulator slot.
   std::vector<ScratchArray> scratchArrays(int64_t Count);
-  /// Volatile stores and loads of element \p Idx of every scratch array.
+  /// Volatile stores of element \p Idx of every scratch array; takeScratch
+  /// loads them and zeroes them behind (the workspace contract: the kernel
+  /// leaves the workspace zeroed for the next launch that shares it).
   void storeScratch(const std::vector<ScratchArray> &S, llvm::Value *Idx,
                     llvm::ArrayRef<llvm::Value *> Vals);
-  std::vector<llvm::Value *> loadScratch(const std::vector<ScratchArray> &S,
+  std::vector<llvm::Value *> takeScratch(const std::vector<ScratchArray> &S,
                                          llvm::Value *Idx);
   /// After every thread's partial stores (each followed by threadFence):
   /// a barrier, then thread 0 counts the block's arrival at counter \p Idx

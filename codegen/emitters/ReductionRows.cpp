@@ -191,7 +191,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
     auto CombineAt = [&](llvm::Value *J) {
       llvm::Value *Idx = B.CreateAdd(Th, B.CreateMul(J, cst(T)));
       emitIf(B.CreateICmpULT(Idx, cst(Blocks)), [&] {
-        storeAccs(combine(loadAccs(), loadScratch(Scratch, Idx)));
+        storeAccs(combine(loadAccs(), takeScratch(Scratch, Idx)));
       });
     };
     if (ceilDiv(Blocks, T) > 4)
