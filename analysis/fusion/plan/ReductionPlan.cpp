@@ -164,8 +164,9 @@ void planRowShape(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP,
     while (AutoK > 1 && ceilDiv(Rows, RPB * AutoK) < 2 * Sms)
       AutoK /= 2;
     K = choose(In, P, "IDXMAP_RED_ROW_K", "rows_per_thread", AutoK,
-               FromDram ? "input from DRAM: 2 loads in flight per row"
-                        : "input in L2: 4 rows per thread");
+               std::string(FromDram ? "input from DRAM: 2" : "input in L2: 4") +
+                   " row steps in flight per thread, over an unroll of " +
+                   std::to_string(U) + ", while 2 blocks per SM remain");
     while (K > 1 && K * U > 64)
       K /= 2;
     // Few rows: fewer threads per block.
@@ -257,8 +258,9 @@ void planColumns(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP) {
       choose(In, P, "IDXMAP_RED_COL_LANES", "col_lanes",
              std::min<int64_t>(Wide ? 32 : 16, TileVectors),
              std::to_string(RowVectors) + " vectors per row: " +
-                 (OneWideTile ? "one tile of 32 lanes holds it"
-                  : FewRows   ? std::to_string(R) +
+                 (TileVectors < (Wide ? 32 : 16) ? "a lane per vector"
+                  : OneWideTile ? "one tile of 32 lanes holds it"
+                  : FewRows     ? std::to_string(R) +
                                   " rows: fewer than 8 steps, fewer blocks"
                             : "16 lanes, two rows per warp")),
       TileVectors);
