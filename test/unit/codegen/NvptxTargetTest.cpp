@@ -456,3 +456,75 @@ TEST(NvptxTarget, LoadsTheHintCannotCoverStayPlain) {
     }
   }
 }
+
+namespace {
+
+/// The lines of \p Ptx outside inline asm (between the back end's
+/// `// begin inline asm` and `// end inline asm`), joined.
+std::string outsideInlineAsm(const std::string &Ptx) {
+  std::string Out, Line;
+  bool In = false;
+  for (char C : Ptx + "\n") {
+    if (C != '\n') {
+      Line += C;
+      continue;
+    }
+    if (Line.find("// begin inline asm") != std::string::npos)
+      In = true;
+    else if (Line.find("// end inline asm") != std::string::npos)
+      In = false;
+    else if (!In)
+      Out += Line + "\n";
+    Line.clear();
+  }
+  return Out;
+}
+
+} // namespace
+
+TEST(NvptxTarget, BackEndNegationsBecomeNotAndAdd) {
+  // y = max(-2|x| - p, -|q|): the back end writes the first operand as
+  // neg.s32 (2|x| + p); the second is the IR-level rewrite's min(q, -q)
+  // with its negation in inline asm.
+  llvm::LLVMContext Ctx;
+  llvm::Module M("neg", Ctx);
+  TargetOptions Opts;
+  auto TM = createNvptxTargetMachine(Opts);
+  ASSERT_TRUE(TM);
+  configureModuleForTarget(M, **TM);
+  llvm::Function *F = createKernel(M, "k",
+                                   {{"x", KernelParamRole::Input, 16},
+                                    {"p", KernelParamRole::Input, 16},
+                                    {"q", KernelParamRole::Input, 16},
+                                    {"y", KernelParamRole::Output, 16}});
+  llvm::IRBuilder<> B(F->empty() ? llvm::BasicBlock::Create(Ctx, "entry", F)
+                                 : &F->getEntryBlock());
+  llvm::Type *I32 = B.getInt32Ty();
+  auto Load = [&](unsigned Arg) {
+    return B.CreateAlignedLoad(I32, F->getArg(Arg), llvm::Align(4));
+  };
+  llvm::Value *X = Load(0), *P = Load(1), *Q = Load(2);
+  auto Abs = [&](llvm::Value *V) {
+    return B.CreateBinaryIntrinsic(llvm::Intrinsic::abs, V, B.getFalse());
+  };
+  llvm::Value *V = B.CreateSub(B.CreateMul(Abs(X), B.getInt32(-2)), P);
+  llvm::Value *W = B.CreateSub(B.getInt32(0), Abs(Q));
+  B.CreateAlignedStore(B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, V, W),
+                       F->getArg(3), llvm::Align(4));
+  B.CreateRetVoid();
+  auto Ptx = emitPtx(M, Opts, **TM);
+  ASSERT_TRUE(Ptx) << Ptx.error().Message;
+  const std::string Outside = outsideInlineAsm(*Ptx);
+  EXPECT_EQ(Outside.find("neg.s"), std::string::npos) << *Ptx;
+  size_t Not = Outside.find("not.b32");
+  ASSERT_NE(Not, std::string::npos) << *Ptx;
+  // The add of 1 right after the not, into the same register.
+  size_t Reg = Outside.find('%', Not);
+  std::string R = Outside.substr(Reg, Outside.find(',', Reg) - Reg);
+  EXPECT_NE(Outside.find("add.s32 \t" + R + ", " + R + ", 1;", Not),
+            std::string::npos)
+      << Outside;
+  // The inline asm's own negation stays.
+  EXPECT_NE(Ptx->find("neg.s32"), std::string::npos) << *Ptx;
+  EXPECT_NE(Outside.find("max.s32"), std::string::npos) << *Ptx;
+}
