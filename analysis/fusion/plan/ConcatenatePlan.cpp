@@ -124,16 +124,18 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
   if (L.rank() > 0 &&
       tuned(In.Overrides, "IDXMAP_PIECE_BY_OPERAND", Major ? 1 : 0)) {
     PP.Blocked = true;
+    // A chunk of an operand is its extent along Dim times Inner elements,
+    // at Along * Inner in the output's chunk; along the major-most dim the
+    // operand is one chunk, so the output's chunk stride does not matter.
     const int64_t Stride = X->shape().Dims[size_t(Dim)] * Inner;
-    int64_t Offset = 0, Along = 0, First = 0;
+    int64_t Along = 0, First = 0;
     for (PiecewisePlan::Piece &Pc : PP.Pieces) {
       const Shape &S = Pc.Source->shape();
       const int64_t N = S.numElements();
       const int64_t Chunk = S.Dims[size_t(Dim)] * Inner;
       const int64_t W = Widest([&](int64_t W) {
-        return Major ? N % W == 0 && Offset % W == 0
-                     : Chunk % W == 0 && (Along * Inner) % W == 0 &&
-                           Stride % W == 0;
+        return Chunk % W == 0 && (Along * Inner) % W == 0 &&
+               (Major || Stride % W == 0);
       });
       Pc.Main = pieceThreadMapping(In, S, W);
       Pc.Main.Target = Pc.Source;
@@ -142,7 +144,6 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
         Pc.Main.Blocks = 0;
       Pc.FirstBlock = First;
       First += Pc.Main.Blocks;
-      Offset += N;
       Along += S.Dims[size_t(Dim)];
     }
     Straddling = 0;
