@@ -47,6 +47,11 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "grid striding over the whole input)"},
       {"IDXMAP_RED_FULL_CHUNK_THREADS", &T::RedFullChunkThreads, 32, 1024, true,
        "512", "full reduction: threads per chunk"},
+      {"IDXMAP_RED_FULL_TAIL", &T::RedFullTail, 0, 1, false,
+       "1 when the vector does not divide the length",
+       "full reduction: vector loads over all but the last (length mod "
+       "vector) elements, which threads read one each (0: narrower vectors "
+       "that divide the length)"},
       {"IDXMAP_RED_FULL_THREADS", &T::RedFullThreads, 32, 1024, true,
        "1024 when the grid is full, else 512",
        "full reduction: threads per block of the striding grid"},

@@ -142,6 +142,10 @@ private:
   std::vector<Expr> outputExprs(Expr Lin);
 
   Expected<KernelInfo> emitRows();
+  /// A full reduction's last \p Count input elements from linear offset
+  /// \p First (ReductionPlan::TailElements): thread th < Count of block 0
+  /// folds element First + th into its accumulators, element by element.
+  void emitScalarTail(int64_t First, int64_t Count);
   Expected<KernelInfo> emitColumns();
 
   /// Loads parameters through the vector cache (Vectors): a parameter with

@@ -144,6 +144,10 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
     if (!Tail.empty())
       Steps(Bv, Tail);
   });
+  if (RP.TailElements > 0) {
+    Accs = AccSets[0];
+    emitScalarTail(D0 * D1 * D2, RP.TailElements);
+  }
 
   std::vector<std::vector<llvm::Value *>> Red;
   for (int64_t Kk = 0; Kk < K; ++Kk) {
@@ -207,6 +211,41 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
   });
   B.CreateRetVoid();
   return Info;
+}
+
+void ReductionKernel::emitScalarTail(int64_t First, int64_t Count) {
+  // The tail's own map, (th_x, bl_x)[b, k, it, vec] -> First + th_x, with
+  // every access one element wide; the main map's state (and the sidecar's
+  // thread map) come back afterwards.
+  std::string MainMap = Info.ThreadMap;
+  std::map<const HloInstruction *, int64_t> MainWidth = Width;
+  std::vector<SideRoot> MainSides = Sides;
+  IndexingMap MainIn = InMap;
+  int64_t MainV = V;
+  std::vector<Variable> Syms = {
+      {"b", {0, 0}}, {"k", {0, 0}}, {"it", {0, 0}}, {"vec", {0, 0}}};
+  setInputMap(Syms, Ctx.constant(First) + Ctx.dim(0),
+              {{Ctx.dim(0), {0, Count - 1}}});
+  for (auto &[P, W] : Width)
+    W = 1;
+  for (SideRoot &S : Sides)
+    S.Width = 1;
+  ParameterLoader Loader = vectorLoader();
+  FusedElementEmitter FE(B, Ctx, C, Loader, Math, IndexTy);
+  llvm::Value *Reads =
+      B.CreateAnd(B.CreateICmpEQ(Bl, cst(0)), B.CreateICmpULT(Th, cst(Count)));
+  emitIf(Reads, [&] {
+    Vectors.clear();
+    auto Vals = valuesAt(FE, {Th, Bl}, {cst(0), cst(0), cst(0)}, 0);
+    flushSideStores();
+    accumulate(Vals);
+    Vectors.clear();
+  });
+  Width = std::move(MainWidth);
+  Sides = std::move(MainSides);
+  InMap = std::move(MainIn);
+  V = MainV;
+  Info.ThreadMap = MainMap;
 }
 
 } // namespace reduction

@@ -99,6 +99,13 @@ struct ReductionPlan {
   std::array<int64_t, 3> Dims = {1, 1, 1};
   /// Elements per vector access of the input.
   int64_t Vector = 1;
+  /// A full reduction whose length the vector does not divide: Dims covers
+  /// all but its last TailElements (fewer than Vector) elements, which the
+  /// first TailElements threads of block 0 read one each after the vector
+  /// loop (the line starts aligned, so its vectors stay aligned whatever
+  /// its length). For example bf16[33554431]: 4194303 vectors of 8, then a
+  /// tail of 7.
+  int64_t TailElements = 0;
   int64_t LanesPerRow = 32, RowsPerBlock = 1, RowsPerThread = 1;
   /// Vector iterations of a row (or row steps of a column) in flight.
   int64_t Unroll = 1;

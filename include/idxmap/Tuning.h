@@ -32,7 +32,7 @@ struct Tuning {
   std::optional<int64_t> PieceByOperand, PieceThreads, PieceUnroll;
   std::optional<int64_t> RedColLanes, RedColSplit, RedColUnroll, RedColWarps;
   std::optional<int64_t> RedEvictFirst, RedFullBlocksPerSm, RedFullChunk,
-      RedFullChunkThreads, RedFullThreads, RedFullUnroll;
+      RedFullChunkThreads, RedFullTail, RedFullThreads, RedFullUnroll;
   std::optional<int64_t> RedLoadsFirst, RedMinBlocks, RedRowK, RedRowLanes,
       RedRowThreads, RedRowUnroll;
   std::optional<int64_t> RowNormElements, RowNormExactDivide;

@@ -491,11 +491,26 @@ std::optional<std::string> planReduction(const PlanInputs &In, KernelPlan &P) {
   if (Full)
     RP.Dims = {1, 1, RP.Dims[0] * RP.Dims[1] * RP.Dims[2]};
   int64_t Vec = maxVectorElements(A);
+  // A full reduction reads one line from its start, so its vectors stay
+  // aligned whatever its length: all but the last (length mod vector)
+  // elements are read in vectors and a few threads read that tail one
+  // element each. Narrower vectors that divide the length would make every
+  // load narrow (bf16[33554431], odd, read 2 bytes a load).
+  if (Full && RP.Dims[2] % Vec != 0 && RP.Dims[2] > Vec &&
+      choose(In, P, "IDXMAP_RED_FULL_TAIL", "vector_tail", 1,
+             std::to_string(RP.Dims[2] % Vec) + " elements past the last " +
+                 std::to_string(Vec) + "-element vector, read one a thread") !=
+          0) {
+    RP.TailElements = RP.Dims[2] % Vec;
+    RP.Dims[2] -= RP.TailElements;
+  }
   while (Vec > 1 && RP.Dims[2] % Vec != 0)
     Vec /= 2;
-  RP.Vector = P.choose("vector", Vec,
-                       "elements per load: 16 bytes of the widest parameter "
-                       "that divide the minor dim");
+  RP.Vector =
+      P.choose("vector", Vec,
+               std::string("elements per load: 16 bytes of the "
+                           "widest parameter that divide the ") +
+                   (RP.TailElements ? "line before its tail" : "minor dim"));
   if (A.Kind == EmitterKind::ColumnReduction) {
     planColumns(In, P, RP);
   } else {

@@ -1,9 +1,10 @@
-//===- ReductionPlanTest.cpp - Lanes per row of row reductions ------------===//
+//===- ReductionPlanTest.cpp - Lanes per row, full reductions' tails ------===//
 //
 // Part of idxmap. How many lanes of a warp share a row of a row reduction
 // whose rows share warps: one lane when the whole row is at most four
 // 16-byte units that one thread reads in at most 8 loads, else a power of
-// two covering the row's units.
+// two covering the row's units. A full reduction whose length the widest
+// vector does not divide reads all but a short tail in vectors.
 //
 //===----------------------------------------------------------------------===//
 #include "idxmap/DeviceModel.h"
@@ -60,6 +61,54 @@ TEST(ReductionPlan, LanesCoverLongerRows) {
   EXPECT_EQ(rowSumLanes(65536, 24), 8);
   // 17 floats: 5 units: 8 lanes.
   EXPECT_EQ(rowSumLanes(65536, 17), 8);
+}
+
+/// The H200 plan of a full sum of \p In (accumulated in f32), under \p T.
+Expected<KernelPlan> fullSumPlan(const std::string &In, const Tuning &T,
+                                 std::unique_ptr<HloModule> &M, Context &Ctx) {
+  const std::string Wide = "f32" + In.substr(In.find('['));
+  M = oneFusionModule(In, "f32[]",
+                      "  x = " + In + " parameter(0)\n  c = " + Wide +
+                          " convert(x)\n  z = f32[] constant(0)\n"
+                          "  ROOT r = f32[] reduce(c, z), dimensions={0}, "
+                          "to_apply=add\n");
+  if (!M) {
+    Diagnostic D;
+    D.Message = "the module does not parse";
+    return D;
+  }
+  FusionAnalysis A = analyzeFusion(fusionOf(*M));
+  return planFusion(Ctx, A, T, *lookupDeviceModel("H200"));
+}
+
+TEST(ReductionPlan, FullReductionReadsAllButItsTailInVectors) {
+  std::unique_ptr<HloModule> M;
+  Context Ctx;
+  // 2^25 - 1 bf16: 4194303 vectors of 8, then 7 elements one a thread.
+  Expected<KernelPlan> P = fullSumPlan("bf16[33554431]", {}, M, Ctx);
+  ASSERT_TRUE(bool(P)) << P.error().str();
+  ASSERT_TRUE(P->Reduction);
+  EXPECT_EQ(P->Reduction->Vector, 8);
+  EXPECT_EQ(P->Reduction->TailElements, 7);
+  EXPECT_EQ(P->Reduction->Dims[2], 33554424);
+  // Without the tail: the widest vector that divides an odd length is 1.
+  Tuning T;
+  T.RedFullTail = 0;
+  Expected<KernelPlan> Q = fullSumPlan("bf16[33554431]", T, M, Ctx);
+  ASSERT_TRUE(bool(Q)) << Q.error().str();
+  EXPECT_EQ(Q->Reduction->Vector, 1);
+  EXPECT_EQ(Q->Reduction->TailElements, 0);
+  EXPECT_EQ(Q->Reduction->Dims[2], 33554431);
+  // A length the vector divides has no tail; one shorter than a vector
+  // reads element by element.
+  Expected<KernelPlan> Even = fullSumPlan("f32[1000000]", {}, M, Ctx);
+  ASSERT_TRUE(bool(Even)) << Even.error().str();
+  EXPECT_EQ(Even->Reduction->Vector, 4);
+  EXPECT_EQ(Even->Reduction->TailElements, 0);
+  Expected<KernelPlan> Short = fullSumPlan("f32[3]", {}, M, Ctx);
+  ASSERT_TRUE(bool(Short)) << Short.error().str();
+  EXPECT_EQ(Short->Reduction->Vector, 1);
+  EXPECT_EQ(Short->Reduction->TailElements, 0);
 }
 
 } // namespace
