@@ -12,7 +12,8 @@ eager torch, CUB through CuPy) interleaved, by peers.py's method
 --search K also times up to K variants per fusion emitted with `--tune`
 settings (a small grid per emitter kind, variants whose PTX and launch are
 the default's dropped) and reports the best and how far the default is
-from it. --dry-run imports nothing of CUDA: it emits every PTX (and the
+from it; --variants 'K=V;K=V,K2=V2' times those settings instead of the
+grid. --dry-run imports nothing of CUDA: it emits every PTX (and the
 variants) and prints the plan of work; it exits 1 when `idxmap analyze` or
 `idxmap emit` fails on a fusion.
 
@@ -86,6 +87,11 @@ def parse_args(argv=None):
     ap.add_argument("--idxmap", required=True, help="the idxmap binary")
     ap.add_argument("--search", type=int, default=0, metavar="K",
                     help="also time up to K --tune variants per fusion")
+    ap.add_argument("--variants", metavar="TUNES",
+                    help="';'-separated --tune settings to time beside the "
+                         "default instead of --search's grid (each one a "
+                         "variant; one that gives the default's kernel is "
+                         "skipped)")
     ap.add_argument("--only", default="", help="comma-separated fusion names")
     ap.add_argument("--device", default="H200",
                     help="idxmap's device model for analyze and emit (default H200)")
@@ -102,6 +108,8 @@ def parse_args(argv=None):
     a = ap.parse_args(argv)
     if a.groups < 2:
         ap.error("--groups must be at least 2")
+    if a.variants and not a.search:
+        a.search = len(a.variants.split(";"))
     a.peers = [p for p in a.peers.split(",") if p]
     bad = [p for p in a.peers if p not in PEERS]
     if bad:
@@ -179,7 +187,9 @@ def prepare(a, f, work):
     p.emitter = " + ".join(sorted({k.get("emitter", "?") for k in p.kernels}))
     if a.search:
         seen = {signature(p.ptx)}
-        for i, tune in enumerate(candidates(p.kernels[0].get("emitter", "?"))):
+        tunes = (a.variants.split(";") if a.variants
+                 else candidates(p.kernels[0].get("emitter", "?")))
+        for i, tune in enumerate(tunes):
             if len(p.variants) >= a.search:
                 break
             vptx = os.path.join(work, f"{f.name}.v{i}.ptx")
