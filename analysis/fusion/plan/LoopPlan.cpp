@@ -134,11 +134,25 @@ std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
         std::max<int64_t>(byteWidth(Largest->shape().Type),
                           widestParameterBytes(*A.Computation, Streamed));
     RunBytes = std::max(RunBytes, P.Main.Vector * Widest);
+    // A gather reads each run at an index it loads first: two round trips
+    // a run, not a stream, so its 16-byte vectors from DRAM still leave the
+    // latency uncovered. Measured on the H200 (2026-12-04, CUPTI, 10
+    // interleaved groups), one / two / four runs per thread: rows of
+    // f32[50257,768] at 4096 indices 5.09 / 4.82 / 4.61 us (torch.compile
+    // 4.61), of bf16[32768,4096] at 16384 indices 65.66 / 65.00 / 67.58
+    // (torch.compile 65.53).
+    const bool Gathers = std::any_of(A.Computation->instructions().begin(),
+                                     A.Computation->instructions().end(),
+                                     [](const HloInstruction *I) {
+                                       return I->opcode() == HloOpcode::Gather;
+                                     });
     const bool Saturated =
-        P.Main.Vector * Widest >= 16 && !staysInL2(A, In.Device);
+        P.Main.Vector * Widest >= 16 && !Gathers && !staysInL2(A, In.Device);
     const int64_t Runs = ceilDiv(Largest->shape().numElements(), P.Main.Vector);
     const int64_t T = P.Main.ThreadsPerBlock;
     int64_t U = chooseLoopUnroll(In, P, Runs, RunBytes, Saturated);
+    if (Gathers && !isTuned(In.Overrides, "IDXMAP_LOOP_UNROLL"))
+      P.Choices.back().Reason += "; gathered rows wait on their indices";
     if (U > 1) {
       const HloInstruction *Target = P.Main.Target;
       P.Main = loopThreadMapping(In.Ctx, Target->shape(), P.Main.Vector, T, U);
