@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine: compute-sanitizer memcheck and racecheck over a
 # representative subset of the emitted kernels (issue 6: transposes, row
-# (a warp per row, a block of 512 per long row),
-# multi-row, column and full reductions, chunked full reductions with their
-# combine loop, side outputs, row normalization). Small inputs, so that the
+# (a warp per row, a block of 512 per long row), multi-row, column and full
+# reductions, chunked full reductions with their combine loop, a full
+# reduction's scalar tail (argmax of f32[262147]), a gather with two runs per
+# thread, side outputs, row normalization). Small inputs, so that the
 # sanitizer's slow-down stays in minutes; the chunked full reduction is forced
 # onto small inputs with --tune (512-byte chunks of 32 threads).
 #   bench/sanitize.sh IDXMAP_BINARY
@@ -24,6 +25,7 @@ cases=(
   "$in/reduce-init-full.hlo"
   "$in/reduce-full-small-chunks.hlo --tune $chunks"
   "$in/reduce-argmax-full.hlo"
+  "$in/gather-embedding.hlo"
   "$in/reduce-row-max-neg-s32.hlo"
   "$in/rownorm-softmax-bf16.hlo"
 )
