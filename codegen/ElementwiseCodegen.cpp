@@ -26,6 +26,7 @@
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
@@ -98,6 +99,29 @@ Value *fconst(Type *T, double V) { return ConstantFP::get(T, V); }
 
 bool useFastF32(Type *C, const MathOptions &M) {
   return C->isFloatTy() && !M.Precise;
+}
+
+/// `div.full.f32`: at most 2 ulp from the exact quotient over the full
+/// range of inputs (PTX ISA), the same infinities and NaNs, without
+/// `div.rn`'s slow path. Triton's f32 division.
+Value *emitDivFull(IRBuilderBase &B, Value *A, Value *Bv) {
+  Type *F = B.getFloatTy();
+  auto *FT = FunctionType::get(F, {F, F}, false);
+  return B.CreateCall(
+      InlineAsm::get(FT, "div.full.f32 $0, $1, $2;", "=f,f,f", false), {A, Bv});
+}
+
+/// `sqrt.approx.f32`: at most 1 ulp from the exact root (PTX ISA: relative
+/// error 2^-23 over the full range), subnormals kept.
+Value *emitSqrtApprox(IRBuilderBase &B, Value *X) {
+  return B.CreateIntrinsic(Intrinsic::nvvm_sqrt_approx_f, {}, {X});
+}
+
+/// An f32 (not a narrower type computed in f32, whose result the exact
+/// root rounds once) sqrt or rsqrt in fast math.
+bool isFastF32Root(const HloInstruction &I, const MathOptions &M) {
+  return !M.Precise && I.shape().Type == PrimitiveType::F32 &&
+         (I.opcode() == HloOpcode::Sqrt || I.opcode() == HloOpcode::Rsqrt);
 }
 
 Value *emitExp(IRBuilderBase &B, Value *X, const MathOptions &M) {
@@ -738,6 +762,11 @@ Value *emitElementwise(IRBuilderBase &B, const HloInstruction &I,
       return B.CreateNot(Ops[0]);
     if (isIntegralType(OT))
       return unaryInt(B, Op, Ops[0], isSignedIntType(OT));
+    if (isFastF32Root(I, M) && Ops[0]->getType()->isFloatTy())
+      return Op == HloOpcode::Sqrt
+                 ? emitSqrtApprox(B, Ops[0])
+                 : emitDivFull(B, ConstantFP::get(B.getFloatTy(), 1.0),
+                               emitSqrtApprox(B, Ops[0]));
     return fromCompute(B, unaryFloat(B, Op, toCompute(B, Ops[0], OT), M), T);
   }
   if (isBinaryElementwise(Op)) {
@@ -746,6 +775,11 @@ Value *emitElementwise(IRBuilderBase &B, const HloInstruction &I,
       return binaryPred(B, Op, Ops[0], Ops[1]);
     if (isIntegralType(T))
       return binaryInt(B, Op, Ops[0], Ops[1], isSignedIntType(T));
+    // A constant divisor stays an fdiv: LLVM makes a power of two's an
+    // exact multiplication.
+    if (Op == HloOpcode::Divide && T == PT::F32 && !M.Precise &&
+        Ops[0]->getType()->isFloatTy() && !isa<Constant>(Ops[1]))
+      return emitDivFull(B, Ops[0], Ops[1]);
     return fromCompute(
         B, binaryFloat(B, Op, toCompute(B, Ops[0], T), toCompute(B, Ops[1], T)),
         T);
@@ -991,15 +1025,18 @@ Tolerance scanTolerance(const HloInstruction &I) {
 }
 
 bool isApproximate(const HloInstruction &I, const MathOptions &M) {
-  return !M.Precise && I.opcode() == HloOpcode::Tanh &&
-         I.shape().Type == PT::F32;
+  return !M.Precise && I.shape().Type == PT::F32 &&
+         (I.opcode() == HloOpcode::Tanh || I.opcode() == HloOpcode::Divide ||
+          I.opcode() == HloOpcode::Sqrt || I.opcode() == HloOpcode::Rsqrt);
 }
 
 } // namespace
 
 Tolerance toleranceFor(const HloInstruction &I, const MathOptions &M) {
   Tolerance T = forShape(I.shape());
-  if (isApproximate(I, M)) // tanh.approx.f32: about 10x its measured error
+  // tanh.approx.f32: about 10x its measured error; div.full.f32 and
+  // sqrt.approx.f32 (2 ulp and 1 ulp): within f32's own tolerance.
+  if (isApproximate(I, M) && I.opcode() == HloOpcode::Tanh)
     T = merge(T, {2e-5, 1e-4});
   if (I.opcode() == HloOpcode::Reduce)
     T = merge(T, reduceTolerance(I));

@@ -51,7 +51,8 @@ static int runEmit(int Argc, char **Argv) {
   P.option("--ptx-version", "N", &PtxVer, "PTX ISA version x10 (default 85)");
   P.option("--fusion", "NAME", &Fusion, "only this fusion");
   P.flag("--precise-math", &Precise,
-         "libdevice tanh/exp/log instead of the approximate instructions");
+         "libdevice tanh/exp/log and exact f32 divide/sqrt instead of the "
+         "approximate instructions");
   P.choice("--opt", {"fast", "O3"}, &Opt,
            "IR pipeline: fast (the emitters' cleanup) or LLVM's O3");
   P.flag("--time", &Time, "print the compile time to stderr");
