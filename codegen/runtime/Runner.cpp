@@ -22,6 +22,28 @@ using runtime::DriverResult;
 
 namespace {
 
+/// Whether scatter \p S's combiner returns its update operands (the last
+/// write wins): `ROOT u = parameter(1)`, or a tuple of parameters N..2N-1
+/// for N scattered operands.
+bool scatterReturnsUpdates(const HloInstruction &S) {
+  const HloComputation *F = S.toApply();
+  if (!F || !F->root())
+    return false;
+  const int64_t N = S.operandCount() / 2;
+  auto IsUpdate = [&](const HloInstruction *I, int64_t K) {
+    return I->opcode() == HloOpcode::Parameter && I->parameterNumber() == N + K;
+  };
+  const HloInstruction *R = F->root();
+  if (N == 1)
+    return IsUpdate(R, 0);
+  if (R->opcode() != HloOpcode::Tuple || R->operandCount() != N)
+    return false;
+  for (int64_t K = 0; K < N; ++K)
+    if (!IsUpdate(R->operand(K), K))
+      return false;
+  return true;
+}
+
 /// Calls \p F on every logical index of \p S in physical order (the
 /// layout's minor-most dim fastest), with the logical row-major offset.
 template <typename Fn> void forEachPhysical(const Shape &S, Fn F) {
@@ -156,17 +178,25 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
       }
       Args.push_back(std::move(L));
     }
-    // Random indices would break a scatter's unique_indices promise (the
-    // result is then undefined): such indices, when random, are drawn
-    // distinct.
+    // Random indices that collide leave a scatter's result undefined when
+    // the order of its updates matters: a `unique_indices` promise broken,
+    // or a combiner that returns the update (which duplicate wins, XLA
+    // leaves unspecified). Such indices, when random, are drawn distinct:
+    // the indices parameter itself, or the one parameter of their element
+    // count they are computed from (JAX wraps negative indices with a
+    // select, which leaves distinct in-range ones as they are).
     for (const HloInstruction *I : C.instructions()) {
       if (I->opcode() != HloOpcode::Scatter ||
-          I->attribute("unique_indices") != "true")
+          (I->attribute("unique_indices") != "true" &&
+           !scatterReturnsUpdates(*I)))
         continue;
       const HloInstruction *Ix = I->operand(I->operandCount() / 2);
-      if (Ix->opcode() != HloOpcode::Parameter)
+      std::vector<const HloInstruction *> Ps =
+          operandClosure({Ix}, {}, /*ParametersOnly=*/true);
+      if (Ps.size() != 1 || Ps[0]->shape().Type != Ix->shape().Type ||
+          Ps[0]->shape().numElements() != Ix->shape().numElements())
         continue;
-      const int64_t P = Ix->parameterNumber();
+      const int64_t P = Ps[0]->parameterNumber();
       if (P < int64_t(In.size()) && Random[size_t(P)])
         fillUniqueScatterIndices(*I, Args[size_t(P)],
                                  Options.Seed * 1000003 + uint64_t(P));
