@@ -778,7 +778,8 @@ Value *emitElementwise(IRBuilderBase &B, const HloInstruction &I,
     // A constant divisor stays an fdiv: LLVM makes a power of two's an
     // exact multiplication.
     if (Op == HloOpcode::Divide && T == PT::F32 && !M.Precise &&
-        Ops[0]->getType()->isFloatTy() && !isa<Constant>(Ops[1]))
+        !M.ExactDivide && Ops[0]->getType()->isFloatTy() &&
+        !isa<Constant>(Ops[1]))
       return emitDivFull(B, Ops[0], Ops[1]);
     return fromCompute(
         B, binaryFloat(B, Op, toCompute(B, Ops[0], T), toCompute(B, Ops[1], T)),
@@ -1026,7 +1027,8 @@ Tolerance scanTolerance(const HloInstruction &I) {
 
 bool isApproximate(const HloInstruction &I, const MathOptions &M) {
   return !M.Precise && I.shape().Type == PT::F32 &&
-         (I.opcode() == HloOpcode::Tanh || I.opcode() == HloOpcode::Divide ||
+         (I.opcode() == HloOpcode::Tanh ||
+          (I.opcode() == HloOpcode::Divide && !M.ExactDivide) ||
           I.opcode() == HloOpcode::Sqrt || I.opcode() == HloOpcode::Rsqrt);
 }
 

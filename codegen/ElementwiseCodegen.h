@@ -108,6 +108,9 @@ struct MathOptions {
   explicit MathOptions(bool Precise) : Precise(Precise) {}
   /// `--precise-math`: libdevice for tanh, exp, log and logistic too.
   bool Precise = false;
+  /// f32 division correctly rounded (`div.rn`) even in fast math: the row
+  /// normalization plan's `exact_divide`.
+  bool ExactDivide = false;
   /// The overrides set by the caller (EmitOptions::Tuning), which the
   /// kernel plans read (planFusion); the emitters only build IR from plans.
   idxmap::Tuning Tuning;

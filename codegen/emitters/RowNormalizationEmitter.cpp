@@ -99,7 +99,11 @@ public:
         N(P.RowLength), Vec(P.Vector), NVec(N / Vec), G(P.LanesPerRow),
         J(P.ChunksPerThread), RPB(P.RowsPerBlock), T(Plan.Block[0]),
         Blocks(Plan.Grid[0]), W(G > 32 ? G / 32 : 1),
-        RowTail(Blocks * RPB != Rows), ChunkTail(J * G != NVec) {}
+        RowTail(Blocks * RPB != Rows), ChunkTail(J * G != NVec) {
+    // The plan's exact division holds for every f32 division of the
+    // fusion, also in fast math.
+    this->Math.ExactDivide = P.ExactDivide;
+  }
 
   Expected<KernelInfo> run();
 
@@ -498,7 +502,8 @@ Expected<KernelInfo> RowNormKernel::run() {
   }
   for (int Lv = 0; Lv < P.NumLevels; ++Lv)
     reduceLevel(Lv, FE, FR, Inits);
-  // --precise-math (or the plan's ExactDivide) keeps `div.rn` per element.
+  // --precise-math (or the plan's ExactDivide) keeps `div.rn` per element;
+  // otherwise the divisions that are not by a row value are `div.full`.
   if (!Math.Precise && !P.ExactDivide)
     divideByReciprocals(FE, FR);
   storeRoots(FE, FR);
