@@ -278,6 +278,11 @@ bool isExact(const HloInstruction &I, const MathOptions &Math) {
   case HloOpcode::Log:
   case HloOpcode::Logistic:
     return I.operand(0)->shape().Type == PT::F64;
+  // f32 results: div.full.f32 and sqrt.approx.f32 (2 and 1 ulp).
+  case HloOpcode::Divide:
+  case HloOpcode::Sqrt:
+  case HloOpcode::Rsqrt:
+    return I.shape().Type != PT::F32;
   default:
     return true;
   }

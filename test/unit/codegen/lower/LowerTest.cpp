@@ -888,11 +888,11 @@ TEST(ElementwiseCodegen, PtxPatterns) {
       {"tanh.f64", {}, {"tanh\\.approx", "call"}},
       {"sine.f32", {}, {"sin\\.approx", "call"}},
       {"remainder.f32", {}, {"call"}},
-      {"sqrt.f32", {"sqrt\\.rn\\.f32"}, {"approx"}},
+      {"sqrt.f32", {"sqrt\\.approx\\.f32"}, {"sqrt\\.rn"}},
       {"rsqrt.f32",
-       {"sqrt\\.rn\\.f32", "(div|rcp)\\.rn\\.f32"},
-       {"rsqrt\\.approx"}},
-      {"divide.f32", {"div\\.rn\\.f32"}, {"approx", "full"}},
+       {"sqrt\\.approx\\.f32", "div\\.full\\.f32"},
+       {"rsqrt\\.approx", "\\.rn\\.f32"}},
+      {"divide.f32", {"div\\.full\\.f32"}, {"div\\.rn", "div\\.approx"}},
       {"divide.s32", {"div\\.s32"}, {}},
       {"remainder.u32", {"rem\\.u32"}, {}},
       {"divide.u64", {"div\\.u64"}, {}},
@@ -931,12 +931,17 @@ TEST(ElementwiseCodegen, PtxPatterns) {
   }
 
   // --precise-math: libdevice, no approximate instructions.
-  std::vector<const OpCase *> PreciseGroup = {findCase(Cases, "tanh.f32"),
-                                              findCase(Cases, "exponential.f32"),
-                                              findCase(Cases, "log.f32")};
+  std::vector<const OpCase *> PreciseGroup = {
+      findCase(Cases, "tanh.f32"),  findCase(Cases, "exponential.f32"),
+      findCase(Cases, "log.f32"),   findCase(Cases, "sqrt.f32"),
+      findCase(Cases, "rsqrt.f32"), findCase(Cases, "divide.f32")};
   std::string P = emitCases(PreciseGroup, MathOptions{true}, "sm_90");
   ASSERT_EQ(P.rfind("ERROR", 0), std::string::npos) << P;
-  EXPECT_FALSE(has(P, "tanh\\.approx|lg2\\.approx")) << P;
+  EXPECT_FALSE(has(P, "tanh\\.approx|lg2\\.approx|sqrt\\.approx|div\\.full"))
+      << P;
+  EXPECT_TRUE(has(kernelPtx(P, kernelName(*findCase(Cases, "divide.f32"))),
+                  "div\\.rn\\.f32"))
+      << P;
   EXPECT_EQ(P.find(".extern"), std::string::npos);
 }
 
