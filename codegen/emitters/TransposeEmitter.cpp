@@ -236,7 +236,11 @@ ParameterLoader TransposeKernel::loader() {
     if (FromGroups) {
       auto Found = Groups.find(&P);
       assert(Found != Groups.end() && "parameter outside the prologue");
-      return loadConvert(B, B.CreateExtractElement(Found->second, CurJ),
+      llvm::Value *G = Found->second;
+      return loadConvert(B,
+                         G->getType()->isVectorTy()
+                             ? B.CreateExtractElement(G, CurJ)
+                             : G,
                          S.Type);
     }
     return loadParameterElement(B, *K, P, Index, IndexTy,

@@ -139,8 +139,8 @@ void TransposeKernel::readIteration(llvm::Value *ItV) {
                   : emitResults(InLin, {ItV, indexConstant(0)})[0];
     Groups.clear();
     for (const HloInstruction *P : VecParams) {
-      llvm::Type *PT =
-          llvm::FixedVectorType::get(storageType(LC, P->shape().Type), RG);
+      llvm::Type *ET = storageType(LC, P->shape().Type);
+      llvm::Type *PT = RG == 1 ? ET : llvm::FixedVectorType::get(ET, RG);
       llvm::Value *Ptr =
           B.CreateInBoundsGEP(storageType(LC, P->shape().Type),
                               K->getArg(P->parameterNumber()), Lin0);

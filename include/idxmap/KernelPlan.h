@@ -64,9 +64,10 @@ struct TransposePlan {
   /// output offsets.
   IndexingMap ReadPred, WritePred, ReadOp, InLin, OutLin;
   std::vector<IndexingMap> ReadRootMaps, WriteRootMaps;
-  /// The reading phase loads VectorParams as vectors of a lane's group:
-  /// each is read at the hero operand's own index (an elementwise prologue
-  /// over arrays of its dims, default layouts), and so are the read roots.
+  /// The reading phase loads VectorParams at the linear input offset, as
+  /// vectors of a lane's group (a scalar for a group of one): each is read
+  /// at the hero operand's own index (an elementwise prologue over arrays
+  /// of its dims, default layouts), and so are the read roots.
   bool VectorLoads = false;
   std::vector<const HloInstruction *> VectorParams;
   /// Per write root: it needs its element's index (a non-default layout,

@@ -268,12 +268,15 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
                             : "one block per tile");
   P.Main = transposeReadMapping(In.Ctx, A, T);
   planTileMaps(In.Ctx, A, TP);
-  // Vector loads of the prologue's parameters when each is read at the
-  // hero operand's own linear offset (element j of a group then sits at
-  // offset LinIn + j, aligned to the group because D[M] % group == 0).
+  // Loads of the prologue's parameters at the hero operand's own linear
+  // offset when each is read there: element j of a group sits at offset
+  // LinIn + j, aligned to the group because D[M] % group == 0. A group of
+  // one is a scalar load at LinIn, which spares the kernel delinearizing
+  // the normalized index into the operand's dims and linearizing it again
+  // (bf16[97,130,1031] {2,0,1}: 25 divisions by constants in the read
+  // phase, an issue-bound kernel).
   const HloInstruction *HeroOp = Hero->operand(0);
-  TP.VectorLoads =
-      T.readGroup() > 1 && identityPrologue(HeroOp, TP.VectorParams);
+  TP.VectorLoads = identityPrologue(HeroOp, TP.VectorParams);
   for (size_t K : TP.ReadRoots)
     TP.VectorLoads = TP.VectorLoads &&
                      A.Roots[K]->shape().Dims == HeroOp->shape().Dims &&
