@@ -75,8 +75,14 @@ private:
   /// (which does not depend on the element j of a group).
   void predicated(const IndexingMap &Pred, llvm::Value *ItV, Interval ItRange,
                   const std::function<void(llvm::Value *)> &Body);
-  /// The \p Count iterations of a phase, unrolled or as a counted loop.
-  void iterate(const IndexingMap &Pred, int64_t Count, bool Unroll,
+  /// As predicated, for a body that computes a value: that value where the
+  /// iteration is in the domain, \p Else where it is not.
+  llvm::Value *
+  predicatedValue(const IndexingMap &Pred, llvm::Value *ItV, Interval ItRange,
+                  const std::function<llvm::Value *(llvm::Value *)> &Body,
+                  llvm::Value *Else);
+  /// The \p Count iterations of a phase, unrolled, each under \p Pred.
+  void iterate(const IndexingMap &Pred, int64_t Count,
                const std::function<void(llvm::Value *)> &Body);
   /// The read phase's linear input offset of iteration 0, and each
   /// iteration's constant step from it, when there are such steps.
@@ -84,7 +90,10 @@ private:
   /// Reads the tile: the prologue at the hero operand's index, the roots
   /// written at it.
   void readPhase();
-  void readIteration(llvm::Value *ItV);
+  /// Iteration \p ItNo's group of prologue values (its read roots stored).
+  llvm::Value *readIteration(int64_t ItNo);
+  /// Stores iteration \p ItNo's group into the tile.
+  void storeGroup(int64_t ItNo, llvm::Value *Group);
   /// The index of write root \p K2's element \p Jn of iteration \p ItV.
   std::vector<llvm::Value *> rootIndex(size_t K2, llvm::Value *ItV, int64_t Jn);
   /// Writes the tile through the epilogue, the hero's value overridden by

@@ -26,6 +26,19 @@ namespace transpose {
 void TransposeKernel::predicated(
     const IndexingMap &Pred, llvm::Value *ItV, Interval ItRange,
     const std::function<void(llvm::Value *)> &Body) {
+  predicatedValue(
+      Pred, ItV, ItRange,
+      [&](llvm::Value *It) -> llvm::Value * {
+        Body(It);
+        return nullptr;
+      },
+      nullptr);
+}
+
+llvm::Value *TransposeKernel::predicatedValue(
+    const IndexingMap &Pred, llvm::Value *ItV, Interval ItRange,
+    const std::function<llvm::Value *(llvm::Value *)> &Body,
+    llvm::Value *Else) {
   llvm::Value *J0 = indexConstant(0);
   DomainCheckOptions O;
   O.DimValueRanges = {{0, Threads - 1}, {0, Blocks - 1}};
@@ -33,51 +46,35 @@ void TransposeKernel::predicated(
   llvm::Value *Cond =
       emitDomainCheck(B, Pred, {ThV, BlV}, {ItV, J0}, IndexTy, O);
   auto *CI = llvm::dyn_cast<llvm::ConstantInt>(Cond);
-  if (CI && CI->isOne()) {
-    Body(ItV);
-    return;
-  }
+  if (CI && CI->isOne())
+    return Body(ItV);
   if (CI)
-    return; // never in the domain
+    return Else; // never in the domain
+  llvm::BasicBlock *Pre = B.GetInsertBlock();
   auto *Then = llvm::BasicBlock::Create(LC, "tile.row", K);
   auto *Next = llvm::BasicBlock::Create(LC, "tile.next", K);
   B.CreateCondBr(Cond, Then, Next);
   B.SetInsertPoint(Then);
   FE->clearCache();
-  Body(ItV);
+  llvm::Value *V = Body(ItV);
+  llvm::BasicBlock *ThenEnd = B.GetInsertBlock();
   B.CreateBr(Next);
   B.SetInsertPoint(Next);
   FE->clearCache();
+  if (!V)
+    return nullptr;
+  llvm::PHINode *Phi = B.CreatePHI(V->getType(), 2);
+  Phi->addIncoming(V, ThenEnd);
+  Phi->addIncoming(Else, Pre);
+  return Phi;
 }
 
 void TransposeKernel::iterate(const IndexingMap &Pred, int64_t Count,
-                              bool Unroll,
                               const std::function<void(llvm::Value *)> &Body) {
-  // Unrolled (read phase: the loads of all iterations are in flight
-  // together; vector tiles' write phase: as a loop of 2 iterations ptxas
-  // kept it rolled, 1.90 against 1.82 us on exp_transpose_abs) or as a
-  // counted loop (the scalar write phase: ptxas unrolls it; the IR stays an
-  // eighth of the size).
-  if (Unroll) {
-    for (int64_t ItNo = 0; ItNo < Count; ++ItNo)
-      predicated(Pred, indexConstant(ItNo), {ItNo, ItNo}, Body);
-    return;
-  }
-  llvm::BasicBlock *Pre = B.GetInsertBlock();
-  auto *Loop = llvm::BasicBlock::Create(LC, "tile.loop", K);
-  auto *Exit = llvm::BasicBlock::Create(LC, "tile.done", K);
-  B.CreateBr(Loop);
-  B.SetInsertPoint(Loop);
-  llvm::PHINode *ItV = B.CreatePHI(IndexTy, 2, "it");
-  ItV->addIncoming(indexConstant(0), Pre);
-  FE->clearCache();
-  predicated(Pred, ItV, {0, Count - 1}, Body);
-  llvm::Value *NextIt =
-      B.CreateAdd(ItV, indexConstant(1), "it.next", true, true);
-  ItV->addIncoming(NextIt, B.GetInsertBlock());
-  B.CreateCondBr(B.CreateICmpULT(NextIt, indexConstant(Count)), Loop, Exit);
-  B.SetInsertPoint(Exit);
-  FE->clearCache();
+  // Unrolled: the vector tiles' write phase as a loop of 2 iterations
+  // ptxas kept rolled, 1.90 against 1.82 us on exp_transpose_abs.
+  for (int64_t ItNo = 0; ItNo < Count; ++ItNo)
+    predicated(Pred, indexConstant(ItNo), {ItNo, ItNo}, Body);
 }
 
 void TransposeKernel::linearInputSteps() {
@@ -105,34 +102,27 @@ void TransposeKernel::linearInputSteps() {
 void TransposeKernel::readPhase() {
   if (VectorLoads)
     linearInputSteps();
-  // Warp w reads tile rows w, w + 4, ...; lane l the group l (vector
-  // tiles: ReadVec rows per warp, see transposeTiling).
-  iterate(ReadPred, Iters * Subs, /*Unroll=*/true,
-          [&](llvm::Value *ItV) { readIteration(ItV); });
+  // Every iteration's loads first, each under its row's predicate, then
+  // the tile stores: a load's value stored to the tile inside its own
+  // predicated block makes each iteration wait for its load, and ptxas
+  // does not hoist loads out of those blocks (bf16[97,130,1031] {2,0,1}:
+  // 16 DRAM round trips in a row per thread). Elements outside the domain
+  // are stored as zeros into tile slots no write lane reads.
+  const int64_t Count = Iters * Subs;
+  std::vector<llvm::Value *> Values(static_cast<size_t>(Count), nullptr);
+  llvm::Value *Zero = llvm::Constant::getNullValue(GroupTy);
+  for (int64_t ItNo = 0; ItNo < Count; ++ItNo)
+    Values[ItNo] = predicatedValue(
+        ReadPred, indexConstant(ItNo), {ItNo, ItNo},
+        [&](llvm::Value *) { return readIteration(ItNo); }, Zero);
+  for (int64_t ItNo = 0; ItNo < Count; ++ItNo)
+    storeGroup(ItNo, Values[ItNo]);
   FE->clearCache();
   emitBarrier(B);
 }
 
-void TransposeKernel::readIteration(llvm::Value *ItV) {
-  // Tile row and first column of this lane's group (transposeTiling), in
-  // sub-tile ItNo / Iters.
-  const int64_t ItNo =
-      int64_t(llvm::cast<llvm::ConstantInt>(ItV)->getZExtValue());
-  llvm::Value *It32 = B.getInt32(int32_t(ItNo % Iters));
-  llvm::Value *Sub = B.getInt32(int32_t(ItNo / Iters));
-  llvm::Value *TileRow, *Col;
-  if (VecTile) {
-    const int32_t Lanes = int32_t(Tile / RV);
-    TileRow =
-        B.CreateAdd(B.CreateAdd(B.CreateUDiv(LaneV, B.getInt32(Lanes)),
-                                B.CreateMul(WarpV, B.getInt32(int32_t(RV)))),
-                    B.CreateMul(It32, B.getInt32(int32_t(Rows * RV))));
-    Col = B.CreateMul(B.CreateURem(LaneV, B.getInt32(Lanes)),
-                      B.getInt32(int32_t(RV)));
-  } else {
-    TileRow = B.CreateAdd(WarpV, B.CreateMul(It32, B.getInt32(Rows)));
-    Col = LaneV;
-  }
+llvm::Value *TransposeKernel::readIteration(int64_t ItNo) {
+  llvm::Value *ItV = indexConstant(ItNo);
   if (VectorLoads) {
     llvm::Value *Lin0 =
         InLinBase ? B.CreateAdd(InLinBase, indexConstant(InLinSteps[ItNo]))
@@ -175,6 +165,27 @@ void TransposeKernel::readIteration(llvm::Value *ItV) {
   }
   FromGroups = false;
   FE->clearCache();
+  return Group;
+}
+
+void TransposeKernel::storeGroup(int64_t ItNo, llvm::Value *Group) {
+  // Tile row and first column of this lane's group (transposeTiling), in
+  // sub-tile ItNo / Iters.
+  llvm::Value *It32 = B.getInt32(int32_t(ItNo % Iters));
+  llvm::Value *Sub = B.getInt32(int32_t(ItNo / Iters));
+  llvm::Value *TileRow, *Col;
+  if (VecTile) {
+    const int32_t Lanes = int32_t(Tile / RV);
+    TileRow =
+        B.CreateAdd(B.CreateAdd(B.CreateUDiv(LaneV, B.getInt32(Lanes)),
+                                B.CreateMul(WarpV, B.getInt32(int32_t(RV)))),
+                    B.CreateMul(It32, B.getInt32(int32_t(Rows * RV))));
+    Col = B.CreateMul(B.CreateURem(LaneV, B.getInt32(Lanes)),
+                      B.getInt32(int32_t(RV)));
+  } else {
+    TileRow = B.CreateAdd(WarpV, B.CreateMul(It32, B.getInt32(Rows)));
+    Col = LaneV;
+  }
   B.CreateAlignedStore(Group,
                        VecTile ? elemPtr(TileRow, Col, Sub)
                                : groupPtr(TileRow, Col, Sub),
@@ -210,7 +221,7 @@ void TransposeKernel::writeVectorTiles() {
                                   B.getInt32(int32_t(WV)));
   llvm::Value *Col0 = B.CreateAdd(B.CreateUDiv(LaneV, B.getInt32(Lanes)),
                                   B.CreateMul(WarpV, B.getInt32(int32_t(WV))));
-  iterate(WritePred, WIters * Subs, /*Unroll=*/true, [&](llvm::Value *ItV) {
+  iterate(WritePred, WIters * Subs, [&](llvm::Value *ItV) {
     const int64_t ItNo =
         int64_t(llvm::cast<llvm::ConstantInt>(ItV)->getZExtValue());
     llvm::Value *Sub = B.getInt32(int32_t(ItNo / WIters));
@@ -257,31 +268,39 @@ void TransposeKernel::writeVectorTiles() {
 
 void TransposeKernel::writeScalarTiles() {
   // Lane l writes output column l (A); warp w the groups w, w + 4, ... of
-  // M, one output row per element of the group.
-  iterate(WritePred, Iters * Subs, /*Unroll=*/false, [&](llvm::Value *ItV) {
-    llvm::Value *It32 = B.CreateZExtOrTrunc(ItV, I32), *Sub = nullptr;
-    if (Subs > 1) {
-      Sub = B.CreateUDiv(It32, B.getInt32(int32_t(Iters)));
-      It32 = B.CreateURem(It32, B.getInt32(int32_t(Iters)));
-    }
+  // M, one output row per element of the group. Unrolled, every tile load
+  // first (always inside the tile, so unpredicated), then the predicated
+  // stores: a rolled loop waits for each iteration's shared load before
+  // its store.
+  const int64_t Count = Iters * Subs;
+  std::vector<llvm::Value *> Loaded(static_cast<size_t>(Count));
+  for (int64_t ItNo = 0; ItNo < Count; ++ItNo) {
+    llvm::Value *Sub = Subs > 1 ? B.getInt32(int32_t(ItNo / Iters)) : nullptr;
     llvm::Value *GroupNo =
-        B.CreateAdd(WarpV, B.CreateMul(It32, B.getInt32(Rows)));
-    llvm::Value *Group = B.CreateAlignedLoad(
-        GroupTy, groupPtr(LaneV, GroupNo, Sub), GroupAlign);
-    // Element j of the group is j output rows further: offset + j * stride.
-    llvm::Value *Lin0 = emitResults(OutLin, {ItV, indexConstant(0)})[0];
-    for (int64_t Jn = 0; Jn < V; ++Jn) {
-      llvm::Value *St = V == 1 ? Group : B.CreateExtractElement(Group, Jn);
-      Current = loadConvert(B, St, TilePT);
-      for (size_t K2 = 0; K2 < WriteRoots.size(); ++K2) {
-        std::vector<llvm::Value *> RIdx = rootIndex(K2, ItV, Jn);
-        storeRoot(WriteRoots[K2], FE->valueAt(*A.Roots[WriteRoots[K2]], RIdx),
-                  RIdx, rootPtr(WriteRoots[K2], Lin0, Jn * OutStrideM));
-      }
-      // Values computed from this element must not be reused.
-      FE->clearCache();
-    }
-  });
+        B.CreateAdd(WarpV, B.getInt32(int32_t((ItNo % Iters) * Rows)));
+    Loaded[ItNo] =
+        B.CreateAlignedLoad(GroupTy, groupPtr(LaneV, GroupNo, Sub), GroupAlign);
+  }
+  for (int64_t ItNo = 0; ItNo < Count; ++ItNo)
+    predicated(
+        WritePred, indexConstant(ItNo), {ItNo, ItNo}, [&](llvm::Value *ItV) {
+          // Element j of the group is j output rows further: offset
+          // + j * stride.
+          llvm::Value *Lin0 = emitResults(OutLin, {ItV, indexConstant(0)})[0];
+          for (int64_t Jn = 0; Jn < V; ++Jn) {
+            llvm::Value *St = V == 1 ? Loaded[ItNo]
+                                     : B.CreateExtractElement(Loaded[ItNo], Jn);
+            Current = loadConvert(B, St, TilePT);
+            for (size_t K2 = 0; K2 < WriteRoots.size(); ++K2) {
+              std::vector<llvm::Value *> RIdx = rootIndex(K2, ItV, Jn);
+              storeRoot(WriteRoots[K2],
+                        FE->valueAt(*A.Roots[WriteRoots[K2]], RIdx), RIdx,
+                        rootPtr(WriteRoots[K2], Lin0, Jn * OutStrideM));
+            }
+            // Values computed from this element must not be reused.
+            FE->clearCache();
+          }
+        });
 }
 
 } // namespace transpose

@@ -8,7 +8,8 @@
 // transpose emitter, emits each to PTX and runs it through the CUDA driver
 // against the reference interpreter. Exit 0 when every kernel matches, 1 on
 // a mismatch or an emission failure, 77 without a CUDA driver. Every third
-// fusion is emitted with a random tiling (sub-tiles per block, warps). --dry-run
+// fusion is emitted with a random tiling (sub-tiles per block, warps,
+// vector widths of the reads and writes). --dry-run
 // needs no driver: it emits every fusion, checks the launch metadata and
 // runs the interpreter on it; --print also prints each module.
 //
@@ -173,13 +174,17 @@ int main(int Argc, char **Argv) {
     // (test/unit/codegen/lower/LowerGpu.cpp).
     EmitOptions EO;
     EO.Target.PreciseMath = true;
-    // Every third fusion takes a random tiling (sub-tiles per block, warps),
+    // Every third fusion takes a random tiling (sub-tiles, warps, vectors),
     // so that tilings the plan does not choose by default run too.
     if (S % 3 == 2) {
       std::mt19937_64 K(S * 0x9e3779b97f4a7c15ULL);
       EO.Tuning.TrSubP = int64_t(1) << (K() % 3);
       EO.Tuning.TrSubM = int64_t(1) << (K() % 2);
       EO.Tuning.TrWarps = int64_t(2) << (K() % 3);
+      // Vector tiles of every element size (the plan rounds a width down
+      // to one the extents allow; 0 leaves the plan's choice).
+      EO.Tuning.TrWriteVec = int64_t(K() % 4);
+      EO.Tuning.TrReadVec = int64_t(K() % 3);
     }
     const std::string Knobs = printTuning(EO.Tuning);
     auto R = emitModule(**M, EO);
