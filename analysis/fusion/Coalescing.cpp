@@ -103,18 +103,46 @@ TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
   T.SubM = Want.SubM > 0 ? powerOf2Below(std::min<int64_t>(Want.SubM, 8))
            : RowBytes < 128 ? 2
                             : 1;
-  // Measured on the H200 (2026-11-30, CUPTI, interleaved groups):
-  // f32[8192,8192] (V = 2) 131.5 us with 8 warps against 132.8 with 4;
-  // bf16[64,1024,1024]{0,2,1} (V = 2) 68.0 against 64.9; f32[20,160,170]
-  // {2,1,0} (V = 1) 1.88 us with 4 warps, 2.12 / 2.29 / 2.48 with 8 / 2 / 16.
-  if (Warps <= 0)
-    Warps = T.V == 2 && TileBytes == 4 ? 8 : 4;
-  T.Warps = Warps;
-  T.Threads = 32 * Warps;
+  // Measured on the H200 (CUPTI): f32[8192,8192] (V = 2) 131.6 us with 8
+  // warps against 132.9 with 4; bf16[64,1024,1024]{0,2,1} (V = 2) 68.3
+  // against 65.6; f32[20,160,170] {2,1,0} (V = 1, 600 tiles) 2.69 against
+  // 2.72-2.75 (2026-12-04, after the read phase put every load in flight
+  // before the tile stores).
   const std::vector<int64_t> RowDims = TI.dimsAfterMinor();
   const int64_t Tm = 32 * T.V, P = TI.elementsAfterMinor(),
                 TilesP = ceilDiv(P, 32 * T.SubP),
                 TilesM = ceilDiv(TI.Dims[M], Tm * T.SubM);
+  // Other tilings: 8 warps when blocks of 4 would fill at most 4.5 waves
+  // of the device (measured on the H200, 2026-12-04, CUPTI, 6 interleaved
+  // groups, 4 against 8 warps: f16[129,300,301] {1,2,0} 3.3 waves 19.98
+  // against 16.77 us, bf16[97,130,1031] {2,0,1} 3.2 waves 21.64 against
+  // 18.11, f32[65,257,511] {2,1,0} 4.0 waves 24.26 against 21.44,
+  // s8[4095,4097] 3.9 waves 17.43 against 17.50, bf16[48,1001,513]
+  // {0,2,1} 6.5 waves 35.36 against 35.53, bf16[64,1024,1024] {0,2,1} 15.5
+  // waves 65.6 against 68.3, f32[16384,16385] 124 waves 578.7 against
+  // 603.3). A short kernel is its first waves and its tail: a block of 8
+  // warps takes half as many tile rows per thread, so each tile is read and
+  // written sooner.
+  T.WarpsReason = "tuning override";
+  if (Warps <= 0) {
+    Warps = T.V == 2 && TileBytes == 4 ? 8 : 4;
+    T.WarpsReason = Warps == 8 ? "8 for tiles of 32 x 64 4-byte elements"
+                               : "4: blocks of 4 warps fill more than 4.5 "
+                                 "waves";
+    int64_t Tiles = TilesP * TilesM;
+    for (int64_t D = 0; D < M; ++D)
+      if (std::find(RowDims.begin(), RowDims.end(), D) == RowDims.end())
+        Tiles *= TI.Dims[D];
+    // Blocks of 4 warps resident on the whole device: one wave.
+    const int64_t Wave =
+        residentBlocks(Device, 128, T.SubP * T.SubM * 32 * Tm * TileBytes);
+    if (Warps == 4 && 2 * Tiles <= 9 * Wave) {
+      Warps = 8;
+      T.WarpsReason = "8: blocks of 4 warps would fill at most 4.5 waves";
+    }
+  }
+  T.Warps = Warps;
+  T.Threads = 32 * Warps;
   // Vector accesses of a 32 x 32 tile of 4-byte elements: writes of up to
   // 4 consecutive elements of P (P % W == 0 keeps a vector inside one
   // output row and aligned), then reads of 2 of M (D[M] even) when writes
@@ -124,7 +152,8 @@ TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
   // 1.82 us with reads of 2 and writes of 4, 1.89 scalar, 1.87 writes of 4
   // only, 1.91 reads of 2 and writes of 2, 2.05 reads of 2 only (the write
   // lanes' loads then conflict in pairs); torch.compile 1.87.
-  if (T.V == 1 && TileBytes == 4) {
+  // Other element sizes take vector tiles only when asked for.
+  if (T.V == 1 && (TileBytes == 4 || WriteVec > 1 || ReadVec > 1)) {
     auto Widest = [](int64_t Want, int64_t Extent, int64_t Max) {
       int64_t W = Want > 0 ? std::min(Want, Max) : Max;
       while (W & (W - 1)) // a power of two

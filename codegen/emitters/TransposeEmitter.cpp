@@ -8,7 +8,8 @@
 // {2,1,0} two). Every other normalized dim is one block coordinate. The
 // tiling is the analysis' transposeTiling, so `idxmap analyze` prints this
 // kernel's thread map. 32 W threads = 32 lanes x W warps, W = 4, or 8 for
-// 4-byte elements in 32 x 64 tiles (measured: see transposeTiling;
+// 4-byte elements in 32 x 64 tiles and for tilings of at most 4.5 waves of
+// blocks of 4 warps (measured: see transposeTiling;
 // IDXMAP_TR_WARPS=N overrides it, rounded down to a power of two <= 32).
 //
 // The read side is vectorized: with V = 2 when D[M] is even and the tiles

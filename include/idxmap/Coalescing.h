@@ -158,6 +158,8 @@ struct TransposeTiling {
   /// Warps per block, threads and read iterations: Threads = 32 Warps,
   /// Iters = 32 / (Warps ReadVec) (tile rows per iteration: Warps ReadVec).
   int64_t Warps = 4, Threads = 128, Iters = 8;
+  /// Why Warps (printed in the plan).
+  std::string WarpsReason;
   /// Vector widths of the V = 1 tiling (1 = the scalar scheme above) and
   /// the write phase's iterations, 32 / (Warps WriteVec). ReadVec > 1 with
   /// WriteVec = 1 (only when asked for) leaves the write lanes' shared loads
@@ -197,7 +199,9 @@ struct TransposeRequest {
   int64_t Warps = 0, ReadVec = 0, WriteVec = 0, SubP = 0, SubM = 0;
 };
 /// \p TileBytes is the tile element's size; \p Want.Warps 0 picks the warps
-/// per block: 8 for 4-byte elements in tiles of 32 x 64 (V = 2), else 4.
+/// per block: 8 for 4-byte elements in tiles of 32 x 64 (V = 2) and for
+/// tilings whose blocks of 4 warps would fill at most 4.5 waves of \p
+/// Device, else 4.
 /// \p Want.ReadVec and \p Want.WriteVec 0 pick the vector widths of a V = 1
 /// tiling of 4-byte elements: WriteVec the widest of 4, 2 dividing P,
 /// ReadVec 2 when D[M] is even and WriteVec > 1, both at most 32 / Warps; 1

@@ -248,7 +248,9 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
   };
   P.choose(
       "warps", T.Warps,
-      Reason("IDXMAP_TR_WARPS", "warps per block (tile rows per iteration)"));
+      Reason("IDXMAP_TR_WARPS",
+             ("warps per block (tile rows per iteration), " + T.WarpsReason)
+                 .c_str()));
   P.choose("read_vec", T.ReadVec,
            Reason("IDXMAP_TR_RVEC", "elements per read of a 32 x 32 tile"));
   P.choose("write_vec", T.WriteVec,
