@@ -107,4 +107,30 @@ void fillUniqueScatterIndices(const HloInstruction &S, Literal &Indices,
   }
 }
 
+HloOpcode scatterCombinerOp(const HloInstruction &S) {
+  const HloComputation *F = S.toApply();
+  const int64_t N = S.operandCount() / 2;
+  if (!F || !F->root() || N < 1 || F->parameterCount() != 2 * N)
+    return HloOpcode::Call;
+  const HloInstruction *R = F->root();
+  auto IsUpdate = [&](const HloInstruction *I, int64_t K) {
+    return I->opcode() == HloOpcode::Parameter && I->parameterNumber() == N + K;
+  };
+  if (N > 1) {
+    if (R->opcode() != HloOpcode::Tuple || R->operandCount() != N)
+      return HloOpcode::Call;
+    for (int64_t K = 0; K < N; ++K)
+      if (!IsUpdate(R->operand(K), K))
+        return HloOpcode::Call;
+    return HloOpcode::Parameter;
+  }
+  if (IsUpdate(R, 0))
+    return HloOpcode::Parameter;
+  const HloInstruction *P0 = F->parameter(0), *P1 = F->parameter(1);
+  if (R->operandCount() == 2 && ((R->operand(0) == P0 && R->operand(1) == P1) ||
+                                 (R->operand(0) == P1 && R->operand(1) == P0)))
+    return R->opcode();
+  return HloOpcode::Call;
+}
+
 } // namespace idxmap

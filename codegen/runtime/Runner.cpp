@@ -22,28 +22,6 @@ using runtime::DriverResult;
 
 namespace {
 
-/// Whether scatter \p S's combiner returns its update operands (the last
-/// write wins): `ROOT u = parameter(1)`, or a tuple of parameters N..2N-1
-/// for N scattered operands.
-bool scatterReturnsUpdates(const HloInstruction &S) {
-  const HloComputation *F = S.toApply();
-  if (!F || !F->root())
-    return false;
-  const int64_t N = S.operandCount() / 2;
-  auto IsUpdate = [&](const HloInstruction *I, int64_t K) {
-    return I->opcode() == HloOpcode::Parameter && I->parameterNumber() == N + K;
-  };
-  const HloInstruction *R = F->root();
-  if (N == 1)
-    return IsUpdate(R, 0);
-  if (R->opcode() != HloOpcode::Tuple || R->operandCount() != N)
-    return false;
-  for (int64_t K = 0; K < N; ++K)
-    if (!IsUpdate(R->operand(K), K))
-      return false;
-  return true;
-}
-
 /// Calls \p F on every logical index of \p S in physical order (the
 /// layout's minor-most dim fastest), with the logical row-major offset.
 template <typename Fn> void forEachPhysical(const Shape &S, Fn F) {
@@ -188,7 +166,7 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
     for (const HloInstruction *I : C.instructions()) {
       if (I->opcode() != HloOpcode::Scatter ||
           (I->attribute("unique_indices") != "true" &&
-           !scatterReturnsUpdates(*I)))
+           scatterCombinerOp(*I) != HloOpcode::Parameter))
         continue;
       const HloInstruction *Ix = I->operand(I->operandCount() / 2);
       std::vector<const HloInstruction *> Ps =

@@ -57,6 +57,19 @@ int64_t scatterWindowSize(const ScatterDimensions &SD, const Shape &Updates,
 int64_t scatterWindowElements(const ScatterDimensions &SD,
                               const Shape &Updates);
 
+/// What scatter \p S's combiner computes, for N scattered operands:
+/// - HloOpcode::Parameter when it returns the updates (the last write wins,
+///   which XLA leaves unspecified between duplicate indices): `ROOT u =
+///   parameter(1)`, or for N > 1 a tuple of parameters N..2N-1 in order;
+/// - for N = 1, the opcode of its root when that root applies one binary op
+///   to its two parameters, in either order;
+/// - HloOpcode::Call for anything else.
+///
+/// Example: `add { a = f32[] parameter(0) b = f32[] parameter(1) ROOT s =
+/// f32[] add(b, a) }` gives Add; `ROOT b = f32[] parameter(1)` gives
+/// Parameter; `ROOT m = f32[] multiply(a, a)` gives Call.
+HloOpcode scatterCombinerOp(const HloInstruction &S);
+
 /// Fills \p Indices, the indices operand of scatter \p S (row-major), with
 /// index vectors whose windows never overlap, as `unique_indices=true`
 /// promises (random indices would break the promise and leave the result

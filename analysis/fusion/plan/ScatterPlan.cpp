@@ -20,22 +20,6 @@ namespace idxmap {
 namespace plan {
 namespace {
 
-/// The opcode of \p C's root when it combines its two parameters with one
-/// binary op (either order), else Parameter when it returns parameter 1
-/// (an overwrite), else Call (anything else).
-HloOpcode combinerOp(const HloComputation &C) {
-  const HloInstruction *R = C.root();
-  if (!R || C.parameterCount() != 2)
-    return HloOpcode::Call;
-  if (R == C.parameter(1))
-    return HloOpcode::Parameter;
-  if (R->operandCount() == 2 &&
-      ((R->operand(0) == C.parameter(0) && R->operand(1) == C.parameter(1)) ||
-       (R->operand(0) == C.parameter(1) && R->operand(1) == C.parameter(0))))
-    return R->opcode();
-  return HloOpcode::Call;
-}
-
 /// The update elements a thread combines: the widest run of at most 16
 /// bytes along the updates' minor dim whose operand elements are
 /// contiguous and aligned for any indices that fit. That holds when the
@@ -147,7 +131,7 @@ std::optional<std::string> planScatter(const PlanInputs &In, KernelPlan &P) {
   // The combine: what the combiner computes and what the element type
   // has atomics for (4- and 8-byte adds of floats and integers, 4- and
   // 8-byte integer max and min; a 1- or 2-byte element shares its word).
-  const HloOpcode Op = combinerOp(*S->toApply());
+  const HloOpcode Op = scatterCombinerOp(*S);
   const int64_t Bytes = byteWidth(T);
   const bool Word = Bytes == 4 || Bytes == 8;
   const bool HalfFloat = T == PrimitiveType::F16 || T == PrimitiveType::BF16;

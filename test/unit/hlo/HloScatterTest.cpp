@@ -186,3 +186,62 @@ TEST(HloScatter, UniqueIndicesKeepWindowsApart) {
   }
   EXPECT_EQ(Starts.size(), 2u); // two slots, the third vector skipped
 }
+
+namespace {
+
+/// The combiner op of a scatter into f32[8] whose combiner's body is \p Body
+/// (its parameters included), or of a variadic scatter of two such arrays
+/// with \p Body over the parameters a0, a1, b0, b1 when \p Pair.
+HloOpcode combinerOf(const std::string &Body, bool Pair = false) {
+  const std::string Comb =
+      Pair ? "c {\n a0 = f32[] parameter(0)\n a1 = f32[] parameter(1)\n"
+             " b0 = f32[] parameter(2)\n b1 = f32[] parameter(3)\n" +
+                 Body + "\n}\n"
+           : "c {\n" + Body + "\n}\n";
+  const std::string Entry =
+      Pair ? "ENTRY e {\n p = f32[8] parameter(0)\n q = f32[8] parameter(1)\n"
+             " i = s32[3,1] parameter(2)\n u = f32[3] parameter(3)\n"
+             " v = f32[3] parameter(4)\n"
+             " ROOT s = (f32[8], f32[8]) scatter(p, q, i, u, v), "
+             "update_window_dims={}, inserted_window_dims={0}, "
+             "scatter_dims_to_operand_dims={0}, index_vector_dim=1, "
+             "to_apply=c\n}"
+           : "ENTRY e {\n p = f32[8] parameter(0)\n i = s32[3,1] parameter(1)\n"
+             " u = f32[3] parameter(2)\n"
+             " ROOT s = f32[8] scatter(p, i, u), update_window_dims={}, "
+             "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+             "index_vector_dim=1, to_apply=c\n}";
+  auto M = parseHloModule("HloModule m\n" + Comb + Entry, "t.hlo");
+  EXPECT_TRUE(bool(M)) << (M ? "" : M.error().str());
+  if (!M)
+    return HloOpcode::Tuple;
+  return scatterCombinerOp(*(*M)->entry()->root());
+}
+
+} // namespace
+
+TEST(HloScatter, CombinerOp) {
+  const std::string A = "a = f32[] parameter(0)\n";
+  const std::string B = "b = f32[] parameter(1)\n";
+  EXPECT_EQ(combinerOf(A + B + "ROOT r = f32[] add(a, b)"), HloOpcode::Add);
+  EXPECT_EQ(combinerOf(A + B + "ROOT r = f32[] maximum(b, a)"),
+            HloOpcode::Maximum);
+  EXPECT_EQ(combinerOf(A + "ROOT b = f32[] parameter(1)"),
+            HloOpcode::Parameter);
+  // Not one op of both parameters, or the operand it holds.
+  EXPECT_EQ(combinerOf(A + B + "ROOT r = f32[] multiply(a, a)"),
+            HloOpcode::Call);
+  EXPECT_EQ(combinerOf("ROOT a = f32[] parameter(0)\n" + B), HloOpcode::Call);
+  EXPECT_EQ(
+      combinerOf(A + B + "n = f32[] negate(b)\n ROOT r = f32[] add(a, n)"),
+      HloOpcode::Call);
+  // Variadic: the updates in order, or anything else.
+  EXPECT_EQ(combinerOf("ROOT r = (f32[], f32[]) tuple(b0, b1)", true),
+            HloOpcode::Parameter);
+  EXPECT_EQ(combinerOf("ROOT r = (f32[], f32[]) tuple(b1, b0)", true),
+            HloOpcode::Call);
+  EXPECT_EQ(combinerOf("x = f32[] add(a0, b0)\n y = f32[] add(a1, b1)\n"
+                       " ROOT r = (f32[], f32[]) tuple(x, y)",
+                       true),
+            HloOpcode::Call);
+}
