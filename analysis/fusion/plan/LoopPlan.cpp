@@ -62,7 +62,8 @@ std::vector<int64_t> loadWidths(const PlanInputs &In, const ThreadMapping &Main,
 } // namespace
 
 int64_t chooseLoopUnroll(const PlanInputs &In, KernelPlan &P, int64_t Runs,
-                         int64_t RunBytes, bool Saturated) {
+                         int64_t RunBytes, bool Saturated,
+                         const std::string &Unsaturated) {
   const int64_t Target = Saturated ? 16 : 32;
   const int64_t T = P.Main.ThreadsPerBlock;
   int64_t Auto = 1;
@@ -76,6 +77,7 @@ int64_t chooseLoopUnroll(const PlanInputs &In, KernelPlan &P, int64_t Runs,
           " bytes of parameters in flight per thread (at least " +
           std::to_string(Target) +
           (Saturated ? ": 16-byte vectors from DRAM" : "") +
+          (Saturated || Unsaturated.empty() ? "" : ": " + Unsaturated) +
           (Auto * RunBytes < Target ? "; fewer blocks than SMs for more" : "") +
           ")");
 }
@@ -150,9 +152,9 @@ std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
         P.Main.Vector * Widest >= 16 && !Gathers && !staysInL2(A, In.Device);
     const int64_t Runs = ceilDiv(Largest->shape().numElements(), P.Main.Vector);
     const int64_t T = P.Main.ThreadsPerBlock;
-    int64_t U = chooseLoopUnroll(In, P, Runs, RunBytes, Saturated);
-    if (Gathers && !isTuned(In.Overrides, "IDXMAP_LOOP_UNROLL"))
-      P.Choices.back().Reason += "; gathered rows wait on their indices";
+    int64_t U =
+        chooseLoopUnroll(In, P, Runs, RunBytes, Saturated,
+                         Gathers ? "gathered rows wait on their indices" : "");
     if (U > 1) {
       const HloInstruction *Target = P.Main.Target;
       P.Main = loopThreadMapping(In.Ctx, Target->shape(), P.Main.Vector, T, U);
