@@ -117,11 +117,11 @@ Value *emitSqrtApprox(IRBuilderBase &B, Value *X) {
   return B.CreateIntrinsic(Intrinsic::nvvm_sqrt_approx_f, {}, {X});
 }
 
-/// An f32 (not a narrower type computed in f32, whose result the exact
-/// root rounds once) sqrt or rsqrt in fast math.
-bool isFastF32Root(const HloInstruction &I, const MathOptions &M) {
-  return !M.Precise && I.shape().Type == PrimitiveType::F32 &&
-         (I.opcode() == HloOpcode::Sqrt || I.opcode() == HloOpcode::Rsqrt);
+/// Whether \p Op of type \p T on \p Operand takes fast math's approximate
+/// f32 forms (div.full, sqrt.approx): an f32 op itself, not a narrower type
+/// computed in f32, whose result the exact op rounds once.
+bool useFastF32Op(PrimitiveType T, Value *Operand, const MathOptions &M) {
+  return T == PrimitiveType::F32 && useFastF32(Operand->getType(), M);
 }
 
 Value *emitExp(IRBuilderBase &B, Value *X, const MathOptions &M) {
@@ -762,7 +762,8 @@ Value *emitElementwise(IRBuilderBase &B, const HloInstruction &I,
       return B.CreateNot(Ops[0]);
     if (isIntegralType(OT))
       return unaryInt(B, Op, Ops[0], isSignedIntType(OT));
-    if (isFastF32Root(I, M) && Ops[0]->getType()->isFloatTy())
+    if ((Op == HloOpcode::Sqrt || Op == HloOpcode::Rsqrt) &&
+        useFastF32Op(OT, Ops[0], M))
       return Op == HloOpcode::Sqrt
                  ? emitSqrtApprox(B, Ops[0])
                  : emitDivFull(B, ConstantFP::get(B.getFloatTy(), 1.0),
@@ -777,9 +778,8 @@ Value *emitElementwise(IRBuilderBase &B, const HloInstruction &I,
       return binaryInt(B, Op, Ops[0], Ops[1], isSignedIntType(T));
     // A constant divisor stays an fdiv: LLVM makes a power of two's an
     // exact multiplication.
-    if (Op == HloOpcode::Divide && T == PT::F32 && !M.Precise &&
-        !M.ExactDivide && Ops[0]->getType()->isFloatTy() &&
-        !isa<Constant>(Ops[1]))
+    if (Op == HloOpcode::Divide && useFastF32Op(T, Ops[0], M) &&
+        !M.ExactDivide && !isa<Constant>(Ops[1]))
       return emitDivFull(B, Ops[0], Ops[1]);
     return fromCompute(
         B, binaryFloat(B, Op, toCompute(B, Ops[0], T), toCompute(B, Ops[1], T)),
