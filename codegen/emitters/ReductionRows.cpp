@@ -215,13 +215,8 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
 
 void ReductionKernel::emitScalarTail(int64_t First, int64_t Count) {
   // The tail's own map, (th_x, bl_x)[b, k, it, vec] -> First + th_x, with
-  // every access one element wide; the main map's state (and the sidecar's
-  // thread map) come back afterwards.
-  std::string MainMap = Info.ThreadMap;
-  std::map<const HloInstruction *, int64_t> MainWidth = Width;
-  std::vector<SideRoot> MainSides = Sides;
-  IndexingMap MainIn = InMap;
-  int64_t MainV = V;
+  // every access one element wide; the plan's map (and the sidecar's thread
+  // map) is set again afterwards.
   std::vector<Variable> Syms = {
       {"b", {0, 0}}, {"k", {0, 0}}, {"it", {0, 0}}, {"vec", {0, 0}}};
   setInputMap(Syms, Ctx.constant(First) + Ctx.dim(0),
@@ -241,11 +236,7 @@ void ReductionKernel::emitScalarTail(int64_t First, int64_t Count) {
     accumulate(Vals);
     Vectors.clear();
   });
-  Width = std::move(MainWidth);
-  Sides = std::move(MainSides);
-  InMap = std::move(MainIn);
-  V = MainV;
-  Info.ThreadMap = MainMap;
+  setInputMap(RP.Syms, RP.Linear, RP.Constraints);
 }
 
 } // namespace reduction
