@@ -8,7 +8,7 @@
 // {2,1,0} two). Every other normalized dim is one block coordinate. The
 // tiling is the analysis' transposeTiling, so `idxmap analyze` prints this
 // kernel's thread map. 32 W threads = 32 lanes x W warps, W = 4, or 8 for
-// 4-byte elements in 32 x 64 tiles and for tilings of at most 4.5 waves of
+// 4-byte elements in 32 x 64 tiles and for tilings of at most 8 waves of
 // blocks of 4 warps (measured: see transposeTiling;
 // IDXMAP_TR_WARPS=N overrides it, rounded down to a power of two <= 32).
 //

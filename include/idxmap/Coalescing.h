@@ -200,7 +200,7 @@ struct TransposeRequest {
 };
 /// \p TileBytes is the tile element's size; \p Want.Warps 0 picks the warps
 /// per block: 8 for 4-byte elements in tiles of 32 x 64 (V = 2) and for
-/// tilings whose blocks of 4 warps would fill at most 4.5 waves of \p
+/// tilings whose blocks of 4 warps would fill at most 8 waves of \p
 /// Device, else 4.
 /// \p Want.ReadVec and \p Want.WriteVec 0 pick the vector widths of a V = 1
 /// tiling of 4-byte elements: WriteVec the widest of 4, 2 dividing P,
