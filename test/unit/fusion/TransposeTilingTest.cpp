@@ -215,3 +215,39 @@ TEST(TransposeTiling, OnlyNarrowTilesOf4ByteElementsUseVectors) {
   T = transposeTiling(Ctx, {{20, 160, 170}, {2, 1, 0}}, 2);
   EXPECT_EQ(T.WriteVec, 1);
 }
+
+TEST(TransposeTiling, WarpsFollowTheWaves) {
+  // Blocks of 4 warps of 128 threads and 4 KiB tiles: 16 per SM, a wave of
+  // 2112 on 132 SMs. At most 8 waves of them take 8 warps instead.
+  Context Ctx;
+  DeviceModel Device = defaultDeviceModel("sm_90");
+  Device.SmCount = 132;
+  auto Tiling = [&](std::vector<int64_t> Dims, int64_t Bytes,
+                    TransposeRequest Want = {}) {
+    return transposeTiling(Ctx, {std::move(Dims), {1, 0}}, Bytes, Want, Device);
+  };
+  // 2-byte tiles of 32 x 64 (V = 2): 32 x 528 = 16896 tiles, 8 waves.
+  TransposeTiling T = Tiling({1024, 33792}, 2);
+  EXPECT_EQ(T.V, 2);
+  EXPECT_EQ(T.Blocks, 16896);
+  EXPECT_EQ(T.Warps, 8);
+  EXPECT_EQ(T.Threads, 256);
+  EXPECT_NE(T.WarpsReason.find("at most 8 waves"), std::string::npos)
+      << T.WarpsReason;
+  // One more column of tiles: more than 8 waves, 4 warps.
+  T = Tiling({1024, 33794}, 2);
+  EXPECT_EQ(T.Blocks, 16928);
+  EXPECT_EQ(T.Warps, 4);
+  EXPECT_NE(T.WarpsReason.find("more than 8 waves"), std::string::npos)
+      << T.WarpsReason;
+  // A request wins over the rule.
+  TransposeRequest Four;
+  Four.Warps = 4;
+  T = Tiling({1024, 33792}, 2, Four);
+  EXPECT_EQ(T.Warps, 4);
+  // Tiles of 32 x 64 4-byte elements take 8 warps however many there are.
+  T = Tiling({8192, 8192}, 4);
+  EXPECT_EQ(T.V, 2);
+  EXPECT_EQ(T.Warps, 8);
+  EXPECT_NE(T.WarpsReason.find("4-byte"), std::string::npos) << T.WarpsReason;
+}
