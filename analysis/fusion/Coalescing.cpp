@@ -50,16 +50,27 @@ ThreadMapping makeMapping(Context &Ctx, int64_t T, int64_t B,
   return TM;
 }
 
-/// Tiles of a tiling with groups of \p V elements of the minor dim: row
-/// tiles x minor-dim tiles x the other dims' extents.
-int64_t tileCount(const TransposeInfo &TI, int64_t V) {
-  int64_t R = TI.Dims.size(), M = R - 1;
-  std::vector<int64_t> Rows = TI.dimsAfterMinor();
-  int64_t Tiles =
-      ceilDiv(TI.elementsAfterMinor(), 32) * ceilDiv(TI.Dims[M], 32 * V);
-  for (int64_t D = 0; D < M; ++D)
+/// The blocks of a transpose tiling in launch order, minor first, each
+/// with its extent: tiles along P (\p TileP rows each), along the minor
+/// dim M (\p TileM columns each), then the dims that are neither, from
+/// minor to major. Their product is the number of tiles.
+std::vector<std::pair<int64_t, int64_t>>
+tileOrder(const TransposeInfo &TI, int64_t TileP, int64_t TileM) {
+  const int64_t M = int64_t(TI.Dims.size()) - 1;
+  const std::vector<int64_t> Rows = TI.dimsAfterMinor();
+  std::vector<std::pair<int64_t, int64_t>> Order = {
+      {-1, ceilDiv(TI.elementsAfterMinor(), TileP)},
+      {M, ceilDiv(TI.Dims[M], TileM)}};
+  for (int64_t D = M; D-- > 0;)
     if (std::find(Rows.begin(), Rows.end(), D) == Rows.end())
-      Tiles *= TI.Dims[D];
+      Order.push_back({D, TI.Dims[D]});
+  return Order;
+}
+
+int64_t tileCount(const std::vector<std::pair<int64_t, int64_t>> &Order) {
+  int64_t Tiles = 1;
+  for (const auto &[Dim, Extent] : Order)
+    Tiles *= Extent;
   return Tiles;
 }
 
@@ -78,7 +89,7 @@ int64_t transposeGroupWidth(const TransposeInfo &TI,
   int64_t M = int64_t(TI.Dims.size()) - 1;
   if (TI.Dims[M] % 2 != 0)
     return 1;
-  return tileCount(TI, 2) >= Device.SmCount * 8 ? 2 : 1;
+  return tileCount(tileOrder(TI, 32, 64)) >= Device.SmCount * 8 ? 2 : 1;
 }
 
 TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
@@ -108,10 +119,11 @@ TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
   // against 65.6; f32[20,160,170] {2,1,0} (V = 1, 600 tiles) 2.69 against
   // 2.72-2.75 (2026-12-04, after the read phase put every load in flight
   // before the tile stores).
-  const std::vector<int64_t> RowDims = TI.dimsAfterMinor();
-  const int64_t Tm = 32 * T.V, P = TI.elementsAfterMinor(),
-                TilesP = ceilDiv(P, 32 * T.SubP),
-                TilesM = ceilDiv(TI.Dims[M], Tm * T.SubM);
+  const int64_t Tm = 32 * T.V, P = TI.elementsAfterMinor();
+  // Block order: P, M, then the other dims from minor to major.
+  const std::vector<std::pair<int64_t, int64_t>> Order =
+      tileOrder(TI, 32 * T.SubP, Tm * T.SubM);
+  T.Blocks = tileCount(Order);
   // Other tilings: 8 warps when blocks of 4 would fill at most 8 waves of
   // the device (measured on the H200, 2026-12-04, CUPTI, 6 interleaved
   // groups, 4 against 8 warps: f16[129,300,301] {1,2,0} 3.3 waves 19.98
@@ -130,14 +142,10 @@ TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
     T.WarpsReason = Warps == 8 ? "8 for tiles of 32 x 64 4-byte elements"
                                : "4: blocks of 4 warps fill more than 8 "
                                  "waves";
-    int64_t Tiles = TilesP * TilesM;
-    for (int64_t D = 0; D < M; ++D)
-      if (std::find(RowDims.begin(), RowDims.end(), D) == RowDims.end())
-        Tiles *= TI.Dims[D];
     // Blocks of 4 warps resident on the whole device: one wave.
     const int64_t Wave =
         residentBlocks(Device, 128, T.SubP * T.SubM * 32 * Tm * TileBytes);
-    if (Warps == 4 && Tiles <= 8 * Wave) {
+    if (Warps == 4 && T.Blocks <= 8 * Wave) {
       Warps = 8;
       T.WarpsReason = "8: blocks of 4 warps would fill at most 8 waves";
     }
@@ -169,14 +177,6 @@ TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
   }
   T.Iters = 32 / (Warps * T.ReadVec);
   T.WriteIters = 32 / (Warps * T.WriteVec);
-  auto IsRow = [&](int64_t D) {
-    return std::find(RowDims.begin(), RowDims.end(), D) != RowDims.end();
-  };
-  // Block order: P, M, then the other dims from minor to major.
-  std::vector<std::pair<int64_t, int64_t>> Order = {{-1, TilesP}, {M, TilesM}};
-  for (int64_t D = M; D-- > 0;)
-    if (!IsRow(D))
-      Order.push_back({D, TI.Dims[D]});
   Expr Bl = Ctx.dim(1), Th = Ctx.dim(0), It = Ctx.symbol(0), J = Ctx.symbol(1);
   std::vector<Expr> TileOf(R, Ctx.constant(0));
   Expr TileP = Ctx.constant(0);
@@ -188,7 +188,6 @@ TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
     (Order[K].first < 0 ? TileP : TileOf[Order[K].first]) = E;
     Stride *= Order[K].second;
   }
-  T.Blocks = Stride;
   // Each phase's iteration It covers sub-tile It / N, its iteration It mod
   // N within it (N = Iters or WriteIters): the first tile's row along P and
   // column along M, and the iteration.
@@ -227,6 +226,7 @@ TransposeTiling transposeTiling(Context &Ctx, const TransposeInfo &TI,
   T.ReadIdx[M] = ReadM;
   T.WriteIdx[M] = WriteM;
   // P delinearized over the row dims (the last one is the output's minor).
+  const std::vector<int64_t> RowDims = TI.dimsAfterMinor();
   auto Spread = [&](Expr Lin, std::vector<Expr> &Idx) {
     int64_t S = 1;
     for (size_t K = RowDims.size(); K-- > 0;) {
