@@ -241,16 +241,15 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
   P.choose("group", T.V,
            "elements of the minor dim per lane: 2 when it is even and tiles "
            "of 32 x 64 still give 8 blocks per SM");
-  auto Reason = [&](const char *Knob, const char *Rule) {
+  auto Reason = [&](const char *Knob, std::string Rule) {
     return isTuned(In.Overrides, Knob) && tuned(In.Overrides, Knob, 0) > 0
                ? std::string("tuning override ") + Knob
-               : std::string(Rule);
+               : Rule;
   };
   P.choose(
       "warps", T.Warps,
       Reason("IDXMAP_TR_WARPS",
-             ("warps per block (tile rows per iteration), " + T.WarpsReason)
-                 .c_str()));
+             "warps per block (tile rows per iteration), " + T.WarpsReason));
   P.choose("read_vec", T.ReadVec,
            Reason("IDXMAP_TR_RVEC", "elements per read of a 32 x 32 tile"));
   P.choose("write_vec", T.WriteVec,
