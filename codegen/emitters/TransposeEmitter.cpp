@@ -125,8 +125,8 @@ TransposeKernel::TransposeKernel(llvm::Module &M, const HloInstruction &F,
 void TransposeKernel::classifyAccesses() {
   // The plan proved which parameters load as vectors and which write roots
   // need their element's index (TransposePlan).
-  VectorLoads = Plan.Transpose->VectorLoads;
-  VecParams = Plan.Transpose->VectorParams;
+  LinearLoads = Plan.Transpose->LinearLoads;
+  LinearParams = Plan.Transpose->LinearParams;
   WriteNeedsIndex = Plan.Transpose->WriteNeedsIndex;
   // Output offset step between the elements of a group (rows of M in the
   // output).

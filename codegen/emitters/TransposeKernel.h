@@ -134,9 +134,10 @@ private:
   const std::vector<IndexingMap> &ReadRootMaps, &WriteRootMaps;
   /// Output offset step between the elements of a group.
   int64_t OutStrideM = 1;
-  /// Parameters loaded as vectors of a lane's group (VectorLoads).
-  std::vector<const HloInstruction *> VecParams;
-  bool VectorLoads = false;
+  /// Parameters loaded at the linear input offset, a lane's group at once
+  /// (LinearLoads).
+  std::vector<const HloInstruction *> LinearParams;
+  bool LinearLoads = false;
   std::vector<bool> WriteNeedsIndex;
 
   // The IR.

@@ -100,7 +100,7 @@ void TransposeKernel::linearInputSteps() {
 }
 
 void TransposeKernel::readPhase() {
-  if (VectorLoads)
+  if (LinearLoads)
     linearInputSteps();
   // Every iteration's loads first, each under its row's predicate, then
   // the tile stores: a load's value stored to the tile inside its own
@@ -123,12 +123,12 @@ void TransposeKernel::readPhase() {
 
 llvm::Value *TransposeKernel::readIteration(int64_t ItNo) {
   llvm::Value *ItV = indexConstant(ItNo);
-  if (VectorLoads) {
+  if (LinearLoads) {
     llvm::Value *Lin0 =
         InLinBase ? B.CreateAdd(InLinBase, indexConstant(InLinSteps[ItNo]))
                   : emitResults(InLin, {ItV, indexConstant(0)})[0];
     Groups.clear();
-    for (const HloInstruction *P : VecParams) {
+    for (const HloInstruction *P : LinearParams) {
       llvm::Type *ET = storageType(LC, P->shape().Type);
       llvm::Type *PT = RG == 1 ? ET : llvm::FixedVectorType::get(ET, RG);
       llvm::Value *Ptr =
@@ -142,11 +142,11 @@ llvm::Value *TransposeKernel::readIteration(int64_t ItNo) {
   std::vector<llvm::Value *> Idx;
   for (int64_t Jn = 0; Jn < RG; ++Jn) {
     CurJ = Jn;
-    FromGroups = VectorLoads;
+    FromGroups = LinearLoads;
     FE->clearCache();
     // With vector loads the loader ignores the index (the prologue is
     // elementwise over parameters and scalar constants).
-    if (!VectorLoads)
+    if (!LinearLoads)
       Idx = emitResults(ReadOp, {ItV, indexConstant(Jn)});
     else if (Jn == 0)
       Idx.assign(HeroOp->shape().rank(), indexConstant(0));

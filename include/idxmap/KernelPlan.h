@@ -64,12 +64,12 @@ struct TransposePlan {
   /// output offsets.
   IndexingMap ReadPred, WritePred, ReadOp, InLin, OutLin;
   std::vector<IndexingMap> ReadRootMaps, WriteRootMaps;
-  /// The reading phase loads VectorParams at the linear input offset, as
+  /// The reading phase loads LinearParams at the linear input offset, as
   /// vectors of a lane's group (a scalar for a group of one): each is read
   /// at the hero operand's own index (an elementwise prologue over arrays
   /// of its dims, default layouts), and so are the read roots.
-  bool VectorLoads = false;
-  std::vector<const HloInstruction *> VectorParams;
+  bool LinearLoads = false;
+  std::vector<const HloInstruction *> LinearParams;
   /// Per write root: it needs its element's index (a non-default layout,
   /// or an epilogue that reads more than the transpose).
   std::vector<bool> WriteNeedsIndex;

@@ -277,11 +277,11 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
   // (bf16[97,130,1031] {2,0,1}: 25 divisions by constants in the read
   // phase, an issue-bound kernel).
   const HloInstruction *HeroOp = Hero->operand(0);
-  TP.VectorLoads = identityPrologue(HeroOp, TP.VectorParams);
+  TP.LinearLoads = identityPrologue(HeroOp, TP.LinearParams);
   for (size_t K : TP.ReadRoots)
-    TP.VectorLoads = TP.VectorLoads &&
+    TP.LinearLoads = TP.LinearLoads &&
                      A.Roots[K]->shape().Dims == HeroOp->shape().Dims &&
-                     identityPrologue(A.Roots[K], TP.VectorParams);
+                     identityPrologue(A.Roots[K], TP.LinearParams);
   for (size_t K : TP.WriteRoots)
     TP.WriteNeedsIndex.push_back(!A.Roots[K]->shape().hasDefaultLayout() ||
                                  readsBeyondHero(A.Roots[K], Hero));
