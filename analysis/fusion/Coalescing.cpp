@@ -8,6 +8,7 @@
 #include "idxmap/Coalescing.h"
 #include "idxmap/Compose.h"
 #include "idxmap/Delinearize.h"
+#include "idxmap/Exact.h"
 #include "idxmap/KernelPlan.h"
 #include "idxmap/Print.h"
 #include "idxmap/RangeEvaluator.h"
@@ -858,6 +859,56 @@ std::string formatCoalescing(const std::vector<AccessReport> &Rs) {
     S += "      vector: " + R.VectorReason + "\n";
   }
   return S;
+}
+
+bool laneUniformTest(const IndexingMap &Thread, const IndexingMap &Tested) {
+  if (Tested.isKnownEmpty())
+    return true;
+  if (Thread.isUndefined() || Tested.isUndefined() ||
+      Thread.numRangeVars() == 0 || Thread.numRuntimeVars() != 0 ||
+      Tested.numRuntimeVars() != 0 || Tested.numDims() != Thread.numDims() ||
+      Tested.numRangeVars() != Thread.numRangeVars())
+    return false;
+  Context &Ctx = Tested.context();
+  const unsigned Vec = Thread.numRangeVars() - 1, W = Vec + 1;
+  const Interval Lanes = Thread.rangeVars()[Vec].Bound;
+  // A test that narrowed vec's own bound leaves some lanes out everywhere.
+  if (Tested.rangeVars()[Vec].Bound != Lanes)
+    return false;
+  // Two lanes of one run: vec and w. A constraint of Tested that holds at
+  // vec while one of its sides fails at w is a split run.
+  std::vector<Variable> Range = Tested.rangeVars();
+  Range.push_back({"w", Lanes});
+  std::vector<Expr> AtW(W + 1);
+  AtW[Vec] = Ctx.symbol(W);
+  IndexingMap Pair(Ctx, Tested.dims(), Range, {}, Tested.results(),
+                   Tested.constraints());
+  for (const Constraint &C : Thread.constraints())
+    Pair.addConstraint(C.E.replace({}, AtW), C.I);
+  RangeEvaluator RE(Pair, /*UseConstraints=*/false);
+  ExactOptions Options;
+  Options.MaxOperations = 20000;
+  Options.TimeLimitMs = 20;
+  for (const Constraint &C : Tested.constraints()) {
+    if (!C.E.usesSymbol(Vec))
+      continue;
+    const Expr E = C.E.replace({}, AtW);
+    const Interval R = RE.range(E);
+    if (R.Lo == Interval::Min || R.Hi == Interval::Max)
+      return false;
+    std::vector<Interval> Outside;
+    if (C.I.Lo != Interval::Min && R.Lo < C.I.Lo)
+      Outside.push_back({R.Lo, C.I.Lo - 1});
+    if (C.I.Hi != Interval::Max && R.Hi > C.I.Hi)
+      Outside.push_back({C.I.Hi + 1, R.Hi});
+    for (const Interval &Side : Outside) {
+      IndexingMap Split = Pair;
+      Split.addConstraint(E, Side);
+      if (isEmptyExact(Split, Options) != Emptiness::Empty)
+        return false;
+    }
+  }
+  return true;
 }
 
 } // namespace idxmap

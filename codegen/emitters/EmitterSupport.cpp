@@ -153,10 +153,12 @@ llvm::Value *loadParameterElement(llvm::IRBuilderBase &B, llvm::Function &K,
                                   const HloInstruction &P,
                                   llvm::ArrayRef<llvm::Value *> Index,
                                   llvm::Type *IndexTy, OffsetTermOrder Order,
-                                  CacheHint Hint) {
+                                  CacheHint Hint, llvm::Value *Guard) {
   PrimitiveType PT = P.shape().Type;
   llvm::Type *ST = storageType(B.getContext(), PT);
   llvm::Value *Off = physicalOffset(B, P.shape(), Index, IndexTy, Order);
+  if (Guard)
+    Off = B.CreateSelect(Guard, Off, llvm::ConstantInt::get(IndexTy, 0));
   llvm::Value *Ptr =
       B.CreateInBoundsGEP(ST, K.getArg(P.parameterNumber()), Off);
   return loadConvert(B, loadWithHint(B, ST, Ptr, byteWidth(PT), Hint), PT);
@@ -166,12 +168,15 @@ llvm::Value *loadParameterVector(llvm::IRBuilderBase &B, llvm::Function &K,
                                  const HloInstruction &P,
                                  llvm::ArrayRef<llvm::Value *> Index, int64_t W,
                                  llvm::Type *IndexTy, OffsetTermOrder Order,
-                                 int64_t Back, CacheHint Hint) {
+                                 int64_t Back, CacheHint Hint,
+                                 llvm::Value *Guard) {
   PrimitiveType PT = P.shape().Type;
   llvm::Type *ST = storageType(B.getContext(), PT);
   llvm::Value *Off = physicalOffset(B, P.shape(), Index, IndexTy, Order);
   if (Back)
     Off = B.CreateSub(Off, llvm::ConstantInt::get(IndexTy, Back));
+  if (Guard)
+    Off = B.CreateSelect(Guard, Off, llvm::ConstantInt::get(IndexTy, 0));
   auto *VT = llvm::FixedVectorType::get(ST, unsigned(W));
   llvm::Value *Ptr =
       B.CreateInBoundsGEP(ST, K.getArg(P.parameterNumber()), Off);
@@ -293,28 +298,43 @@ LaneLoader::LaneLoader(llvm::IRBuilder<> &B, llvm::Function &K,
 std::function<llvm::Value *(const HloInstruction &,
                             llvm::ArrayRef<llvm::Value *>)>
 LaneLoader::loader() {
-  return [this](const HloInstruction &P,
-                llvm::ArrayRef<llvm::Value *> Index) -> llvm::Value * {
-    int64_t W = Width[&P];
-    if (W > 1) {
-      auto Key = std::make_pair(&P, Lane / W);
-      llvm::Value *Vec = Vectors[Key];
-      if (Vec &&
-          llvm::cast<llvm::Instruction>(Vec)->getParent() != B.GetInsertBlock())
-        Vec = nullptr;
-      if (!Vec) {
-        // The proof: this lane's element is the group's first plus
-        // Lane mod W, and the group's first is W-aligned.
-        Vec = loadParameterVector(B, K, P, Index, W, IndexTy,
-                                  OffsetTermOrder::Logical, Lane % W, hint(P));
-        Vectors[Key] = Vec;
-      }
-      return loadConvert(B, B.CreateExtractElement(Vec, uint64_t(Lane % W)),
-                         P.shape().Type);
-    }
-    return loadParameterElement(B, K, P, Index, IndexTy,
-                                OffsetTermOrder::Logical, hint(P));
+  return [this](const HloInstruction &P, llvm::ArrayRef<llvm::Value *> Index) {
+    return load(P, Index, nullptr, nullptr);
   };
+}
+
+GuardedParameterLoader LaneLoader::guardedLoader() {
+  return [this](const HloInstruction &P, llvm::ArrayRef<llvm::Value *> Index,
+                llvm::Value *Guard, const HloInstruction *Key) {
+    return load(P, Index, Guard, Key);
+  };
+}
+
+llvm::Value *LaneLoader::load(const HloInstruction &P,
+                              llvm::ArrayRef<llvm::Value *> Index,
+                              llvm::Value *Guard,
+                              const HloInstruction *GuardKey) {
+  const int64_t W = Width[&P];
+  if (W <= 1)
+    return loadParameterElement(B, K, P, Index, IndexTy,
+                                OffsetTermOrder::Logical, hint(P), Guard);
+  // A guarded group is shared by the lanes of one guard only: the guard is
+  // the same for all of them (LoopPlan::SpeculatedPads).
+  auto Key = std::make_tuple(&P, Lane / W, GuardKey);
+  llvm::Value *Vec = Vectors[Key];
+  if (Vec &&
+      llvm::cast<llvm::Instruction>(Vec)->getParent() != B.GetInsertBlock())
+    Vec = nullptr;
+  if (!Vec) {
+    // The proof: this lane's element is the group's first plus Lane mod W,
+    // and the group's first is W-aligned.
+    Vec = loadParameterVector(B, K, P, Index, W, IndexTy,
+                              OffsetTermOrder::Logical, Lane % W, hint(P),
+                              Guard);
+    Vectors[Key] = Vec;
+  }
+  return loadConvert(B, B.CreateExtractElement(Vec, uint64_t(Lane % W)),
+                     P.shape().Type);
 }
 
 } // namespace codegen

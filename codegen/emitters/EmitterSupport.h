@@ -79,6 +79,14 @@ enum class CacheHint {
   EvictFirst,
 };
 
+/// Loads element \p Index of fusion parameter \p Param in its compute
+/// type, at offset 0 instead where \p Guard is false (a speculative read,
+/// the value discarded); \p Key names the guard (the pad whose operand is
+/// read), the same for every lane of a run.
+using GuardedParameterLoader = std::function<llvm::Value *(
+    const HloInstruction &Param, llvm::ArrayRef<llvm::Value *> Index,
+    llvm::Value *Guard, const HloInstruction *Key)>;
+
 /// Parameter loads of the emitters whose threads own runs of lanes (loop,
 /// in-place dynamic-update-slice, concatenate): a parameter the plan proves
 /// W elements wide (\p Widths, by parameter number; 1 or missing: element
@@ -105,6 +113,9 @@ public:
   std::function<llvm::Value *(const HloInstruction &,
                               llvm::ArrayRef<llvm::Value *>)>
   loader();
+  /// The loader for FusedElementEmitter::speculatePads (refers to this
+  /// object): loads under a guard read offset 0 where it is false.
+  GuardedParameterLoader guardedLoader();
   /// Forgets the loaded vectors.
   void clear() { Vectors.clear(); }
   /// Loads of parameter \p P from now on take \p H.
@@ -120,7 +131,13 @@ private:
     auto It = Hints.find(&P);
     return It == Hints.end() ? CacheHint::Normal : It->second;
   }
-  std::map<std::pair<const HloInstruction *, int64_t>, llvm::Value *> Vectors;
+  llvm::Value *load(const HloInstruction &P,
+                    llvm::ArrayRef<llvm::Value *> Index, llvm::Value *Guard,
+                    const HloInstruction *GuardKey);
+  /// Loaded vectors by (parameter, group, guard's pad).
+  std::map<std::tuple<const HloInstruction *, int64_t, const HloInstruction *>,
+           llvm::Value *>
+      Vectors;
 };
 
 /// ceil(A / B) for A >= 0, B > 0, without overflow for any such A:
@@ -185,23 +202,25 @@ llvm::Value *loadWithHint(llvm::IRBuilderBase &B, llvm::Type *Ty,
 /// Element \p Index of parameter \p P of kernel \p K (argument number
 /// P.parameterNumber()), read from its physical layout and converted to its
 /// compute type (loadConvert): the scalar load every emitter's parameter
-/// loader falls back to.
-llvm::Value *
-loadParameterElement(llvm::IRBuilderBase &B, llvm::Function &K,
-                     const HloInstruction &P,
-                     llvm::ArrayRef<llvm::Value *> Index, llvm::Type *IndexTy,
-                     OffsetTermOrder Order = OffsetTermOrder::MinorToMajor,
-                     CacheHint Hint = CacheHint::Normal);
+/// loader falls back to. With a \p Guard (i1), the load reads offset 0
+/// where the guard is false (an index that may be out of bounds, read
+/// speculatively: the caller discards that value).
+llvm::Value *loadParameterElement(
+    llvm::IRBuilderBase &B, llvm::Function &K, const HloInstruction &P,
+    llvm::ArrayRef<llvm::Value *> Index, llvm::Type *IndexTy,
+    OffsetTermOrder Order = OffsetTermOrder::MinorToMajor,
+    CacheHint Hint = CacheHint::Normal, llvm::Value *Guard = nullptr);
 
 /// The \p W elements of parameter \p P starting \p Back elements before
 /// the physical offset of \p Index, as one vector load aligned to its size
 /// (at most 16 bytes; storage type, not converted): the caller proved that
-/// the group is contiguous and W-aligned.
+/// the group is contiguous and W-aligned. A \p Guard as for
+/// loadParameterElement (offset 0 is aligned too).
 llvm::Value *loadParameterVector(
     llvm::IRBuilderBase &B, llvm::Function &K, const HloInstruction &P,
     llvm::ArrayRef<llvm::Value *> Index, int64_t W, llvm::Type *IndexTy,
     OffsetTermOrder Order = OffsetTermOrder::MinorToMajor, int64_t Back = 0,
-    CacheHint Hint = CacheHint::Normal);
+    CacheHint Hint = CacheHint::Normal, llvm::Value *Guard = nullptr);
 
 /// The identity element of a two-operand reducer `op(p0, p1)` (add,
 /// multiply, maximum, minimum, and, or; either operand order) of element

@@ -359,6 +359,8 @@ llvm::Value *FusedElementEmitter::compute(const HloInstruction &I,
     // which the function then takes as its own.
     if (Building)
       return loadParameterElement(B, *Kernel, I, Index, IndexTy);
+    if (Guard)
+      return Guarded(I, Index, Guard, GuardPad);
     return Loader(I, Index);
   case HloOpcode::Constant: {
     const Literal &L = I.literal();
@@ -412,6 +414,8 @@ llvm::Value *FusedElementEmitter::compute(const HloInstruction &I,
     const IndexingMap &M0 = Idx.Operands[0].front().Map;
     if (M0.isKnownEmpty())
       return valueAt(*I.operand(1), {});
+    if (llvm::Value *V = speculatePad(I, Index))
+      return V;
     return emitIfElse(
         inDomain(M0, Index, {}, I.shape()), [&] { return Read(0); },
         [&] { return valueAt(*I.operand(1), {}); });
@@ -463,6 +467,43 @@ llvm::Value *FusedElementEmitter::compute(const HloInstruction &I,
   }
   assert(false && "op not supported by the fused element emitter");
   return llvm::UndefValue::get(valueType(LC, I.shape().Type));
+}
+
+llvm::Value *
+FusedElementEmitter::speculatePad(const HloInstruction &I,
+                                  llvm::ArrayRef<llvm::Value *> Index) {
+  if (Building || !Guarded || !SpeculatedPads.count(&I))
+    return nullptr;
+  // Subgraph functions below the pad read without the guard.
+  std::vector<const HloInstruction *> Work = {I.operand(0)};
+  std::set<const HloInstruction *> Seen;
+  while (!Work.empty()) {
+    const HloInstruction *X = Work.back();
+    Work.pop_back();
+    if (!Seen.insert(X).second)
+      continue;
+    if (outlined(*X, 0))
+      return nullptr;
+    for (const HloInstruction *O : X->operands())
+      Work.push_back(O);
+  }
+  const OperandMap &OM = indexingOf(I, 0).Operands[0].front();
+  llvm::Value *In = inDomain(OM.Map, Index, {}, I.shape());
+  llvm::Value *Pad = valueAt(*I.operand(1), {});
+  const HloInstruction *OuterPad = GuardPad;
+  llvm::Value *Outer = Guard;
+  GuardPad = &I;
+  Guard = Outer ? B.CreateAnd(Outer, In) : In;
+  // Values under the guard are garbage where it fails: they stay out of
+  // the cache once the pad has its value.
+  std::vector<CacheKey> Speculated, *OuterAdded = Added;
+  Added = &Speculated;
+  llvm::Value *V = valueAt(*I.operand(0), applyMap(OM.Map, Index, {}));
+  forget(Speculated);
+  Added = OuterAdded;
+  GuardPad = OuterPad;
+  Guard = Outer;
+  return B.CreateSelect(In, V, Pad);
 }
 
 llvm::Value *

@@ -10,6 +10,7 @@
 #define IDXMAP_CODEGEN_FUSEDELEMENTEMITTER_H
 
 #include "ElementwiseCodegen.h"
+#include "EmitterSupport.h"
 
 #include "idxmap/Hlo.h"
 #include "idxmap/HloIndexing.h"
@@ -89,6 +90,19 @@ public:
   }
 
   llvm::Type *indexType() const { return IndexTy; }
+
+  /// From now on each pad of \p Pads computes its operand without a
+  /// branch: parameters under it are read through \p Loader with the pad's
+  /// bounds test as the guard (offset 0 where it fails), and the pad
+  /// selects its value. The caller proved what makes that right and fast
+  /// (LoopPlan::SpeculatedPads: operands cheap at any index, the test the
+  /// same for every lane of a run); a pad whose operand has a subgraph
+  /// function keeps its branch (the function's loads are not guarded).
+  void speculatePads(std::set<const HloInstruction *> Pads,
+                     GuardedParameterLoader Loader) {
+    SpeculatedPads = std::move(Pads);
+    Guarded = std::move(Loader);
+  }
 
   /// The index \p OM maps \p Index to, its runtime variables read from
   /// their sources and clamped to their ranges as the op clamps them: e.g.
@@ -177,6 +191,16 @@ private:
   std::map<std::pair<const HloInstruction *, int64_t>, InstructionIndexing>
       Indexing;
   std::map<const HloInstruction *, ValueOverride> Overrides;
+  std::set<const HloInstruction *> SpeculatedPads;
+  GuardedParameterLoader Guarded;
+  /// The innermost speculated pad being computed and its guard (the
+  /// conjunction of the enclosing pads' tests); null outside.
+  const HloInstruction *GuardPad = nullptr;
+  llvm::Value *Guard = nullptr;
+  /// The speculated pad \p I at \p Index (its value selected), or null
+  /// when its operand must keep the branch.
+  llvm::Value *speculatePad(const HloInstruction &I,
+                            llvm::ArrayRef<llvm::Value *> Index);
 
   // Subgraph functions (FusedElementFunctions.cpp).
   /// A subgraph root's function and the values (kernel arguments) each

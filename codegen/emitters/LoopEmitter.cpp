@@ -99,6 +99,9 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
   LaneLoader Lanes(B, *K, C, P.Loop->LoadWidth, IndexTy);
   ParameterLoader Loader = Lanes.loader();
   FusedElementEmitter FE(B, Ctx, C, Loader, Math, IndexTy);
+  FE.speculatePads(
+      {P.Loop->SpeculatedPads.begin(), P.Loop->SpeculatedPads.end()},
+      Lanes.guardedLoader());
   if (!Uniform) {
     // Each output on its own: thread id t computes element t (physical
     // order) of every output that has one.

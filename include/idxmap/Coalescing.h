@@ -282,6 +282,25 @@ analyzeCoalescing(Context &Ctx, const FusionAnalysis &A,
 AccessReport analyzeAccess(const IndexingMap &ThreadToElement, const Shape &S,
                            bool CountWarps = true, int64_t MaxWarps = 2048);
 
+/// Whether a test on each element gives every lane of a vector run the same
+/// answer. \p Thread is a thread mapping's map `(th_x, bl_x)[..., vec]`
+/// (vec its last range variable); \p Tested is \p Thread composed with
+/// the maps to the tested instruction and with a map whose domain is the
+/// test (a pad's output-to-operand map: the operand's element exists), so
+/// that its domain is the thread domain and the test. True when no thread
+/// has one lane in that domain and another out of it, proven exactly
+/// (isl) one constraint at a time; false when a query is unknown or the
+/// maps have runtime variables.
+///
+/// Example (f32[1000,1000] padded to [1024,1024], 4 elements per thread):
+/// \code
+///   Thread: (th_x, bl_x)[vec] -> (bl_x, th_x * 4 + vec),
+///           domain: th_x in [0, 255], bl_x in [0, 1023], vec in [0, 3]
+///   Tested: the same with th_x * 4 + vec in [0, 999]   // true: 1000 = 4 k
+///   Tested: the same with th_x * 4 + vec in [0, 998]   // false
+/// \endcode
+bool laneUniformTest(const IndexingMap &Thread, const IndexingMap &Tested);
+
 /// A table with one line per access (the `idxmap analyze` format).
 std::string formatCoalescing(const std::vector<AccessReport> &R);
 

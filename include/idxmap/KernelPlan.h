@@ -48,6 +48,13 @@ struct LoopPlan {
   /// maps prove under Main when the outputs reach the parameter through one
   /// map (1: element by element).
   std::vector<int64_t> LoadWidth;
+  /// Pads whose bounds test gives every lane of a run one answer (proven
+  /// from the maps: laneUniformTest) and whose operands are cheap to
+  /// compute at any index (parameters, constants, iotas, elementwise ops
+  /// and plain reads): the emitter reads their operands at a clamped
+  /// address and selects, so that a run's lanes share one vector load
+  /// instead of a branch and a load each.
+  std::vector<const HloInstruction *> SpeculatedPads;
 };
 
 /// The transpose emitter's parameters: the tiling, which roots are written

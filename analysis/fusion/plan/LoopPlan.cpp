@@ -8,10 +8,12 @@
 //===----------------------------------------------------------------------===//
 #include "Plans.h"
 
+#include "idxmap/Compose.h"
 #include "idxmap/CostModel.h"
 #include "idxmap/HloIndexing.h"
 
 #include <algorithm>
+#include <set>
 
 namespace idxmap {
 
@@ -32,24 +34,27 @@ FusionAnalysis plannedAnalysis(const FusionAnalysis &A, const KernelPlan &P) {
 namespace plan {
 namespace {
 
-/// Per parameter: the vector width analyzeCoalescing proves under \p Main,
-/// when every output reaches the parameter through one map (the one the
-/// proof is about); 1 otherwise, and for outputs walked on their own.
-std::vector<int64_t> loadWidths(const PlanInputs &In, const ThreadMapping &Main,
-                                bool Uniform) {
+/// Maps from every output to every instruction (all roots together).
+GroupedIndexing rootIndexing(const PlanInputs &In) {
   const HloComputation &C = *In.A.Computation;
-  std::vector<int64_t> Widths(C.parameters().size(), 1);
-  if (!Uniform)
-    return Widths;
-  std::vector<AccessReport> Reports =
-      analyzeCoalescing(In.Ctx, In.A, Main, /*CountWarps=*/false, In.Device);
-  // Maps from every output to every instruction (all roots together).
   GroupedIndexing G;
   for (size_t R = 0; R < In.A.Roots.size(); ++R)
     for (auto &[I, Maps] : computeGroupedIndexing(In.Ctx, C, nullptr, R))
       for (OperandMap &OM : Maps)
         if (std::find(G[I].begin(), G[I].end(), OM) == G[I].end())
           G[I].push_back(std::move(OM));
+  return G;
+}
+
+/// Per parameter: the vector width analyzeCoalescing proves under \p Main,
+/// when every output reaches the parameter through one map (the one the
+/// proof is about); 1 otherwise.
+std::vector<int64_t> loadWidths(const PlanInputs &In, const ThreadMapping &Main,
+                                const GroupedIndexing &G) {
+  const HloComputation &C = *In.A.Computation;
+  std::vector<int64_t> Widths(C.parameters().size(), 1);
+  std::vector<AccessReport> Reports =
+      analyzeCoalescing(In.Ctx, In.A, Main, /*CountWarps=*/false, In.Device);
   for (size_t K = 0; K < C.parameters().size(); ++K) {
     auto It = G.find(C.parameters()[K]);
     bool OneMap = It != G.end() && It->second.size() == 1;
@@ -57,6 +62,84 @@ std::vector<int64_t> loadWidths(const PlanInputs &In, const ThreadMapping &Main,
       Widths[K] = Reports[K].VectorWidth;
   }
   return Widths;
+}
+
+/// The parameters \p I is computed from when it is cheap to compute at
+/// any index, the index in or out of bounds (elementwise ops over
+/// parameters, constants and iotas, through plain reads); nullopt for
+/// anything that branches, loops or reads at a computed index.
+std::optional<std::set<const HloInstruction *>>
+speculableParameters(const HloInstruction *I) {
+  std::set<const HloInstruction *> Params, Seen;
+  std::vector<const HloInstruction *> Work = {I};
+  while (!Work.empty()) {
+    const HloInstruction *X = Work.back();
+    Work.pop_back();
+    if (!Seen.insert(X).second)
+      continue;
+    if (Seen.size() > 64)
+      return std::nullopt;
+    switch (X->opcode()) {
+    case HloOpcode::Parameter:
+      Params.insert(X);
+      continue;
+    case HloOpcode::Constant:
+    case HloOpcode::Iota:
+      continue;
+    case HloOpcode::Broadcast:
+    case HloOpcode::Reshape:
+    case HloOpcode::Bitcast:
+    case HloOpcode::Transpose:
+    case HloOpcode::Slice:
+    case HloOpcode::Reverse:
+    case HloOpcode::Copy:
+      break;
+    default:
+      if (!isElementwise(X->opcode()))
+        return std::nullopt;
+    }
+    for (const HloInstruction *O : X->operands())
+      Work.push_back(O);
+  }
+  return Params;
+}
+
+/// The pads whose operands the loop emitter may read speculatively (see
+/// LoopPlan::SpeculatedPads): each reached through one map without
+/// runtime or range variables, its bounds test the same for every lane of
+/// a run, its operand cheap, and some parameter under it loaded in vectors
+/// (a branch per lane would load each vector once per lane).
+std::vector<const HloInstruction *>
+speculatedPads(const PlanInputs &In, const ThreadMapping &Main,
+               const GroupedIndexing &G, const std::vector<int64_t> &Widths) {
+  std::vector<const HloInstruction *> Pads;
+  if (Main.Vector < 2)
+    return Pads;
+  for (const HloInstruction *I : In.A.Computation->instructions()) {
+    if (I->opcode() != HloOpcode::Pad)
+      continue;
+    auto It = G.find(I);
+    if (It == G.end() || It->second.size() != 1)
+      continue;
+    const IndexingMap &ToPad = It->second.front().Map;
+    if (ToPad.isUndefined() || ToPad.numSymbols() != 0)
+      continue;
+    std::optional<std::set<const HloInstruction *>> Params =
+        speculableParameters(I->operand(0));
+    if (!Params || std::none_of(Params->begin(), Params->end(),
+                                [&](const HloInstruction *Pm) {
+                                  return Widths[size_t(Pm->parameterNumber())] >
+                                         1;
+                                }))
+      continue;
+    const InstructionIndexing Pad = computeOutputToInputIndexing(In.Ctx, *I);
+    const IndexingMap &ToOperand = Pad.Operands[0].front().Map;
+    if (ToOperand.isUndefined() || ToOperand.numSymbols() != 0)
+      continue;
+    if (laneUniformTest(Main.Map, compose(compose(Main.Map, ToPad), ToOperand)))
+      Pads.push_back(I);
+  }
+  return Pads;
 }
 
 } // namespace
@@ -179,7 +262,18 @@ std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
   for (const HloInstruction *Param : A.Computation->parameters())
     MaxElements = std::max(MaxElements, Param->shape().numElements());
   chooseIndexWidth(P, MaxElements);
-  P.Loop = LoopPlan{Uniform, loadWidths(In, P.Main, Uniform)};
+  P.Loop = LoopPlan{Uniform,
+                    std::vector<int64_t>(A.Computation->parameterCount(), 1)};
+  if (Uniform) {
+    const GroupedIndexing G = rootIndexing(In);
+    P.Loop->LoadWidth = loadWidths(In, P.Main, G);
+    P.Loop->SpeculatedPads = speculatedPads(In, P.Main, G, P.Loop->LoadWidth);
+    if (!P.Loop->SpeculatedPads.empty())
+      P.choose("speculated_pads", int64_t(P.Loop->SpeculatedPads.size()),
+               "pads whose bounds test is the same for every lane of a run: "
+               "their operands are read at a clamped address and selected, "
+               "one vector load per run");
+  }
   // H200, 2026-11-30: gelu 13.18-13.22 us at back-end O0 and O3.
   P.BackEndOptLevel = 0;
   P.Grid[0] = GS.Grid;

@@ -57,3 +57,41 @@ TEST(LoopPlan, GatheredRowsTakeTwoRunsPerThread) {
 }
 
 } // namespace
+
+namespace {
+
+/// f32[R,C] padded high by (PR, PC), as a loop fusion.
+std::string paddedModule(int64_t R, int64_t C, int64_t PR, int64_t PC) {
+  const std::string In =
+      "f32[" + std::to_string(R) + "," + std::to_string(C) + "]{1,0}";
+  const std::string Out =
+      "f32[" + std::to_string(R + PR) + "," + std::to_string(C + PC) + "]{1,0}";
+  return "HloModule pad\nfused {\n  x = " + In +
+         " parameter(0)\n  z = f32[] constant(0)\n  e = " + In +
+         " exponential(x)\n  ROOT p = " + Out + " pad(e, z), padding=0_" +
+         std::to_string(PR) + "x0_" + std::to_string(PC) +
+         "\n}\nENTRY main {\n  a = " + In + " parameter(0)\n  ROOT f = " + Out +
+         " fusion(a), kind=kLoop, calls=fused\n}\n";
+}
+
+TEST(LoopPlan, PadsWithOneTestPerRunAreSpeculated) {
+  // 1000 columns padded to 1024: runs of 4 never straddle column 1000.
+  std::unique_ptr<HloModule> M;
+  Expected<KernelPlan> P =
+      planOfText(paddedModule(1000, 1000, 24, 24), EmitterKind::Loop, {}, M);
+  ASSERT_TRUE(bool(P)) << P.error().str();
+  EXPECT_EQ(P->Main.Vector, 4);
+  ASSERT_EQ(P->Loop->SpeculatedPads.size(), 1u);
+  EXPECT_EQ(P->Loop->SpeculatedPads[0]->name(), "p");
+  // 998 columns padded to 1000: the run of columns 996-999 straddles the
+  // edge (x is read in pairs), so the pad keeps its branch per lane.
+  std::unique_ptr<HloModule> N;
+  Expected<KernelPlan> Q =
+      planOfText(paddedModule(1000, 998, 0, 2), EmitterKind::Loop, {}, N);
+  ASSERT_TRUE(bool(Q)) << Q.error().str();
+  EXPECT_EQ(Q->Main.Vector, 4);
+  EXPECT_EQ(Q->Loop->LoadWidth[0], 2);
+  EXPECT_TRUE(Q->Loop->SpeculatedPads.empty());
+}
+
+} // namespace
