@@ -532,6 +532,40 @@ FusedElementEmitter::emitReduce(const HloInstruction &I,
   int64_t Total = 1;
   for (unsigned R = 0; R < NR; ++R)
     Total *= Map.rangeVars()[R].Bound.Hi + 1;
+  auto Combine = [&](llvm::ArrayRef<llvm::Value *> Acc,
+                     llvm::ArrayRef<llvm::Value *> Syms) {
+    std::vector<llvm::Value *> InIdx = applyMap(Map, Index, Syms);
+    std::vector<llvm::Value *> Vals;
+    for (int64_t K = 0; K < N; ++K)
+      Vals.push_back(valueAt(*I.operand(K), InIdx));
+    return WideSum ? llvm::SmallVector<llvm::Value *, 2>{B.CreateFAdd(
+                         Acc[0], toCompute(B, Vals[0], RT))}
+                   : emitReduction(B, *I.toApply(), Acc, Vals, Math);
+  };
+  auto Finish = [&](llvm::SmallVector<llvm::Value *, 2> Results) {
+    if (WideSum)
+      Results[0] = fromCompute(B, Results[0], RT);
+    return Results[size_t(OutputId)];
+  };
+  // A short reduced space (a reduce over size-1 dims, a window of a few
+  // elements) is unrolled in the current block: its loads share the block
+  // with the rest of the thread's (a loop emitter's lanes then share one
+  // vector load; a loop's body is a block of its own per lane), and the
+  // fast pipeline has no loop unroller.
+  if (Total <= 8) {
+    llvm::SmallVector<llvm::Value *, 2> Acc(Inits.begin(), Inits.end());
+    for (int64_t T = 0; T < Total; ++T) {
+      std::vector<llvm::Value *> Syms(NR);
+      int64_t Rest = T;
+      for (unsigned R = NR; R-- > 0;) {
+        const int64_t Size = Map.rangeVars()[R].Bound.Hi + 1;
+        Syms[R] = llvm::ConstantInt::get(IndexTy, R == 0 ? Rest : Rest % Size);
+        Rest /= Size;
+      }
+      Acc = Combine(Acc, Syms);
+    }
+    return Finish(Acc);
+  }
   llvm::BasicBlock *Pre = B.GetInsertBlock();
   auto *Body = llvm::BasicBlock::Create(LC, "reduce.body", F);
   auto *Exit = llvm::BasicBlock::Create(LC, "reduce.exit", F);
@@ -555,14 +589,8 @@ FusedElementEmitter::emitReduce(const HloInstruction &I,
     Syms[R] = R == 0 ? Rest : B.CreateURem(Rest, Size);
     Rest = B.CreateUDiv(Rest, Size);
   }
-  std::vector<llvm::Value *> InIdx = applyMap(Map, Index, Syms);
-  std::vector<llvm::Value *> Vals, AccVals(Accs.begin(), Accs.end());
-  for (int64_t K = 0; K < N; ++K)
-    Vals.push_back(valueAt(*I.operand(K), InIdx));
-  llvm::SmallVector<llvm::Value *, 2> Next =
-      WideSum ? llvm::SmallVector<llvm::Value *, 2>{B.CreateFAdd(
-                    AccVals[0], toCompute(B, Vals[0], RT))}
-              : emitReduction(B, *I.toApply(), AccVals, Vals, Math);
+  std::vector<llvm::Value *> AccVals(Accs.begin(), Accs.end());
+  llvm::SmallVector<llvm::Value *, 2> Next = Combine(AccVals, Syms);
   Cache = Saved;
   llvm::Value *IvNext = B.CreateAdd(Iv, llvm::ConstantInt::get(IndexTy, 1));
   llvm::BasicBlock *Latch = B.GetInsertBlock();
@@ -574,12 +602,7 @@ FusedElementEmitter::emitReduce(const HloInstruction &I,
       Exit);
   B.SetInsertPoint(Exit);
   // The loop's values do not dominate the exit's users through the cache.
-  std::vector<llvm::Value *> Results;
-  for (int64_t K = 0; K < N; ++K)
-    Results.push_back(Next[K]);
-  if (WideSum)
-    Results[0] = fromCompute(B, Results[0], RT);
-  return Results[OutputId];
+  return Finish(Next);
 }
 
 } // namespace codegen
