@@ -13,6 +13,8 @@
 #include "idxmap/HloIndexing.h"
 
 #include <algorithm>
+#include <climits>
+#include <map>
 #include <set>
 
 namespace idxmap {
@@ -26,7 +28,7 @@ FusionAnalysis asLoopFusion(const FusionAnalysis &A) {
 }
 
 FusionAnalysis plannedAnalysis(const FusionAnalysis &A, const KernelPlan &P) {
-  return P.Kind == EmitterKind::Loop && A.Kind == EmitterKind::Transpose
+  return P.Kind == EmitterKind::Loop && A.Kind != EmitterKind::Loop
              ? asLoopFusion(A)
              : A;
 }
@@ -143,6 +145,67 @@ speculatedPads(const PlanInputs &In, const ThreadMapping &Main,
 }
 
 } // namespace
+
+/// The reduce steps one output element of \p I takes when the loop
+/// emitter computes every reduce inline: a reduce's reduced elements times
+/// the steps of each of its input elements, along the costliest path
+/// (saturating at INT64_MAX).
+int64_t inlineReduceSteps(const HloInstruction *I,
+                          std::map<const HloInstruction *, int64_t> &Memo) {
+  auto It = Memo.find(I);
+  if (It != Memo.end())
+    return It->second;
+  int64_t Steps = 1;
+  for (const HloInstruction *O : I->operands())
+    Steps = std::max(Steps, inlineReduceSteps(O, Memo));
+  if (I->opcode() == HloOpcode::Reduce) {
+    int64_t Extent = 1;
+    for (int64_t D : I->dimensions())
+      Extent *= I->operand(0)->shape().Dims[size_t(D)];
+    Steps = Extent > 0 && Steps > INT64_MAX / Extent
+                ? INT64_MAX
+                : Steps * std::max<int64_t>(Extent, 1);
+  }
+  Memo[I] = Steps;
+  return Steps;
+}
+
+std::optional<std::string> planLoopInstead(const PlanInputs &In, KernelPlan &P,
+                                           const std::string &Why) {
+  constexpr int64_t Budget = 65536;
+  for (const HloInstruction *R : In.A.Roots)
+    if (!R->shape().isArray())
+      return std::string();
+  std::map<const HloInstruction *, int64_t> Memo;
+  int64_t Steps = 1;
+  for (const HloInstruction *R : In.A.Roots)
+    Steps = std::max(Steps, inlineReduceSteps(R, Memo));
+  if (Steps > Budget)
+    return " (the loop emitter would take " +
+           (Steps == INT64_MAX ? std::string("more than 2^63")
+                               : std::to_string(Steps)) +
+           " reduce steps per output element, more than its budget of " +
+           std::to_string(Budget) + ")";
+  // And at most 2^32 steps in all (tens of milliseconds at worst).
+  int64_t Outputs = 0;
+  for (const HloInstruction *R : In.A.Roots)
+    Outputs = std::max(Outputs, R->shape().numElements());
+  if (Outputs > (int64_t(1) << 32) / Steps)
+    return " (the loop emitter would take " + std::to_string(Steps) +
+           " reduce steps for each of " + std::to_string(Outputs) +
+           " output elements, more than its budget of 2^32 in all)";
+  FusionAnalysis L = asLoopFusion(In.A);
+  P.Kind = EmitterKind::Loop;
+  P.Emitter = "loop";
+  P.choose("reduce_steps", Steps,
+           "the loop emitter instead, each reduce inline in the threads of "
+           "its output elements (budget " +
+               std::to_string(Budget) + " steps per element): " + Why);
+  if (auto Refused =
+          planLoop(PlanInputs{In.Ctx, L, In.Overrides, In.Device}, P))
+    return "; the loop emitter: " + *Refused;
+  return std::nullopt;
+}
 
 int64_t chooseLoopUnroll(const PlanInputs &In, KernelPlan &P, int64_t Runs,
                          int64_t RunBytes, bool Saturated,

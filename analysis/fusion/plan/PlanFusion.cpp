@@ -104,6 +104,16 @@ static Expected<KernelPlan> planByRules(Context &Ctx, const FusionAnalysis &A,
       if (!Why)
         P.Emitter = std::string(emitterKindName(A.Kind));
     }
+    if (Why) {
+      KernelPlan L;
+      if (auto Still =
+              plan::planLoopInstead(In, L, P.Emitter + " emitter: " + *Why))
+        *Why += *Still;
+      else {
+        P = std::move(L);
+        Why.reset();
+      }
+    }
     break;
   }
   if (Why)
@@ -112,7 +122,7 @@ static Expected<KernelPlan> planByRules(Context &Ctx, const FusionAnalysis &A,
   if (auto Over = checkLaunch(Device, P.Grid, P.Block, P.SharedBytes))
     return planFailure(A, Fusion,
                        "the kernel's launch does not fit the device: " + *Over);
-  P.Cost = estimateCost(Ctx, A, P, Device);
+  P.Cost = estimateCost(Ctx, plannedAnalysis(A, P), P, Device);
   return P;
 }
 

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 using namespace idxmap;
@@ -92,6 +93,62 @@ TEST(LoopPlan, PadsWithOneTestPerRunAreSpeculated) {
   EXPECT_EQ(Q->Main.Vector, 4);
   EXPECT_EQ(Q->Loop->LoadWidth[0], 2);
   EXPECT_TRUE(Q->Loop->SpeculatedPads.empty());
+}
+
+} // namespace
+
+namespace {
+
+/// A row sum of f32[R,C] broadcast over rows of 8 and multiplied with a
+/// second input: the reduction emitter refuses the epilogue (and it is not
+/// a row normalization: the rows it scales are not the reduced ones).
+std::string rowScaled(int64_t R, int64_t C) {
+  const std::string X =
+      "f32[" + std::to_string(R) + "," + std::to_string(C) + "]{1,0}";
+  const std::string Y = "f32[" + std::to_string(R) + ",8]{1,0}";
+  const std::string S = "f32[" + std::to_string(R) + "]{0}";
+  return "HloModule scaled\nadd {\n  a = f32[] parameter(0)\n  b = f32[] "
+         "parameter(1)\n  ROOT c = f32[] add(a, b)\n}\nfused {\n  x = " +
+         X + " parameter(0)\n  y = " + Y +
+         " parameter(1)\n  z = f32[] constant(0)\n  s = " + S +
+         " reduce(x, z), dimensions={1}, to_apply=add\n  b = " + Y +
+         " broadcast(s), dimensions={0}\n  ROOT m = " + Y +
+         " multiply(b, y)\n}\nENTRY main {\n  a = " + X +
+         " parameter(0)\n  c = " + Y + " parameter(1)\n  ROOT f = " + Y +
+         " fusion(a, c), kind=kLoop, calls=fused\n}\n";
+}
+
+TEST(LoopPlan, RefusedReductionsFallBackToTheLoopWithinABudget) {
+  std::unique_ptr<HloModule> M;
+  Expected<KernelPlan> P =
+      planOfText(rowScaled(24, 40), EmitterKind::MultiRowReduction, {}, M);
+  ASSERT_TRUE(bool(P)) << P.error().str();
+  EXPECT_EQ(P->Kind, EmitterKind::Loop);
+  EXPECT_EQ(P->Emitter, "loop");
+  auto Steps = std::find_if(
+      P->Choices.begin(), P->Choices.end(),
+      [](const PlanChoice &C) { return C.Name == "reduce_steps"; });
+  ASSERT_NE(Steps, P->Choices.end());
+  EXPECT_EQ(Steps->Value, 40);
+  // 65537 reduce steps per element: over the budget, the refusal stays
+  // and says why the loop emitter did not take it.
+  std::unique_ptr<HloModule> N;
+  Expected<KernelPlan> Q =
+      planOfText(rowScaled(2, 65537), EmitterKind::RowReduction, {}, N);
+  ASSERT_FALSE(bool(Q));
+  EXPECT_NE(Q.error().str().find("not elementwise on the reduced values (the "
+                                 "loop emitter would take 65537 reduce steps "
+                                 "per output element"),
+            std::string::npos)
+      << Q.error().str();
+  // Within the budget per element, over 2^32 in all.
+  std::unique_ptr<HloModule> O;
+  Expected<KernelPlan> R =
+      planOfText(rowScaled(1 << 20, 8192), EmitterKind::RowReduction, {}, O);
+  ASSERT_FALSE(bool(R));
+  EXPECT_NE(R.error().str().find("more than its budget of 2^32 in all"),
+            std::string::npos)
+      << R.error().str();
 }
 
 } // namespace

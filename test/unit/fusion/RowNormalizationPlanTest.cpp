@@ -175,7 +175,9 @@ TEST(RowNormalizationPlan, RowTooLongForOneBlock) {
   EXPECT_EQ(P.error().Message,
             "fusion 'fusion': row normalization emitter: a row of 131072 "
             "elements does not fit in one block (128 elements per thread at "
-            "1024 threads; at most 64)");
+            "1024 threads; at most 64) (the loop emitter would take 131072 "
+            "reduce steps per output element, more than its budget of "
+            "65536)");
   EXPECT_GT(P.error().Loc.Line, 0u);
 }
 
