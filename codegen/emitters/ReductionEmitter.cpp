@@ -64,6 +64,11 @@ ParameterLoader ReductionKernel::vectorLoader() {
     if (W > 1) {
       auto Key = std::make_tuple(&P, CurSlot, CurLane / W);
       llvm::Value *VecV = Vectors[Key];
+      // A vector loaded in another block (a branch of a pad or a window's
+      // bounds test) may not dominate this use: loaded again.
+      if (VecV && llvm::cast<llvm::Instruction>(VecV)->getParent() !=
+                      B.GetInsertBlock())
+        VecV = nullptr;
       if (!VecV) {
         VecV = loadParameterVector(B, *K, P, Index, W, IndexTy,
                                    OffsetTermOrder::MinorToMajor, 0, Hint[&P]);
