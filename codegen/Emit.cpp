@@ -376,9 +376,12 @@ Tolerance kernelTolerance(const HloInstruction &Fusion, bool PreciseMath) {
 }
 
 // unsupportedInstruction refuses the rest (and the element emitter has a
-// case for each of these).
+// case for each of these, but scan and scatter, which are their emitters'
+// heroes).
 bool emittersCompute(HloOpcode Op) {
-  return Op < HloOpcode::Fusion || Op == HloOpcode::Gather;
+  return Op < HloOpcode::Fusion || Op == HloOpcode::Gather ||
+         Op == HloOpcode::ReduceWindow || Op == HloOpcode::Scan ||
+         Op == HloOpcode::Scatter;
 }
 
 } // namespace idxmap

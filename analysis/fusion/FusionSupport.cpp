@@ -43,8 +43,8 @@ findUnmodeledInstruction(const HloComputation &C) {
   if (!Root)
     return std::nullopt;
   // A scan fusion's hero (a scan op or a reduce-window that is one) is the
-  // scan emitter's; any other scan or reduce-window is refused with the
-  // reason it is not one.
+  // scan emitter's; any other scan op is refused with the reason it is not
+  // one.
   std::string ScanWhy;
   std::optional<ScanInfo> Scan = scanFusionHero(C, &ScanWhy);
   for (const HloInstruction *I : C.instructions()) {
@@ -65,8 +65,12 @@ findUnmodeledInstruction(const HloComputation &C) {
                                      "root that updates a parameter in "
                                      "place: " + Why};
     }
-    if (I->opcode() == HloOpcode::Scan ||
-        I->opcode() == HloOpcode::ReduceWindow) {
+    // A reduce-window that is not the scan hero (a pooling window, a
+    // short scan beside another) is computed inline, a loop over its
+    // window per output element, as XLA's loop emitter does.
+    if (I->opcode() == HloOpcode::ReduceWindow)
+      continue;
+    if (I->opcode() == HloOpcode::Scan) {
       if (Scan && Scan->Hero == I)
         continue;
       return UnmodeledInstruction{

@@ -71,6 +71,15 @@ llvm::Value *
 FusedElementEmitter::emitIfElse(llvm::Value *Cond,
                                 const std::function<llvm::Value *()> &Then,
                                 const std::function<llvm::Value *()> &Else) {
+  return emitIfElseValues(
+             Cond, [&] { return std::vector<llvm::Value *>{Then()}; },
+             [&] { return std::vector<llvm::Value *>{Else()}; })
+      .front();
+}
+
+std::vector<llvm::Value *> FusedElementEmitter::emitIfElseValues(
+    llvm::Value *Cond, const std::function<std::vector<llvm::Value *>()> &Then,
+    const std::function<std::vector<llvm::Value *>()> &Else) {
   if (auto *CI = llvm::dyn_cast<llvm::ConstantInt>(Cond))
     return CI->isOne() ? Then() : Else();
   llvm::Function *F = B.GetInsertBlock()->getParent();
@@ -84,21 +93,25 @@ FusedElementEmitter::emitIfElse(llvm::Value *Cond,
   std::vector<CacheKey> Branch, *Outer = Added;
   Added = &Branch;
   B.SetInsertPoint(ThenBB);
-  llvm::Value *TV = Then();
+  std::vector<llvm::Value *> TV = Then();
   llvm::BasicBlock *ThenEnd = B.GetInsertBlock();
   B.CreateBr(Merge);
   forget(Branch);
   B.SetInsertPoint(ElseBB);
-  llvm::Value *EV = Else();
+  std::vector<llvm::Value *> EV = Else();
   llvm::BasicBlock *ElseEnd = B.GetInsertBlock();
   B.CreateBr(Merge);
   forget(Branch);
   Added = Outer;
   B.SetInsertPoint(Merge);
-  llvm::PHINode *Phi = B.CreatePHI(TV->getType(), 2);
-  Phi->addIncoming(TV, ThenEnd);
-  Phi->addIncoming(EV, ElseEnd);
-  return Phi;
+  std::vector<llvm::Value *> Phis;
+  for (size_t K = 0; K < TV.size(); ++K) {
+    llvm::PHINode *Phi = B.CreatePHI(TV[K]->getType(), 2);
+    Phi->addIncoming(TV[K], ThenEnd);
+    Phi->addIncoming(EV[K], ElseEnd);
+    Phis.push_back(Phi);
+  }
+  return Phis;
 }
 
 llvm::Value *FusedElementEmitter::emitSwitch(
@@ -393,6 +406,7 @@ llvm::Value *FusedElementEmitter::compute(const HloInstruction &I,
     return B.CreateSExtOrTrunc(V, valueType(LC, PT));
   }
   case HloOpcode::Reduce:
+  case HloOpcode::ReduceWindow:
     return emitReduce(I, Index, OutputId);
   default:
     break;
@@ -516,9 +530,13 @@ FusedElementEmitter::emitReduce(const HloInstruction &I,
   // in f64: rounded at every step, a long sequential sum stalls (bf16: at
   // 256 for terms below 1, 128 below 0.5), far outside toleranceFor()'s
   // tree-order bound (H200 random_reductions seeds 9249 and 4645).
+  // A reduce-window is the same over its window, skipping the positions
+  // outside its input (padding, dilation holes) and rounding every step as
+  // the interpreter's reduce-window does.
   int64_t N = I.operandCount() / 2;
+  const bool Window = I.opcode() == HloOpcode::ReduceWindow;
   const PrimitiveType RT = I.operand(0)->shape().Type;
-  const bool WideSum = N == 1 && isScalarAdd(*I.toApply()) &&
+  const bool WideSum = !Window && N == 1 && isScalarAdd(*I.toApply()) &&
                        (RT == PrimitiveType::BF16 || RT == PrimitiveType::F16);
   const IndexingMap &Map = indexingOf(I, OutputId).Operands[0].front().Map;
   unsigned NR = Map.numRangeVars();
@@ -532,8 +550,8 @@ FusedElementEmitter::emitReduce(const HloInstruction &I,
   int64_t Total = 1;
   for (unsigned R = 0; R < NR; ++R)
     Total *= Map.rangeVars()[R].Bound.Hi + 1;
-  auto Combine = [&](llvm::ArrayRef<llvm::Value *> Acc,
-                     llvm::ArrayRef<llvm::Value *> Syms) {
+  auto Step = [&](llvm::ArrayRef<llvm::Value *> Acc,
+                  llvm::ArrayRef<llvm::Value *> Syms) {
     std::vector<llvm::Value *> InIdx = applyMap(Map, Index, Syms);
     std::vector<llvm::Value *> Vals;
     for (int64_t K = 0; K < N; ++K)
@@ -542,30 +560,36 @@ FusedElementEmitter::emitReduce(const HloInstruction &I,
                          Acc[0], toCompute(B, Vals[0], RT))}
                    : emitReduction(B, *I.toApply(), Acc, Vals, Math);
   };
+  auto Combine = [&](llvm::ArrayRef<llvm::Value *> Acc,
+                     llvm::ArrayRef<llvm::Value *> Syms) {
+    if (!Window)
+      return Step(Acc, Syms);
+    const Shape &Out =
+        I.shape().isTuple() ? I.shape().TupleShapes[0] : I.shape();
+    std::vector<llvm::Value *> Next = emitIfElseValues(
+        inDomain(Map, Index, Syms, Out),
+        [&] {
+          llvm::SmallVector<llvm::Value *, 2> V = Step(Acc, Syms);
+          return std::vector<llvm::Value *>(V.begin(), V.end());
+        },
+        [&] { return std::vector<llvm::Value *>(Acc.begin(), Acc.end()); });
+    return llvm::SmallVector<llvm::Value *, 2>(Next.begin(), Next.end());
+  };
   auto Finish = [&](llvm::SmallVector<llvm::Value *, 2> Results) {
     if (WideSum)
       Results[0] = fromCompute(B, Results[0], RT);
     return Results[size_t(OutputId)];
   };
-  // A short reduced space (a reduce over size-1 dims, a window of a few
-  // elements) is unrolled in the current block: its loads share the block
-  // with the rest of the thread's (a loop emitter's lanes then share one
-  // vector load; a loop's body is a block of its own per lane), and the
-  // fast pipeline has no loop unroller.
-  if (Total <= 8) {
-    llvm::SmallVector<llvm::Value *, 2> Acc(Inits.begin(), Inits.end());
-    for (int64_t T = 0; T < Total; ++T) {
-      std::vector<llvm::Value *> Syms(NR);
-      int64_t Rest = T;
-      for (unsigned R = NR; R-- > 0;) {
-        const int64_t Size = Map.rangeVars()[R].Bound.Hi + 1;
-        Syms[R] = llvm::ConstantInt::get(IndexTy, R == 0 ? Rest : Rest % Size);
-        Rest /= Size;
-      }
-      Acc = Combine(Acc, Syms);
-    }
-    return Finish(Acc);
-  }
+  // A reduced space of one element (a reduce over size-1 dims) is no
+  // loop: its load shares the block with the rest of the thread's, so a
+  // loop emitter's lanes share one vector load (a loop's body is a block
+  // of its own per lane). Longer spaces keep the loop: the emitters' vector
+  // caches know a parameter's group by lane, not by reduced position, and
+  // a body per lane keeps positions apart.
+  if (Total == 1)
+    return Finish(Combine(
+        llvm::SmallVector<llvm::Value *, 2>(Inits.begin(), Inits.end()),
+        std::vector<llvm::Value *>(NR, llvm::ConstantInt::get(IndexTy, 0))));
   llvm::BasicBlock *Pre = B.GetInsertBlock();
   auto *Body = llvm::BasicBlock::Create(LC, "reduce.body", F);
   auto *Exit = llvm::BasicBlock::Create(LC, "reduce.exit", F);

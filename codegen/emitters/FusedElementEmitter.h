@@ -157,6 +157,11 @@ private:
   llvm::Value *emitIfElse(llvm::Value *Cond,
                           const std::function<llvm::Value *()> &Then,
                           const std::function<llvm::Value *()> &Else);
+  /// emitIfElse of several values (one phi each).
+  std::vector<llvm::Value *>
+  emitIfElseValues(llvm::Value *Cond,
+                   const std::function<std::vector<llvm::Value *>()> &Then,
+                   const std::function<std::vector<llvm::Value *>()> &Else);
   /// Emits Case(Sel) for \p Sel in [0, N) with a switch over real
   /// branches (the last case is the default).
   llvm::Value *emitSwitch(llvm::Value *Sel, size_t N,

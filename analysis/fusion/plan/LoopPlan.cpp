@@ -150,18 +150,24 @@ speculatedPads(const PlanInputs &In, const ThreadMapping &Main,
 /// emitter computes every reduce inline: a reduce's reduced elements times
 /// the steps of each of its input elements, along the costliest path
 /// (saturating at INT64_MAX).
-int64_t inlineReduceSteps(const HloInstruction *I,
-                          std::map<const HloInstruction *, int64_t> &Memo) {
+static int64_t
+inlineReduceSteps(const HloInstruction *I,
+                  std::map<const HloInstruction *, int64_t> &Memo) {
   auto It = Memo.find(I);
   if (It != Memo.end())
     return It->second;
   int64_t Steps = 1;
   for (const HloInstruction *O : I->operands())
     Steps = std::max(Steps, inlineReduceSteps(O, Memo));
-  if (I->opcode() == HloOpcode::Reduce) {
+  if (I->opcode() == HloOpcode::Reduce ||
+      I->opcode() == HloOpcode::ReduceWindow) {
     int64_t Extent = 1;
-    for (int64_t D : I->dimensions())
-      Extent *= I->operand(0)->shape().Dims[size_t(D)];
+    if (I->opcode() == HloOpcode::Reduce)
+      for (int64_t D : I->dimensions())
+        Extent *= I->operand(0)->shape().Dims[size_t(D)];
+    else
+      for (const WindowDim &W : I->window())
+        Extent *= W.Size;
     Steps = Extent > 0 && Steps > INT64_MAX / Extent
                 ? INT64_MAX
                 : Steps * std::max<int64_t>(Extent, 1);
@@ -170,37 +176,45 @@ int64_t inlineReduceSteps(const HloInstruction *I,
   return Steps;
 }
 
-std::optional<std::string> planLoopInstead(const PlanInputs &In, KernelPlan &P,
-                                           const std::string &Why) {
+/// Over the budget of reduce steps the loop emitter computes inline (65536
+/// per output element, 2^32 in all): why; nothing within it. \p Steps gets
+/// the steps per element.
+static std::optional<std::string>
+overInlineReduceBudget(const FusionAnalysis &A, int64_t &Steps) {
   constexpr int64_t Budget = 65536;
-  for (const HloInstruction *R : In.A.Roots)
-    if (!R->shape().isArray())
-      return std::string();
   std::map<const HloInstruction *, int64_t> Memo;
-  int64_t Steps = 1;
-  for (const HloInstruction *R : In.A.Roots)
+  Steps = 1;
+  int64_t Outputs = 0;
+  for (const HloInstruction *R : A.Roots) {
     Steps = std::max(Steps, inlineReduceSteps(R, Memo));
+    Outputs = std::max(Outputs, R->shape().numElements());
+  }
   if (Steps > Budget)
-    return " (the loop emitter would take " +
+    return "the loop emitter would take " +
            (Steps == INT64_MAX ? std::string("more than 2^63")
                                : std::to_string(Steps)) +
            " reduce steps per output element, more than its budget of " +
-           std::to_string(Budget) + ")";
-  // And at most 2^32 steps in all (tens of milliseconds at worst).
-  int64_t Outputs = 0;
-  for (const HloInstruction *R : In.A.Roots)
-    Outputs = std::max(Outputs, R->shape().numElements());
-  if (Outputs > (int64_t(1) << 32) / Steps)
-    return " (the loop emitter would take " + std::to_string(Steps) +
+           std::to_string(Budget);
+  // Tens of milliseconds at worst.
+  if (Steps > 1 && Outputs > (int64_t(1) << 32) / Steps)
+    return "the loop emitter would take " + std::to_string(Steps) +
            " reduce steps for each of " + std::to_string(Outputs) +
-           " output elements, more than its budget of 2^32 in all)";
+           " output elements, more than its budget of 2^32 in all";
+  return std::nullopt;
+}
+
+std::optional<std::string> planLoopInstead(const PlanInputs &In, KernelPlan &P,
+                                           const std::string &Why) {
+  for (const HloInstruction *R : In.A.Roots)
+    if (!R->shape().isArray())
+      return std::string();
+  int64_t Steps = 1;
+  if (auto Over = overInlineReduceBudget(In.A, Steps))
+    return " (" + *Over + ")";
   FusionAnalysis L = asLoopFusion(In.A);
   P.Kind = EmitterKind::Loop;
   P.Emitter = "loop";
-  P.choose("reduce_steps", Steps,
-           "the loop emitter instead, each reduce inline in the threads of "
-           "its output elements (budget " +
-               std::to_string(Budget) + " steps per element): " + Why);
+  P.choose("instead", 0, "the loop emitter, each reduce inline: " + Why);
   if (auto Refused =
           planLoop(PlanInputs{In.Ctx, L, In.Overrides, In.Device}, P))
     return "; the loop emitter: " + *Refused;
@@ -234,6 +248,13 @@ std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
   for (const HloInstruction *R : A.Roots)
     if (!R->shape().isArray())
       return std::nullopt;
+  int64_t Steps = 1;
+  if (auto Over = overInlineReduceBudget(A, Steps))
+    return *Over;
+  if (Steps > 1)
+    P.choose("reduce_steps", Steps,
+             "reduce steps per output element, each reduce and reduce-window "
+             "inline in its element's thread (budget 65536, 2^32 in all)");
   // Outputs of one shape and layout share one thread mapping and vector
   // width; otherwise each output is walked by the thread ids on its own
   // (scalar accesses), over a grid sized by the largest output.
