@@ -677,6 +677,12 @@ std::optional<std::string> checkElementwise(const HloInstruction &I) {
       return Unsupported("not defined on this element type");
     return std::nullopt;
   }
+  if (isFloatFunction(Op)) {
+    if (!isFloatType(I.operand(0)->shape().Type) ||
+        I.operand(0)->shape().Type != T)
+      return Unsupported("defined on floats only");
+    return std::nullopt;
+  }
   switch (Op) {
   case HloOpcode::Convert:
   case HloOpcode::Compare:
@@ -733,7 +739,7 @@ bool needsLibdevice(const HloInstruction &I, const MathOptions &M) {
   case HloOpcode::Atan2:
     return true;
   default:
-    return false;
+    return isFloatFunction(Op);
   }
 }
 
@@ -769,6 +775,23 @@ Value *emitElementwise(IRBuilderBase &B, const HloInstruction &I,
                  : emitDivFull(B, ConstantFP::get(B.getFloatTy(), 1.0),
                                emitSqrtApprox(B, Ops[0]));
     return fromCompute(B, unaryFloat(B, Op, toCompute(B, Ops[0], OT), M), T);
+  }
+  if (isFloatFunction(Op)) {
+    // libdevice's function of the f32 (f16, bf16: rounded once after) or
+    // f64 value, as the interpreter computes it with libm's.
+    assert(Ops.size() == 1 && "a float function takes one operand");
+    static const std::pair<HloOpcode, const char *> Names[] = {
+        {HloOpcode::Erf, "erf"},     {HloOpcode::Acos, "acos"},
+        {HloOpcode::Acosh, "acosh"}, {HloOpcode::Asin, "asin"},
+        {HloOpcode::Asinh, "asinh"}, {HloOpcode::Atan, "atan"},
+        {HloOpcode::Atanh, "atanh"}, {HloOpcode::Cosh, "cosh"},
+        {HloOpcode::Sinh, "sinh"}};
+    const char *Name = nullptr;
+    for (const auto &[O, N] : Names)
+      if (O == Op)
+        Name = N;
+    assert(Name && "a float function without its libdevice name");
+    return fromCompute(B, callLibdevice(B, Name, {toCompute(B, Ops[0], T)}), T);
   }
   if (isBinaryElementwise(Op)) {
     assert(Ops.size() == 2 && "binary op takes two operands");

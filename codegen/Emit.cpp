@@ -381,7 +381,7 @@ Tolerance kernelTolerance(const HloInstruction &Fusion, bool PreciseMath) {
 bool emittersCompute(HloOpcode Op) {
   return Op < HloOpcode::Fusion || Op == HloOpcode::Gather ||
          Op == HloOpcode::ReduceWindow || Op == HloOpcode::Scan ||
-         Op == HloOpcode::Scatter;
+         Op == HloOpcode::Scatter || isFloatFunction(Op);
 }
 
 } // namespace idxmap

@@ -411,13 +411,32 @@ bool isBinaryElementwise(HloOpcode Op) {
   return Op >= HloOpcode::Add && Op <= HloOpcode::ShiftRightArithmetic;
 }
 bool isOpaqueToEmitters(HloOpcode Op) {
-  return Op > HloOpcode::Call && Op != HloOpcode::Gather;
+  return Op > HloOpcode::Call && Op != HloOpcode::Gather &&
+         !isFloatFunction(Op);
+}
+
+bool isFloatFunction(HloOpcode Op) {
+  switch (Op) {
+  case HloOpcode::Erf:
+  case HloOpcode::Acos:
+  case HloOpcode::Acosh:
+  case HloOpcode::Asin:
+  case HloOpcode::Asinh:
+  case HloOpcode::Atan:
+  case HloOpcode::Atanh:
+  case HloOpcode::Cosh:
+  case HloOpcode::Sinh:
+    return true;
+  default:
+    return false;
+  }
 }
 
 bool isElementwise(HloOpcode Op) {
   return isUnaryElementwise(Op) || isBinaryElementwise(Op) ||
-         Op == HloOpcode::Convert || Op == HloOpcode::Select ||
-         Op == HloOpcode::Clamp || Op == HloOpcode::Compare;
+         isFloatFunction(Op) || Op == HloOpcode::Convert ||
+         Op == HloOpcode::Select || Op == HloOpcode::Clamp ||
+         Op == HloOpcode::Compare;
 }
 bool hasElementwiseIndexing(HloOpcode Op) {
   if (isElementwise(Op))

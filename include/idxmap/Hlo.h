@@ -439,13 +439,20 @@ bool isUnaryElementwise(HloOpcode Op);
 /// Two-operand elementwise ops that the interpreter and the code generator
 /// compute (add ... shift-right-arithmetic; not compare).
 bool isBinaryElementwise(HloOpcode Op);
+/// The float functions after Call in HloOpcode that the interpreter
+/// computes with libm and the emitters with libdevice: erf, acos, acosh,
+/// asin, asinh, atan, atanh, cosh, sinh. Example:
+/// `isFloatFunction(HloOpcode::Erf)`, `!isFloatFunction(HloOpcode::Exp)`
+/// (a unary elementwise op of its own).
+bool isFloatFunction(HloOpcode Op);
 /// Every computed elementwise op: unary, binary, convert, select, clamp,
-/// compare.
+/// compare, and the float functions.
 bool isElementwise(HloOpcode Op);
 /// Ops no kernel computes inside a fusion (a kernel or library call of
 /// their own: dot, custom-call, while, collectives, ...): the ops after
 /// Call in HloOpcode, except gather, which the fused element emitter reads
-/// through its map. Example: `isOpaqueToEmitters(HloOpcode::Dot)` is true,
+/// through its map, and the float functions. Example:
+/// `isOpaqueToEmitters(HloOpcode::Dot)` is true,
 /// `isOpaqueToEmitters(HloOpcode::Gather)` false.
 bool isOpaqueToEmitters(HloOpcode Op);
 /// Ops whose output element i reads element i of each operand, computed or
