@@ -439,18 +439,10 @@ bool isElementwise(HloOpcode Op) {
          Op == HloOpcode::Compare;
 }
 bool hasElementwiseIndexing(HloOpcode Op) {
+  // isElementwise covers the float functions (erf, acos ... sinh).
   if (isElementwise(Op))
     return true;
   switch (Op) {
-  case HloOpcode::Acos:
-  case HloOpcode::Acosh:
-  case HloOpcode::Asin:
-  case HloOpcode::Asinh:
-  case HloOpcode::Atan:
-  case HloOpcode::Atanh:
-  case HloOpcode::Cosh:
-  case HloOpcode::Sinh:
-  case HloOpcode::Erf:
   case HloOpcode::Mulhi:
   case HloOpcode::Complex:
   case HloOpcode::Real:
