@@ -208,16 +208,14 @@ std::optional<std::string> planLoopInstead(const PlanInputs &In, KernelPlan &P,
   for (const HloInstruction *R : In.A.Roots)
     if (!R->shape().isArray())
       return std::string();
-  int64_t Steps = 1;
-  if (auto Over = overInlineReduceBudget(In.A, Steps))
-    return " (" + *Over + ")";
   FusionAnalysis L = asLoopFusion(In.A);
   P.Kind = EmitterKind::Loop;
   P.Emitter = "loop";
   P.choose("instead", 0, "the loop emitter, each reduce inline: " + Why);
+  // planLoop's one refusal is its budget of inline reduce steps.
   if (auto Refused =
           planLoop(PlanInputs{In.Ctx, L, In.Overrides, In.Device}, P))
-    return "; the loop emitter: " + *Refused;
+    return " (" + *Refused + ")";
   return std::nullopt;
 }
 
