@@ -488,19 +488,24 @@ FusedElementEmitter::speculatePad(const HloInstruction &I,
                                   llvm::ArrayRef<llvm::Value *> Index) {
   if (Building || !Guarded || !SpeculatedPads.count(&I))
     return nullptr;
-  // Subgraph functions below the pad read without the guard.
-  std::vector<const HloInstruction *> Work = {I.operand(0)};
-  std::set<const HloInstruction *> Seen;
-  while (!Work.empty()) {
-    const HloInstruction *X = Work.back();
-    Work.pop_back();
-    if (!Seen.insert(X).second)
-      continue;
-    if (outlined(*X, 0))
-      return nullptr;
-    for (const HloInstruction *O : X->operands())
-      Work.push_back(O);
+  // Subgraph functions below the pad read without the guard: decided once
+  // per pad, not per lane.
+  auto [It, New] = PadCallsFunction.try_emplace(&I, false);
+  if (New) {
+    std::vector<const HloInstruction *> Work = {I.operand(0)};
+    std::set<const HloInstruction *> Seen;
+    while (!Work.empty() && !It->second) {
+      const HloInstruction *X = Work.back();
+      Work.pop_back();
+      if (!Seen.insert(X).second)
+        continue;
+      It->second = outlined(*X, 0);
+      for (const HloInstruction *O : X->operands())
+        Work.push_back(O);
+    }
   }
+  if (It->second)
+    return nullptr;
   const OperandMap &OM = indexingOf(I, 0).Operands[0].front();
   llvm::Value *In = inDomain(OM.Map, Index, {}, I.shape());
   llvm::Value *Pad = valueAt(*I.operand(1), {});

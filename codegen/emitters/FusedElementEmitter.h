@@ -197,6 +197,8 @@ private:
       Indexing;
   std::map<const HloInstruction *, ValueOverride> Overrides;
   std::set<const HloInstruction *> SpeculatedPads;
+  /// Per speculated pad: whether its operand calls a subgraph function.
+  std::map<const HloInstruction *, bool> PadCallsFunction;
   GuardedParameterLoader Guarded;
   /// The innermost speculated pad being computed and its guard (the
   /// conjunction of the enclosing pads' tests); null outside.
