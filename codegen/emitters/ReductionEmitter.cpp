@@ -70,8 +70,12 @@ ParameterLoader ReductionKernel::vectorLoader() {
                       B.GetInsertBlock())
         VecV = nullptr;
       if (!VecV) {
+        // Index is this lane's element: the group's first is CurLane % W
+        // before it (the first lane to load is not always lane 0: a
+        // reload in another block happens at a later lane).
         VecV = loadParameterVector(B, *K, P, Index, W, IndexTy,
-                                   OffsetTermOrder::MinorToMajor, 0, Hint[&P]);
+                                   OffsetTermOrder::MinorToMajor, CurLane % W,
+                                   Hint[&P]);
         Vectors[Key] = VecV;
       }
       return loadConvert(B, B.CreateExtractElement(VecV, uint64_t(CurLane % W)),
