@@ -336,6 +336,12 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
     R.PhaseMs = {{"analysis+IR", Ms(T0, T1)}};
     return R;
   }
+  if (O.HostIr) {
+    if (auto Err = hostIr(Mod, O.Target, **TM, R.LlvmIr))
+      return *Err;
+    R.PhaseMs = {{"analysis+IR", Ms(T0, T1)}, {"opt", Ms(T1, Clock::now())}};
+    return R;
+  }
   auto Ptx = emitPtx(Mod, O.Target, **TM);
   auto T2 = Clock::now();
   R.PhaseMs = {{"analysis+IR", Ms(T0, T1)}, {"opt+PTX", Ms(T1, T2)}};

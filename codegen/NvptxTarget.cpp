@@ -536,3 +536,23 @@ Expected<std::string> idxmap::emitPtx(llvm::Module &M,
     M.getContext().setOptPassGate(Previous);
   return rewritePtxNegations(std::string(Ptx.str()));
 }
+
+std::optional<Diagnostic> idxmap::hostIr(llvm::Module &M,
+                                         const TargetOptions &Opts,
+                                         llvm::TargetMachine &TM,
+                                         std::string &Ir) {
+  {
+    std::string Errors;
+    llvm::raw_string_ostream OS(Errors);
+    if (llvm::verifyModule(M, &OS))
+      return targetError("invalid LLVM IR for module '" +
+                         M.getModuleIdentifier() + "': " + OS.str());
+  }
+  configureModuleForTarget(M, TM);
+  if (Opts.Optimize)
+    if (auto Err = optimizeModule(M, TM, Opts.OptPipeline, Opts))
+      return *Err;
+  llvm::raw_string_ostream OS(Ir);
+  M.print(OS, nullptr);
+  return std::nullopt;
+}

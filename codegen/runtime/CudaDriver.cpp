@@ -225,22 +225,27 @@ DriverError CudaDriver::callError(const char *Call, int Code) const {
 }
 
 DriverResult<std::unique_ptr<CudaDriver>> CudaDriver::open(OpenOptions Opts) {
-  std::string Path = libraryPath(Opts.LibraryPath);
-  void *Lib = dlopen(Path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!Lib) {
-    const char *Why = dlerror();
-    return makeError(DriverErrorKind::NoDriver, 0,
-                     "no CUDA driver: cannot load " + Path + " (" +
-                         (Why ? Why : "unknown reason") + ")");
-  }
+  std::string Path = Opts.Backend ? std::string("the host simulator")
+                                  : libraryPath(Opts.LibraryPath);
   std::unique_ptr<CudaDriver> D(new CudaDriver());
   D->Fns = std::make_unique<Api>();
   Api &A = *D->Fns;
-  std::string Missing;
-  if (!resolveAll(Lib, A, Missing))
-    return makeError(DriverErrorKind::NoDriver, 0,
-                     "no CUDA driver: " + Path + " has no " + Missing +
-                         " (driver too old, or not a CUDA driver)");
+  if (Opts.Backend) {
+    A = *Opts.Backend;
+  } else {
+    void *Lib = dlopen(Path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!Lib) {
+      const char *Why = dlerror();
+      return makeError(DriverErrorKind::NoDriver, 0,
+                       "no CUDA driver: cannot load " + Path + " (" +
+                           (Why ? Why : "unknown reason") + ")");
+    }
+    std::string Missing;
+    if (!resolveAll(Lib, A, Missing))
+      return makeError(DriverErrorKind::NoDriver, 0,
+                       "no CUDA driver: " + Path + " has no " + Missing +
+                           " (driver too old, or not a CUDA driver)");
+  }
 
   if (cu::Result R = A.Init(0); R != cu::Success) {
     if (R == cu::ErrorStubLibrary)

@@ -97,6 +97,21 @@ Expected<std::string> emitPtx(llvm::Module &M, const TargetOptions &Opts);
 Expected<std::string> emitPtx(llvm::Module &M, const TargetOptions &Opts,
                               llvm::TargetMachine &TM);
 
+/// What the host simulator runs instead of the PTX: verifies \p M,
+/// configures it for \p TM and runs the IR pipeline emitPtx would run
+/// (without linking libdevice: `__nv_*` calls stay declarations, which the
+/// simulator maps to the host's math library), then prints the module
+/// into \p Ir. The NVPTX back end does not run.
+///
+/// Example:
+/// \code
+///   std::string Ir;
+///   if (auto Err = hostIr(M, Opts, *TM, Ir)) ...;
+///   // Ir holds `define ptx_kernel void @fusion(...)`
+/// \endcode
+std::optional<Diagnostic> hostIr(llvm::Module &M, const TargetOptions &Opts,
+                                 llvm::TargetMachine &TM, std::string &Ir);
+
 } // namespace idxmap
 
 #endif // IDXMAP_CODEGEN_H

@@ -31,6 +31,14 @@ struct EmitOptions {
   std::string OnlyFusion;
   /// Also keep the optimized LLVM IR text.
   bool KeepLlvmIr = false;
+  /// Stop before the NVPTX back end: EmitResult::LlvmIr holds the module
+  /// after the IR pipeline, libdevice not linked (its `__nv_*` calls stay
+  /// declarations), and Ptx stays empty. This is the image the host
+  /// simulator loads (HostSimulator.h); the kernels and the sidecar are
+  /// those of the PTX.
+  /// Example: `O.HostIr = true; auto R = emitModule(M, O);
+  /// Drv->loadPtx(R->LlvmIr);` with a simulated driver.
+  bool HostIr = false;
   /// Stop after building the kernels' IR: Kernels filled (launch shapes,
   /// recorded thread maps), no IR pipeline, no PTX (for `idxmap analyze`).
   bool KernelsOnly = false;

@@ -231,12 +231,19 @@ private:
 /// destroyed before their CudaDriver. Not thread-safe.
 class CudaDriver {
 public:
+  /// The driver's entry points (codegen/runtime/CudaDriver.h).
+  struct Api;
+
   struct OpenOptions {
     int Device = 0;
     /// The driver library; empty means `libcuda.so.1` from the loader's
     /// search path. (The library reads no environment: the `idxmap` tool
     /// passes `$IDXMAP_LIBCUDA` here.)
     std::string LibraryPath;
+    /// An in-process implementation of the entry points to use instead of
+    /// a driver library (the host simulator: openHostSimulator in
+    /// HostSimulator.h); LibraryPath is then not read.
+    const Api *Backend = nullptr;
   };
 
   /// Loads the driver, initializes it, retains device \p Opts.Device's
@@ -290,8 +297,6 @@ public:
   /// The message of CUresult \p Code: `CUDA_ERROR_INVALID_PTX (218): a PTX
   /// JIT compilation failed`.
   std::string describeResult(int Code) const;
-
-  struct Api;
 
 private:
   friend class DeviceBuffer;

@@ -853,7 +853,7 @@ int main(int Argc, char **Argv) {
                          "dus|concat|gather|slices|scatter|scan ...\n");
     return 2;
   }
-  auto Drv = runtime::CudaDriver::open({0, testing::libcudaFromEnvironment()});
+  auto Drv = testing::openTestDriver(Flags);
   if (auto Exit = testing::skipWithoutDriver(Drv, Flags.DryRun))
     return *Exit;
   unsigned Run = 0, Failed = 0, Skipped = 0;
@@ -876,6 +876,7 @@ int main(int Argc, char **Argv) {
     }
     ++Run;
     EmitOptions EO;
+    EO.HostIr = Flags.Simulate;
     EO.Target.PreciseMath = true;
     EO.Tuning = Flags.Knobs;
     auto E = emitModule(**M, EO);
@@ -927,7 +928,8 @@ int main(int Argc, char **Argv) {
     RO.Seed = S;
     RO.Tol = kernelTolerance(*Fusion, /*PreciseMath=*/true);
     std::ostringstream Log;
-    auto Res = runKernels(**Drv, **M, E->Ptx, E->Kernels, RO, Log);
+    auto Res = runKernels(**Drv, **M, Flags.Simulate ? E->LlvmIr : E->Ptx,
+                          E->Kernels, RO, Log);
     if (!Res) {
       std::printf("FAIL seed %llu: run: %s\n%s\n", (unsigned long long)S,
                   Res.error().Message.c_str(), Text.c_str());

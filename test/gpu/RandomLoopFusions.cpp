@@ -37,7 +37,7 @@ int main(int Argc, char **Argv) {
   if (auto Exit =
           testing::parseGpuTestArgs(Argc, Argv, "random_loop_fusions", Flags))
     return *Exit;
-  auto Drv = runtime::CudaDriver::open({0, testing::libcudaFromEnvironment()});
+  auto Drv = testing::openTestDriver(Flags);
   if (auto Exit = testing::skipWithoutDriver(Drv, false))
     return *Exit;
   unsigned Run = 0, Failed = 0, Skipped = 0, Strided = 0;
@@ -73,6 +73,7 @@ int main(int Argc, char **Argv) {
     // the emitter's logic, the approximations are measured on their own
     // (test/unit/codegen/lower/LowerGpu.cpp).
     EmitOptions EO;
+    EO.HostIr = Flags.Simulate;
     EO.Target.PreciseMath = true;
     if (Flags.MaxGridX) {
       EO.Device = defaultDeviceModel(EO.Target.Gpu);
@@ -102,7 +103,8 @@ int main(int Argc, char **Argv) {
     RO.Seed = S;
     RO.Tol = kernelTolerance(*Fusion, /*PreciseMath=*/true);
     std::ostringstream Log;
-    auto Res = runKernels(**Drv, **M, R->Ptx, R->Kernels, RO, Log);
+    auto Res = runKernels(**Drv, **M, Flags.Simulate ? R->LlvmIr : R->Ptx,
+                          R->Kernels, RO, Log);
     if (!Res) {
       std::printf("FAIL seed %llu: run: %s\n%s\n", (unsigned long long)S,
                   Res.error().Message.c_str(), F.Text.c_str());

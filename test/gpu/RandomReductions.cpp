@@ -737,7 +737,7 @@ std::string checkKernels(const EmitResult &R, const HloInstruction &Fusion) {
   if (K.SharedBytes > 48 * 1024)
     return "static shared memory of " + std::to_string(K.SharedBytes) +
            " bytes";
-  if (R.Ptx.find(".entry " + K.Name) == std::string::npos &&
+  if (!R.Ptx.empty() && R.Ptx.find(".entry " + K.Name) == std::string::npos &&
       R.Ptx.find(".entry " + K.Name + "(") == std::string::npos)
     return "PTX has no entry '" + K.Name + "'";
   return "";
@@ -790,7 +790,7 @@ int main(int Argc, char **Argv) {
   if (auto Exit =
           testing::parseGpuTestArgs(Argc, Argv, "random_reductions", Flags))
     return *Exit;
-  auto Drv = runtime::CudaDriver::open({0, testing::libcudaFromEnvironment()});
+  auto Drv = testing::openTestDriver(Flags);
   if (auto Exit = testing::skipWithoutDriver(Drv, Flags.DryRun))
     return *Exit;
   if (!Flags.DryRun)
@@ -826,6 +826,7 @@ int main(int Argc, char **Argv) {
     // approximations are measured on their own
     // (test/unit/codegen/lower/LowerGpu.cpp).
     EmitOptions EO;
+    EO.HostIr = Flags.Simulate;
     EO.Target.PreciseMath = true;
     auto R = emitModule(**M, EO);
     if (!R) {
@@ -886,7 +887,8 @@ int main(int Argc, char **Argv) {
     RO.Seed = S;
     RO.Tol = kernelTolerance(*Fusion, /*PreciseMath=*/true);
     std::ostringstream Log;
-    auto Res = runKernels(**Drv, **M, R->Ptx, R->Kernels, RO, Log);
+    auto Res = runKernels(**Drv, **M, Flags.Simulate ? R->LlvmIr : R->Ptx,
+                          R->Kernels, RO, Log);
     if (!Res) {
       std::printf("FAIL seed %llu (%s, %s emitter): run: %s\n%s\n",
                   (unsigned long long)S, Case.Summary.c_str(),

@@ -331,7 +331,7 @@ int main(int Argc, char **Argv) {
   if (auto Exit = testing::parseGpuTestArgs(Argc, Argv,
                                             "random_row_normalizations", Flags))
     return *Exit;
-  auto Drv = runtime::CudaDriver::open({0, testing::libcudaFromEnvironment()});
+  auto Drv = testing::openTestDriver(Flags);
   if (auto Exit = testing::skipWithoutDriver(Drv, Flags.DryRun))
     return *Exit;
   if (!Flags.DryRun)
@@ -359,6 +359,7 @@ int main(int Argc, char **Argv) {
     // multiplication by its reciprocal).
     bool Precise = S % 2 == 1;
     EmitOptions EO;
+    EO.HostIr = Flags.Simulate;
     EO.Target.PreciseMath = Precise;
     auto R = emitModule(**M, EO);
     if (!R) {
@@ -406,7 +407,8 @@ int main(int Argc, char **Argv) {
     RO.Seed = S;
     RO.Tol = kernelTolerance(*Fusion, Precise);
     std::ostringstream Log;
-    auto Res = runKernels(**Drv, **M, R->Ptx, R->Kernels, RO, Log);
+    auto Res = runKernels(**Drv, **M, Flags.Simulate ? R->LlvmIr : R->Ptx,
+                          R->Kernels, RO, Log);
     if (!Res) {
       Fail("run: " + Res.error().Message);
       continue;

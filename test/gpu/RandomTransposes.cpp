@@ -145,7 +145,7 @@ int main(int Argc, char **Argv) {
   if (auto Exit =
           testing::parseGpuTestArgs(Argc, Argv, "random_transposes", Flags))
     return *Exit;
-  auto Drv = runtime::CudaDriver::open({0, testing::libcudaFromEnvironment()});
+  auto Drv = testing::openTestDriver(Flags);
   if (auto Exit = testing::skipWithoutDriver(Drv, Flags.DryRun))
     return *Exit;
   unsigned Run = 0, Failed = 0, Skipped = 0;
@@ -173,6 +173,7 @@ int main(int Argc, char **Argv) {
     // the emitter's logic, the approximations are measured on their own
     // (test/unit/codegen/lower/LowerGpu.cpp).
     EmitOptions EO;
+    EO.HostIr = Flags.Simulate;
     EO.Target.PreciseMath = true;
     // Every third fusion takes a random tiling (sub-tiles, warps, vectors),
     // so that tilings the plan does not choose by default run too.
@@ -227,7 +228,8 @@ int main(int Argc, char **Argv) {
     RO.Seed = S;
     RO.Tol = kernelTolerance(*Fusion, /*PreciseMath=*/true);
     std::ostringstream Log;
-    auto Res = runKernels(**Drv, **M, R->Ptx, R->Kernels, RO, Log);
+    auto Res = runKernels(**Drv, **M, Flags.Simulate ? R->LlvmIr : R->Ptx,
+                          R->Kernels, RO, Log);
     if (!Res) {
       std::printf("FAIL seed %llu (%s): run: %s\n%s\n",
                   (unsigned long long)S, Knobs.c_str(),

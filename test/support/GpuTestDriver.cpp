@@ -22,7 +22,8 @@ std::optional<int> parseGpuTestArgs(int Argc, char **Argv, const char *Program,
   auto Usage = [&] {
     std::fprintf(
         stderr,
-        "usage: %s [--seed N] [--count N] [--max-elements N]%s%s%s%s%s [-v]\n",
+        "usage: %s [--seed N] [--count N] [--max-elements N]%s%s%s%s%s "
+        "[--simulate] [-v]\n",
         Program, F.TakesMaxGrid ? " [--max-grid N]" : "",
         F.TakesTune ? " [--tune NAME=VALUE[,...]]" : "",
         F.TakesDryRun ? " [--dry-run]" : "",
@@ -75,12 +76,17 @@ std::optional<int> parseGpuTestArgs(int Argc, char **Argv, const char *Program,
     } else if (A == "--print" && F.TakesPrint) {
       F.Print = true;
       F.DryRun |= F.PrintMeansDryRun;
+    } else if (A == "--simulate") {
+      F.Simulate = true;
     } else if (A == "-v") {
       F.Verbose = true;
     } else {
       return Usage();
     }
   }
+  // The simulator runs LLVM IR: no PTX for ptxas.
+  if (F.Simulate && !F.Ptxas.empty())
+    return Usage();
   return std::nullopt;
 }
 

@@ -8,6 +8,8 @@
 #ifndef IDXMAP_TEST_SUPPORT_GPUTESTDRIVER_H
 #define IDXMAP_TEST_SUPPORT_GPUTESTDRIVER_H
 
+#include "idxmap/HostSimulator.h"
+#include "idxmap/Runtime.h"
 #include "idxmap/Tuning.h"
 
 #include <cstdint>
@@ -18,8 +20,8 @@
 namespace idxmap::testing {
 
 /// `--seed N --count N --max-elements N [--dry-run] [--ptxas PATH]
-/// [--print] [-v]`. A program sets its defaults and the optional flags it
-/// takes before parsing.
+/// [--print] [--simulate] [-v]`. A program sets its defaults and the optional
+/// flags it takes before parsing.
 struct GpuTestFlags {
   uint64_t Seed = 1;
   unsigned Count = 200;
@@ -27,6 +29,9 @@ struct GpuTestFlags {
   /// --max-elements below this is raised to it.
   int64_t MinMaxElements = 1;
   bool DryRun = false, Print = false, Verbose = false;
+  /// --simulate: run the kernels in the host simulator (HostSimulator.h)
+  /// instead of on a GPU; the fusions are emitted with EmitOptions::HostIr.
+  bool Simulate = false;
   std::string Ptxas;
   /// --max-grid N: emit against a device model whose grid.x limit is N
   /// (0: the target's own), so that small fusions take the grid-stride
@@ -58,6 +63,17 @@ std::optional<int> parseGpuTestArgs(int Argc, char **Argv, const char *Program,
 ///
 /// Example: `runtime::CudaDriver::open({0, libcudaFromEnvironment()})`.
 std::string libcudaFromEnvironment();
+
+/// The driver a program runs its kernels on: the host simulator with
+/// --simulate, else the CUDA driver ($IDXMAP_LIBCUDA or libcuda.so.1).
+inline runtime::DriverResult<std::unique_ptr<runtime::CudaDriver>>
+openTestDriver(const GpuTestFlags &F) {
+  if (F.Simulate)
+    return openHostSimulator();
+  runtime::CudaDriver::OpenOptions O;
+  O.LibraryPath = libcudaFromEnvironment();
+  return runtime::CudaDriver::open(O);
+}
 
 /// What a GPU test program does without a driver: \p Drv is the result of
 /// CudaDriver::open(). Returns the exit code after printing `SKIP: why`

@@ -9,6 +9,7 @@
 
 #include "idxmap/DeviceModel.h"
 #include "idxmap/Emit.h"
+#include "idxmap/HostSimulator.h"
 #include "idxmap/Runner.h"
 
 #include <algorithm>
@@ -54,7 +55,13 @@ static const Command RunCommand = {
     "line, its files in DIR/chunkN/ (N from 0). Exit codes: 0 all outputs\n"
     "match, 1 a mismatch, a rejected input or (--timer=cupti) no CUPTI,\n"
     "2 usage, 3 no CUDA driver or GPU; with --split-input-file the worst\n"
-    "(highest) code of the modules.",
+    "(highest) code of the modules.\n\n"
+    "--simulate runs the kernels on this CPU instead (no GPU or driver\n"
+    "needed; HLO input only): each module is emitted as LLVM IR, compiled\n"
+    "for the host, and every thread of each launch is run (blocks in\n"
+    "order, a block's threads meeting at barriers and warp shuffles), each\n"
+    "buffer between guard pages. It checks what the kernels compute, not\n"
+    "how fast (no --bench) or whether they race.",
     runRun};
 static CommandRegistration RegisterRun(RunCommand);
 
@@ -63,7 +70,7 @@ static int runRun(int Argc, char **Argv) {
                     Inputs, Fusion, TolText, Timer = "auto", Tune, SidecarFile;
   std::string OutputDir;
   bool Bench = false, Precise = false, NoCheck = false, NoRotate = false,
-       Strict = false, Split = false;
+       Strict = false, Split = false, Simulate = false;
   TuneCacheOption TuneCacheFile;
   ArgParser P(RunCommand);
   P.positional("FILE", &File, "an HLO module or a .ptx file");
@@ -91,6 +98,8 @@ static int runRun(int Argc, char **Argv) {
   P.choice("--gpu", {"sm_80", "sm_90", "sm_90a"}, &Gpu, "target GPU");
   P.flag("--precise-math", &Precise, "libdevice math (HLO input)");
   P.flag("--bench", &Bench, "time the kernels (see --timer)");
+  P.flag("--simulate", &Simulate,
+         "run on this CPU (the host simulator) instead of a GPU");
   P.choice("--timer", {"auto", "cupti", "events"}, &Timer,
            "with --bench: CUPTI kernel records, CUDA events, or CUPTI when "
            "it loads");
@@ -104,6 +113,9 @@ static int runRun(int Argc, char **Argv) {
          "workloads that are small by nature)");
   if (auto Exit = P.parse(Argc, Argv))
     return *Exit;
+  if (Simulate && Bench)
+    return P.usageError("--simulate checks kernels; it cannot time them "
+                        "(--bench)");
   // The environment first: --tune wins over it.
   Tuning Tuning;
   tuningFromEnvironment(Tuning);
@@ -150,6 +162,9 @@ static int runRun(int Argc, char **Argv) {
   RO.RoundingSlack = !Strict;
 
   bool IsPtx = File.size() > 4 && File.compare(File.size() - 4, 4, ".ptx") == 0;
+  if (Simulate && IsPtx)
+    return P.usageError("--simulate runs the kernels' LLVM IR: give the HLO "
+                        "module, not a .ptx file");
   if (Split && IsPtx)
     return P.usageError("--split-input-file splits HLO modules; a .ptx file "
                         "is one module");
@@ -211,7 +226,9 @@ static int runRun(int Argc, char **Argv) {
     DriverCode = ExitOk;
     if (Bench && Timer != "events")
       Cupti.emplace(runtime::CuptiTimer::load(cuptiOptionsFromEnvironment()));
-    auto Opened = runtime::CudaDriver::open(driverOptionsFromEnvironment());
+    auto Opened =
+        Simulate ? openHostSimulator()
+                 : runtime::CudaDriver::open(driverOptionsFromEnvironment());
     if (!Opened) {
       std::fprintf(stderr, "idxmap run: %s\n", Opened.error().Message.c_str());
       DriverCode = Opened.error().isUnavailable() ? int(ExitNoDevice)
@@ -271,11 +288,12 @@ static int runRun(int Argc, char **Argv) {
       // A whole module: run the fusions that can be emitted, name the
       // others (as `emit` does).
       O.SkipUnsupported = true;
+      O.HostIr = Simulate;
       std::optional<EmitResult> R = emitWholeModule(M, O, displayName(HloFile));
       if (!R)
         return ExitRejected;
       S = sidecarOf(M, *R, O);
-      Ptx = std::move(R->Ptx);
+      Ptx = std::move(Simulate ? R->LlvmIr : R->Ptx);
     }
     // In the sidecar's launch order (producers first); kernels it does not
     // list (called from a loop body) after those, in the file's order.

@@ -1,0 +1,106 @@
+//===- codegen/sim/SimIr.h - Kernel IR made runnable on the host -*- C++
+//-*-===//
+//
+// Part of idxmap. The host simulator runs the emitters' LLVM IR (emitted
+// with EmitOptions::HostIr) on the CPU. This turns that NVPTX module into
+// one the host's JIT compiles: the GPU's special registers, barriers, warp
+// shuffles and votes become calls into the simulator's runtime
+// (SimThreads.h), the inline PTX the emitters write becomes the IR of what
+// it does, libdevice calls become the C math library's, shared memory
+// becomes globals the simulator poisons per block, and each kernel gets an
+// entry that takes the driver's `void **` argument array.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IDXMAP_CODEGEN_SIM_SIMIR_H
+#define IDXMAP_CODEGEN_SIM_SIMIR_H
+
+#include "llvm/IR/DataLayout.h"
+#include "llvm/IR/Module.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace idxmap {
+namespace sim {
+
+/// The runtime functions the rewritten IR calls (SimThreads.h defines them).
+inline constexpr const char *SregFn = "__idxmap_sim_sreg";
+inline constexpr const char *BarrierFn = "__idxmap_sim_barrier";
+inline constexpr const char *WarpFn = "__idxmap_sim_warp";
+
+/// The special registers __idxmap_sim_sreg reads, by code.
+enum class Sreg : uint32_t {
+  TidX,
+  TidY,
+  TidZ,
+  NtidX,
+  NtidY,
+  NtidZ,
+  CtaidX,
+  CtaidY,
+  CtaidZ,
+  NctaidX,
+  NctaidY,
+  NctaidZ,
+  LaneId,
+  WarpSize
+};
+
+/// The warp operations of __idxmap_sim_warp(Op, Mask, A, B, C).
+enum class WarpOp : uint32_t {
+  ShflIdx,
+  ShflUp,
+  ShflDown,
+  ShflBfly,
+  Ballot,
+  All,
+  Any
+};
+
+/// A shared-memory array of the module, by the name it has after
+/// prepareForHost (external, so the simulator can find and poison it).
+struct SharedArray {
+  std::string Name;
+  uint64_t Bytes = 0;
+  /// The array standing for dynamic shared memory (DynamicSharedBytes).
+  bool Dynamic = false;
+};
+
+/// What prepareForHost found and made.
+struct HostModuleInfo {
+  /// Each kernel's name; its entry is `<name>.simentry(ptr args)`.
+  std::vector<std::string> Kernels;
+  std::vector<SharedArray> Shared;
+  /// Bytes of the statically sized shared arrays (the kernels' static
+  /// shared memory, as cuFuncGetAttribute reports it).
+  uint64_t StaticSharedBytes = 0;
+  /// True when some kernel may wait at a barrier or a warp collective: the
+  /// threads of a block then run as fibers; else one after another.
+  bool Collectives = false;
+};
+
+/// The bytes of the array that stands for dynamic shared memory (the
+/// `extern .shared` declaration): a launch may ask for at most this many.
+inline constexpr uint64_t DynamicSharedBytes = 256 * 1024;
+
+/// The entry of kernel \p Kernel.
+inline std::string entryName(const std::string &Kernel) {
+  return Kernel + ".simentry";
+}
+
+/// Rewrites \p M (an NVPTX module of the emitters) for a host whose data
+/// layout is \p DL and target triple \p Triple. Fails with a message naming
+/// the first intrinsic or inline PTX the simulator does not model.
+///
+/// Example: a kernel calling `@llvm.nvvm.read.ptx.sreg.tid.x()` then calls
+/// `@__idxmap_sim_sreg(i32 0)`; `asm "div.full.f32 $0, $1, $2;"` becomes
+/// an `fdiv float`.
+bool prepareForHost(llvm::Module &M, const llvm::DataLayout &DL,
+                    const std::string &Triple, HostModuleInfo &Info,
+                    std::string &Error);
+
+} // namespace sim
+} // namespace idxmap
+
+#endif // IDXMAP_CODEGEN_SIM_SIMIR_H

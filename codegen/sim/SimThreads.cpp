@@ -1,0 +1,425 @@
+//===- codegen/sim/SimThreads.cpp - A grid of GPU threads on one CPU ------===//
+//
+// Part of idxmap. See SimThreads.h. The kernels call the three runtime
+// functions at the end of this file (SimIr.h names them).
+//
+//===----------------------------------------------------------------------===//
+#include "SimThreads.h"
+#include "SimIr.h"
+
+#include <csetjmp>
+#include <csignal>
+#include <cstring>
+#include <map>
+
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+namespace idxmap {
+namespace sim {
+namespace {
+
+constexpr unsigned WarpSize = 32;
+/// Each fiber's stack (reserved, committed as touched), above a guard page.
+constexpr size_t StackBytes = 512 * 1024;
+
+enum class State { Ready, AtBarrier, AtWarp, Done };
+
+struct Thread {
+  ucontext_t Ctx;
+  State St = State::Ready;
+  unsigned Tid[3] = {0, 0, 0};
+  unsigned Linear = 0;
+  // The warp collective it waits at.
+  uint32_t Op = 0, Mask = 0, A = 0, B = 0, C = 0, Result = 0;
+};
+
+/// The block being run (one at a time, on one CPU thread).
+struct Block {
+  const GridLaunch *L = nullptr;
+  unsigned Ctaid[3] = {0, 0, 0};
+  std::vector<Thread> Threads;
+  Thread *Cur = nullptr;
+  ucontext_t Sched;
+  bool Fibers = false;
+  sigjmp_buf Fault;
+  /// The faulting address of a SIGSEGV/SIGBUS.
+  uintptr_t FaultAddress = 0;
+  /// A misuse the kernel made (a barrier without fibers, divergent
+  /// collectives); the launch fails with it.
+  std::string Misuse;
+};
+
+thread_local Block *Active = nullptr;
+
+/// Fiber stacks, kept for the next launch.
+struct StackPool {
+  std::vector<char *> Stacks;
+  char *get(size_t I) {
+    while (Stacks.size() <= I) {
+      size_t Page = size_t(sysconf(_SC_PAGESIZE));
+      void *P = mmap(nullptr, StackBytes + Page, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (P == MAP_FAILED)
+        return nullptr;
+      mprotect(P, Page, PROT_NONE);
+      Stacks.push_back(static_cast<char *>(P) + Page);
+    }
+    return Stacks[I];
+  }
+};
+StackPool Pool;
+
+/// The signal stack the fault handler runs on (a fiber may have overrun its
+/// own).
+std::vector<char> AltStack(64 * 1024);
+
+void onFault(int Sig, siginfo_t *Info, void *) {
+  if (Active) {
+    Active->FaultAddress = reinterpret_cast<uintptr_t>(Info->si_addr);
+    siglongjmp(Active->Fault, Sig);
+  }
+  std::signal(Sig, SIG_DFL);
+  std::raise(Sig);
+}
+
+/// Installs onFault for the launch's faults; restores the old handlers.
+class FaultGuard {
+public:
+  FaultGuard() {
+    stack_t SS{};
+    SS.ss_sp = AltStack.data();
+    SS.ss_size = AltStack.size();
+    sigaltstack(&SS, &OldStack);
+    struct sigaction SA {};
+    SA.sa_sigaction = onFault;
+    SA.sa_flags = SA_ONSTACK | SA_NODEFER | SA_SIGINFO;
+    sigemptyset(&SA.sa_mask);
+    for (size_t I = 0; I < 3; ++I)
+      sigaction(Sigs[I], &SA, &Old[I]);
+  }
+  ~FaultGuard() {
+    for (size_t I = 0; I < 3; ++I)
+      sigaction(Sigs[I], &Old[I], nullptr);
+    sigaltstack(&OldStack, nullptr);
+  }
+
+private:
+  static constexpr int Sigs[3] = {SIGSEGV, SIGBUS, SIGFPE};
+  struct sigaction Old[3];
+  stack_t OldStack;
+};
+
+void fiberMain() {
+  Block &B = *Active;
+  B.L->Entry(B.L->Args);
+  B.Cur->St = State::Done;
+  // uc_link returns to the scheduler.
+}
+
+/// Waits (a fiber) until the scheduler resumes this thread.
+void yieldToScheduler() {
+  Block &B = *Active;
+  swapcontext(&B.Cur->Ctx, &B.Sched);
+}
+
+/// The source lane of a shuffle of lane \p Lane (PTX ISA, shfl.sync), or
+/// -1 where the lane keeps its own value.
+int shuffleSource(WarpOp Op, unsigned Lane, uint32_t Bv, uint32_t Cv) {
+  uint32_t SegMask = (Cv >> 8) & 0x1f;
+  uint32_t MaxLane = (Lane & SegMask) | (Cv & 0x1f & ~SegMask);
+  uint32_t MinLane = Lane & SegMask;
+  int64_t J = 0;
+  bool InRange = true;
+  switch (Op) {
+  case WarpOp::ShflUp:
+    J = int64_t(Lane) - int64_t(Bv);
+    InRange = J >= int64_t(MaxLane);
+    break;
+  case WarpOp::ShflDown:
+    J = int64_t(Lane) + int64_t(Bv);
+    InRange = J <= int64_t(MaxLane);
+    break;
+  case WarpOp::ShflBfly:
+    J = int64_t(Lane ^ Bv);
+    InRange = J <= int64_t(MaxLane);
+    break;
+  default:
+    J = int64_t(MinLane | (Bv & 0x1f & ~SegMask));
+    InRange = J <= int64_t(MaxLane);
+    break;
+  }
+  return InRange ? int(J) : -1;
+}
+
+/// Completes the collectives of warp \p W whose lanes all wait at them.
+/// Returns true when one completed.
+bool resolveWarp(Block &B, size_t First, size_t End) {
+  bool Progress = false;
+  for (size_t I = First; I < End; ++I) {
+    Thread &T = B.Threads[I];
+    if (T.St != State::AtWarp)
+      continue;
+    uint32_t Mask = T.Mask;
+    // Every live lane of the mask must wait at a collective of this mask.
+    bool Ready = true;
+    for (size_t J = First; J < End && Ready; ++J) {
+      unsigned Lane = unsigned(J - First);
+      if (!(Mask >> Lane & 1))
+        continue;
+      const Thread &U = B.Threads[J];
+      if (U.St == State::Done)
+        continue;
+      Ready = U.St == State::AtWarp && U.Mask == Mask;
+    }
+    if (!Ready)
+      continue;
+    uint32_t Values[WarpSize];
+    bool In[WarpSize] = {};
+    for (size_t J = First; J < End; ++J) {
+      unsigned Lane = unsigned(J - First);
+      const Thread &U = B.Threads[J];
+      if ((Mask >> Lane & 1) && U.St == State::AtWarp) {
+        if (U.Op != T.Op) {
+          B.Misuse = "lanes of one warp wait at different warp operations "
+                     "with the same mask";
+          return false;
+        }
+        In[Lane] = true;
+        Values[Lane] = U.A;
+      }
+    }
+    WarpOp Op = WarpOp(T.Op);
+    uint32_t Ballot = 0;
+    for (unsigned Lane = 0; Lane < WarpSize; ++Lane)
+      if (In[Lane] && Values[Lane])
+        Ballot |= 1u << Lane;
+    uint32_t Members = 0;
+    for (unsigned Lane = 0; Lane < WarpSize; ++Lane)
+      if (In[Lane])
+        Members |= 1u << Lane;
+    for (size_t J = First; J < End; ++J) {
+      unsigned Lane = unsigned(J - First);
+      if (!In[Lane])
+        continue;
+      Thread &U = B.Threads[J];
+      switch (Op) {
+      case WarpOp::Ballot:
+        U.Result = Ballot;
+        break;
+      case WarpOp::All:
+        U.Result = Ballot == Members;
+        break;
+      case WarpOp::Any:
+        U.Result = Ballot != 0;
+        break;
+      default: {
+        int Src = shuffleSource(Op, Lane, U.B, U.C);
+        if (Src < 0)
+          U.Result = U.A;
+        else if (unsigned(Src) < WarpSize && In[Src])
+          U.Result = Values[Src];
+        else
+          U.Result = 0xffffffffu; // an inactive source: undefined
+        break;
+      }
+      }
+      U.St = State::Ready;
+    }
+    Progress = true;
+  }
+  return Progress;
+}
+
+/// Releases the barrier when every live thread waits at it.
+bool resolveBarrier(Block &B) {
+  bool Any = false;
+  for (const Thread &T : B.Threads) {
+    if (T.St == State::AtWarp || T.St == State::Ready)
+      return false;
+    Any |= T.St == State::AtBarrier;
+  }
+  if (!Any)
+    return false;
+  for (Thread &T : B.Threads)
+    if (T.St == State::AtBarrier)
+      T.St = State::Ready;
+  return true;
+}
+
+std::string describeBlock(const Block &B) {
+  return "block (" + std::to_string(B.Ctaid[0]) + "," +
+         std::to_string(B.Ctaid[1]) + "," + std::to_string(B.Ctaid[2]) + ")";
+}
+
+std::string deadlock(const Block &B) {
+  size_t AtBarrier = 0, AtWarp = 0, Done = 0;
+  for (const Thread &T : B.Threads) {
+    AtBarrier += T.St == State::AtBarrier;
+    AtWarp += T.St == State::AtWarp;
+    Done += T.St == State::Done;
+  }
+  return "deadlock in " + describeBlock(B) + ": " + std::to_string(AtBarrier) +
+         " threads wait at a barrier, " + std::to_string(AtWarp) +
+         " at a warp collective, " + std::to_string(Done) + " finished";
+}
+
+/// Runs the block's threads as fibers until all finish.
+std::string runFibers(Block &B) {
+  size_t N = B.Threads.size();
+  for (size_t I = 0; I < N; ++I) {
+    Thread &T = B.Threads[I];
+    char *Stack = Pool.get(I);
+    if (!Stack)
+      return "cannot map a fiber stack";
+    getcontext(&T.Ctx);
+    T.Ctx.uc_stack.ss_sp = Stack;
+    T.Ctx.uc_stack.ss_size = StackBytes;
+    T.Ctx.uc_link = &B.Sched;
+    makecontext(&T.Ctx, fiberMain, 0);
+  }
+  for (;;) {
+    for (Thread &T : B.Threads)
+      if (T.St == State::Ready) {
+        B.Cur = &T;
+        swapcontext(&B.Sched, &T.Ctx);
+        if (!B.Misuse.empty())
+          return B.Misuse + " (" + describeBlock(B) + ")";
+      }
+    bool AllDone = true;
+    for (const Thread &T : B.Threads)
+      AllDone &= T.St == State::Done;
+    if (AllDone)
+      return "";
+    bool Progress = false;
+    for (size_t W = 0; W < N; W += WarpSize)
+      Progress |= resolveWarp(B, W, std::min(N, W + WarpSize));
+    if (!B.Misuse.empty())
+      return B.Misuse + " (" + describeBlock(B) + ")";
+    if (!Progress && !resolveBarrier(B))
+      return deadlock(B);
+  }
+}
+
+} // namespace
+
+std::string runGrid(const GridLaunch &L) {
+  Block B;
+  B.L = &L;
+  size_t N = size_t(L.Block[0]) * L.Block[1] * L.Block[2];
+  B.Threads.resize(N);
+  for (size_t I = 0; I < N; ++I) {
+    Thread &T = B.Threads[I];
+    T.Linear = unsigned(I);
+    T.Tid[0] = unsigned(I % L.Block[0]);
+    T.Tid[1] = unsigned(I / L.Block[0] % L.Block[1]);
+    T.Tid[2] = unsigned(I / (size_t(L.Block[0]) * L.Block[1]));
+  }
+  B.Fibers = L.Collectives;
+  FaultGuard Guard;
+  Block *Outer = Active;
+  Active = &B;
+  std::string Error;
+  int Sig = sigsetjmp(B.Fault, 1);
+  if (Sig) {
+    Error = std::string(Sig == SIGFPE ? "arithmetic fault (integer division "
+                                        "by zero?)"
+                                      : "invalid memory access") +
+            " in " + describeBlock(B) + ", thread " +
+            std::to_string(B.Cur ? B.Cur->Linear : 0);
+    if (Sig != SIGFPE && L.DescribeAddress)
+      Error += ": " + L.DescribeAddress(B.FaultAddress);
+  }
+  for (unsigned Z = 0; Error.empty() && Z < L.Grid[2]; ++Z)
+    for (unsigned Y = 0; Error.empty() && Y < L.Grid[1]; ++Y)
+      for (unsigned X = 0; Error.empty() && X < L.Grid[0]; ++X) {
+        B.Ctaid[0] = X;
+        B.Ctaid[1] = Y;
+        B.Ctaid[2] = Z;
+        for (auto &[Ptr, Bytes] : L.Shared)
+          std::memset(Ptr, 0xff, Bytes);
+        for (Thread &T : B.Threads)
+          T.St = State::Ready;
+        if (B.Fibers) {
+          Error = runFibers(B);
+          continue;
+        }
+        for (Thread &T : B.Threads) {
+          B.Cur = &T;
+          L.Entry(L.Args);
+          if (!B.Misuse.empty()) {
+            Error = B.Misuse + " (" + describeBlock(B) + ")";
+            break;
+          }
+        }
+      }
+  Active = Outer;
+  return Error;
+}
+
+} // namespace sim
+} // namespace idxmap
+
+using namespace idxmap::sim;
+
+extern "C" {
+
+uint32_t __idxmap_sim_sreg(uint32_t Code) {
+  Block &B = *Active;
+  const Thread &T = *B.Cur;
+  const GridLaunch &L = *B.L;
+  switch (Sreg(Code)) {
+  case Sreg::TidX:
+  case Sreg::TidY:
+  case Sreg::TidZ:
+    return T.Tid[Code - uint32_t(Sreg::TidX)];
+  case Sreg::NtidX:
+  case Sreg::NtidY:
+  case Sreg::NtidZ:
+    return L.Block[Code - uint32_t(Sreg::NtidX)];
+  case Sreg::CtaidX:
+  case Sreg::CtaidY:
+  case Sreg::CtaidZ:
+    return B.Ctaid[Code - uint32_t(Sreg::CtaidX)];
+  case Sreg::NctaidX:
+  case Sreg::NctaidY:
+  case Sreg::NctaidZ:
+    return L.Grid[Code - uint32_t(Sreg::NctaidX)];
+  case Sreg::LaneId:
+    return T.Linear % WarpSize;
+  case Sreg::WarpSize:
+    return WarpSize;
+  }
+  return 0;
+}
+
+void __idxmap_sim_barrier() {
+  Block &B = *Active;
+  if (!B.Fibers) {
+    B.Misuse = "a barrier in a kernel run without fibers";
+    return;
+  }
+  B.Cur->St = State::AtBarrier;
+  yieldToScheduler();
+}
+
+uint32_t __idxmap_sim_warp(uint32_t Op, uint32_t Mask, uint32_t A, uint32_t Bv,
+                           uint32_t C) {
+  Block &B = *Active;
+  if (!B.Fibers) {
+    B.Misuse = "a warp collective in a kernel run without fibers";
+    return 0;
+  }
+  Thread &T = *B.Cur;
+  T.Op = Op;
+  T.Mask = Mask;
+  T.A = A;
+  T.B = Bv;
+  T.C = C;
+  T.St = State::AtWarp;
+  yieldToScheduler();
+  return T.Result;
+}
+
+} // extern "C"

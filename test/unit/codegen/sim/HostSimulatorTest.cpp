@@ -1,0 +1,309 @@
+//===- test/unit/codegen/sim/HostSimulatorTest.cpp - The host simulator ---===//
+//
+// Part of idxmap. Hand-written NVPTX kernels run in the host simulator
+// (idxmap/HostSimulator.h): barriers, shared memory and warp shuffles give
+// the values PTX defines; a stray access, a deadlock, PTX and an unmodelled
+// intrinsic are errors; and an emitted fusion checked through runKernels
+// passes, while the same kernel with one operation changed fails.
+//
+//===----------------------------------------------------------------------===//
+
+#include "idxmap/HostSimulator.h"
+#include "idxmap/Emit.h"
+#include "idxmap/Runner.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <vector>
+
+using namespace idxmap;
+using namespace idxmap::runtime;
+
+namespace {
+
+const char *Header = R"(
+target triple = "nvptx64-nvidia-cuda"
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+declare float @llvm.nvvm.shfl.sync.bfly.f32(i32, float, i32, i32)
+declare i32 @llvm.nvvm.shfl.sync.up.i32(i32, i32, i32, i32)
+declare i32 @llvm.nvvm.shfl.sync.down.i32(i32, i32, i32, i32)
+declare i32 @llvm.nvvm.shfl.sync.idx.i32(i32, i32, i32, i32)
+declare i32 @llvm.nvvm.vote.ballot.sync(i32, i1)
+declare void @llvm.nvvm.barrier0()
+)";
+
+/// Sums each block of 64 floats: shuffles within each warp, the two warps'
+/// sums through shared memory after a barrier.
+const char *BlockSum = R"(
+@sm = internal addrspace(3) global [2 x float] undef, align 4
+define ptx_kernel void @bsum(ptr addrspace(1) %x, ptr addrspace(1) %out) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %bn = mul i32 %b, %n
+  %g = add i32 %bn, %t
+  %p = getelementptr float, ptr addrspace(1) %x, i32 %g
+  %v0 = load float, ptr addrspace(1) %p
+  %s1 = call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float %v0, i32 16, i32 31)
+  %v1 = fadd float %v0, %s1
+  %s2 = call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float %v1, i32 8, i32 31)
+  %v2 = fadd float %v1, %s2
+  %s3 = call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float %v2, i32 4, i32 31)
+  %v3 = fadd float %v2, %s3
+  %s4 = call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float %v3, i32 2, i32 31)
+  %v4 = fadd float %v3, %s4
+  %s5 = call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float %v4, i32 1, i32 31)
+  %v5 = fadd float %v4, %s5
+  %lane = and i32 %t, 31
+  %w = lshr i32 %t, 5
+  %is0 = icmp eq i32 %lane, 0
+  br i1 %is0, label %wr, label %sync
+wr:
+  %sp = getelementptr [2 x float], ptr addrspace(3) @sm, i32 0, i32 %w
+  store float %v5, ptr addrspace(3) %sp
+  br label %sync
+sync:
+  call void @llvm.nvvm.barrier0()
+  %t0 = icmp eq i32 %t, 0
+  br i1 %t0, label %fin, label %done
+fin:
+  %a = load float, ptr addrspace(3) @sm
+  %bp = getelementptr [2 x float], ptr addrspace(3) @sm, i32 0, i32 1
+  %c = load float, ptr addrspace(3) %bp
+  %sum = fadd float %a, %c
+  %op = getelementptr float, ptr addrspace(1) %out, i32 %b
+  store float %sum, ptr addrspace(1) %op
+  br label %done
+done:
+  ret void
+}
+)";
+
+/// Per lane t of one warp: shfl.up by 1 in segments of 8, shfl.down by 2,
+/// shfl.idx of lane 3, and the ballot of the odd lanes.
+const char *Shuffles = R"(
+define ptx_kernel void @shuf(ptr addrspace(1) %out) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %up = call i32 @llvm.nvvm.shfl.sync.up.i32(i32 -1, i32 %t, i32 1, i32 6144)
+  %down = call i32 @llvm.nvvm.shfl.sync.down.i32(i32 -1, i32 %t, i32 2, i32 31)
+  %idx = call i32 @llvm.nvvm.shfl.sync.idx.i32(i32 -1, i32 %t, i32 3, i32 31)
+  %odd = trunc i32 %t to i1
+  %bal = call i32 @llvm.nvvm.vote.ballot.sync(i32 -1, i1 %odd)
+  %base = mul i32 %t, 4
+  %p0 = getelementptr i32, ptr addrspace(1) %out, i32 %base
+  store i32 %up, ptr addrspace(1) %p0
+  %p1 = getelementptr i32, ptr addrspace(1) %p0, i32 1
+  store i32 %down, ptr addrspace(1) %p1
+  %p2 = getelementptr i32, ptr addrspace(1) %p0, i32 2
+  store i32 %idx, ptr addrspace(1) %p2
+  %p3 = getelementptr i32, ptr addrspace(1) %p0, i32 3
+  store i32 %bal, ptr addrspace(1) %p3
+  ret void
+}
+)";
+
+/// Reads 64 floats past its thread's element.
+const char *Stray = R"(
+define ptx_kernel void @stray(ptr addrspace(1) %x, ptr addrspace(1) %out) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %g = add i32 %t, 64
+  %p = getelementptr float, ptr addrspace(1) %x, i32 %g
+  %v = load float, ptr addrspace(1) %p
+  %o = getelementptr float, ptr addrspace(1) %out, i32 %t
+  store float %v, ptr addrspace(1) %o
+  ret void
+}
+)";
+
+/// Half a warp waits at a barrier, the other half at a shuffle that needs
+/// the first half.
+const char *Deadlock = R"(
+define ptx_kernel void @dead(ptr addrspace(1) %out) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %lo = icmp ult i32 %t, 16
+  br i1 %lo, label %bar, label %shfl
+bar:
+  call void @llvm.nvvm.barrier0()
+  br label %done
+shfl:
+  %s = call i32 @llvm.nvvm.shfl.sync.idx.i32(i32 -1, i32 %t, i32 0, i32 31)
+  br label %done
+done:
+  ret void
+}
+)";
+
+class HostSimulator : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto D = openHostSimulator();
+    ASSERT_TRUE(D) << D.error().Message;
+    Drv = std::move(*D);
+  }
+  std::unique_ptr<CudaDriver> Drv;
+};
+
+TEST_F(HostSimulator, BarriersSharedMemoryAndShufflesSumBlocks) {
+  auto M = Drv->loadPtx(std::string(Header) + BlockSum);
+  ASSERT_TRUE(M) << M.error().Message;
+  auto K = M->getKernel("bsum");
+  ASSERT_TRUE(K) << K.error().Message;
+  std::vector<float> X(3 * 64);
+  for (size_t I = 0; I < X.size(); ++I)
+    X[I] = float(I % 17);
+  auto XB = Drv->alloc(X.size() * 4);
+  auto OB = Drv->alloc(3 * 4);
+  ASSERT_TRUE(XB && OB);
+  ASSERT_TRUE(Drv->copyToDevice(*XB, X.data(), X.size() * 4));
+  DevicePtr XP = XB->ptr(), OP = OB->ptr();
+  void *Args[] = {&XP, &OP};
+  LaunchDims Dims;
+  Dims.Grid[0] = 3;
+  Dims.Block[0] = 64;
+  auto St = Drv->launch(*K, Dims, Args);
+  ASSERT_TRUE(St) << St.error().Message;
+  std::vector<float> Out(3);
+  ASSERT_TRUE(Drv->copyToHost(Out.data(), *OB, 12));
+  for (int B = 0; B < 3; ++B) {
+    float Want = 0;
+    for (int I = 0; I < 64; ++I)
+      Want += X[size_t(B * 64 + I)];
+    EXPECT_EQ(Out[size_t(B)], Want) << "block " << B;
+  }
+}
+
+TEST_F(HostSimulator, ShufflesAndBallotsFollowPtx) {
+  auto M = Drv->loadPtx(std::string(Header) + Shuffles);
+  ASSERT_TRUE(M) << M.error().Message;
+  auto K = M->getKernel("shuf");
+  ASSERT_TRUE(K);
+  auto OB = Drv->alloc(32 * 4 * 4);
+  ASSERT_TRUE(OB);
+  DevicePtr OP = OB->ptr();
+  void *Args[] = {&OP};
+  LaunchDims Dims;
+  Dims.Block[0] = 32;
+  ASSERT_TRUE(Drv->launch(*K, Dims, Args));
+  std::vector<uint32_t> Out(128);
+  ASSERT_TRUE(Drv->copyToHost(Out.data(), *OB, Out.size() * 4));
+  for (uint32_t T = 0; T < 32; ++T) {
+    EXPECT_EQ(Out[T * 4], T % 8 == 0 ? T : T - 1) << "up, lane " << T;
+    EXPECT_EQ(Out[T * 4 + 1], T + 2 <= 31 ? T + 2 : T) << "down, lane " << T;
+    EXPECT_EQ(Out[T * 4 + 2], 3u) << "idx, lane " << T;
+    EXPECT_EQ(Out[T * 4 + 3], 0xaaaaaaaau) << "ballot, lane " << T;
+  }
+}
+
+TEST_F(HostSimulator, AStrayReadFailsTheLaunch) {
+  auto M = Drv->loadPtx(std::string(Header) + Stray);
+  ASSERT_TRUE(M) << M.error().Message;
+  auto K = M->getKernel("stray");
+  ASSERT_TRUE(K);
+  auto XB = Drv->alloc(64 * 4);
+  auto OB = Drv->alloc(64 * 4);
+  DevicePtr XP = XB->ptr(), OP = OB->ptr();
+  void *Args[] = {&XP, &OP};
+  LaunchDims Dims;
+  Dims.Block[0] = 64;
+  auto St = Drv->launch(*K, Dims, Args);
+  ASSERT_FALSE(St);
+  EXPECT_EQ(St.error().Code, 700) << St.error().Message;
+  EXPECT_NE(St.error().Message.find("past the end of a buffer of 256 bytes"),
+            std::string::npos)
+      << St.error().Message;
+}
+
+TEST_F(HostSimulator, ABarrierAndAShuffleWaitingOnEachOtherDeadlock) {
+  auto M = Drv->loadPtx(std::string(Header) + Deadlock);
+  ASSERT_TRUE(M) << M.error().Message;
+  auto K = M->getKernel("dead");
+  auto OB = Drv->alloc(4);
+  DevicePtr OP = OB->ptr();
+  void *Args[] = {&OP};
+  LaunchDims Dims;
+  Dims.Block[0] = 32;
+  auto St = Drv->launch(*K, Dims, Args);
+  ASSERT_FALSE(St);
+  EXPECT_NE(St.error().Message.find("deadlock in block (0,0,0): 16 threads "
+                                    "wait at a barrier, 16 at a warp "
+                                    "collective"),
+            std::string::npos)
+      << St.error().Message;
+}
+
+TEST_F(HostSimulator, PtxAndUnmodelledIntrinsicsAreRejected) {
+  auto P = Drv->loadPtx(".version 8.5\n.target sm_90\n");
+  ASSERT_FALSE(P);
+  EXPECT_EQ(P.error().Kind, DriverErrorKind::JitFailed);
+  EXPECT_NE(P.error().Message.find("EmitOptions::HostIr"), std::string::npos)
+      << P.error().Message;
+  auto Q = Drv->loadPtx(R"(
+declare i32 @llvm.nvvm.read.ptx.sreg.clock()
+define ptx_kernel void @k(ptr addrspace(1) %o) {
+  %c = call i32 @llvm.nvvm.read.ptx.sreg.clock()
+  store i32 %c, ptr addrspace(1) %o
+  ret void
+}
+)");
+  ASSERT_FALSE(Q);
+  EXPECT_NE(Q.error().Message.find("the host simulator does not model "
+                                   "special register "
+                                   "llvm.nvvm.read.ptx.sreg.clock"),
+            std::string::npos)
+      << Q.error().Message;
+}
+
+TEST_F(HostSimulator, OneSimulatorAtATime) {
+  auto Second = openHostSimulator();
+  ASSERT_FALSE(Second);
+  EXPECT_NE(Second.error().Message.find("already open"), std::string::npos);
+}
+
+/// The checking can fail: an emitted reduction passes, and the same kernel
+/// with its add turned into a subtract does not.
+TEST_F(HostSimulator, RunKernelsCatchesAWrongKernel) {
+  auto M = parseHloModule(R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+fused {
+  p = f32[37,300] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[37] reduce(p, z), dimensions={1}, to_apply=add
+}
+ENTRY e {
+  x = f32[37,300] parameter(0)
+  ROOT f = f32[37] fusion(x), kind=kInput, calls=fused
+})",
+                          "m.hlo");
+  ASSERT_TRUE(M) << M.error().str();
+  EmitOptions O;
+  O.HostIr = true;
+  auto R = emitModule(**M, O);
+  ASSERT_TRUE(R) << R.error().str();
+  EXPECT_TRUE(R->Ptx.empty());
+  std::ostringstream Log;
+  auto Good = runKernels(*Drv, **M, R->LlvmIr, R->Kernels, RunOptions(), Log);
+  ASSERT_TRUE(Good) << Good.error().Message;
+  ASSERT_EQ(Good->size(), 1u);
+  EXPECT_TRUE((*Good)[0].Ok) << (*Good)[0].OutputReports.front();
+
+  std::string Bad = R->LlvmIr;
+  size_t At = Bad.find(" fadd ");
+  ASSERT_NE(At, std::string::npos);
+  Bad.replace(At, 6, " fsub ");
+  auto Wrong = runKernels(*Drv, **M, Bad, R->Kernels, RunOptions(), Log);
+  ASSERT_TRUE(Wrong) << Wrong.error().Message;
+  EXPECT_FALSE((*Wrong)[0].Ok);
+}
+
+} // namespace
