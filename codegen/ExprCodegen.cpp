@@ -328,7 +328,15 @@ Value *ExprEmitter::emitFloorDivByPositive(IRBuilderBase &B, Value *A,
                                            Interval ARange, int64_t ADivisor,
                                            Value *Divisor, int64_t C) {
   // C is the constant divisor, or 0 for a run-time divisor known positive.
-  bool Exact = UseFacts && C > 0 && ADivisor % C == 0;
+  // No `exact` flag even where the facts prove the division exact: those
+  // facts hold inside the domain (under a pad's bounds and stride test, say),
+  // LLVM hoists the division out of that test keeping the flag, and the
+  // SelectionDAG then folds the test's own `urem` from the exact quotient,
+  // so the test became always true (a pad with interior padding read its
+  // operand at every position; found by the host simulator, random loop
+  // fusion seed 10132).
+  (void)ADivisor;
+  const bool Exact = false;
   Value *D = Divisor ? Divisor : constant(C);
   if (!ARange.isEmpty() && ARange.Lo >= 0) {
     if (isPowerOfTwo(C))
