@@ -46,7 +46,9 @@ static int runEmit(int Argc, char **Argv) {
   HloInputOptions In;
   ArgParser P(EmitCommand);
   In.addTo(P);
-  P.choice("--emit", {"ptx", "llvm"}, &EmitKind, "what to write");
+  P.choice("--emit", {"ptx", "llvm", "host-llvm"}, &EmitKind,
+           "what to write (host-llvm: the IR `idxmap run --simulate` runs, "
+           "before the NVPTX back end and libdevice)");
   P.choice("--gpu", {"sm_80", "sm_90", "sm_90a"}, &Gpu, "target GPU");
   P.option("--ptx-version", "N", &PtxVer, "PTX ISA version x10 (default 85)");
   P.option("--fusion", "NAME", &Fusion, "only this fusion");
@@ -134,6 +136,7 @@ static int runEmit(int Argc, char **Argv) {
     return ExitRejected;
   O.OnlyFusion = Fusion;
   O.KeepLlvmIr = EmitKind == "llvm";
+  O.HostIr = EmitKind == "host-llvm";
   // A whole module: emit the fusions that can be, name the others.
   O.SkipUnsupported = true;
   OutputFile OF;
@@ -193,7 +196,7 @@ static int runEmit(int Argc, char **Argv) {
                      "repeat: %d more compiles, median %.2f ms, %.2f ms CPU\n",
                      Repeats, Wall[Wall.size() / 2], Cpu[Cpu.size() / 2]);
     }
-    OF << (EmitKind == "llvm" ? R->LlvmIr : R->Ptx);
+    OF << (EmitKind == "ptx" ? R->Ptx : R->LlvmIr);
     if (!In.Split) {
       Kept = std::move(*M);
       KeptResult = std::move(R);
