@@ -325,8 +325,8 @@ Value *ExprEmitter::visitMul(Expr E, IRBuilderBase &B) {
 //===----------------------------------------------------------------------===//
 
 Value *ExprEmitter::emitFloorDivByPositive(IRBuilderBase &B, Value *A,
-                                           Interval ARange, int64_t ADivisor,
-                                           Value *Divisor, int64_t C) {
+                                           Interval ARange, Value *Divisor,
+                                           int64_t C) {
   // C is the constant divisor, or 0 for a run-time divisor known positive.
   // No `exact` flag even where the facts prove the division exact: those
   // facts hold inside the domain (under a pad's bounds and stride test, say),
@@ -335,16 +335,14 @@ Value *ExprEmitter::emitFloorDivByPositive(IRBuilderBase &B, Value *A,
   // so the test became always true (a pad with interior padding read its
   // operand at every position; found by the host simulator, random loop
   // fusion seed 10132).
-  (void)ADivisor;
-  const bool Exact = false;
   Value *D = Divisor ? Divisor : constant(C);
   if (!ARange.isEmpty() && ARange.Lo >= 0) {
     if (isPowerOfTwo(C))
-      return B.CreateLShr(A, constant(log2Exact(C)), "", Exact);
-    return B.CreateUDiv(A, D, "", Exact);
+      return B.CreateLShr(A, constant(log2Exact(C)));
+    return B.CreateUDiv(A, D);
   }
   if (isPowerOfTwo(C))
-    return B.CreateAShr(A, constant(log2Exact(C)), "", Exact);
+    return B.CreateAShr(A, constant(log2Exact(C)));
   Value *S = B.CreateAShr(A, constant(Bits - 1));
   Value *Q = B.CreateUDiv(B.CreateXor(A, S), D);
   return B.CreateXor(Q, S);
@@ -395,7 +393,7 @@ Value *ExprEmitter::visitDiv(Expr E, IRBuilderBase &B) {
     Interval DR = rangeOf(DE);
     Value *D = emit(B, DE);
     if (!Ceil && !DR.isEmpty() && DR.Lo > 0)
-      return emitFloorDivByPositive(B, A, AR, 1, D, 0);
+      return emitFloorDivByPositive(B, A, AR, D, 0);
     return emitSignedDivCorrected(B, A, AR, D, DR, Ceil, /*Mod=*/false);
   }
   int64_t C = DE.value();
@@ -418,19 +416,19 @@ Value *ExprEmitter::visitDiv(Expr E, IRBuilderBase &B) {
     C = -C;
   }
   if (!Ceil)
-    return emitFloorDivByPositive(B, A, AR, ADiv, nullptr, C);
+    return emitFloorDivByPositive(B, A, AR, nullptr, C);
   // ceil(a / c) for c > 0.
   if (!AR.isEmpty() && AR.Lo >= 0 && UseFacts && ADiv % C == 0)
-    return emitFloorDivByPositive(B, A, AR, ADiv, nullptr, C); // exact
+    return emitFloorDivByPositive(B, A, AR, nullptr, C); // exact
   Interval Shifted = AR + (C - 1);
   if (fits(AR) && fits(Shifted)) {
     Value *T = B.CreateAdd(A, constant(C - 1), "", UseFacts && AR.Lo >= 0,
                            UseFacts);
-    return emitFloorDivByPositive(B, T, Shifted, 1, nullptr, C);
+    return emitFloorDivByPositive(B, T, Shifted, nullptr, C);
   }
   if (fits(AR) && AR.Lo > typeMin(Bits)) {
     Value *N = B.CreateSub(constant(0), A, "", false, UseFacts);
-    Value *Q = emitFloorDivByPositive(B, N, -AR, ADiv, nullptr, C);
+    Value *Q = emitFloorDivByPositive(B, N, -AR, nullptr, C);
     return B.CreateSub(constant(0), Q, "", false, UseFacts);
   }
   return emitSignedDivCorrected(B, A, AR, constant(C), Interval::point(C),

@@ -144,8 +144,8 @@ private:
   llvm::Value *emitTerms(llvm::IRBuilderBase &B, llvm::ArrayRef<Term> Terms,
                          llvm::Value *Acc, Interval &AccRange);
   llvm::Value *emitFloorDivByPositive(llvm::IRBuilderBase &B, llvm::Value *A,
-                                      Interval ARange, int64_t ADivisor,
-                                      llvm::Value *Divisor, int64_t C);
+                                      Interval ARange, llvm::Value *Divisor,
+                                      int64_t C);
   llvm::Value *emitSignedDivCorrected(llvm::IRBuilderBase &B, llvm::Value *A,
                                       Interval ARange, llvm::Value *D,
                                       Interval DRange, bool Ceil, bool Mod);

@@ -475,6 +475,18 @@ std::optional<Diagnostic> idxmap::optimizeModule(llvm::Module &M,
   return std::nullopt;
 }
 
+namespace {
+/// The error for an invalid module, which no back end should see.
+std::optional<Diagnostic> verifyForBackEnd(const llvm::Module &M) {
+  std::string Errors;
+  llvm::raw_string_ostream OS(Errors);
+  if (llvm::verifyModule(M, &OS))
+    return targetError("invalid LLVM IR for module '" +
+                       M.getModuleIdentifier() + "': " + OS.str());
+  return std::nullopt;
+}
+} // namespace
+
 Expected<std::string> idxmap::emitPtx(llvm::Module &M,
                                       const TargetOptions &Opts) {
   auto TM = createNvptxTargetMachine(Opts);
@@ -486,13 +498,8 @@ Expected<std::string> idxmap::emitPtx(llvm::Module &M,
 Expected<std::string> idxmap::emitPtx(llvm::Module &M,
                                       const TargetOptions &Opts,
                                       llvm::TargetMachine &TM) {
-  {
-    std::string Errors;
-    llvm::raw_string_ostream OS(Errors);
-    if (llvm::verifyModule(M, &OS))
-      return targetError("invalid LLVM IR for module '" +
-                         M.getModuleIdentifier() + "': " + OS.str());
-  }
+  if (auto Err = verifyForBackEnd(M))
+    return *Err;
   configureModuleForTarget(M, TM);
   bool Libdevice = Opts.PreciseMath || callsLibdevice(M);
   if (Libdevice)
@@ -541,13 +548,8 @@ std::optional<Diagnostic> idxmap::hostIr(llvm::Module &M,
                                          const TargetOptions &Opts,
                                          llvm::TargetMachine &TM,
                                          std::string &Ir) {
-  {
-    std::string Errors;
-    llvm::raw_string_ostream OS(Errors);
-    if (llvm::verifyModule(M, &OS))
-      return targetError("invalid LLVM IR for module '" +
-                         M.getModuleIdentifier() + "': " + OS.str());
-  }
+  if (auto Err = verifyForBackEnd(M))
+    return *Err;
   configureModuleForTarget(M, TM);
   if (Opts.Optimize)
     if (auto Err = optimizeModule(M, TM, Opts.OptPipeline, Opts))

@@ -42,7 +42,6 @@ struct Block {
   std::vector<Thread> Threads;
   Thread *Cur = nullptr;
   ucontext_t Sched;
-  bool Fibers = false;
   sigjmp_buf Fault;
   /// The faulting address of a SIGSEGV/SIGBUS.
   uintptr_t FaultAddress = 0;
@@ -316,7 +315,6 @@ std::string runGrid(const GridLaunch &L) {
     T.Tid[1] = unsigned(I / L.Block[0] % L.Block[1]);
     T.Tid[2] = unsigned(I / (size_t(L.Block[0]) * L.Block[1]));
   }
-  B.Fibers = L.Collectives;
   FaultGuard Guard;
   Block *Outer = Active;
   Active = &B;
@@ -341,7 +339,7 @@ std::string runGrid(const GridLaunch &L) {
           std::memset(Ptr, 0xff, Bytes);
         for (Thread &T : B.Threads)
           T.St = State::Ready;
-        if (B.Fibers) {
+        if (L.Collectives) {
           Error = runFibers(B);
           continue;
         }
@@ -396,7 +394,7 @@ uint32_t __idxmap_sim_sreg(uint32_t Code) {
 
 void __idxmap_sim_barrier() {
   Block &B = *Active;
-  if (!B.Fibers) {
+  if (!B.L->Collectives) {
     B.Misuse = "a barrier in a kernel run without fibers";
     return;
   }
@@ -407,7 +405,7 @@ void __idxmap_sim_barrier() {
 uint32_t __idxmap_sim_warp(uint32_t Op, uint32_t Mask, uint32_t A, uint32_t Bv,
                            uint32_t C) {
   Block &B = *Active;
-  if (!B.Fibers) {
+  if (!B.L->Collectives) {
     B.Misuse = "a warp collective in a kernel run without fibers";
     return 0;
   }

@@ -98,10 +98,12 @@ Expected<std::string> emitPtx(llvm::Module &M, const TargetOptions &Opts,
                               llvm::TargetMachine &TM);
 
 /// What the host simulator runs instead of the PTX: verifies \p M,
-/// configures it for \p TM and runs the IR pipeline emitPtx would run
-/// (without linking libdevice: `__nv_*` calls stay declarations, which the
-/// simulator maps to the host's math library), then prints the module
-/// into \p Ir. The NVPTX back end does not run.
+/// configures it for \p TM and runs Opts.OptPipeline (unless
+/// Opts.Optimize is false), then prints the module into \p Ir. libdevice
+/// is not linked (`__nv_*` calls stay declarations, which the simulator
+/// maps to the host's math library), so where emitPtx would link it and
+/// switch to O3 the simulator's IR went through the fast pipeline instead.
+/// The NVPTX back end does not run.
 ///
 /// Example:
 /// \code
