@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "SimThreads.h"
+#include "SimFiber.h"
 #include "SimIr.h"
 
 #include <csetjmp>
@@ -13,7 +14,6 @@
 #include <map>
 
 #include <sys/mman.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 namespace idxmap {
@@ -27,7 +27,7 @@ constexpr size_t StackBytes = 512 * 1024;
 enum class State { Ready, AtBarrier, AtWarp, Done };
 
 struct Thread {
-  ucontext_t Ctx;
+  FiberContext Ctx;
   State St = State::Ready;
   unsigned Tid[3] = {0, 0, 0};
   unsigned Linear = 0;
@@ -41,7 +41,7 @@ struct Block {
   unsigned Ctaid[3] = {0, 0, 0};
   std::vector<Thread> Threads;
   Thread *Cur = nullptr;
-  ucontext_t Sched;
+  FiberContext Sched;
   sigjmp_buf Fault;
   /// The faulting address of a SIGSEGV/SIGBUS.
   uintptr_t FaultAddress = 0;
@@ -114,13 +114,13 @@ void fiberMain() {
   Block &B = *Active;
   B.L->Entry(B.L->Args);
   B.Cur->St = State::Done;
-  // uc_link returns to the scheduler.
+  // Returning switches to the scheduler (startFiber's Return).
 }
 
 /// Waits (a fiber) until the scheduler resumes this thread.
 void yieldToScheduler() {
   Block &B = *Active;
-  swapcontext(&B.Cur->Ctx, &B.Sched);
+  switchFiber(B.Cur->Ctx, B.Sched);
 }
 
 /// The source lane of a shuffle of lane \p Lane (PTX ISA, shfl.sync), or
@@ -272,17 +272,13 @@ std::string runFibers(Block &B) {
     char *Stack = Pool.get(I);
     if (!Stack)
       return "cannot map a fiber stack";
-    getcontext(&T.Ctx);
-    T.Ctx.uc_stack.ss_sp = Stack;
-    T.Ctx.uc_stack.ss_size = StackBytes;
-    T.Ctx.uc_link = &B.Sched;
-    makecontext(&T.Ctx, fiberMain, 0);
+    startFiber(T.Ctx, Stack, StackBytes, fiberMain, B.Sched);
   }
   for (;;) {
     for (Thread &T : B.Threads)
       if (T.St == State::Ready) {
         B.Cur = &T;
-        swapcontext(&B.Sched, &T.Ctx);
+        switchFiber(B.Sched, T.Ctx);
         if (!B.Misuse.empty())
           return B.Misuse + " (" + describeBlock(B) + ")";
       }
