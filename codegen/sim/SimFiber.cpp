@@ -1,4 +1,4 @@
-//===- codegen/sim/SimFiber.cpp - Stack switching for the simulator's threads -===//
+//===- codegen/sim/SimFiber.cpp - Fiber stack switching ------------------===//
 //
 // Part of idxmap. See SimFiber.h.
 //

@@ -1,4 +1,4 @@
-//===- codegen/sim/SimFiber.h - Stack switching for the simulator's threads -*- C++ -*-//
+//===- codegen/sim/SimFiber.h - Fiber stack switching -----------*- C++ -*-===//
 //
 // Part of idxmap. A fiber is a function running on a stack of its own that
 // gives the CPU back at points it chooses. The simulator runs each GPU
