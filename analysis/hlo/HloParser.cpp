@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cctype>
+#include <set>
 
 namespace idxmap {
 
@@ -55,6 +56,7 @@ Expected<std::unique_ptr<HloModule>> HloParserImpl::run() {
   }
   if (!resolveAndVerify())
     return *Err;
+  splitVariadicFusionRoots();
   return std::move(M);
 }
 
@@ -606,6 +608,60 @@ bool HloParserImpl::checkCallGraph() {
     }
   }
   return true;
+}
+
+void HloParserImpl::splitVariadicFusionRoots() {
+  std::set<HloComputation *> Done;
+  for (HloComputation *Caller : M->CompPtrs)
+    for (HloInstruction *F : Caller->InstrPtrs) {
+      if (F->Op != HloOpcode::Fusion || F->Called.empty())
+        continue;
+      HloComputation &C = *F->Called.front();
+      HloInstruction *Root = C.Root;
+      if (!Done.insert(&C).second || !Root || Root->Op == HloOpcode::Tuple ||
+          !Root->Sh.isTuple() || Root->Sh.TupleShapes.empty())
+        continue;
+      bool Arrays = true;
+      for (const Shape &E : Root->Sh.TupleShapes)
+        Arrays &= E.isArray();
+      if (!Arrays)
+        continue;
+      auto Fresh = [&](std::string Base) {
+        for (int64_t K = 0;; ++K) {
+          std::string N = Base + "." + std::to_string(K);
+          if (!C.findInstruction(N))
+            return N;
+        }
+      };
+      auto Make = [&](HloOpcode Op, std::string Name, Shape Sh) {
+        auto I = std::make_unique<HloInstruction>();
+        I->Op = Op;
+        I->Name = std::move(Name);
+        I->Sh = std::move(Sh);
+        I->Parent = &C;
+        I->Offset = Root->Offset;
+        I->Index = int64_t(C.Instrs.size());
+        C.InstrPtrs.push_back(I.get());
+        C.Instrs.push_back(std::move(I));
+        return C.InstrPtrs.back();
+      };
+      std::vector<HloInstruction *> Elements;
+      for (size_t K = 0; K < Root->Sh.TupleShapes.size(); ++K) {
+        HloInstruction *G =
+            Make(HloOpcode::GetTupleElement, Fresh(Root->Name + ".out"),
+                 Root->Sh.TupleShapes[K]);
+        G->TupleIndex = int64_t(K);
+        G->Operands.push_back(Root);
+        Root->Users.push_back(G);
+        Elements.push_back(G);
+      }
+      HloInstruction *T =
+          Make(HloOpcode::Tuple, Fresh(Root->Name + ".outs"), Root->Sh);
+      T->Operands = Elements;
+      for (HloInstruction *G : Elements)
+        G->Users.push_back(T);
+      C.Root = T;
+    }
 }
 
 Expected<std::unique_ptr<HloModule>>

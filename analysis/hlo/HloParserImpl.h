@@ -86,6 +86,9 @@ private:
   bool finishComputation(HloComputation &C, size_t CloseOffset);
   bool resolveAndVerify();
   bool checkCallGraph();
+  /// Gives each fusion computation whose root is a variadic op (a tuple of
+  /// arrays that is not a `tuple`) a `tuple` root of its elements.
+  void splitVariadicFusionRoots();
 
   HloLexer L;
   std::string_view Text;

@@ -875,6 +875,18 @@ struct HloLimits {
 /// references, called computations and the shapes of every op that has a
 /// shape rule (element types, ranks, dimensions).
 ///
+/// A fusion computation whose root is one variadic op (a `reduce` or
+/// `reduce-window` of several operands, as XLA writes for an argmax or a
+/// max-pool with indices) gets a `tuple` root of one `get-tuple-element` per
+/// output, so that every fusion's outputs are the operands of its root:
+/// \code
+///   // ROOT r = (f32[8], s32[8]) reduce(x, i, c0, c1), dimensions={1}, ...
+///   // becomes
+///   //   r.out.0 = f32[8] get-tuple-element(r), index=0
+///   //   r.out.1 = s32[8] get-tuple-element(r), index=1
+///   //   ROOT r.outs.0 = (f32[8], s32[8]) tuple(r.out.0, r.out.1)
+/// \endcode
+///
 /// Errors are Diagnostics at the offending token:
 /// \code
 ///   auto M = parseHloModule("HloModule m\nENTRY e {\n  p = f32[4]

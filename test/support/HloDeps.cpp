@@ -57,6 +57,21 @@ void perturb(Literal &L, int64_t I) {
 
 } // namespace
 
+const HloInstruction &opUnderTest(const HloComputation &C) {
+  const HloInstruction *Root = C.root();
+  if (Root->opcode() != HloOpcode::Tuple || Root->operandCount() == 0)
+    return *Root;
+  const HloInstruction *Op = nullptr;
+  for (int64_t K = 0; K < Root->operandCount(); ++K) {
+    const HloInstruction *G = Root->operand(K);
+    if (G->opcode() != HloOpcode::GetTupleElement || G->tupleIndex() != K ||
+        (Op && G->operand(0) != Op))
+      return *Root;
+    Op = G->operand(0);
+  }
+  return *Op;
+}
+
 DepCheckResult checkDependencies(const HloComputation &C, int64_t Param,
                                  const std::vector<OperandMap> &Maps,
                                  bool Exact, uint64_t Seed, int64_t OutputId) {

@@ -40,6 +40,11 @@ DepCheckResult checkDependencies(const HloComputation &C, int64_t Param,
                                  bool Exact, uint64_t Seed,
                                  int64_t OutputId = 0);
 
+/// The instruction a generated fusion computation \p C tests: its root, or,
+/// where the root is the `tuple` of get-tuple-elements the parser gives a
+/// variadic root (parseHloModule), the variadic instruction under it.
+const HloInstruction &opUnderTest(const HloComputation &C);
+
 } // namespace idxmap::testing
 
 #endif

@@ -158,6 +158,58 @@ TEST(HloParser, OperandShapesAndBf16Constants) {
   ASSERT_EQ(Square->operand(0)->users().size(), 4u);
 }
 
+TEST(HloParser, VariadicFusionRootBecomesTupleOfElements) {
+  // An argmax fusion as XLA writes it: the root is the variadic reduce.
+  auto M = parseOk(R"(HloModule m
+argmax {
+  a = f32[] parameter(0)
+  i = s32[] parameter(1)
+  b = f32[] parameter(2)
+  j = s32[] parameter(3)
+  ge = pred[] compare(a, b), direction=GE
+  v = f32[] select(ge, a, b)
+  k = s32[] select(ge, i, j)
+  ROOT t = (f32[], s32[]) tuple(v, k)
+}
+fused {
+  x = f32[8,16] parameter(0)
+  io = s32[8,16] iota(), iota_dimension=1
+  c0 = f32[] constant(-inf)
+  c1 = s32[] constant(0)
+  ROOT r = (f32[8], s32[8]) reduce(x, io, c0, c1), dimensions={1}, to_apply=argmax
+}
+ENTRY e {
+  p = f32[8,16] parameter(0)
+  ROOT f = (f32[8], s32[8]) fusion(p), kind=kInput, calls=fused
+}
+)");
+  ASSERT_TRUE(M);
+  const HloComputation *F = M->findComputation("fused");
+  ASSERT_NE(F, nullptr);
+  const HloInstruction *Root = F->root();
+  EXPECT_EQ(Root->opcode(), HloOpcode::Tuple);
+  EXPECT_EQ(Root->shape().str(), "(f32[8], s32[8])");
+  const HloInstruction *R = F->findInstruction("r");
+  ASSERT_NE(R, nullptr);
+  ASSERT_EQ(Root->operands().size(), 2u);
+  for (int K = 0; K < 2; ++K) {
+    const HloInstruction *G = Root->operand(K);
+    EXPECT_EQ(G->opcode(), HloOpcode::GetTupleElement);
+    EXPECT_EQ(G->tupleIndex(), K);
+    EXPECT_EQ(G->operand(0), R);
+    EXPECT_EQ(G->name(), "r.out." + std::to_string(K));
+  }
+  EXPECT_EQ(R->users().size(), 2u);
+  // The reducer's tuple root and the entry are left as written.
+  EXPECT_EQ(M->findComputation("argmax")->root()->name(), "t");
+  EXPECT_EQ(M->entry()->root()->opcode(), HloOpcode::Fusion);
+  // The printed form parses back to itself.
+  std::string Printed = printHloModule(*M);
+  auto M2 = parseHloModule(Printed, "printed.hlo");
+  ASSERT_TRUE(bool(M2)) << M2.error().str() << "\n" << Printed;
+  EXPECT_EQ(printHloModule(**M2), Printed);
+}
+
 //===----------------------------------------------------------------------===//
 // Syntax and attributes
 //===----------------------------------------------------------------------===//

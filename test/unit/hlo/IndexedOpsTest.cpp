@@ -743,7 +743,7 @@ void checkSound(const RandomFusion &F, uint64_t Seed, int64_t &Pairs) {
   auto M = parse(F.Text);
   ASSERT_TRUE(M);
   const HloComputation &C = *M->findComputation(F.FusedName);
-  const HloInstruction &I = *C.root();
+  const HloInstruction &I = opUnderTest(C);
   int64_t Outputs = int64_t(F.NumOutputs);
   Context Ctx;
   for (int64_t Out = 0; Out < Outputs; ++Out) {

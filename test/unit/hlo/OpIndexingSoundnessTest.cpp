@@ -110,7 +110,7 @@ TEST_P(OpSoundnessTest, MapsNameTheDependencies) {
     ASSERT_NE(C, nullptr);
     // The instruction under test: the root, or the variadic reduce under a
     // get-tuple-element root.
-    const HloInstruction *I = C->root();
+    const HloInstruction *I = &opUnderTest(*C);
     int64_t GteIndex = -1;
     if (I->opcode() == HloOpcode::GetTupleElement) {
       GteIndex = I->tupleIndex();
