@@ -38,6 +38,7 @@ uint32_t __idxmap_sim_sreg(uint32_t Code);
 void __idxmap_sim_barrier();
 uint32_t __idxmap_sim_warp(uint32_t Op, uint32_t Mask, uint32_t A, uint32_t B,
                            uint32_t C);
+void __idxmap_sim_shared(void *Ptr, uint32_t Bytes, uint32_t Kind);
 }
 
 using namespace idxmap;
@@ -238,6 +239,7 @@ std::string compile(const char *Image, SimModule &Out) {
   Define(sim::SregFn, reinterpret_cast<void *>(&__idxmap_sim_sreg));
   Define(sim::BarrierFn, reinterpret_cast<void *>(&__idxmap_sim_barrier));
   Define(sim::WarpFn, reinterpret_cast<void *>(&__idxmap_sim_warp));
+  Define(sim::SharedFn, reinterpret_cast<void *>(&__idxmap_sim_shared));
   if (auto Err = J.getMainJITDylib().define(
           llvm::orc::absoluteSymbols(std::move(Runtime))))
     return llvm::toString(std::move(Err));

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "SimIr.h"
 
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InlineAsm.h"
@@ -413,6 +414,65 @@ void addEntry(Module &M, Function &K) {
   B.CreateRetVoid();
 }
 
+/// Whether \p P addresses shared memory: a pointer of address space 3, or
+/// a generic one derived from a shared array.
+bool isSharedPointer(Value *P) {
+  if (P->getType()->getPointerAddressSpace() == 3)
+    return true;
+  auto *G = dyn_cast<GlobalVariable>(getUnderlyingObject(P));
+  return G && G->getAddressSpace() == 3;
+}
+
+/// Calls `__idxmap_sim_shared(ptr, bytes, kind)` before every load, store
+/// and atomic of shared memory, so that the threads' runtime can check that
+/// no two threads touch a byte between two synchronizations, one of them
+/// writing (SimThreads.cpp). Atomics and ordered accesses are Atomic: they
+/// race with plain accesses, not with each other.
+void instrumentSharedAccesses(Module &M) {
+  IRBuilder<> B(M.getContext());
+  FunctionCallee Fn = M.getOrInsertFunction(
+      SharedFn,
+      FunctionType::get(B.getVoidTy(),
+                        {B.getPtrTy(), B.getInt32Ty(), B.getInt32Ty()}, false));
+  const DataLayout &DL = M.getDataLayout();
+  struct Access {
+    Instruction *I;
+    Value *Ptr;
+    Type *Ty;
+    SharedAccess Kind;
+  };
+  std::vector<Access> Work;
+  for (Function &F : M)
+    for (BasicBlock &BB : F)
+      for (Instruction &I : BB) {
+        if (auto *L = dyn_cast<LoadInst>(&I))
+          Work.push_back(
+              {L, L->getPointerOperand(), L->getType(),
+               L->isSimple() ? SharedAccess::Read : SharedAccess::Atomic});
+        else if (auto *S = dyn_cast<StoreInst>(&I))
+          Work.push_back(
+              {S, S->getPointerOperand(), S->getValueOperand()->getType(),
+               S->isSimple() ? SharedAccess::Write : SharedAccess::Atomic});
+        else if (auto *A = dyn_cast<AtomicRMWInst>(&I))
+          Work.push_back(
+              {A, A->getPointerOperand(), A->getType(), SharedAccess::Atomic});
+        else if (auto *X = dyn_cast<AtomicCmpXchgInst>(&I))
+          Work.push_back({X, X->getPointerOperand(),
+                          X->getNewValOperand()->getType(),
+                          SharedAccess::Atomic});
+      }
+  for (const Access &A : Work) {
+    if (!isSharedPointer(A.Ptr))
+      continue;
+    B.SetInsertPoint(A.I);
+    Value *P = A.Ptr->getType()->getPointerAddressSpace() == 0
+                   ? A.Ptr
+                   : B.CreateAddrSpaceCast(A.Ptr, B.getPtrTy());
+    B.CreateCall(Fn, {P, B.getInt32(uint32_t(DL.getTypeStoreSize(A.Ty))),
+                      B.getInt32(uint32_t(A.Kind))});
+  }
+}
+
 } // namespace
 
 bool prepareForHost(Module &M, const DataLayout &DL, const std::string &Triple,
@@ -430,6 +490,7 @@ bool prepareForHost(Module &M, const DataLayout &DL, const std::string &Triple,
       return false;
     }
   Info.Collectives = R.UsedCollectives;
+  instrumentSharedAccesses(M);
 
   // libdevice's functions are the C library's of the same name.
   for (Function &F : M)

@@ -28,6 +28,11 @@ namespace sim {
 inline constexpr const char *SregFn = "__idxmap_sim_sreg";
 inline constexpr const char *BarrierFn = "__idxmap_sim_barrier";
 inline constexpr const char *WarpFn = "__idxmap_sim_warp";
+inline constexpr const char *SharedFn = "__idxmap_sim_shared";
+
+/// What a shared-memory access does, for __idxmap_sim_shared(ptr, bytes,
+/// kind), which the rewritten IR calls before each one (the race check).
+enum class SharedAccess : uint32_t { Read, Write, Atomic };
 
 /// The special registers __idxmap_sim_sreg reads, by code.
 enum class Sreg : uint32_t {

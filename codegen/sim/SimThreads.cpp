@@ -8,6 +8,7 @@
 #include "SimFiber.h"
 #include "SimIr.h"
 
+#include <algorithm>
 #include <csetjmp>
 #include <csignal>
 #include <cstring>
@@ -35,6 +36,27 @@ struct Thread {
   uint32_t Op = 0, Mask = 0, A = 0, B = 0, C = 0, Result = 0;
 };
 
+/// What the race check knows of one byte of shared memory: its last
+/// write and the reads since, each with the barrier interval it fell in and
+/// the count of warp collectives its warp had completed.
+struct ShadowByte {
+  uint64_t WriteEpoch = 0, ReadEpoch = 0;
+  uint32_t Writer = 0, WriteSync = 0;
+  /// The one thread that read since the reads became unordered with a
+  /// later access, or SeveralReaders; ReaderWarp is MixedWarps when they
+  /// came from several warps.
+  uint32_t Reader = 0, ReaderWarp = 0, ReadSync = 0;
+  bool AtomicWrite = false;
+};
+constexpr uint32_t SeveralReaders = ~0u, MixedWarps = ~0u;
+
+/// The shadow of one shared array of the launch.
+struct Shadow {
+  uintptr_t Base = 0;
+  uint64_t Bytes = 0;
+  std::vector<ShadowByte> Cells;
+};
+
 /// The block being run (one at a time, on one CPU thread).
 struct Block {
   const GridLaunch *L = nullptr;
@@ -46,8 +68,15 @@ struct Block {
   /// The faulting address of a SIGSEGV/SIGBUS.
   uintptr_t FaultAddress = 0;
   /// A misuse the kernel made (a barrier without fibers, divergent
-  /// collectives); the launch fails with it.
+  /// collectives, a race in shared memory); the launch fails with it.
   std::string Misuse;
+  /// The barrier interval: one more at each block and each barrier, never
+  /// reset in a launch, so a shadow byte of an earlier block never matches.
+  uint64_t Epoch = 0;
+  /// Per warp, the warp collectives completed in this block: accesses of
+  /// two lanes with one between them are ordered.
+  std::vector<uint32_t> WarpSync;
+  std::vector<Shadow> Shadows;
 };
 
 thread_local Block *Active = nullptr;
@@ -226,6 +255,7 @@ bool resolveWarp(Block &B, size_t First, size_t End) {
       }
       U.St = State::Ready;
     }
+    ++B.WarpSync[First / WarpSize];
     Progress = true;
   }
   return Progress;
@@ -244,6 +274,7 @@ bool resolveBarrier(Block &B) {
   for (Thread &T : B.Threads)
     if (T.St == State::AtBarrier)
       T.St = State::Ready;
+  ++B.Epoch;
   return true;
 }
 
@@ -297,6 +328,75 @@ std::string runFibers(Block &B) {
   }
 }
 
+/// Records an access of \p Bytes bytes at \p Addr by the running thread
+/// and reports the first hazard with an earlier access of another thread
+/// in the same barrier interval that no warp collective of a common warp
+/// ordered (the hazards compute-sanitizer's racecheck reports).
+void checkShared(Block &B, uintptr_t Addr, uint32_t Bytes, SharedAccess K) {
+  Shadow *S = nullptr;
+  for (Shadow &X : B.Shadows)
+    if (Addr >= X.Base && Addr - X.Base < X.Bytes)
+      S = &X;
+  if (!S)
+    return;
+  const uint32_t T = B.Cur->Linear, Warp = T / WarpSize;
+  const uint32_t Sync = B.WarpSync[Warp];
+  auto Ordered = [&](uint32_t Other, uint32_t OtherSync) {
+    return Other == T || (Other / WarpSize == Warp && Sync > OtherSync);
+  };
+  uint64_t Off = Addr - S->Base;
+  uint64_t End = std::min<uint64_t>(Off + Bytes, S->Bytes);
+  for (uint64_t I = Off; I < End; ++I) {
+    ShadowByte &C = S->Cells[size_t(I)];
+    bool Atomic = K == SharedAccess::Atomic;
+    bool Writes = K != SharedAccess::Read;
+    std::string Hazard;
+    uint32_t Other = 0;
+    if (C.WriteEpoch == B.Epoch && !Ordered(C.Writer, C.WriteSync) &&
+        !(Atomic && C.AtomicWrite)) {
+      Hazard = Writes ? "write after write" : "read after write";
+      Other = C.Writer;
+    } else if (Writes && C.ReadEpoch == B.Epoch &&
+               !(C.Reader == T ||
+                 (C.ReaderWarp == Warp && Sync > C.ReadSync))) {
+      Hazard = "write after read";
+      Other = C.Reader;
+    }
+    if (!Hazard.empty()) {
+      if (B.Misuse.empty())
+        B.Misuse =
+            "race in shared memory (" + Hazard + "): thread " +
+            std::to_string(T) + (Writes ? " writes" : " reads") + " byte " +
+            std::to_string(I) + " of a shared array of " +
+            std::to_string(S->Bytes) + " bytes that " +
+            (Other == SeveralReaders ? std::string("other threads")
+                                     : "thread " + std::to_string(Other)) +
+            (Hazard == "write after read" ? " read" : " wrote") +
+            " with no barrier between";
+      return;
+    }
+    if (Writes) {
+      C.WriteEpoch = B.Epoch;
+      C.Writer = T;
+      C.WriteSync = Sync;
+      C.AtomicWrite = Atomic;
+    } else if (C.ReadEpoch != B.Epoch || C.Reader == T ||
+               (C.ReaderWarp == Warp && Sync > C.ReadSync)) {
+      // The earlier reads are ordered before this one, so before every
+      // access ordered after it: this read stands for them.
+      C.ReadEpoch = B.Epoch;
+      C.Reader = T;
+      C.ReaderWarp = Warp;
+      C.ReadSync = Sync;
+    } else {
+      C.Reader = SeveralReaders;
+      if (C.ReaderWarp != Warp)
+        C.ReaderWarp = MixedWarps;
+      C.ReadSync = Sync;
+    }
+  }
+}
+
 } // namespace
 
 std::string runGrid(const GridLaunch &L) {
@@ -310,6 +410,14 @@ std::string runGrid(const GridLaunch &L) {
     T.Tid[0] = unsigned(I % L.Block[0]);
     T.Tid[1] = unsigned(I / L.Block[0] % L.Block[1]);
     T.Tid[2] = unsigned(I / (size_t(L.Block[0]) * L.Block[1]));
+  }
+  B.WarpSync.resize((N + WarpSize - 1) / WarpSize);
+  for (auto &[Ptr, Bytes] : L.Shared) {
+    Shadow S;
+    S.Base = reinterpret_cast<uintptr_t>(Ptr);
+    S.Bytes = Bytes;
+    S.Cells.resize(size_t(Bytes));
+    B.Shadows.push_back(std::move(S));
   }
   FaultGuard Guard;
   Block *Outer = Active;
@@ -333,6 +441,8 @@ std::string runGrid(const GridLaunch &L) {
         B.Ctaid[2] = Z;
         for (auto &[Ptr, Bytes] : L.Shared)
           std::memset(Ptr, 0xff, Bytes);
+        ++B.Epoch;
+        std::fill(B.WarpSync.begin(), B.WarpSync.end(), 0);
         for (Thread &T : B.Threads)
           T.St = State::Ready;
         if (L.Collectives) {
@@ -414,6 +524,11 @@ uint32_t __idxmap_sim_warp(uint32_t Op, uint32_t Mask, uint32_t A, uint32_t Bv,
   T.St = State::AtWarp;
   yieldToScheduler();
   return T.Result;
+}
+
+void __idxmap_sim_shared(void *Ptr, uint32_t Bytes, uint32_t Kind) {
+  checkShared(*Active, reinterpret_cast<uintptr_t>(Ptr), Bytes,
+              SharedAccess(Kind));
 }
 
 } // extern "C"

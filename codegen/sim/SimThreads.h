@@ -9,10 +9,11 @@
 // where some thread waits forever is reported as a deadlock; a fault (bad
 // address, integer division by zero) ends the launch with an error.
 //
-// What this does not show: races. One thread runs at a time and memory is
-// sequentially consistent, so a kernel that forgets a barrier between a
-// shared-memory write and another thread's read can still pass here;
-// compute-sanitizer's racecheck on the GPU is what finds those.
+// Shared memory is checked for races: an access of one thread and a write
+// of another to the same byte with neither a barrier nor (for two lanes of
+// one warp) a warp collective between them fail the launch. Races in global
+// memory are not seen: one thread runs at a time and memory is sequentially
+// consistent; compute-sanitizer's racecheck on the GPU finds those.
 //
 //===----------------------------------------------------------------------===//
 #ifndef IDXMAP_CODEGEN_SIM_SIMTHREADS_H

@@ -140,6 +140,32 @@ done:
 }
 )";
 
+/// Each thread stores its id to slot t of a shared array, then (after
+/// SYNC) reads slot t ^ XOR and stores it to out[t]; ATOMIC adds 1 to a
+/// counter slot with an atomic before anything else.
+std::string exchangeKernel(const std::string &Sync, int Xor) {
+  return R"(
+@ex = internal addrspace(3) global [65 x i32] undef, align 4
+define ptx_kernel void @exch(ptr addrspace(1) %out) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %c = getelementptr [65 x i32], ptr addrspace(3) @ex, i32 0, i32 64
+  %old = atomicrmw add ptr addrspace(3) %c, i32 1 monotonic
+  %p = getelementptr [65 x i32], ptr addrspace(3) @ex, i32 0, i32 %t
+  store i32 %t, ptr addrspace(3) %p
+)" + Sync +
+         R"(
+  %u = xor i32 %t, )" +
+         std::to_string(Xor) + R"(
+  %q = getelementptr [65 x i32], ptr addrspace(3) @ex, i32 0, i32 %u
+  %v = load i32, ptr addrspace(3) %q
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %t
+  store i32 %v, ptr addrspace(1) %o
+  ret void
+}
+)";
+}
+
 class HostSimulator : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -236,6 +262,63 @@ TEST_F(HostSimulator, ABarrierAndAShuffleWaitingOnEachOtherDeadlock) {
                                     "collective"),
             std::string::npos)
       << St.error().Message;
+}
+
+TEST_F(HostSimulator, RacesInSharedMemoryFailTheLaunch) {
+  const std::string Barrier = "  call void @llvm.nvvm.barrier0()";
+  const std::string Shuffle = "  %s = call i32 @llvm.nvvm.shfl.sync.idx.i32("
+                              "i32 -1, i32 %t, i32 0, i32 31)";
+  struct Case {
+    std::string Sync;
+    int Xor;
+    unsigned Threads;
+    const char *Race; // nullptr: no race
+  } Cases[] = {
+      // Across warps only a barrier orders the store and the other's load.
+      {"", 32, 64,
+       "race in shared memory (write after read): thread 32 "
+       "writes byte 128 of a shared array of 260 bytes that "
+       "thread 0 read"},
+      {Shuffle, 32, 64,
+       "race in shared memory (read after write): thread 0 "
+       "reads byte 128 of a shared array of 260 bytes that "
+       "thread 32 wrote"},
+      {Barrier, 32, 64, nullptr},
+      // Within a warp a collective of the warp orders them too.
+      {"", 1, 32,
+       "race in shared memory (write after read): thread 1 "
+       "writes byte 4 of a shared array of 260 bytes that thread "
+       "0 read"},
+      {Shuffle, 1, 32, nullptr},
+      {Barrier, 1, 32, nullptr},
+  };
+  for (const Case &C : Cases) {
+    SCOPED_TRACE(C.Sync + " xor " + std::to_string(C.Xor));
+    auto M = Drv->loadPtx(std::string(Header) + exchangeKernel(C.Sync, C.Xor));
+    ASSERT_TRUE(M) << M.error().Message;
+    auto K = M->getKernel("exch");
+    ASSERT_TRUE(K);
+    auto OB = Drv->alloc(64 * 4);
+    DevicePtr OP = OB->ptr();
+    void *Args[] = {&OP};
+    LaunchDims Dims;
+    Dims.Grid[0] = 2;
+    Dims.Block[0] = C.Threads;
+    auto St = Drv->launch(*K, Dims, Args);
+    if (!C.Race) {
+      ASSERT_TRUE(St) << St.error().Message;
+      std::vector<uint32_t> Out(C.Threads);
+      ASSERT_TRUE(Drv->copyToHost(Out.data(), *OB, Out.size() * 4));
+      for (uint32_t T = 0; T < C.Threads; ++T)
+        EXPECT_EQ(Out[T], T ^ uint32_t(C.Xor));
+      continue;
+    }
+    ASSERT_FALSE(St);
+    EXPECT_NE(St.error().Message.find(C.Race), std::string::npos)
+        << St.error().Message;
+    EXPECT_NE(St.error().Message.find("block (0,0,0)"), std::string::npos)
+        << St.error().Message;
+  }
 }
 
 TEST_F(HostSimulator, PtxAndUnmodelledIntrinsicsAreRejected) {
