@@ -626,37 +626,30 @@ void HloParserImpl::splitVariadicFusionRoots() {
         Arrays &= E.isArray();
       if (!Arrays)
         continue;
-      auto Fresh = [&](std::string Base) {
-        for (int64_t K = 0;; ++K) {
-          std::string N = Base + "." + std::to_string(K);
-          if (!C.findInstruction(N))
-            return N;
-        }
-      };
-      auto Make = [&](HloOpcode Op, std::string Name, Shape Sh) {
+      // freshName and addInstruction name against this computation.
+      Scope.clear();
+      for (HloInstruction *I : C.InstrPtrs)
+        Scope[I->Name] = I;
+      auto Make = [&](HloOpcode Op, const std::string &Base, Shape Sh) {
         auto I = std::make_unique<HloInstruction>();
         I->Op = Op;
-        I->Name = std::move(Name);
+        I->Name = freshName(Base);
         I->Sh = std::move(Sh);
         I->Parent = &C;
         I->Offset = Root->Offset;
-        I->Index = int64_t(C.Instrs.size());
-        C.InstrPtrs.push_back(I.get());
-        C.Instrs.push_back(std::move(I));
-        return C.InstrPtrs.back();
+        return addInstruction(C, std::move(I));
       };
       std::vector<HloInstruction *> Elements;
       for (size_t K = 0; K < Root->Sh.TupleShapes.size(); ++K) {
-        HloInstruction *G =
-            Make(HloOpcode::GetTupleElement, Fresh(Root->Name + ".out"),
-                 Root->Sh.TupleShapes[K]);
+        HloInstruction *G = Make(HloOpcode::GetTupleElement,
+                                 Root->Name + ".out", Root->Sh.TupleShapes[K]);
         G->TupleIndex = int64_t(K);
         G->Operands.push_back(Root);
         Root->Users.push_back(G);
         Elements.push_back(G);
       }
       HloInstruction *T =
-          Make(HloOpcode::Tuple, Fresh(Root->Name + ".outs"), Root->Sh);
+          Make(HloOpcode::Tuple, Root->Name + ".outs", Root->Sh);
       T->Operands = Elements;
       for (HloInstruction *G : Elements)
         G->Users.push_back(T);

@@ -234,32 +234,42 @@ Expected<Literal> evalBitcast(const HloInstruction &I, const Literal &In,
   return Out;
 }
 
+namespace {
+
+/// The offset, in \p Str's elements, of a window of \p Window's dims in
+/// an array of \p Dims, its start indices the scalars In[First ...],
+/// clamped.
+int64_t windowOffset(const Ops &In, size_t First,
+                     const std::vector<int64_t> &Dims,
+                     const std::vector<int64_t> &Window,
+                     const std::vector<int64_t> &Str) {
+  int64_t Base = 0;
+  for (size_t D = 0; D < Dims.size(); ++D)
+    Base += Str[D] * clampedStart(*In[First + D], Dims[D] - Window[D]);
+  return Base;
+}
+
+} // namespace
+
 Literal evalDynamicSlice(const HloInstruction &I, const Ops &In,
                          const Shape &OutShape) {
   Literal Out(OutShape);
   const Literal &Src = *In[0];
-  const std::vector<int64_t> &InDims = Src.shape().Dims;
-  std::vector<int64_t> InStr = rowMajorStrides(InDims);
-  int64_t Base = 0;
-  for (size_t D = 0; D < InDims.size(); ++D)
-    Base += InStr[D] * clampedStart(*In[D + 1], InDims[D] - I.shape().Dims[D]);
-  stridedCopy(byteWidth(Out.elementType()), I.shape().Dims, Out.data().data(),
-              0, rowMajorStrides(I.shape().Dims), Src.data().data(), Base,
-              InStr);
+  const std::vector<int64_t> &Win = I.shape().Dims;
+  std::vector<int64_t> InStr = rowMajorStrides(Src.shape().Dims);
+  int64_t Base = windowOffset(In, 1, Src.shape().Dims, Win, InStr);
+  stridedCopy(byteWidth(Out.elementType()), Win, Out.data().data(), 0,
+              rowMajorStrides(Win), Src.data().data(), Base, InStr);
   return Out;
 }
 
 Literal evalDynamicUpdateSlice(const HloInstruction &I, const Ops &In) {
   Literal Out = *In[0];
-  const Literal &Upd = *In[1];
-  const std::vector<int64_t> &Dims = Out.shape().Dims;
-  std::vector<int64_t> OutStr = rowMajorStrides(Dims);
-  int64_t Base = 0;
-  for (size_t D = 0; D < Dims.size(); ++D)
-    Base += OutStr[D] * clampedStart(*In[D + 2], Dims[D] - Upd.shape().Dims[D]);
-  stridedCopy(byteWidth(Out.elementType()), Upd.shape().Dims, Out.data().data(),
-              Base, OutStr, Upd.data().data(), 0,
-              rowMajorStrides(Upd.shape().Dims));
+  const std::vector<int64_t> &Win = In[1]->shape().Dims;
+  std::vector<int64_t> OutStr = rowMajorStrides(Out.shape().Dims);
+  int64_t Base = windowOffset(In, 2, Out.shape().Dims, Win, OutStr);
+  stridedCopy(byteWidth(Out.elementType()), Win, Out.data().data(), Base,
+              OutStr, In[1]->data().data(), 0, rowMajorStrides(Win));
   return Out;
 }
 

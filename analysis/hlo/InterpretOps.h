@@ -1,5 +1,4 @@
-//===- analysis/hlo/InterpretOps.h - Ops evaluated outside the core -*- C++
-//-*-===//
+//===- analysis/hlo/InterpretOps.h - The interpreter's op families -*- C++ -*-//
 //
 // Part of idxmap. Private to analysis/hlo: the parts of the reference
 // interpreter kept out of Interpreter.cpp, whose evaluator walks the

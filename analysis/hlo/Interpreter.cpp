@@ -255,8 +255,6 @@ public:
                         const std::vector<const Literal *> &Args);
 
 private:
-  using Ops = std::vector<const Literal *>;
-
   /// Why \p I cannot be evaluated (an opcode or element type the
   /// interpreter has no semantics for), or nullopt.
   std::optional<Diagnostic> unsupported(const HloInstruction &I);

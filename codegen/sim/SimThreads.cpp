@@ -344,35 +344,34 @@ void checkShared(Block &B, uintptr_t Addr, uint32_t Bytes, SharedAccess K) {
   auto Ordered = [&](uint32_t Other, uint32_t OtherSync) {
     return Other == T || (Other / WarpSize == Warp && Sync > OtherSync);
   };
+  const bool Atomic = K == SharedAccess::Atomic;
+  const bool Writes = K != SharedAccess::Read;
   uint64_t Off = Addr - S->Base;
   uint64_t End = std::min<uint64_t>(Off + Bytes, S->Bytes);
   for (uint64_t I = Off; I < End; ++I) {
     ShadowByte &C = S->Cells[size_t(I)];
-    bool Atomic = K == SharedAccess::Atomic;
-    bool Writes = K != SharedAccess::Read;
-    std::string Hazard;
-    uint32_t Other = 0;
+    const char *Hazard = nullptr;
+    std::string Other;
     if (C.WriteEpoch == B.Epoch && !Ordered(C.Writer, C.WriteSync) &&
         !(Atomic && C.AtomicWrite)) {
       Hazard = Writes ? "write after write" : "read after write";
-      Other = C.Writer;
+      Other = "thread " + std::to_string(C.Writer) + " wrote";
     } else if (Writes && C.ReadEpoch == B.Epoch &&
                !(C.Reader == T ||
                  (C.ReaderWarp == Warp && Sync > C.ReadSync))) {
       Hazard = "write after read";
-      Other = C.Reader;
+      Other = C.Reader == SeveralReaders
+                  ? std::string("other threads read")
+                  : "thread " + std::to_string(C.Reader) + " read";
     }
-    if (!Hazard.empty()) {
+    if (Hazard) {
       if (B.Misuse.empty())
-        B.Misuse =
-            "race in shared memory (" + Hazard + "): thread " +
-            std::to_string(T) + (Writes ? " writes" : " reads") + " byte " +
-            std::to_string(I) + " of a shared array of " +
-            std::to_string(S->Bytes) + " bytes that " +
-            (Other == SeveralReaders ? std::string("other threads")
-                                     : "thread " + std::to_string(Other)) +
-            (Hazard == "write after read" ? " read" : " wrote") +
-            " with no barrier between";
+        B.Misuse = std::string("race in shared memory (") + Hazard +
+                   "): thread " + std::to_string(T) +
+                   (Writes ? " writes" : " reads") + " byte " +
+                   std::to_string(I) + " of a shared array of " +
+                   std::to_string(S->Bytes) + " bytes that " + Other +
+                   " with no barrier between";
       return;
     }
     if (Writes) {

@@ -141,8 +141,9 @@ done:
 )";
 
 /// Each thread stores its id to slot t of a shared array, then (after
-/// SYNC) reads slot t ^ XOR and stores it to out[t]; ATOMIC adds 1 to a
-/// counter slot with an atomic before anything else.
+/// SYNC) reads slot t ^ XOR and stores it to out[t]. First every thread
+/// adds 1 to slot 64 with an atomic, unsynchronized: atomics do not race
+/// with each other, so the kernels with a barrier must pass.
 std::string exchangeKernel(const std::string &Sync, int Xor) {
   return R"(
 @ex = internal addrspace(3) global [65 x i32] undef, align 4
