@@ -20,6 +20,9 @@ const std::vector<TuningKnobInfo> &tuningTable() {
       {"IDXMAP_PIECE_BY_OPERAND", &T::PieceByOperand, 0, 1, false,
        "1 along the major-most dim, else 0",
        "concatenate: 1 gives each operand blocks that walk it alone"},
+      {"IDXMAP_PIECE_OVER_OUTPUT", &T::PieceOverOutput, 0, 1, false, "0",
+       "concatenate: 1 plans the loop emitter instead (threads over the "
+       "output, each element picking its operand)"},
       {"IDXMAP_PIECE_THREADS", &T::PieceThreads, 32, 1024, true,
        "256 when the data stays in L2, else 128",
        "concatenate, input slices: threads per block"},

@@ -29,7 +29,8 @@ namespace idxmap {
 /// \endcode
 struct Tuning {
   std::optional<int64_t> LoopUnroll;
-  std::optional<int64_t> PieceByOperand, PieceThreads, PieceUnroll;
+  std::optional<int64_t> PieceByOperand, PieceOverOutput, PieceThreads,
+      PieceUnroll;
   std::optional<int64_t> RedColLanes, RedColSplit, RedColUnroll, RedColWarps;
   std::optional<int64_t> RedEvictFirst, RedFullBlocksPerSm, RedFullChunk,
       RedFullChunkThreads, RedFullTail, RedFullThreads, RedFullUnroll;

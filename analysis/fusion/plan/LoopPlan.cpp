@@ -211,7 +211,7 @@ std::optional<std::string> planLoopInstead(const PlanInputs &In, KernelPlan &P,
   FusionAnalysis L = asLoopFusion(In.A);
   P.Kind = EmitterKind::Loop;
   P.Emitter = "loop";
-  P.choose("instead", 0, "the loop emitter, each reduce inline: " + Why);
+  P.choose("instead", 0, "the loop emitter" + Why);
   // planLoop's one refusal is its budget of inline reduce steps.
   if (auto Refused =
           planLoop(PlanInputs{In.Ctx, L, In.Overrides, In.Device}, P))

@@ -69,6 +69,13 @@ static Expected<KernelPlan> planByRules(Context &Ctx, const FusionAnalysis &A,
     break;
   case EmitterKind::Concatenate:
     P.Emitter = "concatenate";
+    if (tuned(Overrides, "IDXMAP_PIECE_OVER_OUTPUT", 0)) {
+      Why = plan::planLoopInstead(
+          In, P,
+          ": tuning override IDXMAP_PIECE_OVER_OUTPUT (threads over "
+          "the output, each element picking its operand)");
+      break;
+    }
     Why = plan::planConcatenate(In, P);
     break;
   case EmitterKind::InputSlices:
@@ -106,8 +113,9 @@ static Expected<KernelPlan> planByRules(Context &Ctx, const FusionAnalysis &A,
     }
     if (Why) {
       KernelPlan L;
-      if (auto Still =
-              plan::planLoopInstead(In, L, P.Emitter + " emitter: " + *Why))
+      if (auto Still = plan::planLoopInstead(
+              In, L,
+              ", each reduce inline: " + P.Emitter + " emitter: " + *Why))
         *Why += *Still;
       else {
         P = std::move(L);

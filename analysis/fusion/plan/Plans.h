@@ -44,13 +44,14 @@ struct PlanInputs {
 /// Each returns nothing on success, else the reason no plan fits (planFusion
 /// locates it at the fusion).
 std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P);
-/// A loop plan for a fusion whose hero's emitter refused it (\p Why): the
-/// loop emitter computes every reduce inline, as XLA's loop emitter does
-/// for the reduces of its loop fusions, when an output element takes at
-/// most 65536 reduce steps (nested reduces multiply) and all of them at
-/// most 2^32. Returns what to add
-/// to the refusal when the loop emitter cannot take it either (the budget;
-/// empty for an output that is not an array), nothing on success.
+/// A loop plan for a fusion whose hero's emitter refused it or was
+/// overridden (\p Why, appended to "the loop emitter" in the plan's reason,
+/// e.g. ", each reduce inline: ..."): the loop emitter computes every reduce
+/// inline, as XLA's loop emitter does for the reduces of its loop fusions, when
+/// an output element takes at most 65536 reduce steps (nested reduces multiply)
+/// and all of them at most 2^32. Returns what to add to the refusal when the
+/// loop emitter cannot take it either (the budget; empty for an output that is
+/// not an array), nothing on success.
 std::optional<std::string> planLoopInstead(const PlanInputs &In, KernelPlan &P,
                                            const std::string &Why);
 std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P);

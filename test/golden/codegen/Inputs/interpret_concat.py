@@ -61,6 +61,9 @@ for sizes, rows in [([8, 3, 8, 3, 8, 3], 4), ([1, 2, 3], 2), ([5] * 7, 3),
 for sizes, rows, knobs in [([8, 3, 8, 3, 8, 3], 5, "IDXMAP_PIECE_UNROLL=4,IDXMAP_PIECE_THREADS=32"),
                            ([4, 12, 1], 7, "IDXMAP_PIECE_UNROLL=2,IDXMAP_PIECE_THREADS=32")]:
     run(sizes, rows, 0, ("--tune", knobs))
+# Over the output instead (the loop emitter, each element picking its
+# operand), with operands that straddle its vectors.
+run([4, 12, 1], 7, 0, ("--tune", "IDXMAP_PIECE_OVER_OUTPUT=1"))
 # Along dim 0: blocks that each walk one operand, in runs as wide as the
 # operand's size and offset allow (4, then 1 after 3 x 5 elements).
 BY = "IDXMAP_PIECE_BY_OPERAND=1"
