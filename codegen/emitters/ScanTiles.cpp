@@ -301,6 +301,7 @@ void ScanKernel::loadItems(TileState &St, bool Guarded) {
   FusedElementEmitter FE1(B, Ctx, C, Single.loader(), Math, IndexTy);
   const bool Whole = Guarded && guardsWholeVectors();
   llvm::Value *VecOk = nullptr, *VecTh = nullptr, *VecRun = nullptr;
+  std::vector<llvm::Value *> First;
   for (int64_t Kr = 0; Kr < SP.Runs; ++Kr)
     for (int64_t Vv = 0; Vv < V; ++Vv) {
       // A run's vectors are its own (the loader keys them by lane).
@@ -329,13 +330,18 @@ void ScanKernel::loadItems(TileState &St, bool Guarded) {
             Id);
         continue;
       }
+      // An item past the line's end reads the tile's first element: the
+      // item's own index (constant offsets from one base, which folds) with
+      // each coordinate selected, rather than the map evaluated again at
+      // selected inputs (about 20 instructions an item that instcombine
+      // cannot fold; most of a 64-item tile's compile time).
       llvm::Value *Ok = itemValid(St, Kr, Vv);
-      llvm::Value *Safe = B.CreateSelect(Ok, St.Th, idx(0));
-      std::vector<llvm::Value *> I =
-          emitIndexExprs(B, P.Main.Map, {Safe, St.Tile},
-                         {B.CreateSelect(Ok, idx(Kr), idx(0)),
-                          B.CreateSelect(Ok, idx(Vv), idx(0))},
-                         IndexTy);
+      if (First.empty())
+        First = emitIndexExprs(B, P.Main.Map, {idx(0), St.Tile},
+                               {idx(0), idx(0)}, IndexTy);
+      std::vector<llvm::Value *> I = itemIndex(St, Kr, Vv);
+      for (size_t D = 0; D < I.size(); ++D)
+        I[D] = B.CreateSelect(Ok, I[D], First[D]);
       FE1.clearCache();
       Out = B.CreateSelect(Ok, inputAt(FE1, I), Id);
     }
