@@ -655,6 +655,64 @@ Value *emitConvert(IRBuilderBase &B, Value *V, PrimitiveType From,
 // Elementwise ops
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// reduce-precision's integer attribute \p Key, or nullopt when it is
+/// missing or not a small whole number.
+std::optional<int64_t> precisionBits(const HloInstruction &I, const char *Key) {
+  std::optional<std::string_view> Text = I.attribute(Key);
+  if (!Text || Text->empty() || Text->size() > 4)
+    return std::nullopt;
+  int64_t V = 0;
+  for (char Ch : *Text) {
+    if (Ch < '0' || Ch > '9')
+      return std::nullopt;
+    V = V * 10 + (Ch - '0');
+  }
+  return V;
+}
+
+/// XLA's reduce-precision on the bits of \p V (a float of type \p T, its
+/// value type): the mantissa rounded to \p Mant bits (to nearest, ties to
+/// even) where it is narrower than T's, the exponent clamped to \p Exp bits
+/// where that is narrower (overflow to infinity, underflow to a signed
+/// zero), a NaN kept (with no mantissa bits left: +infinity), as the
+/// interpreter computes it.
+Value *emitReducePrecision(IRBuilderBase &B, Value *V, PT T, int64_t Exp,
+                           int64_t Mant) {
+  const unsigned Bits = V->getType()->getPrimitiveSizeInBits();
+  const int64_t SrcMant =
+      int64_t(APFloat::semanticsPrecision(semanticsOf(T))) - 1;
+  const int64_t SrcExp = int64_t(Bits) - 1 - SrcMant;
+  IntegerType *IT = B.getIntNTy(Bits);
+  auto C = [&](uint64_t X) { return ConstantInt::get(IT, X); };
+  Value *X = B.CreateBitCast(V, IT);
+  if (Mant < SrcMant) {
+    const int64_t Drop = SrcMant - Mant;
+    const uint64_t Last = uint64_t(1) << Drop;
+    Value *Odd = B.CreateLShr(B.CreateAnd(X, C(Last)), C(uint64_t(Drop)));
+    Value *Bias = B.CreateAdd(C((Last >> 1) - 1), Odd);
+    X = B.CreateAnd(B.CreateAdd(X, Bias), C(~(Last - 1)));
+  }
+  if (Exp < SrcExp) {
+    const uint64_t Sign = uint64_t(1) << (Bits - 1);
+    const uint64_t ExpMask = ((uint64_t(1) << SrcExp) - 1) << SrcMant;
+    const uint64_t SrcBias = (uint64_t(1) << (SrcExp - 1)) - 1;
+    const uint64_t NewBias = (uint64_t(1) << (Exp - 1)) - 1;
+    Value *E = B.CreateAnd(X, C(ExpMask));
+    Value *Signed = B.CreateAnd(X, C(Sign));
+    Value *Over = B.CreateICmpUGT(E, C((SrcBias + NewBias) << SrcMant));
+    Value *Under = B.CreateICmpULE(E, C((SrcBias - NewBias) << SrcMant));
+    X = B.CreateSelect(Over, B.CreateOr(Signed, C(ExpMask)),
+                       B.CreateSelect(Under, Signed, X));
+  }
+  Value *R = B.CreateBitCast(X, V->getType());
+  Value *Nan = Mant == 0 ? ConstantFP::getInfinity(V->getType()) : V;
+  return B.CreateSelect(B.CreateFCmpUNO(V, V), Nan, R);
+}
+
+} // namespace
+
 std::optional<std::string> checkElementwise(const HloInstruction &I) {
   HloOpcode Op = I.opcode();
   PT T = I.shape().Type;
@@ -701,6 +759,15 @@ std::optional<std::string> checkElementwise(const HloInstruction &I) {
     if (byteWidth(I.operand(0)->shape().Type) != byteWidth(T))
       return Unsupported("a bitcast between element types of different widths");
     return std::nullopt;
+  case HloOpcode::ReducePrecision: {
+    if (!isFloatType(T) || I.operand(0)->shape().Type != T)
+      return Unsupported("defined on floats only");
+    std::optional<int64_t> E = precisionBits(I, "exponent_bits");
+    std::optional<int64_t> M = precisionBits(I, "mantissa_bits");
+    if (!E || !M || *E < 1)
+      return Unsupported("needs exponent_bits >= 1 and mantissa_bits >= 0");
+    return std::nullopt;
+  }
   default:
     return Unsupported("not an elementwise op");
   }
@@ -853,6 +920,10 @@ Value *emitElementwise(IRBuilderBase &B, const HloInstruction &I,
   case HloOpcode::Bitcast:
     assert(Ops.size() == 1 && "bitcast takes one operand");
     return emitBitcastValue(B, Ops[0], I.operand(0)->shape().Type, T);
+  case HloOpcode::ReducePrecision:
+    assert(Ops.size() == 1 && "reduce-precision takes one operand");
+    return emitReducePrecision(B, Ops[0], T, *precisionBits(I, "exponent_bits"),
+                               *precisionBits(I, "mantissa_bits"));
   default:
     assert(false && "not an elementwise op");
     return nullptr;

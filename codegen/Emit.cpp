@@ -387,7 +387,8 @@ Tolerance kernelTolerance(const HloInstruction &Fusion, bool PreciseMath) {
 bool emittersCompute(HloOpcode Op) {
   return Op < HloOpcode::Fusion || Op == HloOpcode::Gather ||
          Op == HloOpcode::ReduceWindow || Op == HloOpcode::Scan ||
-         Op == HloOpcode::Scatter || isFloatFunction(Op);
+         Op == HloOpcode::Scatter || Op == HloOpcode::ReducePrecision ||
+         isFloatFunction(Op);
 }
 
 } // namespace idxmap

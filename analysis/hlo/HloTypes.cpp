@@ -412,7 +412,7 @@ bool isBinaryElementwise(HloOpcode Op) {
 }
 bool isOpaqueToEmitters(HloOpcode Op) {
   return Op > HloOpcode::Call && Op != HloOpcode::Gather &&
-         !isFloatFunction(Op);
+         Op != HloOpcode::ReducePrecision && !isFloatFunction(Op);
 }
 
 bool isFloatFunction(HloOpcode Op) {
@@ -436,7 +436,7 @@ bool isElementwise(HloOpcode Op) {
   return isUnaryElementwise(Op) || isBinaryElementwise(Op) ||
          isFloatFunction(Op) || Op == HloOpcode::Convert ||
          Op == HloOpcode::Select || Op == HloOpcode::Clamp ||
-         Op == HloOpcode::Compare;
+         Op == HloOpcode::Compare || Op == HloOpcode::ReducePrecision;
 }
 bool hasElementwiseIndexing(HloOpcode Op) {
   // isElementwise covers the float functions (erf, acos ... sinh).
@@ -447,7 +447,6 @@ bool hasElementwiseIndexing(HloOpcode Op) {
   case HloOpcode::Complex:
   case HloOpcode::Real:
   case HloOpcode::Imag:
-  case HloOpcode::ReducePrecision:
   case HloOpcode::StochasticConvert:
   case HloOpcode::BitcastConvert:
     return true;

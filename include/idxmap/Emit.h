@@ -132,9 +132,9 @@ Sidecar sidecarOf(const HloModule &M, const EmitResult &R, const EmitOptions &O,
 /// True if the fusion emitters compute \p Op inside a fusion (for the
 /// element types interpreterSupportsUnary/Binary accept): the data
 /// movement, elementwise and reduce ops (erf, acos ... sinh through
-/// libdevice), constants, iota, tuples, gather, reduce-window; scan and scatter
-/// as the heroes of their emitters. Calls, nested fusions and the other ops
-/// after Call in HloOpcode (dot, sort,
+/// libdevice, reduce-precision), constants, iota, tuples, gather,
+/// reduce-window; scan and scatter as the heroes of their emitters. Calls,
+/// nested fusions and the other ops after Call in HloOpcode (dot, sort,
 /// ...) are left: a fusion containing one is named and skipped.
 /// Example: `emittersCompute(HloOpcode::Transpose)`,
 /// `!emittersCompute(HloOpcode::Dot)`.

@@ -446,19 +446,19 @@ bool isBinaryElementwise(HloOpcode Op);
 /// (a unary elementwise op of its own).
 bool isFloatFunction(HloOpcode Op);
 /// Every computed elementwise op: unary, binary, convert, select, clamp,
-/// compare, and the float functions.
+/// compare, reduce-precision and the float functions.
 bool isElementwise(HloOpcode Op);
 /// Ops no kernel computes inside a fusion (a kernel or library call of
 /// their own: dot, custom-call, while, collectives, ...): the ops after
 /// Call in HloOpcode, except gather, which the fused element emitter reads
-/// through its map, and the float functions. Example:
+/// through its map, reduce-precision and the float functions. Example:
 /// `isOpaqueToEmitters(HloOpcode::Dot)` is true,
 /// `isOpaqueToEmitters(HloOpcode::Gather)` false.
 bool isOpaqueToEmitters(HloOpcode Op);
 /// Ops whose output element i reads element i of each operand, computed or
-/// not: isElementwise plus erf, acos ... sinh, mulhi, complex, real, imag,
-/// reduce-precision, stochastic-convert (and bitcast-convert between types
-/// of one width, which the caller checks). Their indexing is the identity.
+/// not: isElementwise plus mulhi, complex, real, imag, stochastic-convert (and
+/// bitcast-convert between types of one width, which the caller checks). Their
+/// indexing is the identity.
 bool hasElementwiseIndexing(HloOpcode Op);
 
 /// `compare`'s `direction=`.

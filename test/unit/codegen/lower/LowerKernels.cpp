@@ -217,6 +217,20 @@ std::vector<OpCase> allOpCases(int64_t N) {
     addCase(Out, "clamp." + ty(T), {T, T, T}, T, "clamp(p0, p1, p2)", N);
     addCase(Out, "iota." + ty(T), {}, T, "iota(), iota_dimension=0", N);
   }
+  // reduce-precision to narrower, equal and wider formats (f16, bf16,
+  // e4m3-like, e5m2-like, no mantissa at all).
+  const std::pair<int, int> Formats[] = {{5, 10}, {8, 7}, {4, 3},  {5, 2},
+                                         {8, 0},  {3, 1}, {8, 23}, {11, 52}};
+  for (PT T : allTypes())
+    if (isFloatType(T))
+      for (auto [E, M] : Formats)
+        addCase(Out,
+                "reduce-precision.e" + std::to_string(E) + "m" +
+                    std::to_string(M) + "." + ty(T),
+                {T}, T,
+                "reduce-precision(p0), exponent_bits=" + std::to_string(E) +
+                    ", mantissa_bits=" + std::to_string(M),
+                N);
   return Out;
 }
 
