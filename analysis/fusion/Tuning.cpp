@@ -20,7 +20,9 @@ const std::vector<TuningKnobInfo> &tuningTable() {
       {"IDXMAP_PIECE_BY_OPERAND", &T::PieceByOperand, 0, 1, false,
        "1 along the major-most dim, else 0",
        "concatenate: 1 gives each operand blocks that walk it alone"},
-      {"IDXMAP_PIECE_OVER_OUTPUT", &T::PieceOverOutput, 0, 1, false, "0",
+      {"IDXMAP_PIECE_OVER_OUTPUT", &T::PieceOverOutput, 0, 1, false,
+       "1 when no operand's run is stored as a vector and the fusion moves "
+       "at least 1 MiB, else 0",
        "concatenate: 1 plans the loop emitter instead (threads over the "
        "output, each element picking its operand)"},
       {"IDXMAP_PIECE_THREADS", &T::PieceThreads, 32, 1024, true,

@@ -734,6 +734,10 @@ def _table():
            [(4096, 2048), (4096, 2048)], 0)
     concat("concat_odd_f16_8192x100_200_300", "odd f16 widths", "f16",
            [(8192, 100), (8192, 200), (8192, 300)], 1)
+    concat("concat_misaligned_bf16_32768x127_129", "misaligned bf16 rows", "bf16",
+           [(32768, 127), (32768, 129)], 1)
+    concat("concat_misaligned_s8_65536x77_33_1", "odd byte widths (DRAM)", "s8",
+           [(65536, 77), (65536, 33), (65536, 1)], 1)
     embedding("embedding_bf16_32768x4096_16384", "token embedding", "bf16",
               32768, 4096, 16384)
     embedding("embedding_f32_50257x768_4096", "GPT-2 embedding", "f32",

@@ -69,13 +69,6 @@ static Expected<KernelPlan> planByRules(Context &Ctx, const FusionAnalysis &A,
     break;
   case EmitterKind::Concatenate:
     P.Emitter = "concatenate";
-    if (tuned(Overrides, "IDXMAP_PIECE_OVER_OUTPUT", 0)) {
-      Why = plan::planLoopInstead(
-          In, P,
-          ": tuning override IDXMAP_PIECE_OVER_OUTPUT (threads over "
-          "the output, each element picking its operand)");
-      break;
-    }
     Why = plan::planConcatenate(In, P);
     break;
   case EmitterKind::InputSlices:

@@ -160,11 +160,40 @@ TEST(PiecewisePlan, ByOperandAlongTheMinorDimOnlyByTheKnob) {
     First += Blocks[K];
   }
   // f32 rows of 128 + 256 + 33: the output's rows of 417 start unaligned,
-  // so every operand walks in runs of 1.
+  // so every operand walks in runs of 1 (kept as a concatenate plan: the
+  // walk over the output would take it otherwise).
+  ASSERT_FALSE(setTuning(T, "IDXMAP_PIECE_OVER_OUTPUT", 0));
   P = concatPlanOf({{4096, 128}, {4096, 256}, {4096, 33}}, 1, T, M, "f32");
   ASSERT_TRUE(bool(P));
+  ASSERT_TRUE(P->Pieces.has_value());
   for (const PiecewisePlan::Piece &Pc : P->Pieces->Pieces)
     EXPECT_EQ(Pc.Main.Vector, 1);
+}
+
+TEST(PiecewisePlan, NoVectorStoreGoesOverTheOutput) {
+  // Rows of 417 f32: no operand's run is a vector in the output, so the
+  // loop emitter walks the output in vectors of 4.
+  std::unique_ptr<HloModule> M;
+  Expected<KernelPlan> P =
+      concatPlanOf({{4096, 128}, {4096, 256}, {4096, 33}}, 1, {}, M, "f32");
+  ASSERT_TRUE(bool(P));
+  EXPECT_EQ(P->Kind, EmitterKind::Loop);
+  EXPECT_FALSE(P->Pieces.has_value());
+  EXPECT_EQ(P->Main.Vector, 4);
+  // Aligned rows keep the concatenate plan and its vector stores.
+  P = concatPlanOf({{4096, 128}, {4096, 256}, {4096, 32}}, 1, {}, M, "f32");
+  ASSERT_TRUE(bool(P));
+  EXPECT_EQ(P->Kind, EmitterKind::Concatenate);
+  // Below 1 MiB moved, the concatenate plan's fewer blocks stay.
+  P = concatPlanOf({{1000, 77}, {1000, 33}, {1000, 1}}, 1, {}, M, "s8");
+  ASSERT_TRUE(bool(P));
+  EXPECT_EQ(P->Kind, EmitterKind::Concatenate);
+  // The knob forces either way.
+  Tuning T;
+  ASSERT_FALSE(setTuning(T, "IDXMAP_PIECE_OVER_OUTPUT", 1));
+  P = concatPlanOf({{4096, 128}, {4096, 256}, {4096, 32}}, 1, T, M, "f32");
+  ASSERT_TRUE(bool(P));
+  EXPECT_EQ(P->Kind, EmitterKind::Loop);
 }
 
 } // namespace
