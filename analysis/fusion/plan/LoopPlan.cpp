@@ -344,8 +344,8 @@ std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
   for (const HloInstruction *Param : A.Computation->parameters())
     MaxElements = std::max(MaxElements, Param->shape().numElements());
   chooseIndexWidth(P, MaxElements);
-  P.Loop = LoopPlan{Uniform,
-                    std::vector<int64_t>(A.Computation->parameterCount(), 1)};
+  P.Loop = LoopPlan{
+      Uniform, std::vector<int64_t>(A.Computation->parameterCount(), 1), {}};
   if (Uniform) {
     const GroupedIndexing G = rootIndexing(In);
     P.Loop->LoadWidth = loadWidths(In, P.Main, G);

@@ -130,8 +130,9 @@ TEST(LaneUniform, AgreesWithEnumerationOnRandomPads) {
     const bool Says = laneUniformTest(TM.Map, Tested);
     const bool Splits = someRunSplits(TM.Map, Tested);
     EXPECT_FALSE(Says && Splits) << "unsound on\n" << Text;
-    if (Aligned && !Splits)
+    if (Aligned && !Splits) {
       EXPECT_TRUE(Says) << "missed a uniform test on\n" << Text;
+    }
     (Says ? Uniform : Split)++;
   }
   // Both answers occur (the generator is not degenerate).

@@ -105,8 +105,9 @@ void check(const Case &C) {
         Conflicts += Words > (Bytes + 127) / 128;
     }
   }
-  if (!C.ConflictFree)
+  if (!C.ConflictFree) {
     EXPECT_EQ(Conflicts, C.WantConflicts);
+  }
 }
 
 TEST(TileLayoutTest, ScalarTilesOf32x64) { check({{8192, 8192}, {1, 0}, 4}); }

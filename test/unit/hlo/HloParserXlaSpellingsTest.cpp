@@ -41,8 +41,9 @@ std::string canonical(const std::string &Text) {
   auto Again = parseHloModule(Printed, "printed.hlo");
   EXPECT_TRUE(bool(Again)) << (Again ? "" : Again.error().str()) << "\n"
                            << Printed;
-  if (Again)
+  if (Again) {
     EXPECT_EQ(printHloModule(**Again), Printed);
+  }
   return Printed;
 }
 
