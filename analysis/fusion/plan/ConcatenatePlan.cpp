@@ -70,8 +70,13 @@ std::optional<std::string> overOutputInstead(const PlanInputs &In,
             "moves " +
                 std::to_string(Bytes) + " bytes (at least " +
                 std::to_string(SmallFusionBytes) + ")";
+  // Refused over the output (its budget of inline reduce steps), the
+  // concatenate plan stays unless the knob asked for the walk.
   if (std::optional<std::string> Still = planLoopInstead(In, L, Why))
-    return "the loop emitter over the output" + *Still;
+    return isTuned(In.Overrides, "IDXMAP_PIECE_OVER_OUTPUT")
+               ? std::optional<std::string>("the loop emitter over the output" +
+                                            *Still)
+               : std::nullopt;
   P = std::move(L);
   return std::nullopt;
 }
