@@ -33,7 +33,7 @@ int main(int Argc, char **Argv) {
   testing::GpuTestFlags Flags;
   Flags.MaxElements = 4096;
   Flags.TakesDryRun = Flags.TakesPtxas = Flags.TakesPrint = false;
-  Flags.TakesMaxGrid = true;
+  Flags.TakesMaxGrid = Flags.TakesNewOps = true;
   if (auto Exit =
           testing::parseGpuTestArgs(Argc, Argv, "random_loop_fusions", Flags))
     return *Exit;
@@ -48,6 +48,7 @@ int main(int Argc, char **Argv) {
     // Alternate small fusions (many edge shapes) and larger ones (several
     // blocks, vector widths > 1).
     O.MaxElements = S % 2 ? 96 : Flags.MaxElements;
+    O.NewOpsPercent = Flags.NewOpsPercent;
     testing::RandomFusion F = testing::generateRandomFusion(S, O);
     auto M = parseHloModule(F.Text, "random-" + std::to_string(S));
     if (!M) {
@@ -63,7 +64,10 @@ int main(int Argc, char **Argv) {
     bool ArrayOutputs = std::all_of(
         FA.Roots.begin(), FA.Roots.end(),
         [](const HloInstruction *R) { return R->shape().isArray(); });
-    if (FA.Kind != EmitterKind::Loop || !ArrayOutputs) {
+    // With --new-ops, a fusion holding an op no emitter computes (dot,
+    // sort, collectives, ...) is the whole-module path's to skip.
+    if (FA.Kind != EmitterKind::Loop || !ArrayOutputs ||
+        findUnmodeledInstruction(*Fusion->fusedComputation())) {
       ++Skipped;
       continue;
     }

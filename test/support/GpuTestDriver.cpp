@@ -22,9 +22,10 @@ std::optional<int> parseGpuTestArgs(int Argc, char **Argv, const char *Program,
   auto Usage = [&] {
     std::fprintf(
         stderr,
-        "usage: %s [--seed N] [--count N] [--max-elements N]%s%s%s%s%s "
+        "usage: %s [--seed N] [--count N] [--max-elements N]%s%s%s%s%s%s "
         "[--simulate] [-v]\n",
         Program, F.TakesMaxGrid ? " [--max-grid N]" : "",
+        F.TakesNewOps ? " [--new-ops PERCENT]" : "",
         F.TakesTune ? " [--tune NAME=VALUE[,...]]" : "",
         F.TakesDryRun ? " [--dry-run]" : "",
         F.TakesPtxas ? " [--ptxas PATH]" : "",
@@ -52,6 +53,11 @@ std::optional<int> parseGpuTestArgs(int Argc, char **Argv, const char *Program,
         return Usage();
       ++I;
       F.MaxGridX = int64_t(N);
+    } else if (A == "--new-ops" && F.TakesNewOps) {
+      if (!parseFuzzNumber(Value, N) || N > 100)
+        return Usage();
+      ++I;
+      F.NewOpsPercent = unsigned(N);
     } else if (A == "--tune" && F.TakesTune && Value) {
       ++I;
       std::string_view Rest = Value;

@@ -37,13 +37,16 @@ struct GpuTestFlags {
   /// (0: the target's own), so that small fusions take the grid-stride
   /// path that only fusions of over 2^31 blocks take on a real limit.
   int64_t MaxGridX = 0;
+  /// --new-ops PERCENT: the share of random fusions that hold the ops after
+  /// Call (RandomHloOptions::NewOpsPercent), for the programs that take it.
+  unsigned NewOpsPercent = 0;
   /// --tune NAME=VALUE[,...]: knob overrides every fusion is emitted with
   /// (as `idxmap emit --tune`), for the programs that take them.
   Tuning Knobs;
   /// The optional flags the program accepts; with PrintMeansDryRun,
   /// --print also sets DryRun.
   bool TakesDryRun = true, TakesPtxas = true, TakesPrint = true;
-  bool TakesMaxGrid = false, TakesTune = false;
+  bool TakesMaxGrid = false, TakesTune = false, TakesNewOps = false;
   bool PrintMeansDryRun = false;
 };
 
