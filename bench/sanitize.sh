@@ -4,9 +4,12 @@
 # (a warp per row, a block of 512 per long row), multi-row, column and full
 # reductions, chunked full reductions with their combine loop, a full
 # reduction's scalar tail (argmax of f32[262147]), a gather with two runs per
-# thread, side outputs, row normalization). Small inputs, so that the
-# sanitizer's slow-down stays in minutes; the chunked full reduction is forced
-# onto small inputs with --tune (512-byte chunks of 32 threads).
+# thread, side outputs, row normalization; scans (tiles, columns, short rows,
+# variadic, a look-back line), concatenates (over the output and by the
+# largest operand), in-place dynamic-update-slices and scatters). Small
+# inputs, so that the sanitizer's slow-down stays in minutes; the chunked
+# full reduction is forced onto small inputs with --tune (512-byte chunks of
+# 32 threads).
 #   bench/sanitize.sh IDXMAP_BINARY
 set -uo pipefail
 idxmap=$1
@@ -28,6 +31,17 @@ cases=(
   "$in/gather-embedding.hlo"
   "$in/reduce-row-max-neg-s32.hlo"
   "$in/rownorm-softmax-bf16.hlo"
+  "$in/scan-tiles.hlo"
+  "$in/scan-column-tiles.hlo"
+  "$in/scan-short-rows.hlo"
+  "$in/scan-variadic.hlo"
+  "$in/scan-long-line.hlo"
+  "$in/concat-three-widths.hlo"
+  "$in/concat-three-widths.hlo --tune IDXMAP_PIECE_OVER_OUTPUT=0"
+  "$in/dus-kv-cache.hlo"
+  "$in/dus-two-roots.hlo"
+  "$in/scatter-add-rows.hlo"
+  "$in/scatter-combines.hlo"
 )
 fail=0
 for tool in memcheck racecheck; do
