@@ -18,7 +18,11 @@ in=$here/test/golden/Inputs
 for f in $here/test/examples/*.hlo "$in"/reduce-init-*.hlo "$in"/reduce-side-*.hlo \
   "$in"/reduce-argmax-*.hlo "$in"/reduce-full-chunked.hlo "$in"/reduce-full-small-chunks.hlo \
   "$in"/reduce-row-max-neg-s32.hlo "$in"/reduce-hint-broadcast.hlo "$in"/reduce-row-long.hlo \
-  "$in"/reduce-loop-bf16-long-sum.hlo "$in"/rownorm-softmax-*.hlo "$in"/transpose-*.hlo \
+  "$in"/reduce-loop-bf16-long-sum.hlo "$in"/loop-fast-math.hlo "$in"/loop-pad-speculated.hlo \
+  "$in"/loop-pad-stride-guard.hlo "$in"/reduce-loop-short.hlo "$in"/loop-reduce-window.hlo \
+  "$in"/loop-float-functions.hlo "$in"/loop-reduce-precision.hlo "$in"/rownorm-softmax-*.hlo \
+  "$in"/transpose-*.hlo "$in"/scan-*.hlo "$in"/concat-*.hlo "$in"/dus-*.hlo \
+  "$in"/scatter-add-rows.hlo "$in"/scatter-combines.hlo "$in"/gather-embedding.hlo \
   "$in"/deep-chain-24.hlo; do
   step "run $(basename "$f")" 120 "$bin/idxmap" run "$f"
 done
@@ -33,5 +37,11 @@ step random_loop_fusions_grid_stride_5 300 "$bin/random_loop_fusions" --count "$
 step random_transposes 300 "$bin/random_transposes" --count "$count"
 step random_reductions 300 "$bin/random_reductions" --count "$count"
 step random_row_normalizations 300 "$bin/random_row_normalizations" --count "$count"
+step random_loop_fusions_new_ops 300 "$bin/random_loop_fusions" --count "$count" --seed 73000 --new-ops 60
+for kind in dus concat gather slices scatter scan; do
+  step "random_indexed_fusions $kind" 300 "$bin/random_indexed_fusions" --kind $kind --count "$count"
+done
+step random_indexed_fusions_concat_over_output 300 "$bin/random_indexed_fusions" --kind concat \
+  --count "$count" --seed 47000 --tune IDXMAP_PIECE_OVER_OUTPUT=1
 echo "gpu_check: $pass passed, $fail failed"
 [ $fail -eq 0 ]
