@@ -16,8 +16,9 @@ TEST(Tuning, TheTableIsSortedAndCoversEveryField) {
   std::vector<std::optional<int64_t> Tuning::*> Fields;
   for (size_t I = 0; I < Table.size(); ++I) {
     const TuningKnobInfo &K = Table[I];
-    if (I > 0)
+    if (I > 0) {
       EXPECT_LT(std::string(Table[I - 1].Name), K.Name);
+    }
     EXPECT_LE(K.Lo, K.Hi) << K.Name;
     EXPECT_TRUE(K.Default && *K.Default) << K.Name;
     EXPECT_TRUE(K.Doc && *K.Doc) << K.Name;

@@ -102,8 +102,9 @@ TEST(MapStress, ThousandDimsThroughEveryQuery) {
     EXPECT_EQ(B, Interval(0, 3));
     // The exact bound may be out of time on this box, never wrong.
     std::optional<Interval> E = boundsExact(Ctx.dim(7), M);
-    if (E)
+    if (E) {
       EXPECT_EQ(*E, Interval(0, 3));
+    }
     EXPECT_LT(T.seconds(), idxmap::testing::stressSeconds())
         << (Chain ? "with constraints" : "box");
   }
@@ -209,8 +210,9 @@ TEST(MapStress, DeepCompositionChains) {
     // Unknown (budget) or non-empty; never a crash, never empty.
     EXPECT_NE(isEmptyExact(C, O), Emptiness::Empty);
     std::optional<Interval> B = boundsExact(Ctx.dim(0), C, O);
-    if (B)
+    if (B) {
       EXPECT_EQ(*B, Interval(0, 7));
+    }
   });
   Step("print", [&] {
     std::string Printed = printExpr(E);
@@ -299,8 +301,9 @@ TEST(MapStress, Int64ExtremesInEveryOperator) {
         }
         Emptiness Fast = checkEmptyFast(*M);
         Emptiness Exact = isEmptyExact(*M);
-        if (Fast != Emptiness::Unknown && Exact != Emptiness::Unknown)
+        if (Fast != Emptiness::Unknown && Exact != Emptiness::Unknown) {
           EXPECT_EQ(Fast, Exact) << Text;
+        }
       }
     }
   }

@@ -805,8 +805,9 @@ SimplifyStats checkNoNewOverflow(const char *In, const char *Expected,
                                  bool GuardFires = true) {
   SCOPED_TRACE(In);
   SimplifyStats S = checkSimplify(In, Expected, ReplacePointDims);
-  if (GuardFires)
+  if (GuardFires) {
     EXPECT_TRUE(fired(S, "guard.overflow"));
+  }
   Context Ctx;
   IndexingMap M = parseOrDie(Ctx, In);
   SimplifyOptions Opts;
