@@ -383,11 +383,13 @@ Expected<DeviceModel> readDeviceOption(const std::string &Text) {
   for (const std::string &N : deviceModelNames())
     Presets += (Presets.empty() ? "" : ", ") + N;
   std::string Json;
-  if (auto Err = readInput(Text, Json))
-    return Diagnostic{{"", 0, 0},
-                      "--device: '" + Text + "' is neither a preset (" +
-                          Presets + ") nor a device model file: " + *Err,
-                      ""};
+  if (auto Err = readInput(Text, Json)) {
+    Diagnostic D;
+    D.Loc = SourceLocation{"", 0, 0};
+    D.Message = "--device: '" + Text + "' is neither a preset (" + Presets +
+                ") nor a device model file: " + *Err;
+    return D;
+  }
   return deviceModelFromJson(Json, Text);
 }
 
