@@ -5,7 +5,9 @@
 // for every operand that covers its index, that operand's elements and
 // stores them (through the epilogue) at their place in the output. A loop
 // over the output would instead pick the operand per element (a branch or a
-// select chain per element) and read every operand at misaligned places.
+// select chain per element) and read every operand at misaligned places;
+// it is the better walk only where no operand's run can be stored as a
+// vector anyway (overOutputInstead).
 //
 //===----------------------------------------------------------------------===//
 #include "Plans.h"
