@@ -7,7 +7,7 @@ fusion measured with variants (--search), the estimate of every timed plan
 estimate; ties keep the default) and how far its measured time is from the
 best measured plan. Prints one line per fusion and two summary lines.
 
-  python3 bench/suite/model_pick.py --idxmap BIN --json RUN.json [--device H200]
+  python3 bench/suite/model_pick.py --idxmap BIN --json RUN.json [--device MODEL]
                                     [--plans] [--same-kernel]
 
 The estimates come from BIN's model and the plans from BIN's rules, so BIN
@@ -61,7 +61,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--idxmap", required=True)
     ap.add_argument("--json", required=True)
-    ap.add_argument("--device", default="H200")
+    ap.add_argument("--device", default="",
+                    help="the device model to plan for (default: the run's "
+                         "device_model, else H200)")
     ap.add_argument("--hlo-dir", default=os.path.join(HERE, "hlo"))
     ap.add_argument("--same-kernel", action="store_true",
                     help="count variants that compile to the same kernel as one "
@@ -71,6 +73,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     with open(a.json) as f:
         run = json.load(f)
+    a.device = a.device or run.get("device_model") or "H200"
     ratios = []
     for r in run["fusions"]:
         if r.get("idxmap_us"):

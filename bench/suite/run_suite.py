@@ -97,8 +97,11 @@ def parse_args(argv=None):
                          "variant; one that gives the default's kernel is "
                          "skipped)")
     ap.add_argument("--only", default="", help="comma-separated fusion names")
-    ap.add_argument("--device", default="H200",
-                    help="idxmap's device model for analyze and emit (default H200)")
+    ap.add_argument("--device", default="auto",
+                    help="idxmap's device model for analyze and emit: a preset "
+                         "(H100, H200, A100) or a JSON file; auto (the default) "
+                         "takes the preset of the GPU nvidia-smi names, H200 "
+                         "with --dry-run or for another GPU")
     ap.add_argument("--json", default="", help="write every figure to this file")
     ap.add_argument("--groups", type=int, default=10,
                     help="interleaved groups per contender (default 10)")
@@ -118,7 +121,29 @@ def parse_args(argv=None):
     bad = [p for p in a.peers if p not in PEERS]
     if bad:
         ap.error(f"unknown peer(s) {','.join(bad)}; known: {','.join(PEERS)}")
+    if a.device == "auto":
+        a.device = "H200" if a.dry_run else device_preset(gpu_name())
     return a
+
+
+def gpu_name():
+    """The first GPU's name as nvidia-smi gives it, or "" without one."""
+    try:
+        r = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                           capture_output=True, text=True, timeout=30)
+        return r.stdout.splitlines()[0].strip() if r.returncode == 0 and r.stdout else ""
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def device_preset(name):
+    """idxmap's device preset for the GPU called NAME (H200 for another)."""
+    for preset in ("H100", "H200", "A100"):
+        if preset in name:
+            return preset
+    if name:
+        print(f"note: no device preset for '{name}': planning for the H200", file=sys.stderr)
+    return "H200"
 
 
 # --- idxmap: PTX, variants, estimate (no CUDA) --------------------------------
@@ -663,7 +688,8 @@ def main(argv=None):
         # The ctest bench.suite checks with this that idxmap takes every file.
         return 1 if any(p.error or not p.analyzed for p in preps) else 0
     M = gpu_modules()
-    extra = dict(device=M.torch.cuda.get_device_name(), groups=a.groups, search=a.search,
+    extra = dict(device=M.torch.cuda.get_device_name(), device_model=a.device,
+                 groups=a.groups, search=a.search,
                  idxmap=a.idxmap, versions=dict(torch=M.torch.__version__,
                                                 jax=M.jax.__version__, cupy=M.cp.__version__))
     recs = []
