@@ -63,22 +63,22 @@ std::optional<std::string> overOutputInstead(const PlanInputs &In,
   const bool Auto = !AnyVector && Bytes >= SmallFusionBytes;
   if (!tuned(In.Overrides, "IDXMAP_PIECE_OVER_OUTPUT", Auto ? 1 : 0))
     return std::nullopt;
+  const bool Forced = isTuned(In.Overrides, "IDXMAP_PIECE_OVER_OUTPUT");
   KernelPlan L;
   std::string Why =
-      isTuned(In.Overrides, "IDXMAP_PIECE_OVER_OUTPUT")
-          ? ": tuning override IDXMAP_PIECE_OVER_OUTPUT"
-          : " over the output: the concatenate plan proves no vector store "
-            "(each operand's runs misaligned in the output) and the fusion "
-            "moves " +
-                std::to_string(Bytes) + " bytes (at least " +
-                std::to_string(SmallFusionBytes) + ")";
+      Forced ? ": tuning override IDXMAP_PIECE_OVER_OUTPUT"
+             : " over the output: the concatenate plan proves no vector store "
+               "(each operand's runs misaligned in the output) and the fusion "
+               "moves " +
+                   std::to_string(Bytes) + " bytes (at least " +
+                   std::to_string(SmallFusionBytes) + ")";
   // Refused over the output (its budget of inline reduce steps), the
   // concatenate plan stays unless the knob asked for the walk.
-  if (std::optional<std::string> Still = planLoopInstead(In, L, Why))
-    return isTuned(In.Overrides, "IDXMAP_PIECE_OVER_OUTPUT")
-               ? std::optional<std::string>("the loop emitter over the output" +
-                                            *Still)
-               : std::nullopt;
+  if (std::optional<std::string> Still = planLoopInstead(In, L, Why)) {
+    if (Forced)
+      return "the loop emitter over the output" + *Still;
+    return std::nullopt;
+  }
   P = std::move(L);
   return std::nullopt;
 }
