@@ -40,15 +40,24 @@ llvm::Value *scanShuffle(llvm::IRBuilderBase &B, llvm::Value *V, Shuffle Kind,
   }
   const unsigned Bits = unsigned(T->getPrimitiveSizeInBits().getFixedValue());
   llvm::Type *I32 = B.getInt32Ty(), *IN = B.getIntNTy(Bits);
+  // An f32 moves as itself: no bitcasts for the IR passes and instruction
+  // selection to look through (the same shfl.sync.b32).
+  const bool F32 = T->isFloatTy();
   auto Word = [&](llvm::Value *W) -> llvm::Value * {
     const llvm::Intrinsic::ID Id =
-        Kind == Shuffle::Up     ? llvm::Intrinsic::nvvm_shfl_sync_up_i32
-        : Kind == Shuffle::Down ? llvm::Intrinsic::nvvm_shfl_sync_down_i32
-                                : llvm::Intrinsic::nvvm_shfl_sync_idx_i32;
+        Kind == Shuffle::Up ? (F32 ? llvm::Intrinsic::nvvm_shfl_sync_up_f32
+                                   : llvm::Intrinsic::nvvm_shfl_sync_up_i32)
+        : Kind == Shuffle::Down
+            ? (F32 ? llvm::Intrinsic::nvvm_shfl_sync_down_f32
+                   : llvm::Intrinsic::nvvm_shfl_sync_down_i32)
+            : (F32 ? llvm::Intrinsic::nvvm_shfl_sync_idx_f32
+                   : llvm::Intrinsic::nvvm_shfl_sync_idx_i32);
     return B.CreateIntrinsic(Id, {},
                              {B.getInt32(0xffffffffu), W, B.getInt32(Delta),
                               B.getInt32(Kind == Shuffle::Up ? 0 : 31)});
   };
+  if (F32)
+    return Word(V);
   llvm::Value *I = B.CreateBitCast(V, IN);
   if (Bits <= 32) {
     llvm::Value *W = Word(Bits < 32 ? B.CreateZExt(I, I32) : I);

@@ -11,6 +11,7 @@
 #define IDXMAP_CODEGEN_EMITTERS_SCANKERNEL_H
 
 #include "EmitterSupport.h"
+#include "ExprCodegen.h"
 #include "FusedElementEmitter.h"
 #include "GpuBuilder.h"
 
@@ -131,6 +132,13 @@ private:
     llvm::Value *Carry = nullptr, *WarpPre = nullptr, *Agg = nullptr;
     llvm::Value *Tx = nullptr, *Ty = nullptr;
     std::vector<llvm::Value *> Tot, Before;
+    /// The items' indices (itemIndex): the main map with the thread and
+    /// tile ids invariant, their part of every index emitted once at the
+    /// tile's start, so that an item adds its own constant.
+    std::shared_ptr<ExprEmitter> Items;
+    /// Row tiles with a guard: the position in the line of the thread's
+    /// first item (itemValid adds the item's offset).
+    llvm::Value *PosBase = nullptr;
   };
   void emitTile(llvm::Value *Th, llvm::Value *Tile);
   /// ScanPlan::StageBytes (ScanSharedTile.cpp): the tile's items copied
@@ -279,6 +287,8 @@ private:
   std::unique_ptr<llvm::IRBuilder<>> BPtr;
   std::unique_ptr<LaneLoader> Lanes;
   std::unique_ptr<FusedElementEmitter> FE;
+  /// The ranges of the main map, for every tile's Items.
+  std::unique_ptr<RangeEvaluator> MainRanges;
   /// ScanPlan::StageBytes: the tile's items through shared memory.
   std::unique_ptr<StagedLoader> Staged;
 };

@@ -37,6 +37,12 @@ namespace codegen {
 
 namespace {
 
+/// Whether \p V is the i1 constant \p B (a check that needs no test).
+bool isConstant(llvm::Value *V, bool B) {
+  auto *C = llvm::dyn_cast<llvm::ConstantInt>(V);
+  return C && C->isOne() == B;
+}
+
 llvm::Value *asmCall(llvm::IRBuilderBase &B, llvm::Type *Ret,
                      llvm::ArrayRef<llvm::Value *> Args, const char *Asm,
                      const char *Cons) {
@@ -219,13 +225,20 @@ ScanKernel::TileState ScanKernel::beginTile(llvm::Value *Th,
   St.Tile = Tile;
   St.Lane = B.CreateURem(Th, idx(32));
   St.Warp = B.CreateUDiv(Th, idx(32));
+  if (!MainRanges)
+    MainRanges = std::make_unique<RangeEvaluator>(P.Main.Map);
+  St.Items = std::make_shared<ExprEmitter>(
+      *MainRanges, IndexTy, std::vector<llvm::Value *>{Th, Tile},
+      std::vector<llvm::Value *>{idx(0), idx(0)});
+  // The ids' part of the indices goes before the lane, which follows the
+  // ids and dominates the whole tile: emitted once, not once per item.
+  if (auto *At = llvm::dyn_cast<llvm::Instruction>(St.Lane))
+    St.Items->setInvariantVariables({true, true}, {}, At);
   if (SP.Mode == ScanMode::SegmentedTiles) {
     // Every tile's items past its rows, or the last tile's past the last
     // row, are guarded.
     St.Seg = idx(0);
     St.LastSeg = B.getTrue();
-    St.Lane = B.CreateURem(Th, idx(32));
-    St.Warp = B.CreateUDiv(Th, idx(32));
     if (SP.TileLength != P.Block[0] * SP.Runs * SP.Vector)
       St.Guard = B.getTrue();
     else if (SP.Groups * SP.LinesPerTile != SP.Lines)
@@ -237,6 +250,13 @@ ScanKernel::TileState ScanKernel::beginTile(llvm::Value *Th,
   St.LastSeg = B.CreateICmpEQ(St.Seg, idx(TPL - 1));
   if (SP.raggedLines())
     St.Guard = St.LastSeg;
+  // Row tiles guard only a ragged line's last tile, so a guarded item's
+  // segment is the last: its position is known but for the warp and lane.
+  if (St.Guard && SP.Mode == ScanMode::BlockTiles)
+    St.PosBase = B.CreateAdd(
+        idx((TPL - 1) * SP.TileLength),
+        B.CreateAdd(B.CreateMul(St.Warp, idx(32 * SP.Vector * SP.Runs)),
+                    B.CreateMul(St.Lane, idx(SP.Vector))));
   FE->clearCache();
   Lanes->clear();
   if (!Columns) {
@@ -265,13 +285,17 @@ llvm::Value *ScanKernel::itemValid(const TileState &St, int64_t Run,
   if (SP.Mode != ScanMode::BlockTiles)
     return emitDomainCheck(B, P.Main.Map, {St.Th, St.Tile},
                            {idx(Run), idx(Elem)}, IndexTy);
-  const int64_t V = SP.Vector, Items = V * SP.Runs;
-  llvm::Value *Pos =
-      B.CreateAdd(B.CreateMul(St.Seg, idx(SP.TileLength)),
-                  B.CreateAdd(B.CreateMul(St.Warp, idx(32 * Items)),
-                              B.CreateAdd(B.CreateMul(St.Lane, idx(V)),
-                                          idx(Run * 32 * V + Elem))));
-  return B.CreateICmpULT(Pos, idx(SP.Length));
+  assert(St.PosBase && "row tiles check items only under a guard");
+  // The item's positions over the warps and lanes: items that no thread
+  // has, or that every thread has, need no test.
+  const int64_t V = SP.Vector, Off = Run * 32 * V + Elem,
+                Lo = (SP.TilesPerLine - 1) * SP.TileLength + Off,
+                Hi = Lo + (P.Block[0] / 32 - 1) * 32 * V * SP.Runs + 31 * V;
+  if (Lo >= SP.Length)
+    return B.getFalse();
+  if (Hi < SP.Length)
+    return B.getTrue();
+  return B.CreateICmpULT(B.CreateAdd(St.PosBase, idx(Off)), idx(SP.Length));
 }
 
 bool ScanKernel::guardsWholeVectors() const {
@@ -287,8 +311,13 @@ bool ScanKernel::guardsWholeVectors() const {
 
 std::vector<llvm::Value *> ScanKernel::itemIndex(const TileState &St,
                                                  int64_t Run, int64_t Elem) {
-  return emitIndexExprs(*BPtr, P.Main.Map, {St.Th, St.Tile},
-                        {idx(Run), idx(Elem)}, IndexTy);
+  ExprEmitter &E = *St.Items;
+  E.setSymbol(0, idx(Run));
+  E.setSymbol(1, idx(Elem));
+  std::vector<llvm::Value *> Out;
+  for (Expr R : P.Main.Map.results())
+    Out.push_back(E.emit(*BPtr, R));
+  return Out;
 }
 
 void ScanKernel::loadItems(TileState &St, bool Guarded) {
@@ -322,6 +351,10 @@ void ScanKernel::loadItems(TileState &St, bool Guarded) {
           VecTh = B.CreateSelect(VecOk, St.Th, idx(0));
           VecRun = B.CreateSelect(VecOk, idx(Kr), idx(0));
         }
+        if (isConstant(VecOk, false)) {
+          Out = Id;
+          continue;
+        }
         Lanes->Lane = Vv;
         Out = B.CreateSelect(
             VecOk,
@@ -336,6 +369,10 @@ void ScanKernel::loadItems(TileState &St, bool Guarded) {
       // selected inputs (about 20 instructions an item that instcombine
       // cannot fold; most of a 64-item tile's compile time).
       llvm::Value *Ok = itemValid(St, Kr, Vv);
+      if (isConstant(Ok, false)) {
+        Out = Id;
+        continue;
+      }
       if (First.empty())
         First = emitIndexExprs(B, P.Main.Map, {idx(0), St.Tile},
                                {idx(0), idx(0)}, IndexTy);
@@ -464,17 +501,22 @@ void ScanKernel::storeItems(TileState &St, llvm::ArrayRef<llvm::Value *> Before,
       continue;
     }
     if (guardsWholeVectors()) {
-      emitIf(B, itemValid(St, Kr, 0), [&] { storeRun(Idx, Ys); });
+      llvm::Value *Ok = itemValid(St, Kr, 0);
+      if (!isConstant(Ok, false))
+        emitIf(B, Ok, [&] { storeRun(Idx, Ys); });
       FE->clearCache();
       Lanes->clear();
       continue;
     }
-    for (int64_t Vv = 0; Vv < V; ++Vv)
-      emitIf(B, itemValid(St, Kr, Vv), [&] {
-        FE->clearCache();
-        Lanes->clear();
-        storeRoots(Idx[size_t(Vv)], Ys[size_t(Vv)]);
-      });
+    for (int64_t Vv = 0; Vv < V; ++Vv) {
+      llvm::Value *Ok = itemValid(St, Kr, Vv);
+      if (!isConstant(Ok, false))
+        emitIf(B, Ok, [&] {
+          FE->clearCache();
+          Lanes->clear();
+          storeRoots(Idx[size_t(Vv)], Ys[size_t(Vv)]);
+        });
+    }
     FE->clearCache();
     Lanes->clear();
   }
