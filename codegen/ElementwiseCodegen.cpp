@@ -657,21 +657,6 @@ Value *emitConvert(IRBuilderBase &B, Value *V, PrimitiveType From,
 
 namespace {
 
-/// reduce-precision's integer attribute \p Key, or nullopt when it is
-/// missing or not a small whole number.
-std::optional<int64_t> precisionBits(const HloInstruction &I, const char *Key) {
-  std::optional<std::string_view> Text = I.attribute(Key);
-  if (!Text || Text->empty() || Text->size() > 4)
-    return std::nullopt;
-  int64_t V = 0;
-  for (char Ch : *Text) {
-    if (Ch < '0' || Ch > '9')
-      return std::nullopt;
-    V = V * 10 + (Ch - '0');
-  }
-  return V;
-}
-
 /// XLA's reduce-precision on the bits of \p V (a float of type \p T, its
 /// value type): the mantissa rounded to \p Mant bits (to nearest, ties to
 /// even) where it is narrower than T's, the exponent clamped to \p Exp bits
@@ -762,9 +747,9 @@ std::optional<std::string> checkElementwise(const HloInstruction &I) {
   case HloOpcode::ReducePrecision: {
     if (!isFloatType(T) || I.operand(0)->shape().Type != T)
       return Unsupported("defined on floats only");
-    std::optional<int64_t> E = precisionBits(I, "exponent_bits");
-    std::optional<int64_t> M = precisionBits(I, "mantissa_bits");
-    if (!E || !M || *E < 1)
+    std::optional<int64_t> E = I.intAttribute("exponent_bits");
+    std::optional<int64_t> M = I.intAttribute("mantissa_bits");
+    if (!E || !M || *E < 1 || *M < 0)
       return Unsupported("needs exponent_bits >= 1 and mantissa_bits >= 0");
     return std::nullopt;
   }
@@ -922,8 +907,8 @@ Value *emitElementwise(IRBuilderBase &B, const HloInstruction &I,
     return emitBitcastValue(B, Ops[0], I.operand(0)->shape().Type, T);
   case HloOpcode::ReducePrecision:
     assert(Ops.size() == 1 && "reduce-precision takes one operand");
-    return emitReducePrecision(B, Ops[0], T, *precisionBits(I, "exponent_bits"),
-                               *precisionBits(I, "mantissa_bits"));
+    return emitReducePrecision(B, Ops[0], T, *I.intAttribute("exponent_bits"),
+                               *I.intAttribute("mantissa_bits"));
   default:
     assert(false && "not an elementwise op");
     return nullptr;

@@ -8,6 +8,7 @@
 #include "HloLexer.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <set>
 
@@ -363,6 +364,19 @@ HloInstruction::attribute(std::string_view Key) const {
     if (A.Key == Key)
       return std::string_view(A.Value);
   return std::nullopt;
+}
+
+std::optional<int64_t>
+HloInstruction::intAttribute(std::string_view Key) const {
+  std::optional<std::string_view> Text = attribute(Key);
+  if (!Text || Text->empty())
+    return std::nullopt;
+  int64_t V = 0;
+  const char *End = Text->data() + Text->size();
+  auto [Ptr, Err] = std::from_chars(Text->data(), End, V);
+  if (Err != std::errc() || Ptr != End)
+    return std::nullopt;
+  return V;
 }
 
 std::vector<const HloComputation *>

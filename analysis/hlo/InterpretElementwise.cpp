@@ -17,7 +17,6 @@
 //===----------------------------------------------------------------------===//
 #include "InterpretOps.h"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -147,27 +146,12 @@ uint64_t reducePrecision(uint64_t X, int Bits, int SrcMant, int ExpBits,
   return X;
 }
 
-/// The integer value of kept attribute \p Key, or nullopt.
-std::optional<int64_t> intAttribute(const HloInstruction &I,
-                                    const char *Key) {
-  std::optional<std::string_view> Text = I.attribute(Key);
-  if (!Text || Text->empty() || Text->size() > 18)
-    return std::nullopt;
-  std::string S(*Text);
-  char *End = nullptr;
-  errno = 0;
-  long long V = std::strtoll(S.c_str(), &End, 10);
-  if (errno || *End != '\0')
-    return std::nullopt;
-  return int64_t(V);
-}
-
 Expected<Literal> evalReducePrecision(const HloInstruction &I,
                                       const Literal &In) {
   if (std::optional<Diagnostic> D = checkFloatUnary(I))
     return *D;
-  std::optional<int64_t> E = intAttribute(I, "exponent_bits");
-  std::optional<int64_t> M = intAttribute(I, "mantissa_bits");
+  std::optional<int64_t> E = I.intAttribute("exponent_bits");
+  std::optional<int64_t> M = I.intAttribute("mantissa_bits");
   if (!E || !M || *E < 1 || *M < 0)
     return cannotEvaluate(I, "reduce-precision needs exponent_bits >= 1 and "
                              "mantissa_bits >= 0");

@@ -655,6 +655,11 @@ public:
   /// Example: for `s = f32[8] sort(p), dimensions={0}, is_stable=true,
   /// to_apply=lt`, `attribute("is_stable") == "true"`.
   std::optional<std::string_view> attribute(std::string_view Key) const;
+  /// Kept attribute \p Key as a decimal integer (an optional `-`, digits
+  /// only, within int64), or nullopt when it is missing or not one.
+  /// Example: for `r = f32[8] reduce-precision(p), exponent_bits=5,
+  /// mantissa_bits=10`, `intAttribute("mantissa_bits") == 10`.
+  std::optional<int64_t> intAttribute(std::string_view Key) const;
   /// Every called computation, in source order: `to_apply=` (reduce, call,
   /// map, sort, scatter, reduce-window, all-reduce, ...), `calls=` (fusion,
   /// async-start), `condition=` then `body=` (while), the branches of a

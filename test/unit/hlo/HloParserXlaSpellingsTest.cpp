@@ -162,6 +162,22 @@ TEST(HloParserXlaSpellingsTest, AttributesKeptAndPrintedBack) {
   EXPECT_FALSE(Mul->attribute("metadata").has_value());
 }
 
+TEST(HloParserXlaSpellingsTest, IntegerAttributes) {
+  auto M = parse(entry(R"(
+  p = f32[4] parameter(0)
+  ROOT r = f32[4] reduce-precision(p), exponent_bits=5, mantissa_bits=-3, a=1x, b=99999999999999999999, c=+4, d=9223372036854775807)"));
+  ASSERT_TRUE(M);
+  const HloInstruction *R = M->entry()->findInstruction("r");
+  EXPECT_EQ(R->intAttribute("exponent_bits"), std::optional<int64_t>(5));
+  EXPECT_EQ(R->intAttribute("mantissa_bits"), std::optional<int64_t>(-3));
+  EXPECT_EQ(R->intAttribute("d"), std::optional<int64_t>(INT64_MAX));
+  // Not a decimal integer, beyond int64, a sign other than `-`, missing.
+  EXPECT_FALSE(R->intAttribute("a"));
+  EXPECT_FALSE(R->intAttribute("b"));
+  EXPECT_FALSE(R->intAttribute("c"));
+  EXPECT_FALSE(R->intAttribute("metadata"));
+}
+
 TEST(HloParserXlaSpellingsTest, IndexCommentsAndMixedNames) {
   std::string P = canonical(entry(R"(
   %p0 = f32[2] parameter(0)
