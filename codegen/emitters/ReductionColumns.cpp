@@ -220,21 +220,28 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
               Ok, B.CreateICmpULT(B.CreateAdd(ColBaseV, Col), cst(K2)));
         emitIf(Ok, [&] {
           storeAccs(Idents);
+          // Chunk S = G + (BIdx * NB + U2) * NG of the tile, its slot
+          // (Tile * Split + S) * Cols + Col: the batch's first slot plus a
+          // constant per load (a ragged batch's missing chunks read chunk
+          // G's slot).
+          llvm::Value *Home = B.CreateAdd(
+              B.CreateMul(B.CreateAdd(B.CreateMul(TileIdV, cst(Split)), G),
+                          cst(Cols)),
+              Col);
           auto Batch = [&](llvm::Value *BIdx) {
             std::vector<std::vector<llvm::Value *>> Vals;
+            llvm::Value *First =
+                B.CreateAdd(G, B.CreateMul(BIdx, cst(NB * NG)));
+            llvm::Value *FirstSlot =
+                B.CreateAdd(Home, B.CreateMul(BIdx, cst(NB * NG * Cols)));
             for (int64_t U2 = 0; U2 < NB; ++U2) {
-              llvm::Value *S = B.CreateAdd(
-                  G,
-                  B.CreateMul(B.CreateAdd(B.CreateMul(BIdx, cst(NB)), cst(U2)),
-                              cst(NG)));
+              llvm::Value *Idx = B.CreateAdd(FirstSlot, cst(U2 * NG * Cols));
               llvm::Value *Valid =
-                  Ragged ? B.CreateICmpULT(S, cst(Split)) : nullptr;
+                  Ragged ? B.CreateICmpULT(B.CreateAdd(First, cst(U2 * NG)),
+                                           cst(Split))
+                         : nullptr;
               if (Valid)
-                S = B.CreateSelect(Valid, S, G);
-              llvm::Value *Idx = B.CreateAdd(
-                  B.CreateMul(B.CreateAdd(B.CreateMul(TileIdV, cst(Split)), S),
-                              cst(Cols)),
-                  Col);
+                Idx = B.CreateSelect(Valid, Idx, Home);
               std::vector<llvm::Value *> V = takeScratch(Scratch, Idx);
               if (Valid)
                 for (size_t I = 0; I < V.size(); ++I)
