@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Compile time of `idxmap emit` for every bench fusion (issue 5 target:
-# <= 10 ms each). RUNS rounds over all workloads (interleaved, so that a
-# noisy period of the machine spreads over all of them); per workload:
+# Compile time of `idxmap emit` per fusion (issue 16's target: <= 10 ms
+# each). RUNS rounds over all inputs (interleaved, so that a noisy period
+# of the machine spreads over all of them); per input:
 #   cold   the first compile in a fresh process (`--time`: parse, analysis,
 #          IR, IR pipeline, NVPTX back end; process start-up and file
 #          reading excluded): median and minimum over the rounds;
@@ -10,27 +10,54 @@
 #          compiler that links the library), median over the rounds;
 #   process  the whole `idxmap emit` process (start-up, reading, writing
 #          the .ptx and .json), median over the rounds.
-#   bench/compile_time.sh IDXMAP_BINARY [RUNS]
+# With --instructions (needs valgrind): instead of times, the instructions
+# the whole `idxmap emit` process executes (callgrind), which do not vary
+# from run to run: compare two binaries on a noisy machine with it. An
+# empty process (a 4x8 row reduction) takes about 9.5 M of them; on the
+# 2-core CI VM about 7.5 M instructions take a millisecond.
+#   bench/compile_time.sh [--instructions] IDXMAP_BINARY [RUNS] [HLO...]
+# Without HLO files: the bench workloads (test/examples); the suite is
+# `bench/compile_time.sh BIN 3 bench/suite/hlo/*.hlo`.
 set -euo pipefail
+count=0
+if [ "${1:-}" = --instructions ]; then
+  count=1
+  shift
+fi
 idxmap=$1; runs=${2:-7}
+shift $(($# >= 2 ? 2 : 1))
 here=$(cd "$(dirname "$0")" && pwd)
-ex=$here/../test/examples # the bench workloads
+files=("$@")
+if [ ${#files[@]} -eq 0 ]; then
+  files=("$here"/../test/examples/*.hlo) # the bench workloads
+fi
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-ws=(); for f in "$ex"/*.hlo; do ws+=("$(basename "$f" .hlo)"); done
+if [ $count -eq 1 ]; then
+  command -v valgrind >/dev/null || { echo "compile_time.sh: --instructions needs valgrind" >&2; exit 2; }
+  printf "%-40s %14s\n" fusion "instructions"
+  for f in "${files[@]}"; do
+    n=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$idxmap" emit "$f" \
+      -o "$tmp/out.ptx" 2>&1 | sed -nE 's/.*Collected : ([0-9]+).*/\1/p')
+    printf "%-40s %14s\n" "$(basename "$f" .hlo)" "$n"
+  done
+  exit 0
+fi
+ws=(); for f in "${files[@]}"; do ws+=("$(basename "$f" .hlo)"); done
 for ((i = 0; i < runs; i++)); do
-  for w in "${ws[@]}"; do
+  for j in "${!files[@]}"; do
+    f=${files[$j]}; w=${ws[$j]}
     t0=$EPOCHREALTIME
-    "$idxmap" emit "$ex/$w.hlo" -o "$tmp/out.ptx" --time 2>"$tmp/err" >/dev/null
+    "$idxmap" emit "$f" -o "$tmp/out.ptx" --time 2>"$tmp/err" >/dev/null
     t1=$EPOCHREALTIME
     echo "$(awk '{print ($1 - $2) * 1000}' <<<"$t1 $t0")" >>"$tmp/$w.proc"
     sed -nE 's/^emit: ([0-9.]+) ms.*/\1/p' "$tmp/err" >>"$tmp/$w.cold"
-    "$idxmap" emit "$ex/$w.hlo" -o /dev/null --time --repeat 10 2>&1 >/dev/null |
+    "$idxmap" emit "$f" -o /dev/null --time --repeat 10 2>&1 >/dev/null |
       sed -nE 's/^repeat: .* median ([0-9.]+) ms.*/\1/p' >>"$tmp/$w.warm"
   done
 done
 med() { sort -g "$1" | sed -n "$(( ($(wc -l <"$1") + 1) / 2 ))p"; }
-printf "%-32s %10s %10s %10s %10s\n" workload "cold med" "cold min" "warm med" "process"
+printf "%-40s %10s %10s %10s %10s\n" fusion "cold med" "cold min" "warm med" "process"
 for w in "${ws[@]}"; do
-  printf "%-32s %10.2f %10.2f %10.2f %10.2f\n" "$w" "$(med "$tmp/$w.cold")" \
+  printf "%-40s %10.2f %10.2f %10.2f %10.2f\n" "$w" "$(med "$tmp/$w.cold")" \
     "$(sort -g "$tmp/$w.cold" | head -1)" "$(med "$tmp/$w.warm")" "$(med "$tmp/$w.proc")"
 done

@@ -495,6 +495,28 @@ std::vector<Value *> emitIndexExprs(IRBuilderBase &B, const IndexingMap &Map,
   return Out;
 }
 
+RangeEvaluator &RangeCache::of(const IndexingMap &Map) {
+  for (Entry &E : Entries)
+    if (*E.Map == Map)
+      return *E.Ranges;
+  Entry E;
+  E.Map = std::make_unique<IndexingMap>(Map);
+  E.Ranges = std::make_unique<RangeEvaluator>(*E.Map);
+  Entries.push_back(std::move(E));
+  return *Entries.back().Ranges;
+}
+
+std::vector<Value *> emitIndexExprs(IRBuilderBase &B, RangeCache &Ranges,
+                                    const IndexingMap &Map,
+                                    ArrayRef<Value *> Dims,
+                                    ArrayRef<Value *> Syms, Type *IndexTy) {
+  RangeEvaluator &RE = Ranges.of(Map);
+  std::vector<Value *> Out;
+  for (Expr E : Map.results())
+    Out.push_back(emitIndexExpr(B, E, Dims, Syms, RE, IndexTy));
+  return Out;
+}
+
 namespace {
 
 /// i1 for `Lo <= V <= Hi` given that V lies in \p VR; nullptr when always

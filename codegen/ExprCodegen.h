@@ -56,6 +56,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/IR/IRBuilder.h"
 
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -179,6 +180,35 @@ std::vector<llvm::Value *> emitIndexExprs(llvm::IRBuilderBase &B,
                                           llvm::ArrayRef<llvm::Value *> Dims,
                                           llvm::ArrayRef<llvm::Value *> Syms,
                                           llvm::Type *IndexTy);
+
+/// The RangeEvaluators of the maps a kernel evaluates at many points (an
+/// unrolled loop's items, a tile's runs), each built once: its facts are
+/// derived once instead of at every point. Maps are looked up by value (a
+/// kernel uses a few), and the cache keeps its own copy of each.
+///
+/// Example:
+/// \code
+///   RangeCache Ranges;
+///   for (int64_t U = 0; U < 8; ++U) // one evaluator for the 8 items
+///     Idx[U] = emitIndexExprs(B, Ranges, Map, {Th, Bl}, {B.getInt32(U)}, I32);
+/// \endcode
+class RangeCache {
+public:
+  RangeEvaluator &of(const IndexingMap &Map);
+
+private:
+  struct Entry {
+    std::unique_ptr<IndexingMap> Map;
+    std::unique_ptr<RangeEvaluator> Ranges;
+  };
+  std::vector<Entry> Entries;
+};
+
+/// emitIndexExprs with the ranges of \p Map from \p Ranges: the same IR.
+std::vector<llvm::Value *>
+emitIndexExprs(llvm::IRBuilderBase &B, RangeCache &Ranges,
+               const IndexingMap &Map, llvm::ArrayRef<llvm::Value *> Dims,
+               llvm::ArrayRef<llvm::Value *> Syms, llvm::Type *IndexTy);
 
 /// What the caller knows about the run-time values of the variables given to
 /// emitDomainCheck: the range each one can take (e.g. [0, 255] for a thread

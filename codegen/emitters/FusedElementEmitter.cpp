@@ -44,7 +44,7 @@ std::vector<llvm::Value *>
 FusedElementEmitter::applyMap(const IndexingMap &Map,
                               llvm::ArrayRef<llvm::Value *> Index,
                               llvm::ArrayRef<llvm::Value *> Syms) {
-  return emitIndexExprs(B, Map, Index, Syms, IndexTy);
+  return emitIndexExprs(B, MapRanges, Map, Index, Syms, IndexTy);
 }
 
 llvm::Value *FusedElementEmitter::inDomain(const IndexingMap &Map,

@@ -11,6 +11,7 @@
 
 #include "ElementwiseCodegen.h"
 #include "EmitterSupport.h"
+#include "ExprCodegen.h"
 
 #include "idxmap/Hlo.h"
 #include "idxmap/HloIndexing.h"
@@ -196,6 +197,8 @@ private:
   std::map<std::pair<const HloInstruction *, int64_t>, InstructionIndexing>
       Indexing;
   std::map<const HloInstruction *, ValueOverride> Overrides;
+  /// The ranges of the ops' maps, kept across the points emitted.
+  RangeCache MapRanges;
   std::set<const HloInstruction *> SpeculatedPads;
   /// Per speculated pad: whether its operand calls a subgraph function.
   std::map<const HloInstruction *, bool> PadCallsFunction;

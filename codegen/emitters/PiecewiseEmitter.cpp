@@ -70,8 +70,8 @@ private:
   std::function<void()> open(llvm::Value *Cond, const char *Name);
   std::vector<llvm::Value *> outIndex(const PiecewisePlan::Piece &Pc,
                                       int64_t Uu, int64_t L) {
-    return emitIndexExprs(B, Pc.OutputMap, Idx[size_t(Uu)][size_t(L)], {},
-                          IndexTy);
+    return emitIndexExprs(B, MapRanges, Pc.OutputMap,
+                          Idx[size_t(Uu)][size_t(L)], {}, IndexTy);
   }
   bool skipped(const PiecewisePlan::Piece &Pc) const {
     return Pc.Source->shape().numElements() == 0 ||
@@ -89,6 +89,8 @@ private:
   const HloComputation &C;
   const PiecewisePlan &PP;
   llvm::Type *IndexTy;
+  /// The ranges of the pieces' output maps, kept across the lanes.
+  RangeCache MapRanges;
   llvm::BasicBlock *Done;
   const int64_t LaunchThreads;
   LaneLoader Lanes;

@@ -136,7 +136,7 @@ private:
   std::vector<llvm::Value *> emitExprs(const IndexingMap &Map,
                                        llvm::ArrayRef<llvm::Value *> Dims,
                                        llvm::ArrayRef<llvm::Value *> Syms) {
-    return emitIndexExprs(B, Map, Dims, Syms, IndexTy);
+    return emitIndexExprs(B, MapRanges, Map, Dims, Syms, IndexTy);
   }
   /// Output logical index of the reduce for input linear offset \p Lin.
   std::vector<Expr> outputExprs(Expr Lin);
@@ -249,6 +249,8 @@ private:
   const Shape *In = nullptr;
   int64_t V = 1;
   IndexingMap InMap;
+  /// The ranges of the maps evaluated at every unrolled point.
+  RangeCache MapRanges;
   std::map<const HloInstruction *, int64_t> Width;
   /// How each parameter is loaded: EvictFirst for those read exactly once.
   std::map<const HloInstruction *, CacheHint> Hint;

@@ -122,9 +122,9 @@ llvm::Value *ScanKernel::columnInit(TileState &St, llvm::Value *Col) {
   llvm::Value *Vec = B.CreateURem(Col, idx(SP.Vector));
   llvm::Value *Ok =
       emitDomainCheck(B, P.Main.Map, {Tx, St.Tile}, {idx(0), Vec}, IndexTy);
-  std::vector<llvm::Value *> First =
-      emitIndexExprs(B, P.Main.Map, {B.CreateSelect(Ok, Tx, idx(0)), St.Tile},
-                     {idx(0), B.CreateSelect(Ok, Vec, idx(0))}, IndexTy);
+  std::vector<llvm::Value *> First = emitIndexExprs(
+      B, MapRanges, P.Main.Map, {B.CreateSelect(Ok, Tx, idx(0)), St.Tile},
+      {idx(0), B.CreateSelect(Ok, Vec, idx(0))}, IndexTy);
   llvm::Value *V = lineInit(First);
   FE->clearCache();
   Lanes->clear();

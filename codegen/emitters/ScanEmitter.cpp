@@ -287,8 +287,8 @@ void ScanKernel::emitLines() {
     B.CreateCondBr(B.CreateICmpULT(Line, idx(SP.Lines)), Body, GL.Done);
     B.SetInsertPoint(Body);
   }
-  llvm::Value *Init =
-      lineInit(emitIndexExprs(B, TM.Map, {GL.Th, GL.Bl}, {idx(0)}, IndexTy));
+  llvm::Value *Init = lineInit(
+      emitIndexExprs(B, MapRanges, TM.Map, {GL.Th, GL.Bl}, {idx(0)}, IndexTy));
 
   // The walk along the line: step k at position k (N-1-k reversed), or,
   // for a warp, chunk k of 32 elements (the map counts from the end when
@@ -310,7 +310,7 @@ void ScanKernel::emitLines() {
     llvm::Value *Pos =
         SP.Reverse ? B.CreateSub(idx(SP.Length - 1), Step) : Step;
     std::vector<llvm::Value *> Idx =
-        emitIndexExprs(B, TM.Map, {GL.Th, GL.Bl}, {Pos}, IndexTy);
+        emitIndexExprs(B, MapRanges, TM.Map, {GL.Th, GL.Bl}, {Pos}, IndexTy);
     llvm::Value *X = inputAt(*FE, Idx);
     NextCarry = combine(Carry, X);
     storeRoots(Idx, NextCarry);
@@ -322,7 +322,7 @@ void ScanKernel::emitLines() {
     llvm::Value *Valid = B.CreateICmpULT(
         B.CreateAdd(B.CreateMul(Step, idx(32)), Lane), idx(SP.Length));
     std::vector<llvm::Value *> Idx =
-        emitIndexExprs(B, TM.Map, {GL.Th, GL.Bl}, {Step}, IndexTy);
+        emitIndexExprs(B, MapRanges, TM.Map, {GL.Th, GL.Bl}, {Step}, IndexTy);
     llvm::BasicBlock *Head = B.GetInsertBlock();
     auto *Load = llvm::BasicBlock::Create(LC, "scan.load", K);
     auto *Have = llvm::BasicBlock::Create(LC, "scan.have", K);

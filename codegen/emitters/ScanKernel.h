@@ -287,8 +287,8 @@ private:
   std::unique_ptr<llvm::IRBuilder<>> BPtr;
   std::unique_ptr<LaneLoader> Lanes;
   std::unique_ptr<FusedElementEmitter> FE;
-  /// The ranges of the main map, for every tile's Items.
-  std::unique_ptr<RangeEvaluator> MainRanges;
+  /// The ranges of the maps the kernel evaluates at every item.
+  RangeCache MapRanges;
   /// ScanPlan::StageBytes: the tile's items through shared memory.
   std::unique_ptr<StagedLoader> Staged;
 };

@@ -61,8 +61,8 @@ std::vector<ScanKernel::Pair> ScanKernel::headsOf(TileState &St) {
       }
       FE->clearCache();
       Lanes->clear();
-      llvm::Value *Init = lineInit(
-          emitIndexExprs(B, P.Main.Map, {Th, St.Tile}, {Run, Vec}, IndexTy));
+      llvm::Value *Init = lineInit(emitIndexExprs(
+          B, MapRanges, P.Main.Map, {Th, St.Tile}, {Run, Vec}, IndexTy));
       FE->clearCache();
       Lanes->clear();
       llvm::Value *Item = St.X[size_t(Kr * V + Vv)];

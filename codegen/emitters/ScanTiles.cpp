@@ -225,10 +225,8 @@ ScanKernel::TileState ScanKernel::beginTile(llvm::Value *Th,
   St.Tile = Tile;
   St.Lane = B.CreateURem(Th, idx(32));
   St.Warp = B.CreateUDiv(Th, idx(32));
-  if (!MainRanges)
-    MainRanges = std::make_unique<RangeEvaluator>(P.Main.Map);
   St.Items = std::make_shared<ExprEmitter>(
-      *MainRanges, IndexTy, std::vector<llvm::Value *>{Th, Tile},
+      MapRanges.of(P.Main.Map), IndexTy, std::vector<llvm::Value *>{Th, Tile},
       std::vector<llvm::Value *>{idx(0), idx(0)});
   // The ids' part of the indices goes before the lane, which follows the
   // ids and dominates the whole tile: emitted once, not once per item.
@@ -260,7 +258,7 @@ ScanKernel::TileState ScanKernel::beginTile(llvm::Value *Th,
   FE->clearCache();
   Lanes->clear();
   if (!Columns) {
-    St.Init = lineInit(emitIndexExprs(B, P.Main.Map, {idx(0), Tile},
+    St.Init = lineInit(emitIndexExprs(B, MapRanges, P.Main.Map, {idx(0), Tile},
                                       {idx(0), idx(0)}, IndexTy));
     return St;
   }
@@ -358,8 +356,9 @@ void ScanKernel::loadItems(TileState &St, bool Guarded) {
         Lanes->Lane = Vv;
         Out = B.CreateSelect(
             VecOk,
-            inputAt(*FE, emitIndexExprs(B, P.Main.Map, {VecTh, St.Tile},
-                                        {VecRun, idx(Vv)}, IndexTy)),
+            inputAt(*FE,
+                    emitIndexExprs(B, MapRanges, P.Main.Map, {VecTh, St.Tile},
+                                   {VecRun, idx(Vv)}, IndexTy)),
             Id);
         continue;
       }
@@ -374,7 +373,7 @@ void ScanKernel::loadItems(TileState &St, bool Guarded) {
         continue;
       }
       if (First.empty())
-        First = emitIndexExprs(B, P.Main.Map, {idx(0), St.Tile},
+        First = emitIndexExprs(B, MapRanges, P.Main.Map, {idx(0), St.Tile},
                                {idx(0), idx(0)}, IndexTy);
       std::vector<llvm::Value *> I = itemIndex(St, Kr, Vv);
       for (size_t D = 0; D < I.size(); ++D)

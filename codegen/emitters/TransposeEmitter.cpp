@@ -273,7 +273,7 @@ llvm::Value *TransposeKernel::rootPtr(size_t RootNo, llvm::Value *Lin,
 std::vector<llvm::Value *>
 TransposeKernel::emitResults(const IndexingMap &Map,
                              llvm::ArrayRef<llvm::Value *> Syms) {
-  return emitIndexExprs(B, Map, {ThV, BlV}, Syms, IndexTy);
+  return emitIndexExprs(B, MapRanges, Map, {ThV, BlV}, Syms, IndexTy);
 }
 
 Expected<KernelInfo> TransposeKernel::run() {

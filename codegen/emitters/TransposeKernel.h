@@ -144,6 +144,8 @@ private:
   KernelInfo Info;
   llvm::Function *K = nullptr;
   llvm::Type *I32 = nullptr, *IndexTy = nullptr;
+  /// The ranges of the maps evaluated at every unrolled point.
+  RangeCache MapRanges;
   llvm::Type *TileElemTy = nullptr, *GroupTy = nullptr, *TileTy = nullptr;
   llvm::Align GroupAlign;
   llvm::GlobalVariable *TileVar = nullptr;
