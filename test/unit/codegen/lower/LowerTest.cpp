@@ -725,6 +725,41 @@ TEST(ExprCodegen, HoistsInvariantPartsAndCachesThem) {
     }
 }
 
+TEST(ExprCodegen, RangeCacheKeepsOneEvaluatorPerMapAndTheSameIr) {
+  Context Ctx;
+  Expr D0 = Ctx.dim(0), S0 = Ctx.symbol(0);
+  auto MakeMap = [&](int64_t Hi) {
+    return IndexingMap(Ctx, {{"", {0, Hi}}}, {{"", {0, 3}}}, {},
+                       {(D0 * 4 + S0).floorDiv(3), (D0 * 4 + S0) % 5});
+  };
+  IndexingMap A = MakeMap(255), A2 = MakeMap(255), Other = MakeMap(127);
+  RangeCache Cache;
+  // Equal maps (another object) share an evaluator, which works on the
+  // cache's own copy; a different map gets its own.
+  EXPECT_EQ(&Cache.of(A), &Cache.of(A2));
+  EXPECT_NE(&Cache.of(A), &Cache.of(Other));
+  EXPECT_EQ(Cache.of(A).map(), A);
+  // Each point emitted through the cache is the IR a fresh evaluator gives.
+  LLVMContext LC;
+  Module M("cache", LC);
+  auto Emit = [&](bool Cached) {
+    Function *F =
+        makeIndexFunction(M, Type::getInt64Ty(LC), Cached ? "cached" : "fresh");
+    IRBuilder<> B(&F->getEntryBlock());
+    Value *Sum = B.getInt32(0);
+    for (int U = 0; U < 4; ++U)
+      for (Value *V : Cached ? emitIndexExprs(B, Cache, A, {F->getArg(0)},
+                                              {B.getInt32(U)}, B.getInt32Ty())
+                             : emitIndexExprs(B, A, {F->getArg(0)},
+                                              {B.getInt32(U)}, B.getInt32Ty()))
+        Sum = B.CreateAdd(Sum, V);
+    B.CreateRet(B.CreateSExt(Sum, B.getInt64Ty()));
+    std::string Text = printFunction(*F);
+    return Text.substr(Text.find('{'));
+  };
+  EXPECT_EQ(Emit(true), Emit(false));
+}
+
 //===----------------------------------------------------------------------===//
 // PTX helpers
 //===----------------------------------------------------------------------===//
