@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <set>
 
 namespace idxmap {
@@ -666,10 +667,14 @@ AccessReport analyzeAccess(const IndexingMap &ThreadToElement, const Shape &S,
         Warps.push_back({B, W});
     R.Coverage = "all " + std::to_string(TotalWarps) + " warps";
   } else {
-    // First and last warps and an even spread in between.
+    // First and last warps and an even spread in between, its stride
+    // prime to the warps per block: a stride they divide would sample one
+    // warp of every block (warp 0: a transpose's first tile row only).
+    int64_t Stride = TotalWarps / (Samples - 1);
+    while (Stride > 1 && std::gcd(Stride, WarpsPerBlock) != 1)
+      --Stride;
     for (int64_t K = 0; K < Samples; ++K) {
-      int64_t G = K == Samples - 1 ? TotalWarps - 1
-                                   : K * (TotalWarps / (Samples - 1));
+      int64_t G = K == Samples - 1 ? TotalWarps - 1 : K * Stride;
       Warps.push_back({G / WarpsPerBlock, G % WarpsPerBlock});
     }
     R.Coverage = ProvenSame
