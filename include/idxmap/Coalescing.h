@@ -275,7 +275,9 @@ analyzeCoalescing(Context &Ctx, const FusionAnalysis &A,
 /// layout: sector and line counts per warp, coverage and vector width.
 /// Grids of up to \p MaxWarps warps (at most 2048) are counted warp by warp,
 /// larger ones sampled at \p MaxWarps warps (at most 64) spread over the
-/// grid, first and last included.
+/// grid, first and last included, at a stride prime to the warps per block
+/// (so that the samples take every warp position of a block, not warp 0
+/// of each: a transpose's first tile row only).
 ///
 /// Example: `analyzeAccess(TM.Map, P->shape(), true, 8)` counts 8 warps, a
 /// quick estimate for the cost model; `idxmap analyze` counts up to 2048.
