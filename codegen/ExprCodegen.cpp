@@ -485,14 +485,25 @@ Value *emitIndexExpr(IRBuilderBase &B, Expr E, ArrayRef<Value *> Dims,
   return EE.emit(B, E);
 }
 
-std::vector<Value *> emitIndexExprs(IRBuilderBase &B, const IndexingMap &Map,
-                                    ArrayRef<Value *> Dims,
-                                    ArrayRef<Value *> Syms, Type *IndexTy) {
-  RangeEvaluator RE(Map);
+namespace {
+
+/// Every result of \p Map emitted with the ranges \p RE (of an equal map).
+std::vector<Value *> emitResults(IRBuilderBase &B, const IndexingMap &Map,
+                                 ArrayRef<Value *> Dims, ArrayRef<Value *> Syms,
+                                 RangeEvaluator &RE, Type *IndexTy) {
   std::vector<Value *> Out;
   for (Expr E : Map.results())
     Out.push_back(emitIndexExpr(B, E, Dims, Syms, RE, IndexTy));
   return Out;
+}
+
+} // namespace
+
+std::vector<Value *> emitIndexExprs(IRBuilderBase &B, const IndexingMap &Map,
+                                    ArrayRef<Value *> Dims,
+                                    ArrayRef<Value *> Syms, Type *IndexTy) {
+  RangeEvaluator RE(Map);
+  return emitResults(B, Map, Dims, Syms, RE, IndexTy);
 }
 
 RangeEvaluator &RangeCache::of(const IndexingMap &Map) {
@@ -510,11 +521,7 @@ std::vector<Value *> emitIndexExprs(IRBuilderBase &B, RangeCache &Ranges,
                                     const IndexingMap &Map,
                                     ArrayRef<Value *> Dims,
                                     ArrayRef<Value *> Syms, Type *IndexTy) {
-  RangeEvaluator &RE = Ranges.of(Map);
-  std::vector<Value *> Out;
-  for (Expr E : Map.results())
-    Out.push_back(emitIndexExpr(B, E, Dims, Syms, RE, IndexTy));
-  return Out;
+  return emitResults(B, Map, Dims, Syms, Ranges.of(Map), IndexTy);
 }
 
 namespace {

@@ -231,7 +231,8 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
           auto Batch = [&](llvm::Value *BIdx) {
             std::vector<std::vector<llvm::Value *>> Vals;
             llvm::Value *First =
-                B.CreateAdd(G, B.CreateMul(BIdx, cst(NB * NG)));
+                Ragged ? B.CreateAdd(G, B.CreateMul(BIdx, cst(NB * NG)))
+                       : nullptr;
             llvm::Value *FirstSlot =
                 B.CreateAdd(Home, B.CreateMul(BIdx, cst(NB * NG * Cols)));
             for (int64_t U2 = 0; U2 < NB; ++U2) {

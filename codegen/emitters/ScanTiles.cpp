@@ -488,6 +488,11 @@ void ScanKernel::storeItems(TileState &St, llvm::ArrayRef<llvm::Value *> Before,
   FE->clearCache();
   Lanes->clear();
   for (int64_t Kr = 0; Kr < SP.Runs; ++Kr) {
+    // A guarded run whose first item no thread has stores nothing (its
+    // later items lie further along).
+    llvm::Value *FirstOk = Guarded ? itemValid(St, Kr, 0) : nullptr;
+    if (FirstOk && isConstant(FirstOk, false))
+      continue;
     std::vector<std::vector<llvm::Value *>> Idx;
     std::vector<llvm::Value *> Ys;
     for (int64_t Vv = 0; Vv < V; ++Vv) {
@@ -500,15 +505,13 @@ void ScanKernel::storeItems(TileState &St, llvm::ArrayRef<llvm::Value *> Before,
       continue;
     }
     if (guardsWholeVectors()) {
-      llvm::Value *Ok = itemValid(St, Kr, 0);
-      if (!isConstant(Ok, false))
-        emitIf(B, Ok, [&] { storeRun(Idx, Ys); });
+      emitIf(B, FirstOk, [&] { storeRun(Idx, Ys); });
       FE->clearCache();
       Lanes->clear();
       continue;
     }
     for (int64_t Vv = 0; Vv < V; ++Vv) {
-      llvm::Value *Ok = itemValid(St, Kr, Vv);
+      llvm::Value *Ok = Vv ? itemValid(St, Kr, Vv) : FirstOk;
       if (!isConstant(Ok, false))
         emitIf(B, Ok, [&] {
           FE->clearCache();

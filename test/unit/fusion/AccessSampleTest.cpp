@@ -33,7 +33,7 @@ AccessReport rowsOf33(Context &Ctx, int64_t Blocks, int64_t MaxWarps) {
                        /*CountWarps=*/true, MaxWarps);
 }
 
-TEST(AccessSample, SamplesEveryWarpOfTheBlocks) {
+TEST(AccessSample, SamplesReachWarpsBesideEachBlocksFirst) {
   Context Ctx;
   // 504 blocks of 8 warps: an even spread of 64 samples has a stride of
   // 4032 / 63 = 64 warps, which would sample warp 0 of every eighth block
