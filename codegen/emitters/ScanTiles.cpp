@@ -293,7 +293,9 @@ llvm::Value *ScanKernel::itemValid(const TileState &St, int64_t Run,
     return B.getFalse();
   if (Hi < SP.Length)
     return B.getTrue();
-  return B.CreateICmpULT(B.CreateAdd(St.PosBase, idx(Off)), idx(SP.Length));
+  // PosBase + Off < Length as PosBase < Length - Off (positive, as Lo <
+  // Length): one compare an item, no add for instcombine to revisit.
+  return B.CreateICmpULT(St.PosBase, idx(SP.Length - Off));
 }
 
 bool ScanKernel::guardsWholeVectors() const {
