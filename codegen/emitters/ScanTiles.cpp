@@ -251,10 +251,9 @@ ScanKernel::TileState ScanKernel::beginTile(llvm::Value *Th,
   // Row tiles guard only a ragged line's last tile, so a guarded item's
   // segment is the last: its position is known but for the warp and lane.
   if (St.Guard && SP.Mode == ScanMode::BlockTiles)
-    St.PosBase = B.CreateAdd(
-        idx((TPL - 1) * SP.TileLength),
-        B.CreateAdd(B.CreateMul(St.Warp, idx(32 * SP.Vector * SP.Runs)),
-                    B.CreateMul(St.Lane, idx(SP.Vector))));
+    St.PosBase = B.CreateAdd(idx((TPL - 1) * SP.TileLength),
+                             emitIndexExprs(B, MapRanges, SP.TileOffset, {Th},
+                                            {idx(0), idx(0)}, IndexTy)[0]);
   FE->clearCache();
   Lanes->clear();
   if (!Columns) {
@@ -284,18 +283,23 @@ llvm::Value *ScanKernel::itemValid(const TileState &St, int64_t Run,
     return emitDomainCheck(B, P.Main.Map, {St.Th, St.Tile},
                            {idx(Run), idx(Elem)}, IndexTy);
   assert(St.PosBase && "row tiles check items only under a guard");
-  // The item's positions over the warps and lanes: items that no thread
-  // has, or that every thread has, need no test.
-  const int64_t V = SP.Vector, Off = Run * 32 * V + Elem,
-                Lo = (SP.TilesPerLine - 1) * SP.TileLength + Off,
-                Hi = Lo + (P.Block[0] / 32 - 1) * 32 * V * SP.Runs + 31 * V;
+  // The item's position: PosBase, the last tile's start plus the thread's
+  // part of the offset, plus the item's part. Items that no thread has, or
+  // that every thread has, need no test.
+  const IndexingMap &TO = SP.TileOffset;
+  const std::optional<int64_t> Item =
+      TO.results()[1].evaluate({0}, {Run, Elem});
+  assert(Item && "the item's offset is a constant");
+  const Interval Thread = MapRanges.of(TO).range(TO.results()[0]);
+  const int64_t Lo = (SP.TilesPerLine - 1) * SP.TileLength + *Item + Thread.Lo,
+                Hi = Lo + (Thread.Hi - Thread.Lo);
   if (Lo >= SP.Length)
     return B.getFalse();
   if (Hi < SP.Length)
     return B.getTrue();
-  // PosBase + Off < Length as PosBase < Length - Off (positive, as Lo <
+  // PosBase + Item < Length as PosBase < Length - Item (positive, as Lo <
   // Length): one compare an item, no add for instcombine to revisit.
-  return B.CreateICmpULT(St.PosBase, idx(SP.Length - Off));
+  return B.CreateICmpULT(St.PosBase, idx(SP.Length - *Item));
 }
 
 bool ScanKernel::guardsWholeVectors() const {

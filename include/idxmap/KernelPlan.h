@@ -404,6 +404,13 @@ struct ScanPlan {
   /// one per group of LinesPerTile lines for ColumnTiles and
   /// SegmentedTiles) and the lines a tile covers (1 for BlockTiles).
   int64_t Groups = 1, LinesPerTile = 1;
+  /// BlockTiles and SegmentedTiles: where item (run, vec) of thread th_x
+  /// sits in its tile, as the thread's part and the item's, the offset
+  /// their sum: (th_x)[run, vec] -> (th_x floordiv 32 * 32 * Runs * Vector
+  /// + (th_x mod 32) * Vector, run * 32 * Vector + vec). The thread map's
+  /// positions are built from it, and a ragged tile's item tests from its
+  /// two parts: the thread's emitted once, each item's a constant.
+  IndexingMap TileOffset;
   /// BlockTiles: per root, elements per vector store the maps prove.
   std::vector<int64_t> StoreWidth;
   /// Tile descriptors in the workspace: one 64-bit word (status in the

@@ -245,6 +245,12 @@ TEST(ScanFusion, HeroWithPrologueAndEpilogue) {
             "* 4 + (th_x floordiv 32) * 512), domain: th_x in [0, 63], tile "
             "in [0, 127], run in [0, 3], vec in [0, 3], run * 32 + th_x mod "
             "32 + (th_x floordiv 32) * 128 in [0, 249]");
+  // The tile offset, the thread's part and the item's: their sum is the
+  // position above.
+  EXPECT_EQ(printMap(P->Scan->TileOffset),
+            "(th_x)[run, vec] -> ((th_x floordiv 32) * 512 + (th_x mod 32) * "
+            "4, run * 128 + vec), domain: th_x in [0, 63], run in [0, 3], vec "
+            "in [0, 3]");
 }
 
 TEST(ScanFusion, ColumnTilesAndRowTilesChainedByLookBack) {
