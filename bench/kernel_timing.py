@@ -54,12 +54,18 @@ def idxmap_launches(cp, torch, ptx, tensor_for):
             w = torch.zeros(k["workspace_bytes"], device="cuda", dtype=torch.uint8)
             keep.append(w)
             args.append(np.uint64(w.data_ptr()))
-        launches.append((mod.get_function(k["name"]), tuple(k["grid"]),
-                         tuple(k["block"]), tuple(args)))
+        fn = mod.get_function(k["name"])
+        # A chained scan's tiles through shared memory take it dynamically
+        # (the sidecar's dynamic_shared_bytes; past 48 KiB the function's
+        # limit is raised first).
+        dyn = int(k.get("dynamic_shared_bytes", 0))
+        if dyn > 48 * 1024:
+            fn.max_dynamic_shared_size_bytes = dyn
+        launches.append((fn, tuple(k["grid"]), tuple(k["block"]), tuple(args), dyn))
 
     def call():
-        for f, g, b, args in launches:
-            f(g, b, args)
+        for f, g, b, args, dyn in launches:
+            f(g, b, args, shared_mem=dyn)
     call.keep = keep  # the workspaces live as long as the call
     return call
 

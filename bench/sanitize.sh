@@ -36,6 +36,7 @@ cases=(
   "$in/scan-short-rows.hlo"
   "$in/scan-variadic.hlo"
   "$in/scan-long-line.hlo"
+  "$in/scan-ragged-line.hlo"
   "$in/concat-three-widths.hlo"
   "$in/concat-three-widths.hlo --tune IDXMAP_PIECE_OVER_OUTPUT=0"
   "$in/dus-kv-cache.hlo"

@@ -169,6 +169,7 @@ def signature(ptx):
     side = kernel_timing.sidecar(ptx)
     launch = [(k["grid"], k["block"],
                k.get("static_shared_bytes", k.get("shared_bytes")),
+               k.get("dynamic_shared_bytes"),
                k.get("workspace_bytes"))
               for k in side["kernels"]]
     with open(ptx, "rb") as f:
