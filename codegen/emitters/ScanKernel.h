@@ -137,8 +137,10 @@ private:
     /// tile's start, so that an item adds its own constant.
     std::shared_ptr<ExprEmitter> Items;
     /// Row tiles with a guard: the position in the line of the thread's
-    /// first item (itemValid adds the item's offset).
+    /// first item (itemValid adds the item's offset), and the range of
+    /// those positions over the block's threads.
     llvm::Value *PosBase = nullptr;
+    Interval PosSpan;
   };
   void emitTile(llvm::Value *Th, llvm::Value *Tile);
   /// ScanPlan::StageBytes (ScanSharedTile.cpp): the tile's items copied

@@ -250,10 +250,16 @@ ScanKernel::TileState ScanKernel::beginTile(llvm::Value *Th,
     St.Guard = St.LastSeg;
   // Row tiles guard only a ragged line's last tile, so a guarded item's
   // segment is the last: its position is known but for the warp and lane.
-  if (St.Guard && SP.Mode == ScanMode::BlockTiles)
-    St.PosBase = B.CreateAdd(idx((TPL - 1) * SP.TileLength),
-                             emitIndexExprs(B, MapRanges, SP.TileOffset, {Th},
-                                            {idx(0), idx(0)}, IndexTy)[0]);
+  if (St.Guard && SP.Mode == ScanMode::BlockTiles) {
+    const int64_t Start = (TPL - 1) * SP.TileLength;
+    RangeEvaluator &RE = MapRanges.of(SP.TileOffset);
+    const Expr Thread = SP.TileOffset.results()[0];
+    St.PosBase =
+        B.CreateAdd(idx(Start), emitIndexExpr(B, Thread, {Th}, {idx(0), idx(0)},
+                                              RE, IndexTy));
+    const Interval Span = RE.range(Thread);
+    St.PosSpan = {Start + Span.Lo, Start + Span.Hi};
+  }
   FE->clearCache();
   Lanes->clear();
   if (!Columns) {
@@ -283,22 +289,18 @@ llvm::Value *ScanKernel::itemValid(const TileState &St, int64_t Run,
     return emitDomainCheck(B, P.Main.Map, {St.Th, St.Tile},
                            {idx(Run), idx(Elem)}, IndexTy);
   assert(St.PosBase && "row tiles check items only under a guard");
-  // The item's position: PosBase, the last tile's start plus the thread's
-  // part of the offset, plus the item's part. Items that no thread has, or
-  // that every thread has, need no test.
-  const IndexingMap &TO = SP.TileOffset;
+  // The item's position: PosBase plus the item's part of the offset.
+  // Items that no thread has, or that every thread has, need no test.
   const std::optional<int64_t> Item =
-      TO.results()[1].evaluate({0}, {Run, Elem});
+      SP.TileOffset.results()[1].evaluate({0}, {Run, Elem});
   assert(Item && "the item's offset is a constant");
-  const Interval Thread = MapRanges.of(TO).range(TO.results()[0]);
-  const int64_t Lo = (SP.TilesPerLine - 1) * SP.TileLength + *Item + Thread.Lo,
-                Hi = Lo + (Thread.Hi - Thread.Lo);
-  if (Lo >= SP.Length)
+  if (St.PosSpan.Lo + *Item >= SP.Length)
     return B.getFalse();
-  if (Hi < SP.Length)
+  if (St.PosSpan.Hi + *Item < SP.Length)
     return B.getTrue();
-  // PosBase + Item < Length as PosBase < Length - Item (positive, as Lo <
-  // Length): one compare an item, no add for instcombine to revisit.
+  // PosBase + Item < Length as PosBase < Length - Item (positive, as the
+  // first test failed): one compare an item, no add for instcombine to
+  // revisit.
   return B.CreateICmpULT(St.PosBase, idx(SP.Length - *Item));
 }
 
