@@ -261,9 +261,9 @@ Value *ExprEmitter::visitAdd(Expr E, IRBuilderBase &B) {
     Acc = emit(B, InvSum);
     AccRange = rangeOf(InvSum);
   } else {
-    Acc = emitTerms(B, Inv, Acc, AccRange);
+    Acc = emitTerms(B, Inv, Acc, AccRange, Const);
   }
-  Acc = emitTerms(B, Var, Acc, AccRange);
+  Acc = emitTerms(B, Var, Acc, AccRange, Const);
   if (Const != 0) {
     if (!Acc)
       return constant(Const);
@@ -276,9 +276,17 @@ Value *ExprEmitter::visitAdd(Expr E, IRBuilderBase &B) {
 }
 
 Value *ExprEmitter::emitTerms(IRBuilderBase &B, ArrayRef<Term> Terms,
-                              Value *Acc, Interval &AccRange) {
+                              Value *Acc, Interval &AccRange, int64_t &Const) {
   for (const Term &T : Terms) {
     Value *X = emit(B, T.Base);
+    if (auto *CI = llvm::dyn_cast<llvm::ConstantInt>(X)) {
+      auto Part = checkedMul(CI->getSExtValue(), T.Coeff);
+      auto Sum = Part ? checkedAdd(Const, *Part) : std::nullopt;
+      if (Sum) {
+        Const = *Sum;
+        continue;
+      }
+    }
     Interval XR = rangeOf(T.Base);
     bool Subtract = Acc && T.Coeff < 0 &&
                     T.Coeff != std::numeric_limits<int64_t>::min();

@@ -142,8 +142,11 @@ private:
   llvm::Value *visitMul(Expr E, llvm::IRBuilderBase &B);
   llvm::Value *visitDiv(Expr E, llvm::IRBuilderBase &B);
   llvm::Value *visitMod(Expr E, llvm::IRBuilderBase &B);
+  /// Adds \p Terms to \p Acc (null: none yet); a term whose value is a
+  /// constant (a variable given as one, as unrolled items are) joins
+  /// \p Const instead of taking an add.
   llvm::Value *emitTerms(llvm::IRBuilderBase &B, llvm::ArrayRef<Term> Terms,
-                         llvm::Value *Acc, Interval &AccRange);
+                         llvm::Value *Acc, Interval &AccRange, int64_t &Const);
   llvm::Value *emitFloorDivByPositive(llvm::IRBuilderBase &B, llvm::Value *A,
                                       Interval ARange, llvm::Value *Divisor,
                                       int64_t C);

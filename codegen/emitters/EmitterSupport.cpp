@@ -37,18 +37,28 @@ llvm::Value *physicalOffset(llvm::IRBuilderBase &B, const Shape &S,
   if (Order == OffsetTermOrder::Logical)
     for (int64_t D = 0; D < S.rank(); ++D)
       Dims[size_t(D)] = D;
-  llvm::Value *Off = llvm::ConstantInt::get(IndexTy, 0);
+  // Constant coordinates (an unrolled item's, a broadcast's 0) join one
+  // constant added last, after the partial sum that items share.
+  llvm::Value *Off = nullptr;
+  int64_t Const = 0;
   for (int64_t D : Dims) {
     if (S.Dims[D] == 1)
       continue;
+    if (auto *CI = llvm::dyn_cast<llvm::ConstantInt>(Index[D])) {
+      Const += CI->getSExtValue() * Strides[D];
+      continue;
+    }
     llvm::Value *T =
         Strides[D] == 1
             ? Index[D]
             : B.CreateMul(Index[D], llvm::ConstantInt::get(IndexTy, Strides[D]),
                           "", /*HasNUW=*/true, /*HasNSW=*/true);
-    Off = B.CreateAdd(Off, T, "", true, true);
+    Off = Off ? B.CreateAdd(Off, T, "", true, true) : T;
   }
-  return Off;
+  llvm::Value *C = llvm::ConstantInt::get(IndexTy, Const);
+  if (!Off)
+    return C;
+  return Const ? B.CreateAdd(Off, C, "", true, true) : Off;
 }
 
 Diagnostic diagnoseAt(const HloInstruction &I, std::string Message) {
