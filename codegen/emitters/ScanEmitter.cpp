@@ -213,8 +213,16 @@ void ScanKernel::storeRoots(llvm::ArrayRef<llvm::Value *> Idx, llvm::Value *V) {
 }
 
 void ScanKernel::storeRun(const std::vector<std::vector<llvm::Value *>> &Idx,
-                          llvm::ArrayRef<llvm::Value *> Vs) {
+                          llvm::ArrayRef<llvm::Value *> Vs,
+                          llvm::Value *Guard) {
   llvm::IRBuilder<> &B = *BPtr;
+  auto Store = [&](llvm::Value *V, llvm::Value *Ptr, uint64_t Align) {
+    if (!Guard)
+      B.CreateAlignedStore(V, Ptr, llvm::Align(Align));
+    else
+      emitIf(B, Guard,
+             [&] { B.CreateAlignedStore(V, Ptr, llvm::Align(Align)); });
+  };
   const HloInstruction &Hero = *S.Hero;
   const int64_t W = int64_t(Vs.size());
   for (size_t R = 0; R < A.Roots.size(); ++R) {
@@ -259,12 +267,12 @@ void ScanKernel::storeRun(const std::vector<std::vector<llvm::Value *>> &Idx,
       }
       llvm::Value *Ptr = B.CreateInBoundsGEP(
           ST, Out, physicalOffset(B, Root.shape(), Idx[size_t(L)], IndexTy));
-      B.CreateAlignedStore(Val, Ptr, llvm::Align(uint64_t(byteWidth(RT))));
+      Store(Val, Ptr, uint64_t(byteWidth(RT)));
     }
     if (Vector) {
       llvm::Value *Ptr = B.CreateInBoundsGEP(
           ST, Out, physicalOffset(B, Root.shape(), Idx[0], IndexTy));
-      B.CreateAlignedStore(Vec, Ptr, llvm::Align(uint64_t(W * byteWidth(RT))));
+      Store(Vec, Ptr, uint64_t(W * byteWidth(RT)));
     }
   }
   Lanes->Lane = 0;

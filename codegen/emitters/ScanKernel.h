@@ -191,6 +191,12 @@ private:
   bool guardsWholeVectors() const;
   std::vector<llvm::Value *> itemIndex(const TileState &St, int64_t Run,
                                        int64_t Elem);
+  /// A shifted last tile (ScanPlan::LastTileShift): item (Run, Elem)'s
+  /// index, LastTileShift positions before the thread map's.
+  std::vector<llvm::Value *> shiftedIndex(const TileState &St, int64_t Run,
+                                          int64_t Elem);
+  /// Whether the shifted last tile keeps the full tile's vectors.
+  bool shiftKeepsVectors() const;
   void loadItems(TileState &St, bool Guarded);
   void loadTile(TileState &St);
   void scanRuns(TileState &St);
@@ -201,6 +207,10 @@ private:
   /// (as they are where that is null).
   void storeItems(TileState &St, llvm::ArrayRef<llvm::Value *> Before,
                   bool Guarded);
+  /// storeItems' run \p Run of a shifted last tile: only the tile's own
+  /// items.
+  void storeShiftedRun(TileState &St, llvm::ArrayRef<llvm::Value *> Before,
+                       int64_t Run);
   void storeTile(TileState &St, llvm::ArrayRef<llvm::Value *> Before);
   /// \p Body(false) for a whole tile and \p Body(true) for one that
   /// needs its items guarded (St.Guard: a ragged line's last tile, a
@@ -267,9 +277,11 @@ private:
   void storeRoots(llvm::ArrayRef<llvm::Value *> Idx, llvm::Value *V);
   /// Stores every root at the \p Idx of a run's elements (Idx[0] its
   /// first), the hero's values \p Vs; roots with a proven vector width of
-  /// the run's length take one vector store.
+  /// the run's length take one vector store. With \p Guard, only the
+  /// stores wait on it: the values and addresses (which must be in bounds)
+  /// are computed in the run's block, where the items share them.
   void storeRun(const std::vector<std::vector<llvm::Value *>> &Idx,
-                llvm::ArrayRef<llvm::Value *> Vs);
+                llvm::ArrayRef<llvm::Value *> Vs, llvm::Value *Guard = nullptr);
   llvm::Value *idx(int64_t N) { return llvm::ConstantInt::get(IndexTy, N); }
 
   llvm::Module &M;

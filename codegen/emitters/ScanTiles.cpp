@@ -250,13 +250,15 @@ ScanKernel::TileState ScanKernel::beginTile(llvm::Value *Th,
     St.Guard = St.LastSeg;
   // Row tiles guard only a ragged line's last tile, so a guarded item's
   // segment is the last: its position is known but for the warp and lane.
+  // A shifted last tile (ScanPlan::LastTileShift) tests offsets in the
+  // tile instead: which items are its own.
   if (St.Guard && SP.Mode == ScanMode::BlockTiles) {
-    const int64_t Start = (TPL - 1) * SP.TileLength;
+    const int64_t Start = SP.LastTileShift ? 0 : (TPL - 1) * SP.TileLength;
     RangeEvaluator &RE = MapRanges.of(SP.TileOffset);
     const Expr Thread = SP.TileOffset.results()[0];
-    St.PosBase =
-        B.CreateAdd(idx(Start), emitIndexExpr(B, Thread, {Th}, {idx(0), idx(0)},
-                                              RE, IndexTy));
+    St.PosBase = emitIndexExpr(B, Thread, {Th}, {idx(0), idx(0)}, RE, IndexTy);
+    if (Start)
+      St.PosBase = B.CreateAdd(idx(Start), St.PosBase);
     const Interval Span = RE.range(Thread);
     St.PosSpan = {Start + Span.Lo, Start + Span.Hi};
   }
@@ -294,6 +296,16 @@ llvm::Value *ScanKernel::itemValid(const TileState &St, int64_t Run,
   const std::optional<int64_t> Item =
       SP.TileOffset.results()[1].evaluate({0}, {Run, Elem});
   assert(Item && "the item's offset is a constant");
+  if (SP.LastTileShift) {
+    // The shifted last tile's own items: offset PosBase + Item at least
+    // the shift, tested as PosBase >= shift - Item.
+    const int64_t Need = SP.LastTileShift - *Item;
+    if (St.PosSpan.Lo >= Need)
+      return B.getTrue();
+    if (St.PosSpan.Hi < Need)
+      return B.getFalse();
+    return B.CreateICmpUGE(St.PosBase, idx(Need));
+  }
   if (St.PosSpan.Lo + *Item >= SP.Length)
     return B.getFalse();
   if (St.PosSpan.Hi + *Item < SP.Length)
@@ -326,6 +338,32 @@ std::vector<llvm::Value *> ScanKernel::itemIndex(const TileState &St,
   return Out;
 }
 
+std::vector<llvm::Value *> ScanKernel::shiftedIndex(const TileState &St,
+                                                    int64_t Run, int64_t Elem) {
+  // The thread map's index with the scanned coordinate moved back by the
+  // shift (forward for a reversed scan, whose positions count from the
+  // line's end): at least the line's length minus a tile, never negative.
+  // Emitted as one expression, so that the shift joins the item's
+  // constant after the thread's hoisted part.
+  ExprEmitter &E = *St.Items;
+  E.setSymbol(0, idx(Run));
+  E.setSymbol(1, idx(Elem));
+  std::vector<llvm::Value *> Out;
+  for (size_t D = 0; D < P.Main.Map.numResults(); ++D) {
+    Expr R = P.Main.Map.results()[D];
+    if (int64_t(D) == S.Dim)
+      R = S.Reverse ? R + SP.LastTileShift : R - SP.LastTileShift;
+    Out.push_back(E.emit(*BPtr, R));
+  }
+  return Out;
+}
+
+bool ScanKernel::shiftKeepsVectors() const {
+  // A shift of whole vectors keeps the full tile's aligned vectors, and
+  // an item is the tile's own exactly when its vector's first item is.
+  return SP.LastTileShift % SP.Vector == 0;
+}
+
 void ScanKernel::loadItems(TileState &St, bool Guarded) {
   llvm::IRBuilder<> &B = *BPtr;
   const int64_t V = SP.Vector;
@@ -346,6 +384,27 @@ void ScanKernel::loadItems(TileState &St, bool Guarded) {
       if (!Guarded) {
         Lanes->Lane = Vv;
         Out = inputAt(*FE, itemIndex(St, Kr, Vv));
+        continue;
+      }
+      if (SP.LastTileShift) {
+        // Every read in the line, at the full tile's offsets moved back;
+        // the previous tile's items take the identity.
+        const bool Keep = shiftKeepsVectors();
+        if (!Keep || Vv == 0)
+          VecOk = itemValid(St, Kr, Vv);
+        if (isConstant(VecOk, false)) {
+          Out = Id;
+          continue;
+        }
+        llvm::Value *X;
+        if (Keep) {
+          Lanes->Lane = Vv;
+          X = inputAt(*FE, shiftedIndex(St, Kr, Vv));
+        } else {
+          FE1.clearCache();
+          X = inputAt(FE1, shiftedIndex(St, Kr, Vv));
+        }
+        Out = isConstant(VecOk, true) ? X : B.CreateSelect(VecOk, X, Id);
         continue;
       }
       if (Whole) {
@@ -496,6 +555,10 @@ void ScanKernel::storeItems(TileState &St, llvm::ArrayRef<llvm::Value *> Before,
   FE->clearCache();
   Lanes->clear();
   for (int64_t Kr = 0; Kr < SP.Runs; ++Kr) {
+    if (Guarded && SP.LastTileShift) {
+      storeShiftedRun(St, Before, Kr);
+      continue;
+    }
     // A guarded run whose first item no thread has stores nothing (its
     // later items lie further along).
     llvm::Value *FirstOk = Guarded ? itemValid(St, Kr, 0) : nullptr;
@@ -530,6 +593,38 @@ void ScanKernel::storeItems(TileState &St, llvm::ArrayRef<llvm::Value *> Before,
     FE->clearCache();
     Lanes->clear();
   }
+}
+
+void ScanKernel::storeShiftedRun(TileState &St,
+                                 llvm::ArrayRef<llvm::Value *> Before,
+                                 int64_t Run) {
+  // The shifted last tile's run: the items that are the tile's own (its
+  // later ones), whole vectors where the shift keeps them.
+  const int64_t V = SP.Vector;
+  const bool Keep = shiftKeepsVectors();
+  std::vector<std::vector<llvm::Value *>> Idx;
+  std::vector<llvm::Value *> Ys, Ok;
+  for (int64_t Vv = 0; Vv < V; ++Vv) {
+    Ok.push_back(Keep && Vv ? Ok.front() : itemValid(St, Run, Vv));
+    Idx.push_back(shiftedIndex(St, Run, Vv));
+    llvm::Value *Y = St.Local[size_t(Run * V + Vv)];
+    Ys.push_back(Before[size_t(Vv)] ? combine(Before[size_t(Vv)], Y) : Y);
+  }
+  // The addresses are in the line whether or not the item is the tile's:
+  // only the stores are guarded.
+  auto Guard = [](llvm::Value *Test) {
+    return isConstant(Test, true) ? nullptr : Test;
+  };
+  if (Keep) {
+    if (!isConstant(Ok.front(), false))
+      storeRun(Idx, Ys, Guard(Ok.front()));
+  } else {
+    for (int64_t Vv = 0; Vv < V; ++Vv)
+      if (!isConstant(Ok[size_t(Vv)], false))
+        storeRun({Idx[size_t(Vv)]}, {Ys[size_t(Vv)]}, Guard(Ok[size_t(Vv)]));
+  }
+  FE->clearCache();
+  Lanes->clear();
 }
 
 void ScanKernel::storeTile(TileState &St,

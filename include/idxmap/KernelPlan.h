@@ -411,6 +411,18 @@ struct ScanPlan {
   /// positions are built from it, and a ragged tile's item tests from its
   /// two parts: the thread's emitted once, each item's a constant.
   IndexingMap TileOffset;
+  /// BlockTiles whose lines end in a partial tile after at least one full
+  /// one: the last tile is read and scanned as the full tile that ends at
+  /// the line's end, LastTileShift positions before its place in the
+  /// thread map. Its first LastTileShift items (the previous tile's
+  /// positions) count as the combiner's identity and are not stored, so
+  /// every read stays in the line at a constant offset from the thread's
+  /// first, and only the tests of which items are the tile's own remain.
+  /// Example: rows of 50257 in tiles of 16384: the fourth tile reads
+  /// positions 33873..50256, shift 15279. 0: no shifted tile (lines of
+  /// whole tiles, or of one partial tile whose items past the end are
+  /// guarded one by one).
+  int64_t LastTileShift = 0;
   /// BlockTiles: per root, elements per vector store the maps prove.
   std::vector<int64_t> StoreWidth;
   /// Tile descriptors in the workspace: one 64-bit word (status in the

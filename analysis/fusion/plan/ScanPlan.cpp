@@ -214,7 +214,8 @@ Expr rowTileOffset(Context &Ctx, ScanPlan &SP, int64_t Threads) {
 
 /// The row tiles' shape (ScanMode::BlockTiles): elements a thread, threads
 /// (returned), the tile and the tiles of a line.
-int64_t chooseRowTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
+int64_t chooseRowTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
+                      bool ElementAccesses) {
   const FusionAnalysis &A = In.A;
   const ScanInfo &S = *A.Scan;
   const int64_t N = S.Length;
@@ -222,29 +223,51 @@ int64_t chooseRowTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
   // A line longer than one tile of 256 x 16 chains its tiles by look-back,
   // whose latency each tile pays once: 4 x the elements per thread (2 x
   // for 8-byte values) makes 4 x fewer tiles for the chain to cross.
+  // Chained tiles whose accesses the maps prove no vector for (a row's
+  // start not aligned to one, a reversed line) access an element an
+  // instruction, each warp access spanning Vector x its bytes: there half
+  // the items in blocks of 128
+  // (4096-element tiles) were 27-40 % faster than 256 x 64 on every such
+  // scan measured (rows of 50257 and of 1000003, 8 to 128 of them; H200,
+  // bench/RESULTS.md, twenty-ninth session), and within 6 % of the best of
+  // five shapes everywhere else only with the wide tiles.
   const int64_t Base = std::max<int64_t>(16, SP.Vector);
   const bool Chained = N > 256 * Base;
-  const int64_t Wide = byteWidth(S.Type) > 4 ? 2 * Base : 4 * Base;
+  const int64_t Wide = ElementAccesses         ? 2 * Base
+                       : byteWidth(S.Type) > 4 ? 2 * Base
+                                               : 4 * Base;
   const int64_t Items = std::max(
       SP.Vector,
       choose(In, P, "IDXMAP_SCAN_ITEMS", "items", Chained ? Wide : Base,
-             Chained ? "elements a thread holds in registers: a line of "
-                       "several tiles, large tiles for the look-back to "
-                       "cross few"
-                     : "elements a thread holds in registers: one 16-byte "
-                       "vector or 16 elements, all loads in flight before "
-                       "the first combine"));
+             ElementAccesses
+                 ? "elements a thread holds in registers: chained tiles "
+                   "accessed element by element (the maps prove no "
+                   "vector), smaller tiles in more blocks"
+             : Chained ? "elements a thread holds in registers: a line of "
+                         "several tiles, large tiles for the look-back to "
+                         "cross few"
+                       : "elements a thread holds in registers: one 16-byte "
+                         "vector or 16 elements, all loads in flight before "
+                         "the first combine"));
   SP.Runs = Items / SP.Vector;
   // 256 threads (8 warps: the block scan crosses 8 partials), fewer for a
   // row that one smaller block covers.
   const int64_t Fit = std::max<int64_t>(32, nextPow2(ceilDiv(N, Items)));
+  const int64_t Most = ElementAccesses ? 128 : 256;
   const int64_t T = choose(
-      In, P, "IDXMAP_SCAN_THREADS", "threads", std::min<int64_t>(256, Fit),
-      Fit < 256 ? "a block covers a row" : "8 warps per tile");
+      In, P, "IDXMAP_SCAN_THREADS", "threads", std::min<int64_t>(Most, Fit),
+      Fit < Most        ? "a block covers a row"
+      : ElementAccesses ? "4 warps per tile: element accesses"
+                        : "8 warps per tile");
   SP.LanesPerLine = T;
   SP.TileLength = T * Items;
   SP.TilesPerLine = ceilDiv(N, SP.TileLength);
   P.choose("tile", SP.TileLength, chainWhy(SP));
+  if (SP.raggedLines() && SP.TilesPerLine > 1)
+    SP.LastTileShift = P.choose(
+        "last_tile_shift", SP.TilesPerLine * SP.TileLength - N,
+        "the line's partial last tile is read as the full tile ending at "
+        "the line's end, its first items (the previous tile's) masked");
   SP.PackedDescriptors = byteWidth(S.Type) <= 4;
   SP.Groups = SP.Lines;
   return T;
@@ -252,12 +275,13 @@ int64_t chooseRowTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
 
 /// The tiled row scan (ScanMode::BlockTiles): the tile's shape, the thread
 /// map, the proven load and store widths and the launch.
-void planBlockTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
+void planBlockTilesWith(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
+                        bool ElementAccesses) {
   const ScanInfo &S = *In.A.Scan;
   Context &Ctx = In.Ctx;
   const int64_t N = S.Length;
   SP.Mode = ScanMode::BlockTiles;
-  const int64_t T = chooseRowTile(In, P, SP);
+  const int64_t T = chooseRowTile(In, P, SP, ElementAccesses);
   // (th_x, tile)[run, vec] -> position seg * TileLength + the item's
   // offset in the tile, of line tile floordiv TilesPerLine (from the end
   // when reversed).
@@ -271,6 +295,35 @@ void planBlockTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
     Cs.push_back({Pos, {0, N - 1}});
   finishTiles(In, P, SP, T, delinearizePhysical(Ctx, Lin, S.Input->shape()),
               std::move(Cs), "one block per row");
+}
+
+/// Whether a streamed parameter or a root is accessed narrower than the
+/// tile's vectors.
+bool elementAccesses(const FusionAnalysis &A, const KernelPlan &P,
+                     const ScanPlan &SP) {
+  for (const HloInstruction *Pm : A.Scan->streamedParameters())
+    if (P.Loop && size_t(Pm->parameterNumber()) < P.Loop->LoadWidth.size() &&
+        P.Loop->LoadWidth[size_t(Pm->parameterNumber())] < SP.Vector)
+      return true;
+  for (int64_t W : SP.StoreWidth)
+    if (W < SP.Vector)
+      return true;
+  return false;
+}
+
+/// planBlockTilesWith, planned again with smaller tiles where chained
+/// tiles turn out to access elements one by one (chooseRowTile).
+void planBlockTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
+  const KernelPlan P0 = P;
+  const ScanPlan SP0 = SP;
+  planBlockTilesWith(In, P, SP, false);
+  if (!SP.lookBack() || SP.Vector == 1 || !elementAccesses(In.A, P, SP) ||
+      isTuned(In.Overrides, "IDXMAP_SCAN_ITEMS") ||
+      isTuned(In.Overrides, "IDXMAP_SCAN_THREADS"))
+    return;
+  P = P0;
+  SP = SP0;
+  planBlockTilesWith(In, P, SP, true);
 }
 
 /// The index of \p S's operand at position \p Pos of the line numbered

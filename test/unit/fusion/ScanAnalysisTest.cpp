@@ -334,6 +334,68 @@ TEST(ScanFusion, ColumnTilesAndRowTilesChainedByLookBack) {
   EXPECT_EQ(CP->Scan->workspaceBytes(), 16 + 8 * 33 * 4);
 }
 
+TEST(ScanFusion, RaggedRowsReadElementsInSmallerTilesShiftedToTheEnd) {
+  // Rows of 50257: a row's start is not aligned to a vector of 4, so the
+  // chained tiles access elements one by one and take 128 threads x 32
+  // items (tiles of 4096, 13 a row); the last tile of a row is read as
+  // the tile ending at the row's end, 13 x 4096 - 50257 = 2991 positions
+  // before its place.
+  auto M = fused(R"(p0 = f32[8,50257] parameter(0)
+    c = f32[] constant(0)
+    ROOT s = f32[8,50257] reduce-window(p0, c), window={size=1x50257
+      pad=0_0x50256_0}, to_apply=add)",
+                 "  a0 = f32[8,50257] parameter(0)", "f32[8,50257]", "a0");
+  ASSERT_TRUE(M);
+  const HloInstruction &F = *M->entry()->root();
+  Context Ctx;
+  Expected<KernelPlan> P = planOf(Ctx, F);
+  ASSERT_TRUE(P) << P.error().Message;
+  ASSERT_TRUE(P->Scan);
+  EXPECT_EQ(P->Scan->Mode, ScanMode::BlockTiles);
+  EXPECT_EQ(P->Block[0], 128);
+  EXPECT_EQ(P->Scan->Vector * P->Scan->Runs, 32);
+  EXPECT_EQ(P->Scan->TileLength, 4096);
+  EXPECT_EQ(P->Scan->TilesPerLine, 13);
+  EXPECT_EQ(P->Scan->LastTileShift, 2991);
+  EXPECT_EQ(P->Grid[0], 8 * 13);
+  ASSERT_TRUE(P->Loop);
+  EXPECT_EQ(P->Loop->LoadWidth[0], 1);
+  // Rows of 50256 (a multiple of the vector) keep the wide tiles and
+  // their vectors; the shift, 4 x 16384 - 50256 = 15280, is whole
+  // vectors.
+  auto V = fused(R"(p0 = f32[8,50256] parameter(0)
+    c = f32[] constant(0)
+    ROOT s = f32[8,50256] reduce-window(p0, c), window={size=1x50256
+      pad=0_0x50255_0}, to_apply=add)",
+                 "  a0 = f32[8,50256] parameter(0)", "f32[8,50256]", "a0");
+  ASSERT_TRUE(V);
+  Expected<KernelPlan> VP = planOf(Ctx, *V->entry()->root());
+  ASSERT_TRUE(VP) << VP.error().Message;
+  EXPECT_EQ(VP->Block[0], 256);
+  EXPECT_EQ(VP->Scan->TileLength, 16384);
+  EXPECT_EQ(VP->Scan->LastTileShift, 15280);
+  EXPECT_EQ(VP->Loop->LoadWidth[0], 4);
+  // The knobs decide over the rule.
+  Tuning Wide;
+  Wide.ScanThreads = 256;
+  Expected<KernelPlan> WP = planOf(Ctx, F, Wide);
+  ASSERT_TRUE(WP) << WP.error().Message;
+  EXPECT_EQ(WP->Block[0], 256);
+  EXPECT_EQ(WP->Scan->TileLength, 16384);
+  EXPECT_EQ(WP->Scan->LastTileShift, 4 * 16384 - 50257);
+  // A row of one partial tile is guarded in place, not shifted.
+  auto One = fused(R"(p0 = f32[8,1001] parameter(0)
+    c = f32[] constant(0)
+    ROOT s = f32[8,1001] reduce-window(p0, c), window={size=1x1001
+      pad=0_0x1000_0}, to_apply=add)",
+                   "  a0 = f32[8,1001] parameter(0)", "f32[8,1001]", "a0");
+  ASSERT_TRUE(One);
+  Expected<KernelPlan> OP = planOf(Ctx, *One->entry()->root());
+  ASSERT_TRUE(OP) << OP.error().Message;
+  EXPECT_EQ(OP->Scan->TilesPerLine, 1);
+  EXPECT_EQ(OP->Scan->LastTileShift, 0);
+}
+
 TEST(ScanFusion, ManyWavesOfTilesGoThroughSharedMemory) {
   // 2^26 f32: 4096 tiles of 16384, at least 4 waves of the 3 x 132 blocks
   // an H200 holds with 64 KiB of shared memory each; 2^23: 512 tiles, in
