@@ -231,15 +231,26 @@ int64_t chooseRowTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
   // scan measured (rows of 50257 and of 1000003, 8 to 128 of them; H200,
   // bench/RESULTS.md, twenty-ninth session), and within 6 % of the best of
   // five shapes everywhere else only with the wide tiles.
+  // A grid of wide tiles under half the SMs is bound by one tile's
+  // latency: half the items make twice the tiles, each half the work
+  // (the bf16 cumsum of [8,131072]: 64 tiles, 3-6 % faster with 32 items;
+  // grids of 128 tiles and more lost with them).
   const int64_t Base = std::max<int64_t>(16, SP.Vector);
   const bool Chained = N > 256 * Base;
-  const int64_t Wide = ElementAccesses         ? 2 * Base
-                       : byteWidth(S.Type) > 4 ? 2 * Base
-                                               : 4 * Base;
+  int64_t Wide = ElementAccesses || byteWidth(S.Type) > 4 ? 2 * Base : 4 * Base;
+  const bool FewTiles =
+      !ElementAccesses && Wide > Base &&
+      2 * SP.Lines * ceilDiv(N, 256 * Wide) <= In.Device.SmCount;
+  if (FewTiles)
+    Wide /= 2;
   const int64_t Items = std::max(
       SP.Vector,
       choose(In, P, "IDXMAP_SCAN_ITEMS", "items", Chained ? Wide : Base,
-             ElementAccesses
+             FewTiles && Chained
+                 ? "elements a thread holds in registers: wide tiles would "
+                   "fill under half the SMs, half as many in twice the "
+                   "tiles"
+             : ElementAccesses
                  ? "elements a thread holds in registers: chained tiles "
                    "accessed element by element (the maps prove no "
                    "vector), smaller tiles in more blocks"

@@ -284,9 +284,10 @@ TEST(ScanFusion, ColumnTilesAndRowTilesChainedByLookBack) {
             "floordiv 3) * 128, vec + (th_x mod 32) * 4 + (tile mod 3) * 128), "
             "domain: th_x in [0, 255], tile in [0, 95], run in [0, 15], vec in "
             "[0, 3], th_x mod 32 + (tile mod 3) * 32 in [0, 74]");
-  // A row of 32768: 2 tiles of 256 threads x 64 elements (a line of
-  // several tiles takes large ones), chained by look-back (the counters,
-  // then a 64-bit descriptor per tile).
+  // A row of 32768: 4 tiles of 256 threads x 32 elements (a line of
+  // several tiles takes large ones, but 2 tiles of 64 would fill under
+  // half the SMs), chained by look-back (the counters, then a 64-bit
+  // descriptor per tile).
   auto Long = fused(R"(p0 = f32[32768] parameter(0)
     c = f32[] constant(0)
     ROOT s = f32[32768] reduce-window(p0, c), window={size=32768
@@ -297,12 +298,12 @@ TEST(ScanFusion, ColumnTilesAndRowTilesChainedByLookBack) {
   Expected<KernelPlan> LP = planOf(Ctx, LF);
   ASSERT_TRUE(LP) << LP.error().Message;
   EXPECT_EQ(LP->Scan->Mode, ScanMode::BlockTiles);
-  EXPECT_EQ(LP->Scan->TileLength, 16384);
-  EXPECT_EQ(LP->Scan->TilesPerLine, 2);
+  EXPECT_EQ(LP->Scan->TileLength, 8192);
+  EXPECT_EQ(LP->Scan->TilesPerLine, 4);
   EXPECT_EQ(LP->Scan->Vector, 4);
-  EXPECT_EQ(LP->Scan->Runs, 16);
-  EXPECT_EQ(LP->Scan->workspaceBytes(), 16 + 8 * 2);
-  EXPECT_EQ(LP->Grid[0], 2);
+  EXPECT_EQ(LP->Scan->Runs, 8);
+  EXPECT_EQ(LP->Scan->workspaceBytes(), 16 + 8 * 4);
+  EXPECT_EQ(LP->Grid[0], 4);
   // Tiles of 32 threads x one vector of 4 (tuning overrides; a thread
   // holds at least a vector): 256 tiles.
   Tuning Small;
@@ -360,14 +361,14 @@ TEST(ScanFusion, RaggedRowsReadElementsInSmallerTilesShiftedToTheEnd) {
   EXPECT_EQ(P->Grid[0], 8 * 13);
   ASSERT_TRUE(P->Loop);
   EXPECT_EQ(P->Loop->LoadWidth[0], 1);
-  // Rows of 50256 (a multiple of the vector) keep the wide tiles and
-  // their vectors; the shift, 4 x 16384 - 50256 = 15280, is whole
-  // vectors.
-  auto V = fused(R"(p0 = f32[8,50256] parameter(0)
+  // 64 rows of 50256 (a multiple of the vector) keep the wide tiles (256
+  // of them) and their vectors; the shift, 4 x 16384 - 50256 = 15280, is
+  // whole vectors.
+  auto V = fused(R"(p0 = f32[64,50256] parameter(0)
     c = f32[] constant(0)
-    ROOT s = f32[8,50256] reduce-window(p0, c), window={size=1x50256
+    ROOT s = f32[64,50256] reduce-window(p0, c), window={size=1x50256
       pad=0_0x50255_0}, to_apply=add)",
-                 "  a0 = f32[8,50256] parameter(0)", "f32[8,50256]", "a0");
+                 "  a0 = f32[64,50256] parameter(0)", "f32[64,50256]", "a0");
   ASSERT_TRUE(V);
   Expected<KernelPlan> VP = planOf(Ctx, *V->entry()->root());
   ASSERT_TRUE(VP) << VP.error().Message;
@@ -378,6 +379,7 @@ TEST(ScanFusion, RaggedRowsReadElementsInSmallerTilesShiftedToTheEnd) {
   // The knobs decide over the rule.
   Tuning Wide;
   Wide.ScanThreads = 256;
+  Wide.ScanItems = 64;
   Expected<KernelPlan> WP = planOf(Ctx, F, Wide);
   ASSERT_TRUE(WP) << WP.error().Message;
   EXPECT_EQ(WP->Block[0], 256);
