@@ -222,19 +222,18 @@ int64_t chooseRowTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
   SP.Vector = std::max<int64_t>(1, 16 / widestBytes(*A.Computation, A));
   // A line longer than one tile of 256 x 16 chains its tiles by look-back,
   // whose latency each tile pays once: 4 x the elements per thread (2 x
-  // for 8-byte values) makes 4 x fewer tiles for the chain to cross.
-  // Chained tiles whose accesses the maps prove no vector for (a row's
-  // start not aligned to one, a reversed line) access an element an
-  // instruction, each warp access spanning Vector x its bytes: there half
-  // the items in blocks of 128
-  // (4096-element tiles) were 27-40 % faster than 256 x 64 on every such
-  // scan measured (rows of 50257 and of 1000003, 8 to 128 of them; H200,
-  // bench/RESULTS.md, twenty-ninth session), and within 6 % of the best of
-  // five shapes everywhere else only with the wide tiles.
-  // A grid of wide tiles under half the SMs is bound by one tile's
-  // latency: half the items make twice the tiles, each half the work
-  // (the bf16 cumsum of [8,131072]: 64 tiles, 3-6 % faster with 32 items;
-  // grids of 128 tiles and more lost with them).
+  // for 8-byte values) makes 4 x fewer tiles for the chain to cross. Two
+  // exceptions (bench/RESULTS.md, twenty-ninth session: 20 scans, five
+  // tile shapes each):
+  // - chained tiles the maps prove no vector for (a row's start not
+  //   aligned to one, a reversed line) access an element an instruction,
+  //   each warp access spanning Vector x its bytes: 128 threads x half the
+  //   items were 36-49 % faster than 256 x 64 on every such scan measured
+  //   (rows of 50257 and of 1000003, 4 to 128 of them; H100 and H200);
+  // - wide tiles that would fill under half the SMs leave the grid bound
+  //   by one tile's latency: half the items make twice the tiles, each
+  //   half the work (64 tiles of bf16 [8,131072]: 3-6 % faster; grids of
+  //   128 tiles and more lost with them).
   const int64_t Base = std::max<int64_t>(16, SP.Vector);
   const bool Chained = N > 256 * Base;
   int64_t Wide = ElementAccesses || byteWidth(S.Type) > 4 ? 2 * Base : 4 * Base;
