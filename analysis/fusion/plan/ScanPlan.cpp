@@ -197,19 +197,21 @@ std::string chainWhy(const ScanPlan &SP) {
 }
 
 /// Where item (run, vec) of thread th_x sits in a tile of consecutive
-/// elements: warp w covers [w, w + 1) * 32 * items, run k of lane l at
+/// elements, as the thread's part and the item's (ScanPlan::TileOffset):
+/// warp w covers [w, w + 1) * 32 * items, run k of lane l at
 /// k * 32 * Vector + l * Vector (each warp access one coalesced vector).
-/// Sets SP.TileOffset (the thread's part and the item's) and returns their
-/// sum.
-Expr rowTileOffset(Context &Ctx, ScanPlan &SP, int64_t Threads) {
+IndexingMap rowTileOffset(Context &Ctx, const ScanPlan &SP, int64_t Threads) {
   Expr Thread = Ctx.dim(0).floorDiv(32) * (32 * SP.Runs * SP.Vector) +
                 (Ctx.dim(0) % 32) * SP.Vector;
   Expr Item = Ctx.symbol(0) * (32 * SP.Vector) + Ctx.symbol(1);
-  SP.TileOffset =
-      IndexingMap(Ctx, {{"th_x", {0, Threads - 1}}},
-                  {{"run", {0, SP.Runs - 1}}, {"vec", {0, SP.Vector - 1}}}, {},
-                  {Thread, Item});
-  return Thread + Item;
+  return IndexingMap(Ctx, {{"th_x", {0, Threads - 1}}},
+                     {{"run", {0, SP.Runs - 1}}, {"vec", {0, SP.Vector - 1}}},
+                     {}, {Thread, Item});
+}
+
+/// An item's offset in its tile: the sum of SP.TileOffset's two parts.
+Expr tileOffsetSum(const ScanPlan &SP) {
+  return SP.TileOffset.results()[0] + SP.TileOffset.results()[1];
 }
 
 /// The row tiles' shape (ScanMode::BlockTiles): elements a thread, threads
@@ -296,8 +298,8 @@ void planBlockTilesWith(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
   // offset in the tile, of line tile floordiv TilesPerLine (from the end
   // when reversed).
   Expr Tile = Ctx.dim(1);
-  Expr Pos =
-      (Tile % SP.TilesPerLine) * SP.TileLength + rowTileOffset(Ctx, SP, T);
+  SP.TileOffset = rowTileOffset(Ctx, SP, T);
+  Expr Pos = (Tile % SP.TilesPerLine) * SP.TileLength + tileOffsetSum(SP);
   Expr Line = Tile.floorDiv(SP.TilesPerLine);
   Expr Lin = Line * N + (S.Reverse ? Ctx.constant(N - 1) - Pos : Pos);
   std::vector<Constraint> Cs;
@@ -494,7 +496,8 @@ void planSegmentedTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
   // end, pos the item's offset in the tile (a reverse scan counts each row
   // from its end).
   Expr Tile = Ctx.dim(1);
-  Expr Pos = rowTileOffset(Ctx, SP, T);
+  SP.TileOffset = rowTileOffset(Ctx, SP, T);
+  Expr Pos = tileOffsetSum(SP);
   Expr Lin = Tile * SP.TileLength + Pos;
   if (S.Reverse)
     Lin = (Tile * SP.LinesPerTile + Pos.floorDiv(N)) * N +
