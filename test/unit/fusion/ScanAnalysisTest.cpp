@@ -251,6 +251,15 @@ TEST(ScanFusion, HeroWithPrologueAndEpilogue) {
             "(th_x)[run, vec] -> ((th_x floordiv 32) * 512 + (th_x mod 32) * "
             "4, run * 128 + vec), domain: th_x in [0, 63], run in [0, 3], vec "
             "in [0, 3]");
+  for (int64_t Th = 0; Th < 64; Th += 7)
+    for (int64_t Run = 0; Run < 4; ++Run)
+      for (int64_t Vec = 0; Vec < 4; ++Vec) {
+        auto Thread = P->Scan->TileOffset.results()[0].evaluate({Th}, {0, 0});
+        auto Item = P->Scan->TileOffset.results()[1].evaluate({0}, {Run, Vec});
+        auto Pos = P->Main.Map.results()[1].evaluate({Th, 5}, {Run, Vec});
+        ASSERT_TRUE(Thread && Item && Pos);
+        EXPECT_EQ(*Thread + *Item, *Pos) << Th << " " << Run << " " << Vec;
+      }
 }
 
 TEST(ScanFusion, ColumnTilesAndRowTilesChainedByLookBack) {
