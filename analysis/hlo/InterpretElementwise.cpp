@@ -104,9 +104,9 @@ Expected<Literal> evalFloatUnary(const HloInstruction &I, const Literal &In,
     return *D;
   FloatUnaryFn Fn = *floatUnaryFn(I.opcode());
   PrimitiveType T = I.shape().Type;
-  // EvaluateOptions::PerturbUlps on a widened narrow type, as the core ops.
+  // EvaluateOptions::PerturbUlps when widened, as the core ops.
   double Scale = 1;
-  if (Opts.Widen && T != PrimitiveType::F64)
+  if (Opts.Widen)
     Scale += Opts.PerturbUlps * unitRoundoff(T);
   Literal Out(Shape(In.elementType(), In.shape().Dims));
   bool InDouble = In.elementType() == PrimitiveType::F64;

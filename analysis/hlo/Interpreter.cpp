@@ -42,9 +42,11 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 /// The unit roundoff that EvaluateOptions::PerturbUlps scales: \p T's for
-/// the types Widen widens (f16, bf16, f32), else 0.
-double narrowRoundoff(PrimitiveType T) {
-  return widenType(T) == T ? 0 : unitRoundoff(T);
+/// every float type, f64's too (an f64 fusion evaluated widened is the
+/// reference itself, so the perturbed runs are its only measure of how
+/// much an order of rounding can move a result), else 0.
+double perturbedRoundoff(PrimitiveType T) {
+  return isFloatType(T) ? unitRoundoff(T) : 0;
 }
 
 /// Whether \p Op's float result is rounded (not an exact op such as
@@ -60,11 +62,11 @@ bool roundsResult(HloOpcode Op) {
 
 /// EvaluateOptions::PerturbUlps' relative change k u of a result of \p Op
 /// of HLO type \p T (u its unit roundoff), 0 when it is not perturbed
-/// (exact ops, types Widen leaves alone, no perturbation asked for).
+/// (exact ops, integer types, no perturbation asked for).
 double perturbation(HloOpcode Op, PrimitiveType T, const EvaluateOptions &O) {
   if (!O.Widen || !O.PerturbUlps || !roundsResult(Op))
     return 0;
-  return O.PerturbUlps * narrowRoundoff(T);
+  return O.PerturbUlps * perturbedRoundoff(T);
 }
 
 Shape arrayShape(const Shape &S, bool Widen = false) {

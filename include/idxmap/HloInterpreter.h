@@ -76,7 +76,8 @@ struct EvaluateOptions {
   bool Widen = false;
   /// With Widen: every op that rounds (not negate, abs, select, min, max or
   /// data movement) scales its result by 1 + PerturbUlps u, u the unit
-  /// roundoff of the op's own type (2^-24 for f32, 2^-11 f16, 2^-8 bf16),
+  /// roundoff of the op's own type (2^-53 for f64, 2^-24 f32, 2^-11 f16,
+  /// 2^-8 bf16),
   /// reducers included except XLA's f64 fast path for sums. Run with +k and
   /// -k, it shows how far errors of k u in every op can move a result. A
   /// sine or cosine whose argument is uncertain by a radian or more (k u

@@ -1370,6 +1370,37 @@ ENTRY e {
   EXPECT_EQ((*S)[2].getDouble(1), 0);
 }
 
+TEST(HloInterpreterWiden, RoundingSlackOfF64) {
+  // f64 is its own widened type: the slack is the perturbed runs' spread
+  // alone. exp(exp(3.7)) = 3.68e17: 4 u of the inner exponential (40.4)
+  // times the outer derivative plus 4 u of the outer, both ways, about
+  // 2 * 4 * 2^-53 * 3.68e17 * 41.4 = 1.35e4, within the rounding of a
+  // 4 u change to whole ulps (1.61e4 measured); 1 + 2: 2 * 4 u * 3.
+  auto M = parse(R"(
+HloModule m
+ENTRY e {
+  x = f64[2] parameter(0)
+  y = f64[2] parameter(1)
+  a = f64[2] exponential(x)
+  b = f64[2] exponential(a)
+  s = f64[2] add(x, y)
+  ROOT t = (f64[2], f64[2]) tuple(b, s)
+})");
+  ASSERT_TRUE(M);
+  std::vector<Literal> Args = {lit(PT::F64, {2}, {3.7, 1}),
+                               lit(PT::F64, {2}, {0, 2})};
+  auto Ref = evaluate(*M->entry(), Args);
+  ASSERT_TRUE(bool(Ref));
+  auto S = roundingSlack(*M->entry(), Args, *Ref);
+  ASSERT_TRUE(bool(S)) << S.error().str();
+  ASSERT_EQ(S->size(), 2u);
+  const double B = (*Ref)[0].getDouble(0), SB = (*S)[0].getDouble(0);
+  const double Ratio = SB / (2 * 4 * 0x1p-53 * B * 41.4);
+  EXPECT_GT(Ratio, 0.75) << SB;
+  EXPECT_LT(Ratio, 1.5) << SB;
+  EXPECT_NEAR((*S)[1].getDouble(1), 2 * 4 * 0x1p-53 * 3, 1e-18);
+}
+
 TEST(HloInterpreterWiden, SineOfAHugeArgumentIsArbitrary) {
   // sin(exp(exp(x))): at x = 3, exp(exp(3)) = 5.3e8, uncertain by 4 u of
   // it = 126 radians: the slack spans [-1, 1] (2, plus twice the distance
