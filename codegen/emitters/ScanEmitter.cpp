@@ -24,6 +24,8 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
 
+#include <tuple>
+
 namespace idxmap {
 namespace codegen {
 
@@ -216,12 +218,13 @@ void ScanKernel::storeRun(const std::vector<std::vector<llvm::Value *>> &Idx,
                           llvm::ArrayRef<llvm::Value *> Vs,
                           llvm::Value *Guard) {
   llvm::IRBuilder<> &B = *BPtr;
+  // Under a guard, every root's store waits for one branch at the end.
+  std::vector<std::tuple<llvm::Value *, llvm::Value *, uint64_t>> Guarded;
   auto Store = [&](llvm::Value *V, llvm::Value *Ptr, uint64_t Align) {
-    if (!Guard)
-      B.CreateAlignedStore(V, Ptr, llvm::Align(Align));
+    if (Guard)
+      Guarded.emplace_back(V, Ptr, Align);
     else
-      emitIf(B, Guard,
-             [&] { B.CreateAlignedStore(V, Ptr, llvm::Align(Align)); });
+      B.CreateAlignedStore(V, Ptr, llvm::Align(Align));
   };
   const HloInstruction &Hero = *S.Hero;
   const int64_t W = int64_t(Vs.size());
@@ -275,6 +278,11 @@ void ScanKernel::storeRun(const std::vector<std::vector<llvm::Value *>> &Idx,
       Store(Vec, Ptr, uint64_t(W * byteWidth(RT)));
     }
   }
+  if (!Guarded.empty())
+    emitIf(B, Guard, [&] {
+      for (auto &[V, Ptr, Align] : Guarded)
+        B.CreateAlignedStore(V, Ptr, llvm::Align(Align));
+    });
   Lanes->Lane = 0;
 }
 

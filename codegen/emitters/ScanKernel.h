@@ -189,12 +189,17 @@ private:
   /// length is a multiple of the vector; segmented tiles whose length and
   /// the rows' total are.
   bool guardsWholeVectors() const;
+  /// Item (Run, Elem)'s index; with \p Shift (a shifted last tile,
+  /// ScanPlan::LastTileShift) that many positions before the thread map's.
   std::vector<llvm::Value *> itemIndex(const TileState &St, int64_t Run,
-                                       int64_t Elem);
-  /// A shifted last tile (ScanPlan::LastTileShift): item (Run, Elem)'s
-  /// index, LastTileShift positions before the thread map's.
-  std::vector<llvm::Value *> shiftedIndex(const TileState &St, int64_t Run,
-                                          int64_t Elem);
+                                       int64_t Elem, int64_t Shift = 0);
+  /// Run \p Run's indices (itemIndex, moved by \p Shift) and values to
+  /// store, item (run, vec) combined after \p Before[vec] (as it is where
+  /// that is null), appended to \p Idx and \p Ys.
+  void runOutputs(TileState &St, llvm::ArrayRef<llvm::Value *> Before,
+                  int64_t Run, int64_t Shift,
+                  std::vector<std::vector<llvm::Value *>> &Idx,
+                  std::vector<llvm::Value *> &Ys);
   /// Whether the shifted last tile keeps the full tile's vectors.
   bool shiftKeepsVectors() const;
   void loadItems(TileState &St, bool Guarded);
@@ -278,8 +283,9 @@ private:
   /// Stores every root at the \p Idx of a run's elements (Idx[0] its
   /// first), the hero's values \p Vs; roots with a proven vector width of
   /// the run's length take one vector store. With \p Guard, only the
-  /// stores wait on it: the values and addresses (which must be in bounds)
-  /// are computed in the run's block, where the items share them.
+  /// stores wait on it, all roots' in one branch: the values and addresses
+  /// (which must be in bounds) are computed in the run's block, where the
+  /// items share them.
   void storeRun(const std::vector<std::vector<llvm::Value *>> &Idx,
                 llvm::ArrayRef<llvm::Value *> Vs, llvm::Value *Guard = nullptr);
   llvm::Value *idx(int64_t N) { return llvm::ConstantInt::get(IndexTy, N); }

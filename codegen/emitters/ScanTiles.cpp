@@ -328,34 +328,35 @@ bool ScanKernel::guardsWholeVectors() const {
 }
 
 std::vector<llvm::Value *> ScanKernel::itemIndex(const TileState &St,
-                                                 int64_t Run, int64_t Elem) {
-  ExprEmitter &E = *St.Items;
-  E.setSymbol(0, idx(Run));
-  E.setSymbol(1, idx(Elem));
-  std::vector<llvm::Value *> Out;
-  for (Expr R : P.Main.Map.results())
-    Out.push_back(E.emit(*BPtr, R));
-  return Out;
-}
-
-std::vector<llvm::Value *> ScanKernel::shiftedIndex(const TileState &St,
-                                                    int64_t Run, int64_t Elem) {
-  // The thread map's index with the scanned coordinate moved back by the
-  // shift (forward for a reversed scan, whose positions count from the
-  // line's end): at least the line's length minus a tile, never negative.
-  // Emitted as one expression, so that the shift joins the item's
-  // constant after the thread's hoisted part.
+                                                 int64_t Run, int64_t Elem,
+                                                 int64_t Shift) {
+  // A shift moves the scanned coordinate back (forward for a reversed
+  // scan, whose positions count from the line's end), emitted as one
+  // expression so that it joins the item's constant after the thread's
+  // hoisted part.
   ExprEmitter &E = *St.Items;
   E.setSymbol(0, idx(Run));
   E.setSymbol(1, idx(Elem));
   std::vector<llvm::Value *> Out;
   for (size_t D = 0; D < P.Main.Map.numResults(); ++D) {
     Expr R = P.Main.Map.results()[D];
-    if (int64_t(D) == S.Dim)
-      R = S.Reverse ? R + SP.LastTileShift : R - SP.LastTileShift;
+    if (Shift && int64_t(D) == S.Dim)
+      R = S.Reverse ? R + Shift : R - Shift;
     Out.push_back(E.emit(*BPtr, R));
   }
   return Out;
+}
+
+void ScanKernel::runOutputs(TileState &St, llvm::ArrayRef<llvm::Value *> Before,
+                            int64_t Run, int64_t Shift,
+                            std::vector<std::vector<llvm::Value *>> &Idx,
+                            std::vector<llvm::Value *> &Ys) {
+  const int64_t V = SP.Vector;
+  for (int64_t Vv = 0; Vv < V; ++Vv) {
+    Idx.push_back(itemIndex(St, Run, Vv, Shift));
+    llvm::Value *Y = St.Local[size_t(Run * V + Vv)];
+    Ys.push_back(Before[size_t(Vv)] ? combine(Before[size_t(Vv)], Y) : Y);
+  }
 }
 
 bool ScanKernel::shiftKeepsVectors() const {
@@ -399,10 +400,10 @@ void ScanKernel::loadItems(TileState &St, bool Guarded) {
         llvm::Value *X;
         if (Keep) {
           Lanes->Lane = Vv;
-          X = inputAt(*FE, shiftedIndex(St, Kr, Vv));
+          X = inputAt(*FE, itemIndex(St, Kr, Vv, SP.LastTileShift));
         } else {
           FE1.clearCache();
-          X = inputAt(FE1, shiftedIndex(St, Kr, Vv));
+          X = inputAt(FE1, itemIndex(St, Kr, Vv, SP.LastTileShift));
         }
         Out = isConstant(VecOk, true) ? X : B.CreateSelect(VecOk, X, Id);
         continue;
@@ -566,11 +567,7 @@ void ScanKernel::storeItems(TileState &St, llvm::ArrayRef<llvm::Value *> Before,
       continue;
     std::vector<std::vector<llvm::Value *>> Idx;
     std::vector<llvm::Value *> Ys;
-    for (int64_t Vv = 0; Vv < V; ++Vv) {
-      Idx.push_back(itemIndex(St, Kr, Vv));
-      llvm::Value *Y = St.Local[size_t(Kr * V + Vv)];
-      Ys.push_back(Before[size_t(Vv)] ? combine(Before[size_t(Vv)], Y) : Y);
-    }
+    runOutputs(St, Before, Kr, 0, Idx, Ys);
     if (!Guarded) {
       storeRun(Idx, Ys);
       continue;
@@ -602,14 +599,12 @@ void ScanKernel::storeShiftedRun(TileState &St,
   // later ones), whole vectors where the shift keeps them.
   const int64_t V = SP.Vector;
   const bool Keep = shiftKeepsVectors();
-  std::vector<std::vector<llvm::Value *>> Idx;
-  std::vector<llvm::Value *> Ys, Ok;
-  for (int64_t Vv = 0; Vv < V; ++Vv) {
+  std::vector<llvm::Value *> Ok;
+  for (int64_t Vv = 0; Vv < V; ++Vv)
     Ok.push_back(Keep && Vv ? Ok.front() : itemValid(St, Run, Vv));
-    Idx.push_back(shiftedIndex(St, Run, Vv));
-    llvm::Value *Y = St.Local[size_t(Run * V + Vv)];
-    Ys.push_back(Before[size_t(Vv)] ? combine(Before[size_t(Vv)], Y) : Y);
-  }
+  std::vector<std::vector<llvm::Value *>> Idx;
+  std::vector<llvm::Value *> Ys;
+  runOutputs(St, Before, Run, SP.LastTileShift, Idx, Ys);
   // The addresses are in the line whether or not the item is the tile's:
   // only the stores are guarded.
   auto Guard = [](llvm::Value *Test) {

@@ -192,6 +192,25 @@ std::unique_ptr<HloModule> fused(const std::string &Body,
   return M ? std::move(*M) : nullptr;
 }
 
+/// A fusion of one f32 cumsum (a prefix reduce-window) of shape \p Dims
+/// along dim \p Dim.
+std::unique_ptr<HloModule> cumsum(const std::vector<int64_t> &Dims,
+                                  size_t Dim) {
+  std::string Shape, Size, Pad;
+  for (size_t D = 0; D < Dims.size(); ++D) {
+    const std::string Sep = D ? "," : "", X = D ? "x" : "";
+    Shape += Sep + std::to_string(Dims[D]);
+    Size += X + std::to_string(D == Dim ? Dims[D] : 1);
+    Pad += X + (D == Dim ? std::to_string(Dims[D] - 1) + "_0" : "0_0");
+  }
+  Shape = "f32[" + Shape + "]";
+  return fused("p0 = " + Shape + " parameter(0)\n  c = f32[] constant(0)\n" +
+                   "  ROOT s = " + Shape +
+                   " reduce-window(p0, c), window={size=" + Size +
+                   " pad=" + Pad + "}, to_apply=add",
+               "  a0 = " + Shape + " parameter(0)", Shape, "a0");
+}
+
 /// The plan of fusion instruction \p F on the H200 with knobs \p T.
 Expected<KernelPlan> planOf(Context &Ctx, const HloInstruction &F,
                             const Tuning &T = {}) {
@@ -267,11 +286,7 @@ TEST(ScanFusion, ColumnTilesAndRowTilesChainedByLookBack) {
   // lanes x vectors of 4; the third group partial), 8 row groups of 16
   // positions: tiles of 128 positions, 32 per line, numbered
   // segment-major.
-  auto M = fused(R"(p0 = f32[4096,300] parameter(0)
-    c = f32[] constant(0)
-    ROOT s = f32[4096,300] reduce-window(p0, c), window={size=4096x1
-      pad=4095_0x0_0}, to_apply=add)",
-                 "  a0 = f32[4096,300] parameter(0)", "f32[4096,300]", "a0");
+  auto M = cumsum({4096, 300}, 0);
   ASSERT_TRUE(M);
   const HloInstruction &F = *M->entry()->root();
   FusionAnalysis A = analyzeFusion(F);
@@ -297,11 +312,7 @@ TEST(ScanFusion, ColumnTilesAndRowTilesChainedByLookBack) {
   // several tiles takes large ones, but 2 tiles of 64 would fill under
   // half the SMs), chained by look-back (the counters, then a 64-bit
   // descriptor per tile).
-  auto Long = fused(R"(p0 = f32[32768] parameter(0)
-    c = f32[] constant(0)
-    ROOT s = f32[32768] reduce-window(p0, c), window={size=32768
-      pad=32767_0}, to_apply=add)",
-                    "  a0 = f32[32768] parameter(0)", "f32[32768]", "a0");
+  auto Long = cumsum({32768}, 0);
   ASSERT_TRUE(Long);
   const HloInstruction &LF = *Long->entry()->root();
   Expected<KernelPlan> LP = planOf(Ctx, LF);
@@ -325,11 +336,7 @@ TEST(ScanFusion, ColumnTilesAndRowTilesChainedByLookBack) {
   // A column of 16411 of 4 lines: a thread per row group of 16 positions
   // of all 4 columns, 33 tiles of 512, 4 descriptors each; an f64 column
   // keeps split descriptors.
-  auto Col = fused(R"(p0 = f32[16411,4] parameter(0)
-    c = f32[] constant(0)
-    ROOT s = f32[16411,4] reduce-window(p0, c), window={size=16411x1
-      pad=16410_0x0_0}, to_apply=add)",
-                   "  a0 = f32[16411,4] parameter(0)", "f32[16411,4]", "a0");
+  auto Col = cumsum({16411, 4}, 0);
   ASSERT_TRUE(Col);
   const HloInstruction &CF = *Col->entry()->root();
   Expected<KernelPlan> CP = planOf(Ctx, CF);
@@ -350,11 +357,7 @@ TEST(ScanFusion, RaggedRowsReadElementsInSmallerTilesShiftedToTheEnd) {
   // items (tiles of 4096, 13 a row); the last tile of a row is read as
   // the tile ending at the row's end, 13 x 4096 - 50257 = 2991 positions
   // before its place.
-  auto M = fused(R"(p0 = f32[8,50257] parameter(0)
-    c = f32[] constant(0)
-    ROOT s = f32[8,50257] reduce-window(p0, c), window={size=1x50257
-      pad=0_0x50256_0}, to_apply=add)",
-                 "  a0 = f32[8,50257] parameter(0)", "f32[8,50257]", "a0");
+  auto M = cumsum({8, 50257}, 1);
   ASSERT_TRUE(M);
   const HloInstruction &F = *M->entry()->root();
   Context Ctx;
@@ -373,11 +376,7 @@ TEST(ScanFusion, RaggedRowsReadElementsInSmallerTilesShiftedToTheEnd) {
   // 64 rows of 50256 (a multiple of the vector) keep the wide tiles (256
   // of them) and their vectors; the shift, 4 x 16384 - 50256 = 15280, is
   // whole vectors.
-  auto V = fused(R"(p0 = f32[64,50256] parameter(0)
-    c = f32[] constant(0)
-    ROOT s = f32[64,50256] reduce-window(p0, c), window={size=1x50256
-      pad=0_0x50255_0}, to_apply=add)",
-                 "  a0 = f32[64,50256] parameter(0)", "f32[64,50256]", "a0");
+  auto V = cumsum({64, 50256}, 1);
   ASSERT_TRUE(V);
   Expected<KernelPlan> VP = planOf(Ctx, *V->entry()->root());
   ASSERT_TRUE(VP) << VP.error().Message;
@@ -395,11 +394,7 @@ TEST(ScanFusion, RaggedRowsReadElementsInSmallerTilesShiftedToTheEnd) {
   EXPECT_EQ(WP->Scan->TileLength, 16384);
   EXPECT_EQ(WP->Scan->LastTileShift, 4 * 16384 - 50257);
   // A row of one partial tile is guarded in place, not shifted.
-  auto One = fused(R"(p0 = f32[8,1001] parameter(0)
-    c = f32[] constant(0)
-    ROOT s = f32[8,1001] reduce-window(p0, c), window={size=1x1001
-      pad=0_0x1000_0}, to_apply=add)",
-                   "  a0 = f32[8,1001] parameter(0)", "f32[8,1001]", "a0");
+  auto One = cumsum({8, 1001}, 1);
   ASSERT_TRUE(One);
   Expected<KernelPlan> OP = planOf(Ctx, *One->entry()->root());
   ASSERT_TRUE(OP) << OP.error().Message;
@@ -463,11 +458,7 @@ TEST(ScanFusion, ShortRowsShareTilesAsASegmentedScan) {
   // Rows of 24 f32: 12 elements a thread (the row's odd part 3 times the
   // vector of 4), so 256 threads hold 128 whole rows; 4099 rows, 33 tiles,
   // the last partial (its items guarded by the map's constraint).
-  auto M = fused(R"(p0 = f32[4099,24] parameter(0)
-    c = f32[] constant(0)
-    ROOT s = f32[4099,24] reduce-window(p0, c), window={size=1x24
-      pad=0_0x23_0}, to_apply=add)",
-                 "  a0 = f32[4099,24] parameter(0)", "f32[4099,24]", "a0");
+  auto M = cumsum({4099, 24}, 1);
   ASSERT_TRUE(M);
   const HloInstruction &F = *M->entry()->root();
   Context Ctx;

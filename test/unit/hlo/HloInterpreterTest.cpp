@@ -1337,8 +1337,29 @@ ENTRY e {
   EXPECT_TRUE(bool(evaluate(*M->entry(), {lit(PT::F32, {2}, {1, 2})})));
 }
 
+/// The module \p Text's reference for \p Args and its rounding slack
+/// (roundingSlack); both empty, with the failure reported, where either
+/// cannot be computed.
+std::pair<std::vector<Literal>, std::vector<Literal>>
+referenceAndSlack(const std::string &Text, const std::vector<Literal> &Args) {
+  auto M = parse(Text);
+  EXPECT_TRUE(M);
+  if (!M)
+    return {};
+  auto Ref = evaluate(*M->entry(), Args);
+  EXPECT_TRUE(bool(Ref));
+  if (!Ref)
+    return {};
+  auto S = roundingSlack(*M->entry(), Args, *Ref);
+  EXPECT_TRUE(bool(S)) << (S ? "" : S.error().str());
+  if (!S)
+    return {};
+  return {std::move(*Ref), std::move(*S)};
+}
+
 TEST(HloInterpreterWiden, RoundingSlack) {
-  auto M = parse(R"(
+  auto [Ref, S] = referenceAndSlack(
+      R"(
 HloModule m
 ENTRY e {
   x = f32[2] parameter(0)
@@ -1348,26 +1369,21 @@ ENTRY e {
   s = f32[2] add(x, y)
   i = s32[2] convert(s)
   ROOT t = (f32[2], f32[2], s32[2]) tuple(b, s, i)
-})");
-  ASSERT_TRUE(M);
-  std::vector<Literal> Args = {lit(PT::F32, {2}, {3.7, 1}),
-                               lit(PT::F32, {2}, {0, 2})};
-  auto Ref = evaluate(*M->entry(), Args);
-  ASSERT_TRUE(bool(Ref));
-  auto S = roundingSlack(*M->entry(), Args, *Ref);
-  ASSERT_TRUE(bool(S)) << S.error().str();
-  ASSERT_EQ(S->size(), 3u);
+})",
+      {lit(PT::F32, {2}, {3.7, 1}), lit(PT::F32, {2}, {0, 2})});
+  ASSERT_FALSE(S.empty());
+  ASSERT_EQ(S.size(), 3u);
   // exp(exp(3.7)) = 3.68e17: 4 u of the inner exponential (40.4) times the
   // outer derivative, both ways, plus twice the f32-f64 difference.
-  double B = (*Ref)[0].getDouble(0), SB = (*S)[0].getDouble(0);
+  double B = Ref[0].getDouble(0), SB = S[0].getDouble(0);
   EXPECT_GT(SB, 7e12);
   EXPECT_LT(SB, 9e12);
   EXPECT_LT(SB / B, 3e-5);
   // 1 + 2 is exact: only the perturbation, 2 * 4 u * 3.
-  EXPECT_NEAR((*S)[1].getDouble(1), 2 * 4 * 0x1p-24 * 3, 1e-12);
+  EXPECT_NEAR(S[1].getDouble(1), 2 * 4 * 0x1p-24 * 3, 1e-12);
   // Integer outputs get none.
-  EXPECT_EQ((*S)[2].getDouble(0), 0);
-  EXPECT_EQ((*S)[2].getDouble(1), 0);
+  EXPECT_EQ(S[2].getDouble(0), 0);
+  EXPECT_EQ(S[2].getDouble(1), 0);
 }
 
 TEST(HloInterpreterWiden, RoundingSlackOfF64) {
@@ -1376,7 +1392,8 @@ TEST(HloInterpreterWiden, RoundingSlackOfF64) {
   // times the outer derivative plus 4 u of the outer, both ways, about
   // 2 * 4 * 2^-53 * 3.68e17 * 41.4 = 1.35e4, within the rounding of a
   // 4 u change to whole ulps (1.61e4 measured); 1 + 2: 2 * 4 u * 3.
-  auto M = parse(R"(
+  auto [Ref, S] = referenceAndSlack(
+      R"(
 HloModule m
 ENTRY e {
   x = f64[2] parameter(0)
@@ -1385,42 +1402,33 @@ ENTRY e {
   b = f64[2] exponential(a)
   s = f64[2] add(x, y)
   ROOT t = (f64[2], f64[2]) tuple(b, s)
-})");
-  ASSERT_TRUE(M);
-  std::vector<Literal> Args = {lit(PT::F64, {2}, {3.7, 1}),
-                               lit(PT::F64, {2}, {0, 2})};
-  auto Ref = evaluate(*M->entry(), Args);
-  ASSERT_TRUE(bool(Ref));
-  auto S = roundingSlack(*M->entry(), Args, *Ref);
-  ASSERT_TRUE(bool(S)) << S.error().str();
-  ASSERT_EQ(S->size(), 2u);
-  const double B = (*Ref)[0].getDouble(0), SB = (*S)[0].getDouble(0);
+})",
+      {lit(PT::F64, {2}, {3.7, 1}), lit(PT::F64, {2}, {0, 2})});
+  ASSERT_FALSE(S.empty());
+  ASSERT_EQ(S.size(), 2u);
+  const double B = Ref[0].getDouble(0), SB = S[0].getDouble(0);
   const double Ratio = SB / (2 * 4 * 0x1p-53 * B * 41.4);
   EXPECT_GT(Ratio, 0.75) << SB;
   EXPECT_LT(Ratio, 1.5) << SB;
-  EXPECT_NEAR((*S)[1].getDouble(1), 2 * 4 * 0x1p-53 * 3, 1e-18);
+  EXPECT_NEAR(S[1].getDouble(1), 2 * 4 * 0x1p-53 * 3, 1e-18);
 }
 
 TEST(HloInterpreterWiden, SineOfAHugeArgumentIsArbitrary) {
   // sin(exp(exp(x))): at x = 3, exp(exp(3)) = 5.3e8, uncertain by 4 u of
   // it = 126 radians: the slack spans [-1, 1] (2, plus twice the distance
   // to the f64 value). At x = 0.5 (exp(exp(0.5)) = 5.2) it stays small.
-  auto M = parse(R"(
+  auto [Ref, S] = referenceAndSlack(R"(
 HloModule m
 ENTRY e {
   x = f32[2] parameter(0)
   a = f32[2] exponential(x)
   b = f32[2] exponential(a)
   ROOT s = f32[2] sine(b)
-})");
-  ASSERT_TRUE(M);
-  std::vector<Literal> Args = {lit(PT::F32, {2}, {3, 0.5})};
-  auto Ref = evaluate(*M->entry(), Args);
-  ASSERT_TRUE(bool(Ref));
-  auto S = roundingSlack(*M->entry(), Args, *Ref);
-  ASSERT_TRUE(bool(S)) << S.error().str();
-  EXPECT_GE((*S)[0].getDouble(0), 2);
-  EXPECT_LT((*S)[0].getDouble(1), 1e-5);
+})",
+                                    {lit(PT::F32, {2}, {3, 0.5})});
+  ASSERT_FALSE(S.empty());
+  EXPECT_GE(S[0].getDouble(0), 2);
+  EXPECT_LT(S[0].getDouble(1), 1e-5);
 }
 
 TEST(HloLiteral, CompareWithRoundingSlack) {
