@@ -27,6 +27,17 @@ namespace codegen {
 llvm::Value *physicalOffset(llvm::IRBuilderBase &B, const Shape &S,
                             llvm::ArrayRef<llvm::Value *> Index,
                             llvm::Type *IndexTy, OffsetTermOrder Order) {
+  auto [Off, Const] = splitPhysicalOffset(B, S, Index, IndexTy, Order, false);
+  llvm::Value *C = llvm::ConstantInt::get(IndexTy, Const);
+  if (!Off)
+    return C;
+  return Const ? B.CreateAdd(Off, C, "", true, true) : Off;
+}
+
+std::pair<llvm::Value *, int64_t>
+splitPhysicalOffset(llvm::IRBuilderBase &B, const Shape &S,
+                    llvm::ArrayRef<llvm::Value *> Index, llvm::Type *IndexTy,
+                    OffsetTermOrder Order, bool PeelAddends) {
   std::vector<int64_t> Strides(S.rank(), 1);
   int64_t Stride = 1;
   for (int64_t D : S.layoutOrDefault()) {
@@ -44,21 +55,53 @@ llvm::Value *physicalOffset(llvm::IRBuilderBase &B, const Shape &S,
   for (int64_t D : Dims) {
     if (S.Dims[D] == 1)
       continue;
-    if (auto *CI = llvm::dyn_cast<llvm::ConstantInt>(Index[D])) {
+    llvm::Value *X = Index[D];
+    if (auto *CI = llvm::dyn_cast<llvm::ConstantInt>(X)) {
       Const += CI->getSExtValue() * Strides[D];
       continue;
     }
+    // A coordinate X + C whose X is not negative: X + C with no unsigned
+    // wrap and C > 0 (X is then at most the coordinate), or with no signed
+    // wrap and C < 0 (X is then above it). The variable part is then never
+    // negative, and at most the whole offset when the constant is not
+    // negative (elementPointer drops inbounds when it is).
+    auto *Add = llvm::dyn_cast<llvm::BinaryOperator>(X);
+    auto *CI = Add && Add->getOpcode() == llvm::Instruction::Add
+                   ? llvm::dyn_cast<llvm::ConstantInt>(Add->getOperand(1))
+                   : nullptr;
+    if (PeelAddends && CI &&
+        (CI->getSExtValue() > 0
+             ? Add->hasNoUnsignedWrap()
+             : CI->getSExtValue() < 0 && Add->hasNoSignedWrap())) {
+      Const += CI->getSExtValue() * Strides[D];
+      X = Add->getOperand(0);
+    }
     llvm::Value *T =
         Strides[D] == 1
-            ? Index[D]
-            : B.CreateMul(Index[D], llvm::ConstantInt::get(IndexTy, Strides[D]),
-                          "", /*HasNUW=*/true, /*HasNSW=*/true);
+            ? X
+            : B.CreateMul(X, llvm::ConstantInt::get(IndexTy, Strides[D]), "",
+                          /*HasNUW=*/true, /*HasNSW=*/true);
     Off = Off ? B.CreateAdd(Off, T, "", true, true) : T;
   }
-  llvm::Value *C = llvm::ConstantInt::get(IndexTy, Const);
+  return {Off, Const};
+}
+
+llvm::Value *elementPointer(llvm::IRBuilderBase &B, llvm::Type *ElemTy,
+                            llvm::Value *Base, const Shape &S,
+                            llvm::ArrayRef<llvm::Value *> Index,
+                            llvm::Type *IndexTy, OffsetTermOrder Order,
+                            int64_t Back) {
+  auto [Off, Const] = splitPhysicalOffset(B, S, Index, IndexTy, Order, true);
+  Const -= Back;
   if (!Off)
-    return C;
-  return Const ? B.CreateAdd(Off, C, "", true, true) : Off;
+    return B.CreateConstInBoundsGEP1_64(ElemTy, Base, uint64_t(Const));
+  if (Const >= 0) {
+    llvm::Value *P = B.CreateInBoundsGEP(ElemTy, Base, Off);
+    return Const ? B.CreateConstInBoundsGEP1_64(ElemTy, P, uint64_t(Const)) : P;
+  }
+  // A negative constant (a shifted tile's items): the variable part alone
+  // may point past the array's end, so neither step claims inbounds.
+  return B.CreateConstGEP1_64(ElemTy, B.CreateGEP(ElemTy, Base, Off), Const);
 }
 
 Diagnostic diagnoseAt(const HloInstruction &I, std::string Message) {
@@ -166,11 +209,15 @@ llvm::Value *loadParameterElement(llvm::IRBuilderBase &B, llvm::Function &K,
                                   CacheHint Hint, llvm::Value *Guard) {
   PrimitiveType PT = P.shape().Type;
   llvm::Type *ST = storageType(B.getContext(), PT);
-  llvm::Value *Off = physicalOffset(B, P.shape(), Index, IndexTy, Order);
-  if (Guard)
+  llvm::Value *Ptr;
+  if (Guard) {
+    llvm::Value *Off = physicalOffset(B, P.shape(), Index, IndexTy, Order);
     Off = B.CreateSelect(Guard, Off, llvm::ConstantInt::get(IndexTy, 0));
-  llvm::Value *Ptr =
-      B.CreateInBoundsGEP(ST, K.getArg(P.parameterNumber()), Off);
+    Ptr = B.CreateInBoundsGEP(ST, K.getArg(P.parameterNumber()), Off);
+  } else {
+    Ptr = elementPointer(B, ST, K.getArg(P.parameterNumber()), P.shape(), Index,
+                         IndexTy, Order);
+  }
   return loadConvert(B, loadWithHint(B, ST, Ptr, byteWidth(PT), Hint), PT);
 }
 
@@ -182,14 +229,18 @@ llvm::Value *loadParameterVector(llvm::IRBuilderBase &B, llvm::Function &K,
                                  llvm::Value *Guard) {
   PrimitiveType PT = P.shape().Type;
   llvm::Type *ST = storageType(B.getContext(), PT);
-  llvm::Value *Off = physicalOffset(B, P.shape(), Index, IndexTy, Order);
-  if (Back)
-    Off = B.CreateSub(Off, llvm::ConstantInt::get(IndexTy, Back));
-  if (Guard)
+  llvm::Value *Ptr;
+  if (Guard) {
+    llvm::Value *Off = physicalOffset(B, P.shape(), Index, IndexTy, Order);
+    if (Back)
+      Off = B.CreateSub(Off, llvm::ConstantInt::get(IndexTy, Back));
     Off = B.CreateSelect(Guard, Off, llvm::ConstantInt::get(IndexTy, 0));
+    Ptr = B.CreateInBoundsGEP(ST, K.getArg(P.parameterNumber()), Off);
+  } else {
+    Ptr = elementPointer(B, ST, K.getArg(P.parameterNumber()), P.shape(), Index,
+                         IndexTy, Order, Back);
+  }
   auto *VT = llvm::FixedVectorType::get(ST, unsigned(W));
-  llvm::Value *Ptr =
-      B.CreateInBoundsGEP(ST, K.getArg(P.parameterNumber()), Off);
   return loadWithHint(B, VT, Ptr,
                       uint64_t(std::min<int64_t>(16, W * byteWidth(PT))), Hint);
 }

@@ -166,6 +166,27 @@ physicalOffset(llvm::IRBuilderBase &B, const Shape &S,
                llvm::ArrayRef<llvm::Value *> Index, llvm::Type *IndexTy,
                OffsetTermOrder Order = OffsetTermOrder::MinorToMajor);
 
+/// physicalOffset's terms apart: the variable part (null when every
+/// coordinate is constant) and the constant. With \p PeelAddends, a
+/// coordinate `X + C` (nuw, C > 0) gives X to the variable part and C to
+/// the constant: items that differ by constant offsets share the variable
+/// part. For f32[4,8] and (i, j + 3), peeled: {`i * 8 + j`, 3}.
+std::pair<llvm::Value *, int64_t>
+splitPhysicalOffset(llvm::IRBuilderBase &B, const Shape &S,
+                    llvm::ArrayRef<llvm::Value *> Index, llvm::Type *IndexTy,
+                    OffsetTermOrder Order, bool PeelAddends);
+
+/// The address of element \p Index of an array of \p S at \p Base: the
+/// shared variable offset, then the constant (less \p Back elements) as a
+/// constant GEP of its own. Addresses of an unrolled thread's items then
+/// differ only in their last GEP, which instruction selection folds into
+/// the access (`[%rd + 512]`) without instcombine proving the adds'
+/// operands disjoint first.
+llvm::Value *elementPointer(
+    llvm::IRBuilderBase &B, llvm::Type *ElemTy, llvm::Value *Base,
+    const Shape &S, llvm::ArrayRef<llvm::Value *> Index, llvm::Type *IndexTy,
+    OffsetTermOrder Order = OffsetTermOrder::MinorToMajor, int64_t Back = 0);
+
 /// The diagnostic at \p I's place in its module's source (no location for
 /// an instruction built without a module): every emission error is about
 /// an instruction of the input.

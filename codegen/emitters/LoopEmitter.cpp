@@ -200,8 +200,7 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
         auto OutPtr = [&](int64_t L) {
           std::vector<llvm::Value *> OutIdx =
               FE.mapWithRuntime(Dus->OutputMaps[R], Indices[Uu][size_t(L)]);
-          return B.CreateInBoundsGEP(
-              ST, Base, physicalOffset(B, OS, OutIdx, IndexTy));
+          return elementPointer(B, ST, Base, OS, OutIdx, IndexTy);
         };
         if (V > 1 && Dus->StoreWidth[R] == V) {
           auto *VT = llvm::FixedVectorType::get(ST, unsigned(V));

@@ -236,8 +236,7 @@ void PiecewiseBody::storeRun(const PiecewisePlan::Piece &Pc, int64_t Uu,
   const int64_t Bytes = byteWidth(PT);
   llvm::Value *Out = K.getArg(C.parameterCount() + Pc.Output);
   auto Address = [&](const std::vector<llvm::Value *> &OI) {
-    return B.CreateInBoundsGEP(ST, Out,
-                               physicalOffset(B, OutShape, OI, IndexTy));
+    return elementPointer(B, ST, Out, OutShape, OI, IndexTy);
   };
   // Lanes [From, To) of Vals stored, one vector when proven.
   auto Store = [&](const std::vector<llvm::Value *> &Vals, int64_t From,

@@ -354,9 +354,8 @@ void ReductionKernel::flushSideStores() {
     int64_t E = std::max<int64_t>(1, std::min<int64_t>(S.Width, 16 / Bytes));
     llvm::Value *Base = K->getArg(C.parameterCount() + S.Root);
     for (size_t L0 = 0; L0 < PS.Vals.size(); L0 += size_t(E)) {
-      llvm::Value *Off =
-          physicalOffset(B, Root->shape(), PS.Index[L0], IndexTy);
-      llvm::Value *Ptr = B.CreateInBoundsGEP(ST, Base, Off);
+      llvm::Value *Ptr =
+          elementPointer(B, ST, Base, Root->shape(), PS.Index[L0], IndexTy);
       if (E == 1) {
         B.CreateAlignedStore(storeConvert(B, PS.Vals[L0], PT), Ptr,
                              llvm::Align(Bytes));
@@ -473,9 +472,8 @@ void ReductionKernel::emitEpilogue(llvm::ArrayRef<llvm::Value *> Reduced,
     llvm::Value *X = FE.valueAt(*Root, OutIdx);
     PrimitiveType PT = Root->shape().Type;
     llvm::Type *ST = storageType(LC, PT);
-    llvm::Value *Off = physicalOffset(B, Root->shape(), OutIdx, IndexTy);
-    llvm::Value *Ptr =
-        B.CreateInBoundsGEP(ST, K->getArg(C.parameterCount() + R), Off);
+    llvm::Value *Ptr = elementPointer(B, ST, K->getArg(C.parameterCount() + R),
+                                      Root->shape(), OutIdx, IndexTy);
     B.CreateAlignedStore(storeConvert(B, X, PT), Ptr,
                          llvm::Align(byteWidth(PT)));
   }

@@ -421,8 +421,8 @@ void RowNormKernel::storeRoots(FusedElementEmitter &FE,
         llvm::Value *Base = K->getArg(C.parameterCount() + R);
         int64_t Wd = P.StoreWidth[R];
         for (int64_t Cc = 0; Cc < Vec / Wd; ++Cc) {
-          llvm::Value *Off = physicalOffset(B, S, Idx[Jj][Cc * Wd], IndexTy);
-          llvm::Value *Ptr = B.CreateInBoundsGEP(ST, Base, Off);
+          llvm::Value *Ptr =
+              elementPointer(B, ST, Base, S, Idx[Jj][Cc * Wd], IndexTy);
           if (Wd == 1) {
             B.CreateAlignedStore(storeConvert(B, Out[R][Jj][Cc], PT), Ptr,
                                  llvm::Align(byteWidth(PT)));
@@ -454,11 +454,11 @@ void RowNormKernel::storeRoots(FusedElementEmitter &FE,
       const Shape &S = A.Roots[R]->shape();
       PrimitiveType PT = S.Type;
       llvm::Type *ST = storageType(LC, PT);
-      llvm::Value *Off = physicalOffset(B, S, RowIdx, IndexTy);
-      B.CreateAlignedStore(
-          storeConvert(B, RowOut[R], PT),
-          B.CreateInBoundsGEP(ST, K->getArg(C.parameterCount() + R), Off),
-          llvm::Align(byteWidth(PT)));
+      B.CreateAlignedStore(storeConvert(B, RowOut[R], PT),
+                           elementPointer(B, ST,
+                                          K->getArg(C.parameterCount() + R), S,
+                                          RowIdx, IndexTy),
+                           llvm::Align(byteWidth(PT)));
     }
   });
 }

@@ -268,13 +268,13 @@ void ScanKernel::storeRun(const std::vector<std::vector<llvm::Value *>> &Idx,
         Vec = B.CreateInsertElement(Vec, Val, uint64_t(L));
         continue;
       }
-      llvm::Value *Ptr = B.CreateInBoundsGEP(
-          ST, Out, physicalOffset(B, Root.shape(), Idx[size_t(L)], IndexTy));
+      llvm::Value *Ptr =
+          elementPointer(B, ST, Out, Root.shape(), Idx[size_t(L)], IndexTy);
       Store(Val, Ptr, uint64_t(byteWidth(RT)));
     }
     if (Vector) {
-      llvm::Value *Ptr = B.CreateInBoundsGEP(
-          ST, Out, physicalOffset(B, Root.shape(), Idx[0], IndexTy));
+      llvm::Value *Ptr =
+          elementPointer(B, ST, Out, Root.shape(), Idx[0], IndexTy);
       Store(Vec, Ptr, uint64_t(W * byteWidth(RT)));
     }
   }

@@ -85,12 +85,9 @@ StagedLoader::loader() {
       if (!Vec) {
         // The bytes the plain loader would load: the W-aligned vector
         // holding this lane's element, or the element.
-        llvm::Value *Off = physicalOffset(B, P.shape(), Index, IndexTy,
-                                          OffsetTermOrder::Logical);
-        if (W > 1)
-          Off = B.CreateSub(Off, llvm::ConstantInt::get(IndexTy, Lane % W));
-        llvm::Value *Src =
-            B.CreateInBoundsGEP(ST, K.getArg(P.parameterNumber()), Off);
+        llvm::Value *Src = elementPointer(
+            B, ST, K.getArg(P.parameterNumber()), P.shape(), Index, IndexTy,
+            OffsetTermOrder::Logical, W > 1 ? Lane % W : 0);
         const int64_t Bytes = W * byteWidth(PT);
         const llvm::Intrinsic::ID Copy =
             Bytes == 16  ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16

@@ -427,8 +427,8 @@ llvm::Value *ScatterBody::targetPtr(const Place &Pl) {
           Tg, B.CreateZExtOrTrunc(U[size_t(SD.UpdateWindowDims[W++])], I64));
     Target[size_t(D)] = B.CreateTrunc(Tg, IndexTy);
   }
-  return B.CreateInBoundsGEP(storageType(LC, PT), K.getArg(C.parameterCount()),
-                             physicalOffset(B, Op, Target, IndexTy));
+  return elementPointer(B, storageType(LC, PT), K.getArg(C.parameterCount()),
+                        Op, Target, IndexTy);
 }
 
 void ScatterBody::combineIfFits(llvm::Value *Cond, const Place &Pl,

@@ -255,9 +255,8 @@ void TransposeKernel::storeRoot(size_t RootNo, llvm::Value *Val,
   const Shape &S = A.Roots[RootNo]->shape();
   llvm::Type *ST = storageType(LC, S.Type);
   if (!S.hasDefaultLayout())
-    Ptr = B.CreateInBoundsGEP(
-        ST, K->getArg(C.parameterCount() + RootNo),
-        physicalOffset(B, S, Idx, IndexTy, OffsetTermOrder::Logical));
+    Ptr = elementPointer(B, ST, K->getArg(C.parameterCount() + RootNo), S, Idx,
+                         IndexTy, OffsetTermOrder::Logical);
   B.CreateAlignedStore(storeConvert(B, Val, S.Type), Ptr,
                        llvm::Align(byteWidth(S.Type)));
 }
