@@ -141,6 +141,9 @@ private:
     /// those positions over the block's threads.
     llvm::Value *PosBase = nullptr;
     Interval PosSpan;
+    /// ScanPlan::RuntimeShift: the tile's shift, 0 or LastTileShift in
+    /// the line's last tile (null: the shift is the constant).
+    llvm::Value *Shift = nullptr;
   };
   void emitTile(llvm::Value *Th, llvm::Value *Tile);
   /// ScanPlan::StageBytes (ScanSharedTile.cpp): the tile's items copied
@@ -189,15 +192,16 @@ private:
   /// length is a multiple of the vector; segmented tiles whose length and
   /// the rows' total are.
   bool guardsWholeVectors() const;
-  /// Item (Run, Elem)'s index; with \p Shift (a shifted last tile,
-  /// ScanPlan::LastTileShift) that many positions before the thread map's.
+  /// Item (Run, Elem)'s index; \p Shifted (a shifted last tile,
+  /// ScanPlan::LastTileShift): the shift's positions before the thread
+  /// map's (St.Shift's where the shift is chosen at run time).
   std::vector<llvm::Value *> itemIndex(const TileState &St, int64_t Run,
-                                       int64_t Elem, int64_t Shift = 0);
-  /// Run \p Run's indices (itemIndex, moved by \p Shift) and values to
+                                       int64_t Elem, bool Shifted = false);
+  /// Run \p Run's indices (itemIndex, \p Shifted or not) and values to
   /// store, item (run, vec) combined after \p Before[vec] (as it is where
   /// that is null), appended to \p Idx and \p Ys.
   void runOutputs(TileState &St, llvm::ArrayRef<llvm::Value *> Before,
-                  int64_t Run, int64_t Shift,
+                  int64_t Run, bool Shifted,
                   std::vector<std::vector<llvm::Value *>> &Idx,
                   std::vector<llvm::Value *> &Ys);
   /// Whether the shifted last tile keeps the full tile's vectors.
