@@ -141,9 +141,6 @@ private:
     /// those positions over the block's threads.
     llvm::Value *PosBase = nullptr;
     Interval PosSpan;
-    /// ScanPlan::RuntimeShift: the tile's shift, 0 or LastTileShift in
-    /// the line's last tile (null: the shift is the constant).
-    llvm::Value *Shift = nullptr;
   };
   void emitTile(llvm::Value *Th, llvm::Value *Tile);
   /// ScanPlan::StageBytes (ScanSharedTile.cpp): the tile's items copied
@@ -193,8 +190,8 @@ private:
   /// the rows' total are.
   bool guardsWholeVectors() const;
   /// Item (Run, Elem)'s index; \p Shifted (a shifted last tile,
-  /// ScanPlan::LastTileShift): the shift's positions before the thread
-  /// map's (St.Shift's where the shift is chosen at run time).
+  /// ScanPlan::LastTileShift): that many positions before the thread
+  /// map's.
   std::vector<llvm::Value *> itemIndex(const TileState &St, int64_t Run,
                                        int64_t Elem, bool Shifted = false);
   /// Run \p Run's indices (itemIndex, \p Shifted or not) and values to

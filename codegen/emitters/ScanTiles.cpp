@@ -248,9 +248,6 @@ ScanKernel::TileState ScanKernel::beginTile(llvm::Value *Th,
   St.LastSeg = B.CreateICmpEQ(St.Seg, idx(TPL - 1));
   if (SP.raggedLines())
     St.Guard = St.LastSeg;
-  if (SP.RuntimeShift)
-    St.Shift =
-        B.CreateSelect(St.LastSeg, idx(SP.LastTileShift), idx(0), "shift");
   // Row tiles guard only a ragged line's last tile, so a guarded item's
   // segment is the last: its position is known but for the warp and lane.
   // A shifted last tile (ScanPlan::LastTileShift) tests offsets in the
@@ -302,16 +299,12 @@ llvm::Value *ScanKernel::itemValid(const TileState &St, int64_t Run,
   if (SP.LastTileShift) {
     // The shifted last tile's own items: offset PosBase + Item at least
     // the shift, tested as PosBase >= shift - Item.
-    // With the shift chosen at run time, every item of the other tiles.
     const int64_t Need = SP.LastTileShift - *Item;
-    llvm::Value *Own = St.PosSpan.Lo >= Need ? B.getTrue()
-                       : St.PosSpan.Hi < Need
-                           ? B.getFalse()
-                           : B.CreateICmpUGE(St.PosBase, idx(Need));
-    if (!St.Shift || isConstant(Own, true))
-      return Own;
-    llvm::Value *Other = B.CreateNot(St.LastSeg);
-    return isConstant(Own, false) ? Other : B.CreateOr(Other, Own);
+    if (St.PosSpan.Lo >= Need)
+      return B.getTrue();
+    if (St.PosSpan.Hi < Need)
+      return B.getFalse();
+    return B.CreateICmpUGE(St.PosBase, idx(Need));
   }
   if (St.PosSpan.Lo + *Item >= SP.Length)
     return B.getFalse();
@@ -338,35 +331,18 @@ std::vector<llvm::Value *> ScanKernel::itemIndex(const TileState &St,
                                                  int64_t Run, int64_t Elem,
                                                  bool Shifted) {
   // A shift moves the scanned coordinate back (forward for a reversed
-  // scan, whose positions count from the line's end). A constant one is
-  // emitted as part of the expression, so that it joins the item's
-  // constant after the thread's hoisted part; one chosen at run time
-  // moves that hoisted part, and the item's constant is added after it.
-  llvm::IRBuilder<> &B = *BPtr;
+  // scan, whose positions count from the line's end), emitted as one
+  // expression so that it joins the item's constant after the thread's
+  // hoisted part.
   ExprEmitter &E = *St.Items;
   E.setSymbol(0, idx(Run));
   E.setSymbol(1, idx(Elem));
   std::vector<llvm::Value *> Out;
   for (size_t D = 0; D < P.Main.Map.numResults(); ++D) {
     Expr R = P.Main.Map.results()[D];
-    const bool Moved = Shifted && int64_t(D) == S.Dim;
-    if (Moved && !St.Shift)
+    if (Shifted && int64_t(D) == S.Dim)
       R = S.Reverse ? R + SP.LastTileShift : R - SP.LastTileShift;
-    llvm::Value *V = E.emit(B, R);
-    if (Moved && St.Shift) {
-      int64_t C = 0;
-      auto *Add = llvm::dyn_cast<llvm::BinaryOperator>(V);
-      if (Add && Add->getOpcode() == llvm::Instruction::Add)
-        if (auto *CI = llvm::dyn_cast<llvm::ConstantInt>(Add->getOperand(1))) {
-          C = CI->getSExtValue();
-          V = Add->getOperand(0);
-        }
-      V = S.Reverse ? B.CreateAdd(V, St.Shift, "", false, true)
-                    : B.CreateSub(V, St.Shift, "", false, true);
-      if (C)
-        V = B.CreateAdd(V, idx(C), "", false, true);
-    }
-    Out.push_back(V);
+    Out.push_back(E.emit(*BPtr, R));
   }
   return Out;
 }
@@ -482,8 +458,8 @@ void ScanKernel::loadTile(TileState &St) {
   // reading its first element and taking the identity.
   llvm::IRBuilder<> &B = *BPtr;
   St.X.assign(size_t(SP.Vector * SP.Runs), nullptr);
-  if (!St.Guard || St.Shift) {
-    loadItems(St, St.Guard != nullptr);
+  if (!St.Guard) {
+    loadItems(St, false);
     return;
   }
   std::vector<llvm::Value *> XF;
@@ -650,8 +626,8 @@ void ScanKernel::storeTile(TileState &St,
                            llvm::ArrayRef<llvm::Value *> Before) {
   // A run at a time (vectors where the plan proves them); in a guarded
   // tile, element by element where the line has it.
-  if (!St.Guard || St.Shift) {
-    storeItems(St, Before, St.Guard != nullptr);
+  if (!St.Guard) {
+    storeItems(St, Before, false);
     return;
   }
   onGuard(St, "store", [&](bool Guarded) { storeItems(St, Before, Guarded); });

@@ -423,14 +423,6 @@ struct ScanPlan {
   /// whole tiles, or of one partial tile whose items past the end are
   /// guarded one by one).
   int64_t LastTileShift = 0;
-  /// With a LastTileShift: the full tiles and the shifted last tile run
-  /// one body, the shift a value chosen at run time (0, or LastTileShift
-  /// in the line's last tile) and each item's test of being the tile's own
-  /// made in every tile. Taken where both would access memory alike: the
-  /// shift is whole vectors, or every access is element by element. One
-  /// body instead of two halves the tile's loads and stores in the IR.
-  /// Example: rows of 50257 read element by element in tiles of 4096.
-  bool RuntimeShift = false;
   /// BlockTiles: per root, elements per vector store the maps prove.
   std::vector<int64_t> StoreWidth;
   /// Tile descriptors in the workspace: one 64-bit word (status in the

@@ -158,23 +158,6 @@ void planSharedTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
                               "a run: blocks resident per SM");
 }
 
-/// ScanPlan::RuntimeShift: one body for the full tiles and the shifted
-/// last tile where both access memory with the same widths.
-void planRuntimeShift(KernelPlan &P, ScanPlan &SP) {
-  bool Elements = true;
-  for (int64_t W : P.Loop->LoadWidth)
-    Elements = Elements && W == 1;
-  for (int64_t W : SP.StoreWidth)
-    Elements = Elements && W == 1;
-  const bool Whole = SP.LastTileShift % SP.Vector == 0;
-  SP.RuntimeShift = P.choose(
-      "runtime_shift", Whole || Elements ? 1 : 0,
-      Whole      ? "one body for every tile: the shift is whole vectors"
-      : Elements ? "one body for every tile: every access is element by element"
-                 : "two bodies: the full tiles' vectors, the shifted tile's "
-                   "elements");
-}
-
 /// The tiled kernels' thread map `(th_x, tile)[run, vec] -> Index` of
 /// \p T threads a tile, its proven access widths and the launch: a block
 /// per tile (taken from the workspace's counter with look-back, else
@@ -196,8 +179,6 @@ void finishTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP, int64_t T,
   std::vector<bool> Single = planAccessWidths(In, P, SP);
   if (SP.Mode == ScanMode::BlockTiles && SP.lookBack())
     planSharedTile(In, P, SP, Single);
-  if (SP.LastTileShift)
-    planRuntimeShift(P, SP);
   GridStride GS = gridStride(Tiles, In.Device.MaxGrid[0]);
   P.Grid[0] = P.choose("blocks", GS.Grid,
                        SP.lookBack()

@@ -373,8 +373,6 @@ TEST(ScanFusion, RaggedRowsReadElementsInSmallerTilesShiftedToTheEnd) {
   EXPECT_EQ(P->Grid[0], 8 * 13);
   ASSERT_TRUE(P->Loop);
   EXPECT_EQ(P->Loop->LoadWidth[0], 1);
-  // Every access element by element: one body, the shift at run time.
-  EXPECT_TRUE(P->Scan->RuntimeShift);
   // 64 rows of 50256 (a multiple of the vector) keep the wide tiles (256
   // of them) and their vectors; the shift, 4 x 16384 - 50256 = 15280, is
   // whole vectors.
@@ -386,7 +384,6 @@ TEST(ScanFusion, RaggedRowsReadElementsInSmallerTilesShiftedToTheEnd) {
   EXPECT_EQ(VP->Scan->TileLength, 16384);
   EXPECT_EQ(VP->Scan->LastTileShift, 15280);
   EXPECT_EQ(VP->Loop->LoadWidth[0], 4);
-  EXPECT_TRUE(VP->Scan->RuntimeShift);
   // The knobs decide over the rule.
   Tuning Wide;
   Wide.ScanThreads = 256;
@@ -396,10 +393,6 @@ TEST(ScanFusion, RaggedRowsReadElementsInSmallerTilesShiftedToTheEnd) {
   EXPECT_EQ(WP->Block[0], 256);
   EXPECT_EQ(WP->Scan->TileLength, 16384);
   EXPECT_EQ(WP->Scan->LastTileShift, 4 * 16384 - 50257);
-  // Rows of 50257 read element by element there too (the row's start is
-  // not aligned to a vector): one body although the shift is not whole
-  // vectors.
-  EXPECT_TRUE(WP->Scan->RuntimeShift);
   // A row of one partial tile is guarded in place, not shifted.
   auto One = cumsum({8, 1001}, 1);
   ASSERT_TRUE(One);
@@ -407,23 +400,6 @@ TEST(ScanFusion, RaggedRowsReadElementsInSmallerTilesShiftedToTheEnd) {
   ASSERT_TRUE(OP) << OP.error().Message;
   EXPECT_EQ(OP->Scan->TilesPerLine, 1);
   EXPECT_EQ(OP->Scan->LastTileShift, 0);
-  EXPECT_FALSE(OP->Scan->RuntimeShift);
-}
-
-TEST(ScanFusion, VectorTilesWithAShiftOfElementsKeepTwoBodies) {
-  // A line of 50001 (tiles of 16384 vectors of 4, 4 tiles): the shift,
-  // 65536 - 50001 = 15535, is not whole vectors, so the full tiles keep
-  // their vector accesses and the shifted tile reads elements: two bodies.
-  Context Ctx;
-  auto M = cumsum({50001}, 0);
-  ASSERT_TRUE(M);
-  Expected<KernelPlan> P = planOf(Ctx, *M->entry()->root());
-  ASSERT_TRUE(P) << P.error().Message;
-  ASSERT_TRUE(P->Scan);
-  ASSERT_GT(P->Scan->LastTileShift, 0);
-  EXPECT_NE(P->Scan->LastTileShift % P->Scan->Vector, 0);
-  EXPECT_EQ(P->Loop->LoadWidth[0], 4);
-  EXPECT_FALSE(P->Scan->RuntimeShift);
 }
 
 TEST(ScanFusion, ManyWavesOfTilesGoThroughSharedMemory) {
