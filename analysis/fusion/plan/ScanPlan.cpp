@@ -285,6 +285,9 @@ int64_t chooseRowTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
   return T;
 }
 
+std::vector<Expr> scanIndex(Context &Ctx, const ScanInfo &S, Expr Outer,
+                            Expr Pos, Expr Inner);
+
 /// The tiled row scan (ScanMode::BlockTiles): the tile's shape, the thread
 /// map, the proven load and store widths and the launch.
 void planBlockTilesWith(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
@@ -300,12 +303,19 @@ void planBlockTilesWith(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
   Expr Tile = Ctx.dim(1);
   SP.TileOffset = rowTileOffset(Ctx, SP, T);
   Expr Pos = (Tile % SP.TilesPerLine) * SP.TileLength + tileOffsetSum(SP);
+  // The line delinearized over the dims more major than the scanned one
+  // on its own (the scanned dim is the minor-most but for unit dims): a
+  // reversed position then stays one expression, where delinearizing the
+  // linear offset would leave a floordiv and a mod by the line's length
+  // that the position's constraint alone cannot remove.
   Expr Line = Tile.floorDiv(SP.TilesPerLine);
-  Expr Lin = Line * N + (S.Reverse ? Ctx.constant(N - 1) - Pos : Pos);
   std::vector<Constraint> Cs;
   if (SP.TilesPerLine * SP.TileLength != N)
     Cs.push_back({Pos, {0, N - 1}});
-  finishTiles(In, P, SP, T, delinearizePhysical(Ctx, Lin, S.Input->shape()),
+  finishTiles(In, P, SP, T,
+              scanIndex(Ctx, S, Line,
+                        S.Reverse ? Ctx.constant(N - 1) - Pos : Pos,
+                        Ctx.constant(0)),
               std::move(Cs), "one block per row");
 }
 
