@@ -27,17 +27,17 @@ namespace codegen {
 llvm::Value *physicalOffset(llvm::IRBuilderBase &B, const Shape &S,
                             llvm::ArrayRef<llvm::Value *> Index,
                             llvm::Type *IndexTy, OffsetTermOrder Order) {
-  SplitOffset Sp = splitPhysicalOffset(B, S, Index, IndexTy, Order, false);
-  llvm::Value *C = llvm::ConstantInt::get(IndexTy, Sp.Const);
-  if (!Sp.Var)
+  auto [Off, Const] = splitPhysicalOffset(B, S, Index, IndexTy, Order, false);
+  llvm::Value *C = llvm::ConstantInt::get(IndexTy, Const);
+  if (!Off)
     return C;
-  return Sp.Const ? B.CreateAdd(Sp.Var, C, "", true, true) : Sp.Var;
+  return Const ? B.CreateAdd(Off, C, "", true, true) : Off;
 }
 
-SplitOffset splitPhysicalOffset(llvm::IRBuilderBase &B, const Shape &S,
-                                llvm::ArrayRef<llvm::Value *> Index,
-                                llvm::Type *IndexTy, OffsetTermOrder Order,
-                                bool PeelAddends) {
+std::pair<llvm::Value *, int64_t>
+splitPhysicalOffset(llvm::IRBuilderBase &B, const Shape &S,
+                    llvm::ArrayRef<llvm::Value *> Index, llvm::Type *IndexTy,
+                    OffsetTermOrder Order, bool PeelAddends) {
   std::vector<int64_t> Strides(S.rank(), 1);
   int64_t Stride = 1;
   for (int64_t D : S.layoutOrDefault()) {
@@ -50,9 +50,8 @@ SplitOffset splitPhysicalOffset(llvm::IRBuilderBase &B, const Shape &S,
       Dims[size_t(D)] = D;
   // Constant coordinates (an unrolled item's, a broadcast's 0) join one
   // constant added last, after the partial sum that items share.
-  SplitOffset Sp;
-  llvm::Value *&Off = Sp.Var;
-  int64_t &Const = Sp.Const;
+  llvm::Value *Off = nullptr;
+  int64_t Const = 0;
   for (int64_t D : Dims) {
     if (S.Dims[D] == 1)
       continue;
@@ -61,32 +60,30 @@ SplitOffset splitPhysicalOffset(llvm::IRBuilderBase &B, const Shape &S,
       Const += CI->getSExtValue() * Strides[D];
       continue;
     }
-    // A coordinate X + C (no wrap) gives X to the variable part. X is not
-    // negative where X + C has no unsigned wrap and C > 0 (X is then at
-    // most the coordinate) or no signed wrap and C < 0 (X is then above
-    // it); otherwise it might be, and the variable part's arithmetic from
-    // there on claims no unsigned wrap.
+    // A coordinate X + C whose X is not negative: X + C with no unsigned
+    // wrap and C > 0 (X is then at most the coordinate), or with no signed
+    // wrap and C < 0 (X is then above it). The variable part is then never
+    // negative, and at most the whole offset when the constant is not
+    // negative (elementPointer drops inbounds when it is).
     auto *Add = llvm::dyn_cast<llvm::BinaryOperator>(X);
-    auto *CI = Add && Add->getOpcode() == llvm::Instruction::Add &&
-                       (Add->hasNoUnsignedWrap() || Add->hasNoSignedWrap())
+    auto *CI = Add && Add->getOpcode() == llvm::Instruction::Add
                    ? llvm::dyn_cast<llvm::ConstantInt>(Add->getOperand(1))
                    : nullptr;
-    if (PeelAddends && CI && !CI->isZero()) {
-      const int64_t C = CI->getSExtValue();
-      Const += C * Strides[D];
+    if (PeelAddends && CI &&
+        (CI->getSExtValue() > 0
+             ? Add->hasNoUnsignedWrap()
+             : CI->getSExtValue() < 0 && Add->hasNoSignedWrap())) {
+      Const += CI->getSExtValue() * Strides[D];
       X = Add->getOperand(0);
-      Sp.VarNonNegative = Sp.VarNonNegative && (C > 0 ? Add->hasNoUnsignedWrap()
-                                                      : Add->hasNoSignedWrap());
     }
-    const bool NUW = Sp.VarNonNegative;
     llvm::Value *T =
         Strides[D] == 1
             ? X
             : B.CreateMul(X, llvm::ConstantInt::get(IndexTy, Strides[D]), "",
-                          NUW, /*HasNSW=*/true);
-    Off = Off ? B.CreateAdd(Off, T, "", NUW, true) : T;
+                          /*HasNUW=*/true, /*HasNSW=*/true);
+    Off = Off ? B.CreateAdd(Off, T, "", true, true) : T;
   }
-  return Sp;
+  return {Off, Const};
 }
 
 llvm::Value *elementPointer(llvm::IRBuilderBase &B, llvm::Type *ElemTy,
@@ -94,18 +91,17 @@ llvm::Value *elementPointer(llvm::IRBuilderBase &B, llvm::Type *ElemTy,
                             llvm::ArrayRef<llvm::Value *> Index,
                             llvm::Type *IndexTy, OffsetTermOrder Order,
                             int64_t Back) {
-  SplitOffset Sp = splitPhysicalOffset(B, S, Index, IndexTy, Order, true);
-  const int64_t Const = Sp.Const - Back;
-  if (!Sp.Var)
+  auto [Off, Const] = splitPhysicalOffset(B, S, Index, IndexTy, Order, true);
+  Const -= Back;
+  if (!Off)
     return B.CreateConstInBoundsGEP1_64(ElemTy, Base, uint64_t(Const));
-  if (Const >= 0 && Sp.VarNonNegative) {
-    llvm::Value *P = B.CreateInBoundsGEP(ElemTy, Base, Sp.Var);
+  if (Const >= 0) {
+    llvm::Value *P = B.CreateInBoundsGEP(ElemTy, Base, Off);
     return Const ? B.CreateConstInBoundsGEP1_64(ElemTy, P, uint64_t(Const)) : P;
   }
-  // The variable part alone may point outside the array (a shifted tile's
-  // items: past its end), so neither step claims inbounds.
-  llvm::Value *P = B.CreateGEP(ElemTy, Base, Sp.Var);
-  return Const ? B.CreateConstGEP1_64(ElemTy, P, Const) : P;
+  // A negative constant (a shifted tile's items): the variable part alone
+  // may point past the array's end, so neither step claims inbounds.
+  return B.CreateConstGEP1_64(ElemTy, B.CreateGEP(ElemTy, Base, Off), Const);
 }
 
 Diagnostic diagnoseAt(const HloInstruction &I, std::string Message) {

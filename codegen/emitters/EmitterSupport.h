@@ -167,23 +167,14 @@ physicalOffset(llvm::IRBuilderBase &B, const Shape &S,
                OffsetTermOrder Order = OffsetTermOrder::MinorToMajor);
 
 /// physicalOffset's terms apart: the variable part (null when every
-/// coordinate is constant) and the constant; whether the variable part is
-/// known not to be negative.
-struct SplitOffset {
-  llvm::Value *Var = nullptr;
-  int64_t Const = 0;
-  bool VarNonNegative = true;
-};
-
-/// With \p PeelAddends, a coordinate `X + C` (nuw or nsw) gives X to the
-/// variable part and C to the constant: items that differ by constant
-/// offsets share the variable part. For f32[4,8] and (i, j + 3) (nuw),
-/// peeled: {`j + i * 8`, 3, true}; (i, j + 3) with nsw only: {`j + i * 8`,
-/// 3, false} (j might be -3).
-SplitOffset splitPhysicalOffset(llvm::IRBuilderBase &B, const Shape &S,
-                                llvm::ArrayRef<llvm::Value *> Index,
-                                llvm::Type *IndexTy, OffsetTermOrder Order,
-                                bool PeelAddends);
+/// coordinate is constant) and the constant. With \p PeelAddends, a
+/// coordinate `X + C` (nuw, C > 0) gives X to the variable part and C to
+/// the constant: items that differ by constant offsets share the variable
+/// part. For f32[4,8] and (i, j + 3), peeled: {`i * 8 + j`, 3}.
+std::pair<llvm::Value *, int64_t>
+splitPhysicalOffset(llvm::IRBuilderBase &B, const Shape &S,
+                    llvm::ArrayRef<llvm::Value *> Index, llvm::Type *IndexTy,
+                    OffsetTermOrder Order, bool PeelAddends);
 
 /// The address of element \p Index of an array of \p S at \p Base: the
 /// shared variable offset, then the constant (less \p Back elements) as a

@@ -9,7 +9,6 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Function.h"
-#include "llvm/IR/InlineAsm.h"
 
 #include <algorithm>
 
@@ -72,51 +71,6 @@ void emitIf(llvm::IRBuilderBase &B, llvm::Value *Cond,
   Body();
   B.CreateBr(Done);
   B.SetInsertPoint(Done);
-}
-
-void storeIf(llvm::IRBuilderBase &B, llvm::Value *Cond, llvm::Value *Val,
-             llvm::Value *Ptr, uint64_t Alignment) {
-  auto Plain = [&] { B.CreateAlignedStore(Val, Ptr, llvm::Align(Alignment)); };
-  llvm::Type *T = Val->getType();
-  auto *VT = llvm::dyn_cast<llvm::FixedVectorType>(T);
-  const unsigned N = VT ? unsigned(VT->getNumElements()) : 1;
-  llvm::Type *E = VT ? VT->getElementType() : T;
-  const unsigned Bits = unsigned(E->getPrimitiveSizeInBits());
-  const bool Fits = (E->isIntegerTy() || E->isFloatingPointTy()) &&
-                    (Bits == 8 || Bits == 16 || Bits == 32 || Bits == 64) &&
-                    (N == 1 || N == 2 || N == 4) && N * Bits <= 128 &&
-                    (Bits > 8 || N == 1) && Alignment >= N * Bits / 8 &&
-                    Ptr->getType()->getPointerAddressSpace() == 1;
-  if (llvm::isa<llvm::ConstantInt>(Cond) || !Fits) {
-    emitIf(B, Cond, Plain);
-    return;
-  }
-  // Each element as an integer register: 8-bit values in a 16-bit one
-  // (st.b8 takes its low byte).
-  llvm::Type *RegTy = B.getIntNTy(std::max(16u, Bits));
-  const char *Reg = Bits == 64 ? "l" : Bits == 32 ? "r" : "h";
-  std::vector<llvm::Value *> Args = {Cond, Ptr};
-  std::vector<llvm::Type *> Types = {Cond->getType(), Ptr->getType()};
-  std::string Cons = "b,l", Ops;
-  for (unsigned I = 0; I < N; ++I) {
-    llvm::Value *X = VT ? B.CreateExtractElement(Val, uint64_t(I)) : Val;
-    X = B.CreateBitCast(X, B.getIntNTy(Bits));
-    if (Bits == 8)
-      X = B.CreateZExt(X, RegTy);
-    Args.push_back(X);
-    Types.push_back(RegTy);
-    Cons += std::string(",") + Reg;
-    Ops += (I ? ", $" : "$") + std::to_string(I + 2);
-  }
-  std::string Asm = "@$0 st.global";
-  if (N > 1)
-    Asm += ".v" + std::to_string(N);
-  Asm += ".b" + std::to_string(Bits) + " [$1], " +
-         (N > 1 ? "{" + Ops + "}" : Ops) + ";";
-  auto *FT = llvm::FunctionType::get(B.getVoidTy(), Types, false);
-  B.CreateCall(llvm::InlineAsm::get(FT, Asm, Cons + ",~{memory}",
-                                    /*hasSideEffects=*/true),
-               Args);
 }
 
 llvm::Value *shuffleXor(llvm::IRBuilderBase &B, llvm::Value *V, unsigned Mask,

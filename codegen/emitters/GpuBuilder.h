@@ -35,18 +35,6 @@ namespace codegen {
 void emitIf(llvm::IRBuilderBase &B, llvm::Value *Cond,
             const std::function<void()> &Body);
 
-/// Stores \p Val at global pointer \p Ptr (aligned to \p Alignment bytes)
-/// where \p Cond holds: a predicated PTX store (`@p st.global.v4.b32`,
-/// inline, as ptxas would predicate a branch around the store) for scalars
-/// and vectors of up to 16 bytes of 1-, 2-, 4- or 8-byte elements, so that
-/// a run of guarded stores builds no blocks; emitIf around a plain store
-/// otherwise. A constant \p Cond stores or not without a test.
-///
-/// Example: `storeIf(B, Own, V, P, 4)` for a float V gives
-/// `call void asm sideeffect "@$0 st.global.b32 [$1], $2;", "b,l,r,..."`.
-void storeIf(llvm::IRBuilderBase &B, llvm::Value *Cond, llvm::Value *Val,
-             llvm::Value *Ptr, uint64_t Alignment);
-
 /// A counted loop over [0, \p Count) in \p K (Count at least 1 at run
 /// time, or 0 to skip it) carrying \p Init: \p Step(I, Carried) builds
 /// iteration I and gives the next values; returns the values after the

@@ -218,7 +218,7 @@ void ScanKernel::storeRun(const std::vector<std::vector<llvm::Value *>> &Idx,
                           llvm::ArrayRef<llvm::Value *> Vs,
                           llvm::Value *Guard) {
   llvm::IRBuilder<> &B = *BPtr;
-  // Under a guard, every root's store is predicated on it, after all values.
+  // Under a guard, every root's store waits for one branch at the end.
   std::vector<std::tuple<llvm::Value *, llvm::Value *, uint64_t>> Guarded;
   auto Store = [&](llvm::Value *V, llvm::Value *Ptr, uint64_t Align) {
     if (Guard)
@@ -278,8 +278,11 @@ void ScanKernel::storeRun(const std::vector<std::vector<llvm::Value *>> &Idx,
       Store(Vec, Ptr, uint64_t(W * byteWidth(RT)));
     }
   }
-  for (auto &[V, Ptr, Align] : Guarded)
-    storeIf(B, Guard, V, Ptr, Align);
+  if (!Guarded.empty())
+    emitIf(B, Guard, [&] {
+      for (auto &[V, Ptr, Align] : Guarded)
+        B.CreateAlignedStore(V, Ptr, llvm::Align(Align));
+    });
   Lanes->Lane = 0;
 }
 

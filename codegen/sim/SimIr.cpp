@@ -16,7 +16,6 @@
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/Transforms/Utils/BasicBlockUtils.h"
 
 #include <map>
 
@@ -276,26 +275,6 @@ bool Rewriter::rewriteAsm(CallInst *CI, const InlineAsm &IA,
     Value *V = Arg(1);
     uint64_t Bytes = V->getType()->getPrimitiveSizeInBits() / 8;
     B.CreateAlignedStore(V, Arg(0), Align(Bytes), /*isVolatile=*/true);
-    finish(CI, nullptr);
-    return true;
-  }
-  if (Text.starts_with("@$0 st.global")) {
-    // storeIf's predicated store: under the predicate, the registers one
-    // after another from the address, each of the store's width (an 8-bit
-    // store takes the low byte of its 16-bit register).
-    StringRef Width = Text.substr(Text.find(".b") + 2);
-    const unsigned Bits = unsigned(std::stoul(
-        Width.take_while([](char Ch) { return Ch >= '0' && Ch <= '9'; })
-            .str()));
-    Instruction *Then = SplitBlockAndInsertIfThen(Arg(0), CI, false);
-    B.SetInsertPoint(Then);
-    for (unsigned L = 2; L < CI->arg_size(); ++L) {
-      Value *At = L > 2 ? B.CreateConstGEP1_64(B.getInt8Ty(), Arg(1),
-                                               uint64_t(L - 2) * Bits / 8)
-                        : Arg(1);
-      B.CreateAlignedStore(B.CreateTrunc(Arg(L), B.getIntNTy(Bits)), At,
-                           Align(Bits / 8));
-    }
     finish(CI, nullptr);
     return true;
   }
