@@ -202,6 +202,24 @@ llvm::Value *loadWithHint(llvm::IRBuilderBase &B, llvm::Type *Ty,
   return B.CreateBitCast(All, Ty);
 }
 
+/// The address a parameter load reads: elementPointer's, or under \p Guard
+/// the offset (less \p Back) where it holds and the array's first element
+/// where it does not, so that a guarded-off lane still reads in bounds.
+static llvm::Value *parameterPointer(llvm::IRBuilderBase &B, llvm::Function &K,
+                                     const HloInstruction &P, llvm::Type *ST,
+                                     llvm::ArrayRef<llvm::Value *> Index,
+                                     llvm::Type *IndexTy, OffsetTermOrder Order,
+                                     int64_t Back, llvm::Value *Guard) {
+  llvm::Value *Base = K.getArg(P.parameterNumber());
+  if (!Guard)
+    return elementPointer(B, ST, Base, P.shape(), Index, IndexTy, Order, Back);
+  llvm::Value *Off = physicalOffset(B, P.shape(), Index, IndexTy, Order);
+  if (Back)
+    Off = B.CreateSub(Off, llvm::ConstantInt::get(IndexTy, Back));
+  Off = B.CreateSelect(Guard, Off, llvm::ConstantInt::get(IndexTy, 0));
+  return B.CreateInBoundsGEP(ST, Base, Off);
+}
+
 llvm::Value *loadParameterElement(llvm::IRBuilderBase &B, llvm::Function &K,
                                   const HloInstruction &P,
                                   llvm::ArrayRef<llvm::Value *> Index,
@@ -209,15 +227,8 @@ llvm::Value *loadParameterElement(llvm::IRBuilderBase &B, llvm::Function &K,
                                   CacheHint Hint, llvm::Value *Guard) {
   PrimitiveType PT = P.shape().Type;
   llvm::Type *ST = storageType(B.getContext(), PT);
-  llvm::Value *Ptr;
-  if (Guard) {
-    llvm::Value *Off = physicalOffset(B, P.shape(), Index, IndexTy, Order);
-    Off = B.CreateSelect(Guard, Off, llvm::ConstantInt::get(IndexTy, 0));
-    Ptr = B.CreateInBoundsGEP(ST, K.getArg(P.parameterNumber()), Off);
-  } else {
-    Ptr = elementPointer(B, ST, K.getArg(P.parameterNumber()), P.shape(), Index,
-                         IndexTy, Order);
-  }
+  llvm::Value *Ptr =
+      parameterPointer(B, K, P, ST, Index, IndexTy, Order, 0, Guard);
   return loadConvert(B, loadWithHint(B, ST, Ptr, byteWidth(PT), Hint), PT);
 }
 
@@ -229,17 +240,8 @@ llvm::Value *loadParameterVector(llvm::IRBuilderBase &B, llvm::Function &K,
                                  llvm::Value *Guard) {
   PrimitiveType PT = P.shape().Type;
   llvm::Type *ST = storageType(B.getContext(), PT);
-  llvm::Value *Ptr;
-  if (Guard) {
-    llvm::Value *Off = physicalOffset(B, P.shape(), Index, IndexTy, Order);
-    if (Back)
-      Off = B.CreateSub(Off, llvm::ConstantInt::get(IndexTy, Back));
-    Off = B.CreateSelect(Guard, Off, llvm::ConstantInt::get(IndexTy, 0));
-    Ptr = B.CreateInBoundsGEP(ST, K.getArg(P.parameterNumber()), Off);
-  } else {
-    Ptr = elementPointer(B, ST, K.getArg(P.parameterNumber()), P.shape(), Index,
-                         IndexTy, Order, Back);
-  }
+  llvm::Value *Ptr =
+      parameterPointer(B, K, P, ST, Index, IndexTy, Order, Back, Guard);
   auto *VT = llvm::FixedVectorType::get(ST, unsigned(W));
   return loadWithHint(B, VT, Ptr,
                       uint64_t(std::min<int64_t>(16, W * byteWidth(PT))), Hint);
