@@ -20,6 +20,9 @@ const std::vector<TuningKnobInfo> &tuningTable() {
       {"IDXMAP_PIECE_BY_OPERAND", &T::PieceByOperand, 0, 1, false,
        "1 along the major-most dim, else 0",
        "concatenate: 1 gives each operand blocks that walk it alone"},
+      {"IDXMAP_PIECE_EVICT_LAST", &T::PieceEvictLast, 0, 1, false,
+       "1 when the data does not stay in L2, else 0",
+       "concatenate: 1 loads the operands with an L2 evict_last policy"},
       {"IDXMAP_PIECE_OVER_OUTPUT", &T::PieceOverOutput, 0, 1, false,
        "1 when no operand's run is stored as a vector and the fusion moves "
        "at least 1 MiB, else 0",
@@ -84,6 +87,9 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "row normalization: elements each thread holds per row"},
       {"IDXMAP_ROWNORM_EXACT_DIVIDE", &T::RowNormExactDivide, 0, 1, false, "0",
        "row normalization: divide exactly even with fast math"},
+      {"IDXMAP_ROWNORM_THREADS", &T::RowNormThreads, 32, 1024, true,
+       "max(lanes_per_row, 64), halved while the rows fill half a block",
+       "row normalization: threads per block (at least lanes_per_row)"},
       {"IDXMAP_SCAN_ITEMS", &T::ScanItems, 1, 64, true,
        "16 for a row of one tile; 64 (32 of 8 bytes) for chained or column "
        "tiles; short rows: a multiple of the row's odd part",

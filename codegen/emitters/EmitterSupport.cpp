@@ -148,7 +148,7 @@ llvm::Value *loadWithHint(llvm::IRBuilderBase &B, llvm::Type *Ty,
   const llvm::DataLayout &DL = B.GetInsertBlock()->getModule()->getDataLayout();
   uint64_t Bytes = DL.getTypeStoreSize(Ty);
   uint64_t Chunk = std::min<uint64_t>(Bytes, 16);
-  bool Hinted = Hint == CacheHint::EvictFirst &&
+  bool Hinted = Hint != CacheHint::Normal &&
                 (Chunk == 4 || Chunk == 8 || Chunk == 16) &&
                 Bytes % Chunk == 0 && Alignment >= Chunk &&
                 DL.getTypeSizeInBits(Ty) == Bytes * 8;
@@ -159,8 +159,10 @@ llvm::Value *loadWithHint(llvm::IRBuilderBase &B, llvm::Type *Ty,
   llvm::Type *I32 = B.getInt32Ty(), *I64 = B.getInt64Ty();
   // No side effects and no memory access: early CSE keeps one per kernel.
   auto *PolicyFT = llvm::FunctionType::get(I64, false);
+  const std::string Level =
+      Hint == CacheHint::EvictFirst ? "evict_first" : "evict_last";
   llvm::CallInst *Policy = B.CreateCall(llvm::InlineAsm::get(
-      PolicyFT, "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l",
+      PolicyFT, "createpolicy.fractional.L2::" + Level + ".b64 $0, 1.0;", "=l",
       /*hasSideEffects=*/false));
   Policy->setDoesNotAccessMemory();
   Policy->setDoesNotThrow();
@@ -171,7 +173,7 @@ llvm::Value *loadWithHint(llvm::IRBuilderBase &B, llvm::Type *Ty,
     Regs += (W ? ", $" : "$") + std::to_string(W);
     Cons += "=r,";
   }
-  std::string Asm = "ld.global.nc.L1::evict_first.L2::cache_hint";
+  std::string Asm = "ld.global.nc.L1::" + Level + ".L2::cache_hint";
   Asm += Words == 1 ? ".b32 " : ".v" + std::to_string(Words) + ".b32 ";
   Asm += Words == 1 ? Regs : "{" + Regs + "}";
   Asm +=

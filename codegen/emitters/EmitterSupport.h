@@ -77,6 +77,10 @@ enum class CacheHint {
   /// Loads of 4, 8 or 16 bytes (and multiples of 16 bytes) take the hint;
   /// others stay plain.
   EvictFirst,
+  /// Data L2 should keep over other lines: `ld.global.nc.L1::evict_last
+  /// .L2::cache_hint` with an L2 evict_last policy, as torch.compile's
+  /// concatenates load their operands. The same loads take it as above.
+  EvictLast,
 };
 
 /// Loads element \p Index of fusion parameter \p Param in its compute

@@ -39,7 +39,11 @@ public:
       : B(B), LC(B.getContext()), K(K), A(A), C(*A.Computation), PP(*P.Pieces),
         IndexTy(IndexTy), Done(Done), LaunchThreads(P.Main.ThreadsPerBlock),
         Lanes(B, K, C, P.Loop->LoadWidth, IndexTy),
-        FE(B, Ctx, C, Lanes.loader(), Math, IndexTy) {}
+        FE(B, Ctx, C, Lanes.loader(), Math, IndexTy) {
+    if (PP.EvictLast)
+      for (const HloInstruction *Pm : C.parameters())
+        Lanes.setHint(*Pm, CacheHint::EvictLast);
+  }
 
   /// Thread \p Th of block \p Bl of \p Map's blocks stores the pieces
   /// \p Ids from its runs: every value first (the loads in flight

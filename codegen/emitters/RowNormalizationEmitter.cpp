@@ -42,7 +42,7 @@
 // (analysis/fusion/plan/RowNormalizationPlan.cpp): G is the power of two
 // that gives each thread about 8 elements, at most a block; rows needing
 // more than 64 elements per thread are refused there. Blocks have
-// max(G, 256) threads (fewer when there are few rows), so short rows share
+// max(G, 64) threads (fewer when there are few rows), so short rows share
 // a block and a warp.
 //
 //===----------------------------------------------------------------------===//

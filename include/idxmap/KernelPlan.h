@@ -255,6 +255,9 @@ struct PiecewisePlan {
   /// it: a concatenation along its major-most dim, where each operand is
   /// one contiguous block of the output.
   bool Blocked = false;
+  /// The operands' loads carry an L2 evict_last policy (`ld.global.nc
+  /// .L1::evict_last.L2::cache_hint`), as torch.compile's concatenates do.
+  bool EvictLast = false;
   /// The blocks of the launch: the pieces' blocks together when Blocked,
   /// else \p Main's.
   int64_t blocks(const ThreadMapping &Main) const {

@@ -29,14 +29,14 @@ namespace idxmap {
 /// \endcode
 struct Tuning {
   std::optional<int64_t> LoopUnroll;
-  std::optional<int64_t> PieceByOperand, PieceOverOutput, PieceThreads,
-      PieceUnroll;
+  std::optional<int64_t> PieceByOperand, PieceEvictLast, PieceOverOutput,
+      PieceThreads, PieceUnroll;
   std::optional<int64_t> RedColLanes, RedColSplit, RedColUnroll, RedColWarps;
   std::optional<int64_t> RedEvictFirst, RedFullBlocksPerSm, RedFullChunk,
       RedFullChunkThreads, RedFullTail, RedFullThreads, RedFullUnroll;
   std::optional<int64_t> RedLoadsFirst, RedMinBlocks, RedRowK, RedRowLanes,
       RedRowThreads, RedRowUnroll;
-  std::optional<int64_t> RowNormElements, RowNormExactDivide;
+  std::optional<int64_t> RowNormElements, RowNormExactDivide, RowNormThreads;
   std::optional<int64_t> ScatterEvictFirst, ScatterThreads;
   std::optional<int64_t> ScanItems, ScanSharedRows, ScanSharedTile, ScanThreads;
   std::optional<int64_t> TrReadVec, TrSubP, TrSubM, TrWarps, TrWriteVec;

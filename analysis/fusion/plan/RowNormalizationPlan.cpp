@@ -385,24 +385,37 @@ std::optional<std::string> planSizes(const PlanInputs &In, KernelPlan &P,
            " elements does not fit in one block (" + std::to_string(J * Vec) +
            " elements per thread at " + std::to_string(G) +
            " threads; at most " + std::to_string(MaxElementsPerThread) + ")";
-  // Blocks of max(G, 256) threads (at most the device's), so that short
+  // Blocks of max(G, 64) threads (at most the device's), so that short
   // rows share a block (and a warp); halved while half the block still
-  // covers every row.
-  T = std::max<int64_t>(G, std::min<int64_t>(256, MaxThreadsPerRow));
+  // covers every row. Two warps rather than eight: the rows a block holds
+  // finish together, and smaller blocks let the SMs' schedulers start the
+  // next rows while others store. H100 (bench/runs/2026-12-06-session31,
+  // 256 / 64 threads, us): layer norm bf16[8192,1024] 14.31 / 14.03,
+  // f32[8192,512] 13.82 / 13.42, RMS norm bf16[1024,2048] 4.51 / 4.32,
+  // and no shape of 16 (softmax, layer and RMS norm, 2- and 4-byte
+  // elements, 256 to 16384 blocks) more than 0.5 % slower; one warp
+  // gained more on some rows (layer norm bf16[8192,768] -5 %) and lost 10-14
+  // % on others, whose grid then had 32 blocks of one warp per SM.
+  const bool Tuned = isTuned(In.Overrides, "IDXMAP_ROWNORM_THREADS");
+  T = std::max<int64_t>(
+      G, std::min<int64_t>(tuned(In.Overrides, "IDXMAP_ROWNORM_THREADS", 64),
+                           MaxThreadsPerRow));
   int64_t RPB = T / G;
   Blocks = ceilDiv(Rows, RPB);
   bool Shrunk = false;
-  while (RPB > 1 && T > In.Device.WarpSize && Blocks * RPB / 2 >= Rows) {
+  while (!Tuned && RPB > 1 && T > In.Device.WarpSize &&
+         Blocks * RPB / 2 >= Rows) {
     T /= 2;
     RPB /= 2;
     Blocks = ceilDiv(Rows, RPB);
     Shrunk = true;
   }
   P.choose("threads", T,
-           Shrunk ? "threads per block: halved from max(lanes_per_row, 256) "
-                    "while the rows still fill half the block"
-                  : "threads per block: max(lanes_per_row, 256), so that "
-                    "short rows share a block");
+           Tuned    ? "tuning override IDXMAP_ROWNORM_THREADS"
+           : Shrunk ? "threads per block: halved from max(lanes_per_row, 64) "
+                      "while the rows still fill half the block"
+                    : "threads per block: max(lanes_per_row, 64), so that "
+                      "short rows share a block");
   P.choose("rows_per_block", RPB, "threads / lanes_per_row");
   P.choose("blocks", Blocks, "one block per rows_per_block rows");
   RN.Vector = Vec;

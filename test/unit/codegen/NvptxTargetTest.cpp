@@ -435,6 +435,18 @@ TEST(NvptxTarget, EvictFirstLoadsOfFourEightAndSixteenBytes) {
   }
 }
 
+TEST(NvptxTarget, EvictLastLoadsTakeTheirOwnPolicy) {
+  // The same loads as evict_first, with the evict_last level on both the
+  // L1 qualifier and the L2 policy, and never the other level.
+  std::string P = hintedLoadPtx("float", 8, 16, CacheHint::EvictLast);
+  EXPECT_NE(P.find("createpolicy.fractional.L2::evict_last.b64"),
+            std::string::npos)
+      << P;
+  EXPECT_EQ(countOf(P, "ld.global.nc.L1::evict_last.L2::cache_hint.v4.b32"), 2u)
+      << P;
+  EXPECT_EQ(P.find("evict_first"), std::string::npos) << P;
+}
+
 TEST(NvptxTarget, LoadsTheHintCannotCoverStayPlain) {
   // 2-byte elements, 12-byte vectors, under-aligned vectors, and Normal.
   struct Case {

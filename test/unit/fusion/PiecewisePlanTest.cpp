@@ -82,6 +82,31 @@ TEST(PiecewisePlan, LargerBlocksWhenTheDataStaysInL2) {
   EXPECT_EQ(Large->Grid[0], 16384 * 1024 / 8 / 128);
 }
 
+TEST(PiecewisePlan, EvictLastFromDramOnly) {
+  std::unique_ptr<HloModule> M;
+  // 112 MiB from DRAM: the operands load with an L2 evict_last policy.
+  Expected<KernelPlan> Large = concatPlan(16384, {1024, 512, 256}, {}, M);
+  ASSERT_TRUE(bool(Large));
+  ASSERT_TRUE(Large->Pieces);
+  EXPECT_TRUE(Large->Pieces->EvictLast);
+  const PlanChoice *C = nullptr;
+  for (const PlanChoice &Ch : Large->Choices)
+    if (Ch.Name == "evict_last")
+      C = &Ch;
+  ASSERT_TRUE(C);
+  EXPECT_EQ(C->Value, 1);
+  // 3.5 MiB stays in L2: plain loads.
+  Expected<KernelPlan> Small = concatPlan(512, {1024, 512, 256}, {}, M);
+  ASSERT_TRUE(bool(Small));
+  EXPECT_FALSE(Small->Pieces->EvictLast);
+  // The knob turns it off.
+  Tuning T;
+  ASSERT_FALSE(setTuning(T, "IDXMAP_PIECE_EVICT_LAST", 0));
+  Expected<KernelPlan> Off = concatPlan(16384, {1024, 512, 256}, T, M);
+  ASSERT_TRUE(bool(Off));
+  EXPECT_FALSE(Off->Pieces->EvictLast);
+}
+
 TEST(PiecewisePlan, UnrolledRunsShrinkTheGrid) {
   std::unique_ptr<HloModule> M;
   Tuning T;

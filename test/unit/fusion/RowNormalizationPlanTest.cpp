@@ -136,8 +136,8 @@ TEST(RowNormalizationPlan, OverridesAreRecorded) {
 }
 
 TEST(RowNormalizationPlan, FewShortRowsShrinkTheBlock) {
-  // 3 rows of 128: 16 threads per row; 256 threads would hold 16 rows,
-  // halved while half the block still holds all three: 64 threads, 4 rows.
+  // 3 rows of 128: 16 threads per row; 64 threads hold 4 rows, and half
+  // the block (2 rows) would not hold all three: 64 threads stay.
   auto M = softmax(3, 128);
   ASSERT_TRUE(M);
   FusionAnalysis A = analyzeFusion(*M->entry()->root());
@@ -155,6 +155,40 @@ TEST(RowNormalizationPlan, FewShortRowsShrinkTheBlock) {
             "(th_x, bl_x)[j, vec] -> (th_x floordiv 16, j * 64 + vec + (th_x "
             "mod 16) * 4), domain: th_x in [0, 47], bl_x in [0, 0], j in [0, "
             "1], vec in [0, 3]");
+}
+
+TEST(RowNormalizationPlan, TwoWarpBlocksUnlessTuned) {
+  // Rows of 256 f32: 32 threads of two vectors each, blocks of two warps
+  // (two rows); IDXMAP_ROWNORM_THREADS widens them, never below a row.
+  auto M = softmax(4096, 256);
+  ASSERT_TRUE(M);
+  FusionAnalysis A = analyzeFusion(*M->entry()->root());
+  Context Ctx;
+  Expected<KernelPlan> P = planFusion(Ctx, A, Tuning{}, h200());
+  ASSERT_TRUE(P) << P.error().str();
+  EXPECT_EQ(P->RowNormalization->LanesPerRow, 32);
+  EXPECT_EQ(P->RowNormalization->RowsPerBlock, 2);
+  EXPECT_EQ(P->Block[0], 64);
+  EXPECT_EQ(P->Grid[0], 2048);
+  Tuning T;
+  T.RowNormThreads = 256;
+  Expected<KernelPlan> W = planFusion(Ctx, A, T, h200());
+  ASSERT_TRUE(W) << W.error().str();
+  EXPECT_EQ(W->RowNormalization->RowsPerBlock, 8);
+  EXPECT_EQ(W->Block[0], 256);
+  EXPECT_EQ(W->Grid[0], 512);
+  const PlanChoice *C = findChoice(*W, "threads");
+  ASSERT_TRUE(C);
+  EXPECT_EQ(C->Reason, "tuning override IDXMAP_ROWNORM_THREADS");
+  // Long rows keep a block per row: 512 lanes, whatever the knob asks.
+  auto L = softmax(64, 4096);
+  ASSERT_TRUE(L);
+  FusionAnalysis LA = analyzeFusion(*L->entry()->root());
+  T.RowNormThreads = 32;
+  Expected<KernelPlan> R = planFusion(Ctx, LA, T, h200());
+  ASSERT_TRUE(R) << R.error().str();
+  EXPECT_EQ(R->Block[0], 512);
+  EXPECT_EQ(R->RowNormalization->RowsPerBlock, 1);
 }
 
 TEST(RowNormalizationPlan, RowTooLongForOneBlock) {
