@@ -78,6 +78,7 @@ std::vector<Axis> searchGrid(const std::string &Emitter) {
             {"IDXMAP_RED_EVICT_FIRST", {0, 1}}};
   if (Emitter == "row normalization")
     return {{"IDXMAP_ROWNORM_ELEMENTS", {4, 8, 16, 32}},
+            {"IDXMAP_ROWNORM_THREADS", {32, 64, 128, 256}},
             {"IDXMAP_RED_EVICT_FIRST", {0, 1}}};
   if (Emitter == "loop")
     return {{"IDXMAP_LOOP_UNROLL", {1, 2, 4, 8}}};
