@@ -235,12 +235,12 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
   // f16[8192, 100 | 200 | 300] 8.48 / 8.32 / 8.80, f32[8192, 2 x 1024]
   // 45.52 / 45.25 / 46.35; f32[4096, 4 x 256] 11.87 / 11.71 / 11.60 the
   // one where evict_first was better. Not measured on data that stays in L2.
-  PP.EvictLast = choose(In, P, "IDXMAP_PIECE_EVICT_LAST", "evict_last",
-                        staysInL2(In.A, In.Device) ? 0 : 1,
-                        staysInL2(In.A, In.Device)
-                            ? "the data stays in L2: plain loads"
-                            : "operands loaded with an L2 evict_last policy "
-                              "(1-2 % faster from DRAM, measured)") != 0;
+  const bool InL2 = staysInL2(In.A, In.Device);
+  PP.EvictLast =
+      choose(In, P, "IDXMAP_PIECE_EVICT_LAST", "evict_last", InL2 ? 0 : 1,
+             InL2 ? "the data stays in L2: plain loads"
+                  : "operands loaded with an L2 evict_last policy "
+                    "(1-2 % faster from DRAM, measured)") != 0;
   finishPiecewise(In, P, std::move(PP), epilogueParams(Root, X),
                   "elements of the largest operand");
   return overOutputInstead(In, P);

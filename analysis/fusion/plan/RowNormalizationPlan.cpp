@@ -387,9 +387,8 @@ std::optional<std::string> planSizes(const PlanInputs &In, KernelPlan &P,
            " threads; at most " + std::to_string(MaxElementsPerThread) + ")";
   // Blocks of max(G, 64) threads (at most the device's), so that short
   // rows share a block (and a warp); halved while half the block still
-  // covers every row. Two warps rather than eight: the rows a block holds
-  // finish together, and smaller blocks let the SMs' schedulers start the
-  // next rows while others store. H100 (bench/runs/2026-12-06-session31,
+  // covers every row. Two warps rather than eight, measured on the H100
+  // (why smaller blocks win was not isolated; bench/runs/2026-12-06-session31,
   // 256 / 64 threads, us): layer norm bf16[8192,1024] 14.31 / 14.03,
   // f32[8192,512] 13.82 / 13.42, RMS norm bf16[1024,2048] 4.51 / 4.32,
   // and no shape of 16 (softmax, layer and RMS norm, 2- and 4-byte
