@@ -172,9 +172,10 @@ physicalOffset(llvm::IRBuilderBase &B, const Shape &S,
 
 /// physicalOffset's terms apart: the variable part (null when every
 /// coordinate is constant) and the constant. With \p PeelAddends, a
-/// coordinate `X + C` (nuw, C > 0) gives X to the variable part and C to
-/// the constant: items that differ by constant offsets share the variable
-/// part. For f32[4,8] and (i, j + 3), peeled: {`i * 8 + j`, 3}.
+/// coordinate `X + C` (nuw with C > 0, or nsw with C < 0) gives X to the
+/// variable part and C to the constant: items that differ by constant
+/// offsets share the variable part. For f32[4,8] and (i, j + 3), peeled:
+/// {`i * 8 + j`, 3}.
 std::pair<llvm::Value *, int64_t>
 splitPhysicalOffset(llvm::IRBuilderBase &B, const Shape &S,
                     llvm::ArrayRef<llvm::Value *> Index, llvm::Type *IndexTy,

@@ -285,8 +285,31 @@ int64_t chooseRowTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
   return T;
 }
 
+/// The index of \p S's operand at position \p Pos of the line numbered
+/// \p Outer among the dims more major than the scanned one and \p Inner
+/// among those more minor (each delinearized over its own dims, so that
+/// no division crosses the scanned dim).
 std::vector<Expr> scanIndex(Context &Ctx, const ScanInfo &S, Expr Outer,
-                            Expr Pos, Expr Inner);
+                            Expr Pos, Expr Inner) {
+  const Shape &X = S.Input->shape();
+  const std::vector<int64_t> M2m = X.layoutOrDefault();
+  const size_t At =
+      size_t(std::find(M2m.begin(), M2m.end(), S.Dim) - M2m.begin());
+  std::vector<Expr> Idx(X.rank(), Ctx.constant(0));
+  Idx[size_t(S.Dim)] = Pos;
+  auto Spread = [&](Expr Lin, size_t From, size_t To) {
+    // Physical dims M2m[To - 1] (major) .. M2m[From] (minor).
+    std::vector<int64_t> Sizes;
+    for (size_t K = To; K-- > From;)
+      Sizes.push_back(X.Dims[size_t(M2m[K])]);
+    std::vector<Expr> Parts = delinearize(Ctx, Lin, Sizes);
+    for (size_t K = 0; K < Parts.size(); ++K)
+      Idx[size_t(M2m[To - 1 - K])] = Parts[K];
+  };
+  Spread(Inner, 0, At);
+  Spread(Outer, At + 1, M2m.size());
+  return Idx;
+}
 
 /// The tiled row scan (ScanMode::BlockTiles): the tile's shape, the thread
 /// map, the proven load and store widths and the launch.
@@ -346,32 +369,6 @@ void planBlockTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP) {
   P = P0;
   SP = SP0;
   planBlockTilesWith(In, P, SP, true);
-}
-
-/// The index of \p S's operand at position \p Pos of the line numbered
-/// \p Outer among the dims more major than the scanned one and \p Inner
-/// among those more minor (each delinearized over its own dims, so that
-/// no division crosses the scanned dim).
-std::vector<Expr> scanIndex(Context &Ctx, const ScanInfo &S, Expr Outer,
-                            Expr Pos, Expr Inner) {
-  const Shape &X = S.Input->shape();
-  const std::vector<int64_t> M2m = X.layoutOrDefault();
-  const size_t At =
-      size_t(std::find(M2m.begin(), M2m.end(), S.Dim) - M2m.begin());
-  std::vector<Expr> Idx(X.rank(), Ctx.constant(0));
-  Idx[size_t(S.Dim)] = Pos;
-  auto Spread = [&](Expr Lin, size_t From, size_t To) {
-    // Physical dims M2m[To - 1] (major) .. M2m[From] (minor).
-    std::vector<int64_t> Sizes;
-    for (size_t K = To; K-- > From;)
-      Sizes.push_back(X.Dims[size_t(M2m[K])]);
-    std::vector<Expr> Parts = delinearize(Ctx, Lin, Sizes);
-    for (size_t K = 0; K < Parts.size(); ++K)
-      Idx[size_t(M2m[To - 1 - K])] = Parts[K];
-  };
-  Spread(Inner, 0, At);
-  Spread(Outer, At + 1, M2m.size());
-  return Idx;
 }
 
 /// The column tiles' shape (ScanMode::ColumnTiles): the vector of
