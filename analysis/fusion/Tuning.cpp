@@ -102,10 +102,6 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "scan: 1 copies a chained row scan's full tiles into shared memory "
        "and reads them twice, a run at a time (more blocks resident during "
        "look-backs)"},
-      {"IDXMAP_SCAN_STAGES", &T::ScanStages, 1, 8, false, "1",
-       "scan: shared tiles' ring per block; above 1 a block stays resident, "
-       "takes its tiles' tickets that many ahead and copies the next tiles "
-       "while one looks back"},
       {"IDXMAP_SCAN_THREADS", &T::ScanThreads, 32, 1024, true,
        "256, fewer for a row shorter than a tile",
        "scan: threads per block of a tiled scan (a tile of threads x "

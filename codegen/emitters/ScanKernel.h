@@ -76,9 +76,6 @@ public:
   void begin(Mode M, llvm::Value *Th);
   /// The item whose values are being computed.
   int64_t Run = 0, Lane = 0;
-  /// With a ring of stages (ScanPlan::Stages): the byte offset of the
-  /// stage in use (null: the first).
-  llvm::Value *StageOffset = nullptr;
   /// The loader to give FusedElementEmitter (refers to this object).
   std::function<llvm::Value *(const HloInstruction &,
                               llvm::ArrayRef<llvm::Value *>)>
@@ -150,39 +147,10 @@ private:
   /// into shared memory, read twice a run at a time (the aggregate, then
   /// the scan and stores after the look-back).
   void emitSharedTile(llvm::Value *Th, llvm::Value *Tile);
-  /// The copies of tile \p Tile's items into the stage at
-  /// Staged->StageOffset, issued (not committed or waited for).
-  void issueStagedTile(llvm::Value *Th, llvm::Value *Tile);
-  /// The staged tile's two reads once its copies have landed: its
-  /// aggregate and look-back, then its scan and stores.
-  void scanStagedTile(llvm::Value *Th, llvm::Value *Tile);
-  /// ScanPlan::Stages > 1: resident blocks looping over tiles, the copies
-  /// of the next Stages - 2 in flight while one is scanned.
-  void emitStagedLoop();
-  /// Ring tiles: the staged tile \p Tile's first read at \p Offset, its
-  /// warps folded and its aggregate (a line's first tile: its inclusive
-  /// prefix) published; gives {aggregate, the warps' before each thread's}.
-  std::pair<llvm::Value *, llvm::Value *>
-  aggregateStaged(llvm::Value *Th, llvm::Value *Tile, llvm::Value *Offset);
-  /// Ring tiles: the prefix of St's tile (its aggregate published a
-  /// tile earlier), by a look-back bounded by the block's previous tile
-  /// \p PrevTile whose inclusive prefix \p PrevIncl the block knows;
-  /// publishes the tile's inclusive prefix.
-  llvm::Value *ringPrefix(TileState &St, llvm::Value *PrevTile,
-                          llvm::Value *PrevIncl);
-  /// lookBack's walk polling ScanPlan::LookBackSpan windows of 32
-  /// descriptors at once, segment \p PrevSeg (signed, relative to the
-  /// line; below 0: none) read as the inclusive prefix \p PrevIncl.
-  llvm::Value *lookBackSpan(llvm::Value *Lane, llvm::Value *LineFirst,
-                            llvm::Value *Seg, llvm::Value *PrevSeg,
-                            llvm::Value *PrevIncl);
   /// The warp's total of run \p Run of the staged items (in every lane),
   /// or with \p Before non-null: run \p Run scanned after \p Before (the
   /// warp's runs before it folded in) and stored; returns the run's total.
   llvm::Value *stagedRun(TileState &St, int64_t Run, llvm::Value *Before);
-  /// The staged tile's first read: St.Carry, the warp's total in every
-  /// lane.
-  void stagedCarry(TileState &St);
   TileState beginTile(llvm::Value *Th, llvm::Value *Tile);
   /// ScanMode::ColumnTiles (ScanColumns.cpp): one tile, the serial scan
   /// of each column's run, the row groups' totals, the tile's prefix per

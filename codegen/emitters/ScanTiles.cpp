@@ -701,9 +701,7 @@ void ScanKernel::emitTiles() {
     Staged =
         std::make_unique<StagedLoader>(*BPtr, *K, S, P.Loop->LoadWidth, SP.Runs,
                                        SP.Vector, P.Block[0], IndexTy);
-    Info.DynamicSharedBytes = unsigned(Staged->stageBytes() * SP.Stages);
-    if (SP.Stages > 1)
-      return emitStagedLoop();
+    Info.DynamicSharedBytes = unsigned(Staged->stageBytes());
   }
   emitTileLoop([&](llvm::Value *Th, llvm::Value *Tile) {
     if (SP.Mode == ScanMode::ColumnTiles)

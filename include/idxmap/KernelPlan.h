@@ -452,17 +452,6 @@ struct ScanPlan {
   /// With StageBytes: the blocks each SM is to hold at once (shared memory
   /// and threads allow them; ptxas keeps the registers within).
   int64_t MinBlocks = 0;
-  /// With StageBytes: the ring of stages per block. 1: a tile at a time,
-  /// its copies waited for at once. Above 1: the blocks stay resident (the
-  /// grid is what fits at once) and loop over tiles, each taking its
-  /// tickets Stages tiles ahead; a block's copies of its next Stages - 1
-  /// tiles are in flight while it looks back, scans and stores the
-  /// current one.
-  int64_t Stages = 1;
-  /// With Stages > 1: the windows of 32 descriptors a look-back polls at
-  /// once (its walk is bounded by the block's previous tile, about a
-  /// grid's worth of tiles back).
-  int64_t LookBackSpan = 1;
   bool lookBack() const { return TilesPerLine > 1; }
   int64_t tiles() const { return Groups * TilesPerLine; }
   /// Whether a line's last tile is partial (its items guarded).

@@ -136,6 +136,7 @@ void planSharedTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
   // keeping at least 64 registers.
   const DeviceModel &D = In.Device;
   const int64_t Slots = residentBlocks(D, T, Stage + 1024, 64);
+  const int64_t PerSm = Slots / std::max<int64_t>(1, D.SmCount);
   const bool Many = SP.tiles() >= 4 * Slots;
   const bool Checked = ItemBytes == 4 && !SP.Accumulate32;
   const std::string Default =
@@ -151,25 +152,10 @@ void planSharedTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
               Many && Checked ? 1 : 0, Default))
     return;
   SP.StageBytes = Stage;
-  int64_t Ring = choose(In, P, "IDXMAP_SCAN_STAGES", "stages", 1,
-                        "a tile at a time per block");
-  if (Ring == 2)
-    Ring = P.choose("stages", 1,
-                    "a ring takes 3 stages or more: the tile being scanned, "
-                    "the next one's aggregate, a tile in flight");
-  if (Ring > 1 && Ring * Stage + 1024 > D.SharedBytesPerBlock) {
-    Ring = P.choose("stages", 1,
-                    "a ring of " + std::to_string(Ring) + " stages of " +
-                        std::to_string(Stage) +
-                        " bytes does not fit a block's shared memory");
-  }
-  SP.Stages = Ring;
-  const int64_t Bytes = Ring * Stage + 1024;
-  SP.MinBlocks = P.choose(
-      "min_blocks", residentBlocks(D, T, Bytes, 64) / std::max<int64_t>(1, D.SmCount),
-      std::to_string(Bytes) +
-          " bytes of shared memory a block, registers for a run: blocks "
-          "resident per SM");
+  SP.MinBlocks = P.choose("min_blocks", PerSm,
+                          std::to_string(Stage) +
+                              " bytes of shared memory a block, registers for "
+                              "a run: blocks resident per SM");
 }
 
 /// The tiled kernels' thread map `(th_x, tile)[run, vec] -> Index` of
@@ -194,23 +180,6 @@ void finishTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP, int64_t T,
   if (SP.Mode == ScanMode::BlockTiles && SP.lookBack())
     planSharedTile(In, P, SP, Single);
   GridStride GS = gridStride(Tiles, In.Device.MaxGrid[0]);
-  if (SP.Stages > 1) {
-    // A ring per block: the blocks stay and loop, as many as fit at once.
-    const int64_t Fit = residentBlocks(In.Device, T,
-                                       SP.Stages * SP.StageBytes + 1024, 64);
-    P.Grid[0] = P.choose("blocks", std::min(Tiles, Fit),
-                         "as many blocks as are resident at once, each "
-                         "looping over tiles taken from the workspace's "
-                         "counter");
-    // A tile's look-back reaches back to its block's previous tile, about
-    // one tile per block before it: that many descriptors polled at once.
-    SP.LookBackSpan = P.choose(
-        "lookback_span", std::min<int64_t>(8, (P.Grid[0] + 31) / 32),
-        "windows of 32 descriptors polled at once: the tiles of one round of " +
-            std::to_string(P.Grid[0]) + " blocks");
-    P.Block[0] = T;
-    return;
-  }
   P.Grid[0] = P.choose("blocks", GS.Grid,
                        SP.lookBack()
                            ? "one block per tile, tiles taken in launch order "
