@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "idxmap/Emit.h"
+#include "Backend.h"
 #include "emitters/Emitters.h"
 #include "idxmap/Codegen.h"
 #include "idxmap/KernelPlan.h"
@@ -27,8 +28,8 @@ namespace idxmap {
 /// 1.5 to 2 KB of native stack each (RelWithDebInfo), so 2 MB at the limit.
 constexpr int64_t MaxBranchNesting = 1000;
 
-/// An error about the options, not the input: no location.
-static Diagnostic optionError(std::string Message) {
+/// An error about the options or the built IR, not the input: no location.
+static Diagnostic plainError(std::string Message) {
   return Diagnostic{{"", 0, 0}, std::move(Message), ""};
 }
 
@@ -203,18 +204,18 @@ static Expected<KernelInfo> emitFusion(llvm::Module &Mod, const HloModule &M,
   return K;
 }
 
-/// Removes what a failed emitter left in \p Mod: the functions and globals
-/// (shared arrays) not named in \p Functions and \p Globals.
-static void eraseAddedSince(llvm::Module &Mod,
-                            const std::set<std::string> &Functions,
-                            const std::set<std::string> &Globals) {
+/// Removes the functions and globals (shared arrays) of \p Mod named in
+/// \p DeadFunctions and \p DeadGlobals, and their launch bounds.
+static void eraseSymbols(llvm::Module &Mod,
+                         const std::set<std::string> &DeadFunctions,
+                         const std::set<std::string> &DeadGlobals) {
   std::vector<llvm::Function *> DeadF;
   for (llvm::Function &Fn : Mod.functions())
-    if (!Functions.count(Fn.getName().str()))
+    if (DeadFunctions.count(Fn.getName().str()))
       DeadF.push_back(&Fn);
   std::vector<llvm::GlobalVariable *> DeadG;
   for (llvm::GlobalVariable &G : Mod.globals())
-    if (!Globals.count(G.getName().str()))
+    if (DeadGlobals.count(G.getName().str()))
       DeadG.push_back(&G);
   // Launch bounds name the kernel in `!nvvm.annotations`; a deleted
   // function would leave them pointing at nothing.
@@ -245,8 +246,8 @@ static void eraseAddedSince(llvm::Module &Mod,
 }
 
 /// The names of \p Mod's functions and globals.
-static std::pair<std::set<std::string>, std::set<std::string>>
-moduleSymbols(const llvm::Module &Mod) {
+using Symbols = std::pair<std::set<std::string>, std::set<std::string>>;
+static Symbols moduleSymbols(const llvm::Module &Mod) {
   std::set<std::string> Functions, Globals;
   for (const llvm::Function &Fn : Mod.functions())
     Functions.insert(Fn.getName().str());
@@ -255,14 +256,24 @@ moduleSymbols(const llvm::Module &Mod) {
   return {std::move(Functions), std::move(Globals)};
 }
 
-/// The verifier's first complaint about the functions of \p Mod not named
-/// in \p Functions (one fusion's kernel), or nullopt. emitPtx verifies the
-/// whole module too; checking each kernel as it is built lets a whole
-/// module leave out the one fusion an emitter got wrong.
+/// The names in \p After that are not in \p Before.
+static Symbols addedSince(const Symbols &Before, const Symbols &After) {
+  Symbols New;
+  for (const std::string &N : After.first)
+    if (!Before.first.count(N))
+      New.first.insert(N);
+  for (const std::string &N : After.second)
+    if (!Before.second.count(N))
+      New.second.insert(N);
+  return New;
+}
+
+/// The verifier's first complaint about the functions of \p Mod named in
+/// \p Functions (one fusion's), or nullopt.
 static std::optional<std::string>
 invalidIr(const llvm::Module &Mod, const std::set<std::string> &Functions) {
   for (const llvm::Function &Fn : Mod.functions()) {
-    if (Fn.isDeclaration() || Functions.count(Fn.getName().str()))
+    if (Fn.isDeclaration() || !Functions.count(Fn.getName().str()))
       continue;
     std::string Text;
     llvm::raw_string_ostream OS(Text);
@@ -277,10 +288,10 @@ invalidIr(const llvm::Module &Mod, const std::set<std::string> &Functions) {
 
 Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
   if (auto Err = validateTuning(O.Tuning))
-    return optionError(*Err);
+    return plainError(*Err);
   for (const auto &[Fusion, Knobs] : O.FusionTuning)
     if (auto Err = validateTuning(Knobs))
-      return optionError("fusion '" + Fusion + "': " + *Err);
+      return plainError("fusion '" + Fusion + "': " + *Err);
   if (auto Err = validateTargetOptions(O.Target))
     return *Err;
   auto TM = createNvptxTargetMachine(O.Target);
@@ -301,6 +312,8 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
   Math.VectorAtomics =
       O.Target.Gpu.rfind("sm_90", 0) == 0 && O.Target.PtxVersion >= 81;
   EmitResult R;
+  // Per kernel of R.Kernels (with Skip): its fusion and what it added.
+  std::vector<std::pair<const HloInstruction *, Symbols>> Added;
   bool Found = false;
   // A requested fusion that fails is an error, not a skip.
   bool Skip = O.SkipUnsupported && O.OnlyFusion.empty();
@@ -308,20 +321,42 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
     if (!O.OnlyFusion.empty() && F->name() != O.OnlyFusion)
       continue;
     Found = true;
-    auto Before = Skip ? moduleSymbols(Mod) : decltype(moduleSymbols(Mod))();
+    Symbols Before = Skip ? moduleSymbols(Mod) : Symbols();
     Expected<KernelInfo> K = emitFusion(Mod, M, *F, O, Math);
-    if (K && Skip)
-      if (auto Why = invalidIr(Mod, Before.first))
-        K = M.diagnose(F->sourceOffset(),
-                       "fusion '" + F->name() + "': " + *Why);
     if (!K) {
       if (!Skip)
         return K.error();
-      eraseAddedSince(Mod, Before.first, Before.second);
+      Symbols New = addedSince(Before, moduleSymbols(Mod));
+      eraseSymbols(Mod, New.first, New.second);
       R.Skipped.push_back({F, K.error()});
       continue;
     }
     R.Kernels.push_back(std::move(*K));
+    if (Skip)
+      Added.push_back({F, addedSince(Before, moduleSymbols(Mod))});
+  }
+  // The module is verified once, whole; only when that fails is each
+  // kernel's code verified, so that a whole module leaves out the fusions
+  // an emitter got wrong.
+  if (!R.Kernels.empty() && !O.KernelsOnly && llvm::verifyModule(Mod)) {
+    if (!Skip)
+      return plainError("invalid LLVM IR for module '" + M.name() + "'");
+    for (size_t I = Added.size(); I-- > 0;) {
+      auto Why = invalidIr(Mod, Added[I].second.first);
+      if (!Why)
+        continue;
+      const HloInstruction *Bad = Added[I].first;
+      eraseSymbols(Mod, Added[I].second.first, Added[I].second.second);
+      R.Kernels.erase(R.Kernels.begin() + std::ptrdiff_t(I));
+      R.Skipped.push_back(
+          {Bad, M.diagnose(Bad->sourceOffset(),
+                           "fusion '" + Bad->name() + "': " + *Why)});
+    }
+    std::string Errors;
+    llvm::raw_string_ostream OS(Errors);
+    if (llvm::verifyModule(Mod, &OS))
+      return plainError("invalid LLVM IR for module '" + M.name() +
+                        "': " + OS.str());
   }
   if (!Found) {
     // At the ENTRY computation: a module of a split file does not start
@@ -342,7 +377,7 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
     R.PhaseMs = {{"analysis+IR", Ms(T0, T1)}, {"opt", Ms(T1, Clock::now())}};
     return R;
   }
-  auto Ptx = emitPtx(Mod, O.Target, **TM);
+  auto Ptx = codegen::emitVerifiedPtx(Mod, O.Target, **TM);
   auto T2 = Clock::now();
   R.PhaseMs = {{"analysis+IR", Ms(T0, T1)}, {"opt+PTX", Ms(T1, T2)}};
   if (!Ptx)

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Backend.h"
 #include "idxmap/Codegen.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -508,6 +509,12 @@ Expected<std::string> idxmap::emitPtx(llvm::Module &M,
                                       llvm::TargetMachine &TM) {
   if (auto Err = verifyForBackEnd(M))
     return *Err;
+  return codegen::emitVerifiedPtx(M, Opts, TM);
+}
+
+Expected<std::string>
+idxmap::codegen::emitVerifiedPtx(llvm::Module &M, const TargetOptions &Opts,
+                                 llvm::TargetMachine &TM) {
   configureModuleForTarget(M, TM);
   bool Libdevice = Opts.PreciseMath || callsLibdevice(M);
   if (Libdevice)
