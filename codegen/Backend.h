@@ -20,6 +20,11 @@ Expected<std::string> emitVerifiedPtx(llvm::Module &M,
                                       const TargetOptions &Opts,
                                       llvm::TargetMachine &TM);
 
+/// The function attribute of a kernel whose plan skips instcombine
+/// (KernelPlan::IrInstCombine); the fast pipeline leaves instcombine out of
+/// a module only when every function it defines carries it.
+inline constexpr const char *SkipInstCombineAttr = "idxmap-skip-instcombine";
+
 } // namespace codegen
 } // namespace idxmap
 

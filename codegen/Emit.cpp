@@ -192,6 +192,9 @@ static Expected<KernelInfo> emitFusion(llvm::Module &Mod, const HloModule &M,
     K = codegen::emitReductionKernel(Mod, F, A, *P, Ctx, KernelMath);
   if (!K)
     return K.error();
+  if (!P->IrInstCombine)
+    if (llvm::Function *Fn = Mod.getFunction(K->Name))
+      Fn->addFnAttr(codegen::SkipInstCombineAttr);
   // Emitters check their grid as they size it; shared arrays added later
   // are checked here.
   if (auto Why = checkLaunch(Math.Device, {K->Grid[0], K->Grid[1], K->Grid[2]},

@@ -221,6 +221,19 @@ bool hasLocalFunctions(const llvm::Module &M) {
   return false;
 }
 
+/// True when every function \p M defines asks to skip instcombine.
+bool skipsInstCombine(const llvm::Module &M) {
+  bool Any = false;
+  for (const llvm::Function &F : M) {
+    if (F.isDeclaration())
+      continue;
+    if (!F.hasFnAttribute(codegen::SkipInstCombineAttr))
+      return false;
+    Any = true;
+  }
+  return Any;
+}
+
 /// True when \p M declares (and calls) a libdevice function.
 bool callsLibdevice(const llvm::Module &M) {
   for (const llvm::Function &F : M)
@@ -465,6 +478,9 @@ std::optional<Diagnostic> idxmap::optimizeModule(llvm::Module &M,
     // merges the calls at one index: the inliner then sees each call once
     // (a 24-level chain of values read at two indices: 10 ms; the inliner
     // alone took 170 ms on it, with early CSE inside the CGSCC walk 30 s).
+    //
+    // A module whose every function asks (codegen::SkipInstCombineAttr)
+    // leaves instcombine out: its emitted IR is already folded.
     const char *InlineFirst =
         "function(instcombine<no-verify-fixpoint>,early-cse),cgscc(inline),";
     if (auto Err = PB.parsePassPipeline(
@@ -475,8 +491,11 @@ std::optional<Diagnostic> idxmap::optimizeModule(llvm::Module &M,
                                   ? "function(nvvm-reflect),"
                                   : "") +
                       std::string(hasLocalFunctions(M) ? InlineFirst : "") +
-                      "function(sroa,early-cse,instcombine<no-"
-                      "verify-fixpoint>,simplifycfg,loop-mssa(licm))"))
+                      (skipsInstCombine(M)
+                           ? "function(sroa,early-cse,simplifycfg,loop-mssa("
+                             "licm))"
+                           : "function(sroa,early-cse,instcombine<no-"
+                             "verify-fixpoint>,simplifycfg,loop-mssa(licm))")))
       return targetError("IDXMAP_FAST_PIPELINE: " +
                          llvm::toString(std::move(Err)));
   }

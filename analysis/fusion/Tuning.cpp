@@ -90,6 +90,9 @@ const std::vector<TuningKnobInfo> &tuningTable() {
       {"IDXMAP_ROWNORM_THREADS", &T::RowNormThreads, 32, 1024, true,
        "max(lanes_per_row, 64), halved while the rows fill half a block",
        "row normalization: threads per block (at least lanes_per_row)"},
+      {"IDXMAP_SCAN_INSTCOMBINE", &T::ScanInstCombine, 0, 1, false,
+       "0 when every type of the fusion is a 4- or 8-byte one, else 1",
+       "scan: 1 runs LLVM's instcombine on the kernel's IR, 0 skips it"},
       {"IDXMAP_SCAN_ITEMS", &T::ScanItems, 1, 64, true,
        "16 for a row of one tile; 64 (32 of 8 bytes) for chained or column "
        "tiles; short rows: a multiple of the row's odd part",

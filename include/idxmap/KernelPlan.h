@@ -506,6 +506,11 @@ struct KernelPlan {
   /// The NVPTX back end's optimization level for this kernel (the module
   /// gets the highest its kernels ask for).
   unsigned BackEndOptLevel = 3;
+  /// Whether the fast IR pipeline runs instcombine on this kernel; a module
+  /// skips it only when every kernel in it asks (TargetOptions::Pipeline).
+  /// Scans of 4- and 8-byte types skip it: their emitted IR is already
+  /// folded, and instcombine is about a tenth of their compile.
+  bool IrInstCombine = true;
   /// The main access: thread to element of the hero's operand (or of the
   /// output, for the loop emitter), with its launch.
   ThreadMapping Main;

@@ -38,6 +38,31 @@ add_bf16 {
   b = bf16[] parameter(1)
   ROOT s = bf16[] add(a, b)
 }
+add_f16 {
+  a = f16[] parameter(0)
+  b = f16[] parameter(1)
+  ROOT s = f16[] add(a, b)
+}
+add_s8 {
+  a = s8[] parameter(0)
+  b = s8[] parameter(1)
+  ROOT s = s8[] add(a, b)
+}
+add_s32 {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+add_s64 {
+  a = s64[] parameter(0)
+  b = s64[] parameter(1)
+  ROOT s = s64[] add(a, b)
+}
+add_f64 {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  ROOT s = f64[] add(a, b)
+}
 sub {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -452,6 +477,46 @@ TEST(ScanFusion, ManyWavesOfTilesGoThroughSharedMemory) {
   ASSERT_TRUE(PHalfOn) << PHalfOn.error().Message;
   EXPECT_EQ(PHalfOn->Scan->StageBytes, 256 * 64 * 2);
   EXPECT_EQ(PHalfOn->Scan->MinBlocks, 4);
+}
+
+TEST(ScanFusion, InstCombineOnlyWhereATypeIsNarrow) {
+  // Every type 4 or 8 bytes: the kernel's IR skips instcombine; a bf16
+  // scan (or an s8 one) keeps it; the knob overrides the rule both ways.
+  auto Cumsum = [](const std::string &Ty) {
+    const std::string T = Ty + "[64,1000]";
+    return fused("p0 = " + T + R"( parameter(0)
+    c = )" + Ty + R"([] constant(0)
+    ROOT s = )" + T +
+                     " reduce-window(p0, c), window={size=1x1000 "
+                     "pad=0_0x999_0}, to_apply=" +
+                     (Ty == "f32" ? "add" : "add_" + Ty),
+                 "  a0 = " + T + " parameter(0)", T, "a0");
+  };
+  Context Ctx;
+  for (const char *Ty : {"f32", "s32", "s64", "f64"}) {
+    auto M = Cumsum(Ty);
+    ASSERT_TRUE(M) << Ty;
+    Expected<KernelPlan> P = planOf(Ctx, *M->entry()->root());
+    ASSERT_TRUE(P) << P.error().Message;
+    EXPECT_FALSE(P->IrInstCombine) << Ty;
+    Tuning On;
+    On.ScanInstCombine = 1;
+    Expected<KernelPlan> POn = planOf(Ctx, *M->entry()->root(), On);
+    ASSERT_TRUE(POn) << POn.error().Message;
+    EXPECT_TRUE(POn->IrInstCombine) << Ty;
+  }
+  for (const char *Ty : {"bf16", "f16", "s8"}) {
+    auto M = Cumsum(Ty);
+    ASSERT_TRUE(M) << Ty;
+    Expected<KernelPlan> P = planOf(Ctx, *M->entry()->root());
+    ASSERT_TRUE(P) << P.error().Message;
+    EXPECT_TRUE(P->IrInstCombine) << Ty;
+    Tuning Off;
+    Off.ScanInstCombine = 0;
+    Expected<KernelPlan> POff = planOf(Ctx, *M->entry()->root(), Off);
+    ASSERT_TRUE(POff) << POff.error().Message;
+    EXPECT_FALSE(POff->IrInstCombine) << Ty;
+  }
 }
 
 TEST(ScanFusion, ShortRowsShareTilesAsASegmentedScan) {
