@@ -69,13 +69,61 @@ void addUnique(std::vector<OperandMap> &Set, OperandMap M) {
 
 } // namespace
 
+namespace {
+thread_local GroupedIndexingMemo *ActiveMemo = nullptr;
+
+GroupedIndexing composeGroupedIndexing(Context &Ctx,
+                                       const HloComputation &Computation,
+                                       const HloInstruction *Start,
+                                       int64_t OutputId);
+} // namespace
+
+GroupedIndexingMemo::GroupedIndexingMemo(Context &Ctx)
+    : Ctx(Ctx), Outer(ActiveMemo) {
+  ActiveMemo = this;
+}
+
+GroupedIndexingMemo::~GroupedIndexingMemo() { ActiveMemo = Outer; }
+
+GroupedIndexingMemo *GroupedIndexingMemo::active(const Context &Ctx) {
+  return ActiveMemo && &ActiveMemo->Ctx == &Ctx ? ActiveMemo : nullptr;
+}
+
+const GroupedIndexing *GroupedIndexingMemo::find(const HloComputation &C,
+                                                 const HloInstruction *Start,
+                                                 int64_t OutputId) const {
+  auto It = Kept.find({&C, Start, OutputId});
+  return It == Kept.end() ? nullptr : &It->second;
+}
+
+void GroupedIndexingMemo::keep(const HloComputation &C,
+                               const HloInstruction *Start, int64_t OutputId,
+                               const GroupedIndexing &G) {
+  Kept[{&C, Start, OutputId}] = G;
+}
+
 GroupedIndexing computeGroupedIndexing(Context &Ctx,
                                        const HloComputation &Computation,
                                        const HloInstruction *Start,
                                        int64_t OutputId) {
-  GroupedIndexing Result;
   if (!Start)
     Start = Computation.root();
+  GroupedIndexingMemo *Memo = GroupedIndexingMemo::active(Ctx);
+  if (Memo)
+    if (const GroupedIndexing *G = Memo->find(Computation, Start, OutputId))
+      return *G;
+  GroupedIndexing G = composeGroupedIndexing(Ctx, Computation, Start, OutputId);
+  if (Memo)
+    Memo->keep(Computation, Start, OutputId, G);
+  return G;
+}
+
+namespace {
+GroupedIndexing composeGroupedIndexing(Context &Ctx,
+                                       const HloComputation &Computation,
+                                       const HloInstruction *Start,
+                                       int64_t OutputId) {
+  GroupedIndexing Result;
   if (!Start)
     return Result;
   // Maps per (instruction, output id): the outputs of a tuple-shaped value
@@ -139,5 +187,6 @@ GroupedIndexing computeGroupedIndexing(Context &Ctx,
   }
   return Result;
 }
+} // namespace
 
 } // namespace idxmap

@@ -12,7 +12,9 @@
 #include "idxmap/Hlo.h"
 #include "idxmap/IndexingMap.h"
 
+#include <map>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -133,6 +135,48 @@ GroupedIndexing computeGroupedIndexing(Context &Ctx,
                                        const HloComputation &Computation,
                                        const HloInstruction *Start = nullptr,
                                        int64_t OutputId = 0);
+
+/// While one lives, computeGroupedIndexing on its thread with its Context
+/// keeps each result (by computation, start and output id) and gives it
+/// again instead of composing the maps anew. planFusion holds one: its
+/// planners, the coalescing analysis and the cost model ask for the same
+/// maps several times (a 228-instruction threefry fusion composed them
+/// three times, half of its compile). The latest one made on a thread is
+/// the one in use; each restores the one before when it goes.
+///
+/// Example:
+/// \code
+///   {
+///     GroupedIndexingMemo Memo(Ctx);
+///     GroupedIndexing A = computeGroupedIndexing(Ctx, C); // composed
+///     GroupedIndexing B = computeGroupedIndexing(Ctx, C); // A's copy
+///   }
+///   computeGroupedIndexing(Ctx, C); // composed again
+/// \endcode
+class GroupedIndexingMemo {
+public:
+  explicit GroupedIndexingMemo(Context &Ctx);
+  ~GroupedIndexingMemo();
+  GroupedIndexingMemo(const GroupedIndexingMemo &) = delete;
+  GroupedIndexingMemo &operator=(const GroupedIndexingMemo &) = delete;
+
+  /// The memo computeGroupedIndexing uses on this thread for \p Ctx, or
+  /// null.
+  static GroupedIndexingMemo *active(const Context &Ctx);
+  /// The result kept for these arguments, or null.
+  const GroupedIndexing *find(const HloComputation &C,
+                              const HloInstruction *Start,
+                              int64_t OutputId) const;
+  void keep(const HloComputation &C, const HloInstruction *Start,
+            int64_t OutputId, const GroupedIndexing &G);
+
+private:
+  const Context &Ctx;
+  GroupedIndexingMemo *Outer;
+  std::map<std::tuple<const HloComputation *, const HloInstruction *, int64_t>,
+           GroupedIndexing>
+      Kept;
+};
 
 /// The logical-to-linearized-physical map of a shape:
 /// `(d0, ..., dn) -> (linear offset in elements)` following the layout.

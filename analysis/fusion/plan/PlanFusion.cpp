@@ -175,6 +175,9 @@ Expected<KernelPlan> planFusion(Context &Ctx, const FusionAnalysis &A,
                                 const Tuning &Overrides,
                                 const DeviceModel &Device,
                                 const HloInstruction *Fusion) {
+  // The planners, the coalescing analysis and the cost model compose the
+  // same maps several times for every candidate: composed once.
+  GroupedIndexingMemo Memo(Ctx);
   Expected<KernelPlan> Rules = planByRules(Ctx, A, Overrides, Device, Fusion);
   if (!Rules)
     return Rules;

@@ -270,6 +270,44 @@ ENTRY e {
   EXPECT_TRUE(R.Ok) << R.Message;
 }
 
+TEST(FusionIndexingTest, MemoKeepsResultsWhileItLives) {
+  auto M = parseHloModule(std::string(Prelude) + R"(
+ENTRY e {
+  p0 = f32[2,4] parameter(0)
+  c = f32[] constant(-inf)
+  m = f32[2] reduce(p0, c), dimensions={1}, to_apply=max
+  b = f32[2,4] broadcast(m), dimensions={0}
+  ROOT d = f32[2,4] subtract(p0, b)
+})",
+                          "softmax");
+  ASSERT_TRUE(M) << M.error().str();
+  Context Ctx, Other;
+  const HloComputation &E = *(*M)->entry();
+  EXPECT_EQ(GroupedIndexingMemo::active(Ctx), nullptr);
+  const GroupedIndexing Plain = computeGroupedIndexing(Ctx, E);
+  {
+    GroupedIndexingMemo Memo(Ctx);
+    EXPECT_EQ(GroupedIndexingMemo::active(Ctx), &Memo);
+    EXPECT_EQ(GroupedIndexingMemo::active(Other), nullptr);
+    EXPECT_EQ(Memo.find(E, E.root(), 0), nullptr);
+    const GroupedIndexing A = computeGroupedIndexing(Ctx, E);
+    const GroupedIndexing *Kept = Memo.find(E, E.root(), 0);
+    ASSERT_NE(Kept, nullptr);
+    EXPECT_EQ(*Kept, Plain);
+    EXPECT_EQ(A, Plain);
+    // The root named or not, the same entry.
+    EXPECT_EQ(computeGroupedIndexing(Ctx, E, E.root()), Plain);
+    EXPECT_EQ(Memo.find(E, E.parameter(0), 0), nullptr);
+    {
+      GroupedIndexingMemo Inner(Other);
+      EXPECT_EQ(GroupedIndexingMemo::active(Ctx), nullptr);
+      EXPECT_EQ(GroupedIndexingMemo::active(Other), &Inner);
+    }
+    EXPECT_EQ(GroupedIndexingMemo::active(Ctx), &Memo);
+  }
+  EXPECT_EQ(GroupedIndexingMemo::active(Ctx), nullptr);
+}
+
 TEST(FusionIndexingTest, RuntimeBindingsFollowComposedOrder) {
   // dynamic-slice of a dynamic-slice: the composed map's runtime variables
   // are [outer's, inner's] and each binding names its own offset.
