@@ -341,25 +341,24 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
   // The module is verified once, whole; only when that fails is each
   // kernel's code verified, so that a whole module leaves out the fusions
   // an emitter got wrong.
-  if (!R.Kernels.empty() && !O.KernelsOnly && llvm::verifyModule(Mod)) {
-    if (!Skip)
-      return plainError("invalid LLVM IR for module '" + M.name() + "'");
-    for (size_t I = Added.size(); I-- > 0;) {
-      auto Why = invalidIr(Mod, Added[I].second.first);
-      if (!Why)
-        continue;
-      const HloInstruction *Bad = Added[I].first;
-      eraseSymbols(Mod, Added[I].second.first, Added[I].second.second);
-      R.Kernels.erase(R.Kernels.begin() + std::ptrdiff_t(I));
-      R.Skipped.push_back(
-          {Bad, M.diagnose(Bad->sourceOffset(),
-                           "fusion '" + Bad->name() + "': " + *Why)});
-    }
+  if (!R.Kernels.empty() && llvm::verifyModule(Mod)) {
+    if (Skip)
+      for (size_t I = Added.size(); I-- > 0;) {
+        auto Why = invalidIr(Mod, Added[I].second.first);
+        if (!Why)
+          continue;
+        const HloInstruction *Bad = Added[I].first;
+        eraseSymbols(Mod, Added[I].second.first, Added[I].second.second);
+        R.Kernels.erase(R.Kernels.begin() + std::ptrdiff_t(I));
+        R.Skipped.push_back(
+            {Bad, M.diagnose(Bad->sourceOffset(),
+                             "fusion '" + Bad->name() + "': " + *Why)});
+      }
     std::string Errors;
     llvm::raw_string_ostream OS(Errors);
     if (llvm::verifyModule(Mod, &OS))
       return plainError("invalid LLVM IR for module '" + M.name() +
-                        "': " + OS.str());
+                        "' (an idxmap bug): " + OS.str());
   }
   if (!Found) {
     // At the ENTRY computation: a module of a split file does not start
