@@ -246,16 +246,18 @@ ENTRY e {
   EXPECT_TRUE(R.Ok) << R.Message;
 }
 
-TEST(FusionIndexingTest, SoftmaxLikeGetsTwoMaps) {
-  auto M = parseHloModule(std::string(Prelude) + R"(
+/// The entry of a softmax's first half: p0 read at two indices.
+const char *SoftmaxLike = R"(
 ENTRY e {
   p0 = f32[2,4] parameter(0)
   c = f32[] constant(-inf)
   m = f32[2] reduce(p0, c), dimensions={1}, to_apply=max
   b = f32[2,4] broadcast(m), dimensions={0}
   ROOT d = f32[2,4] subtract(p0, b)
-})",
-                          "softmax");
+})";
+
+TEST(FusionIndexingTest, SoftmaxLikeGetsTwoMaps) {
+  auto M = parseHloModule(std::string(Prelude) + SoftmaxLike, "softmax");
   ASSERT_TRUE(M) << M.error().str();
   Context Ctx;
   const HloComputation &E = *(*M)->entry();
@@ -271,15 +273,7 @@ ENTRY e {
 }
 
 TEST(FusionIndexingTest, MemoKeepsResultsWhileItLives) {
-  auto M = parseHloModule(std::string(Prelude) + R"(
-ENTRY e {
-  p0 = f32[2,4] parameter(0)
-  c = f32[] constant(-inf)
-  m = f32[2] reduce(p0, c), dimensions={1}, to_apply=max
-  b = f32[2,4] broadcast(m), dimensions={0}
-  ROOT d = f32[2,4] subtract(p0, b)
-})",
-                          "softmax");
+  auto M = parseHloModule(std::string(Prelude) + SoftmaxLike, "softmax");
   ASSERT_TRUE(M) << M.error().str();
   Context Ctx, Other;
   const HloComputation &E = *(*M)->entry();
