@@ -152,6 +152,31 @@ GroupedIndexing composeGroupedIndexing(Context &Ctx,
   }
   Add(Start, OutputId, std::move(StartMap));
 
+  // Chains of elementwise ops compose the same two maps again and again
+  // (the output's map and an identity): each pair of plain maps (no
+  // runtime bindings, no replica ids) is composed once.
+  struct PairHash {
+    size_t operator()(const std::pair<IndexingMap, IndexingMap> &P) const {
+      return P.first.hash() * 31 + P.second.hash();
+    }
+  };
+  std::unordered_map<std::pair<IndexingMap, IndexingMap>, OperandMap, PairHash>
+      Composed;
+  auto Compose = [&](const OperandMap &M, const OperandMap &OM) {
+    auto Plain = [](const OperandMap &X) {
+      return X.Bindings.empty() && X.ReplicaId.isUndefined() &&
+             !X.Map.isUndefined();
+    };
+    if (!Plain(M) || !Plain(OM))
+      return composeOperandMaps(M, OM);
+    auto Key = std::make_pair(M.Map, OM.Map);
+    auto Found = Composed.find(Key);
+    if (Found != Composed.end())
+      return Found->second;
+    OperandMap R = composeOperandMaps(M, OM);
+    Composed.emplace(std::move(Key), R);
+    return R;
+  };
   const std::vector<HloInstruction *> &Instrs = Computation.instructions();
   for (auto It = Instrs.rbegin(); It != Instrs.rend(); ++It) {
     const HloInstruction *I = *It;
@@ -175,7 +200,7 @@ GroupedIndexing composeGroupedIndexing(Context &Ctx,
             I->opcode() == HloOpcode::GetTupleElement ? I->tupleIndex() : 0;
         for (const OperandMap &M : OutMaps)
           for (const OperandMap &OM : Ops.Operands[Op])
-            Add(Operand, OperandOut, composeOperandMaps(M, OM));
+            Add(Operand, OperandOut, Compose(M, OM));
       }
       if (All.empty())
         All = std::move(OutMaps);
