@@ -13,6 +13,10 @@ namespace idxmap {
 const std::vector<TuningKnobInfo> &tuningTable() {
   using T = Tuning;
   static const std::vector<TuningKnobInfo> Table = {
+      {"IDXMAP_IR_INSTCOMBINE", &T::IrInstCombine, 0, 1, false,
+       "0 for a scan whose every type is a 4- or 8-byte one, else 1",
+       "every kernel: 1 runs LLVM's instcombine on the kernel's IR, 0 "
+       "skips it"},
       {"IDXMAP_LOOP_UNROLL", &T::LoopUnroll, 1, 16, true,
        "32 bytes of parameters in flight per thread (16 of full vectors "
        "from DRAM), a block per SM kept",
@@ -90,9 +94,6 @@ const std::vector<TuningKnobInfo> &tuningTable() {
       {"IDXMAP_ROWNORM_THREADS", &T::RowNormThreads, 32, 1024, true,
        "max(lanes_per_row, 64), halved while the rows fill half a block",
        "row normalization: threads per block (at least lanes_per_row)"},
-      {"IDXMAP_SCAN_INSTCOMBINE", &T::ScanInstCombine, 0, 1, false,
-       "0 when every type of the fusion is a 4- or 8-byte one, else 1",
-       "scan: 1 runs LLVM's instcombine on the kernel's IR, 0 skips it"},
       {"IDXMAP_SCAN_ITEMS", &T::ScanItems, 1, 64, true,
        "16 for a row of one tile; 64 (32 of 8 bytes) for chained or column "
        "tiles; short rows: a multiple of the row's odd part",

@@ -28,6 +28,7 @@ namespace idxmap {
 ///   // or by name, validated: setTuning(T, "IDXMAP_RED_ROW_LANES", 256)
 /// \endcode
 struct Tuning {
+  std::optional<int64_t> IrInstCombine;
   std::optional<int64_t> LoopUnroll;
   std::optional<int64_t> PieceByOperand, PieceEvictLast, PieceOverOutput,
       PieceThreads, PieceUnroll;
@@ -38,8 +39,7 @@ struct Tuning {
       RedRowThreads, RedRowUnroll;
   std::optional<int64_t> RowNormElements, RowNormExactDivide, RowNormThreads;
   std::optional<int64_t> ScatterEvictFirst, ScatterThreads;
-  std::optional<int64_t> ScanItems, ScanSharedRows, ScanSharedTile, ScanThreads,
-      ScanInstCombine;
+  std::optional<int64_t> ScanItems, ScanSharedRows, ScanSharedTile, ScanThreads;
   std::optional<int64_t> TrReadVec, TrSubP, TrSubM, TrWarps, TrWriteVec;
 };
 

@@ -112,6 +112,20 @@ void finishPiecewise(const PlanInputs &In, KernelPlan &P, PiecewisePlan PP,
 /// plan's maps fit in 32-bit arithmetic, mapFitsInI32).
 void chooseIndexWidth(KernelPlan &P, int64_t Largest, bool MapsFit = true);
 
+/// Whether the kernel's IR goes through LLVM's instcombine (KernelPlan::
+/// IrInstCombine, knob IDXMAP_IR_INSTCOMBINE): a scan skips it when every
+/// instruction of the fusion and of the computations it calls has a 4- or
+/// 8-byte type (or pred). There the emitted IR is already folded; without
+/// instcombine the scans compiled in 5-25 % fewer instructions and ran as
+/// fast or faster (H100, bench/RESULTS.md, thirty-second session: top-p
+/// 10.19 -> 9.89 us, rows of 8 23.9 -> 23.7). Scans of 2-byte floats lost
+/// up to 26 % (their compares and max through f32 extensions that
+/// instcombine narrows), and so did the other emitters' kernels of 4- and
+/// 8-byte types (thirty-third session: an input-slices split of f32 rows
+/// of 1000 by 12 %, concatenates by 3-4 %, a transpose by 2 %): they keep
+/// it.
+void chooseInstCombine(const PlanInputs &In, KernelPlan &P);
+
 /// Which values of \p C become functions of their index (KernelPlan's
 /// Functions, at P.FunctionThreshold), with the choices' reasons when some
 /// value is read more than once (SubgraphFunctions.cpp).

@@ -158,36 +158,6 @@ void planSharedTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
                               "a run: blocks resident per SM");
 }
 
-/// Whether the kernel's IR goes through instcombine (KernelPlan::
-/// IrInstCombine): not when every instruction of the fusion has a 4- or
-/// 8-byte type (or pred). There the emitted IR is already folded; without
-/// instcombine the scans compiled in 5-25 % fewer instructions and ran as
-/// fast or faster (H100, 2026-12-06, bench/RESULTS.md, thirty-second
-/// session: top-p 10.19 -> 9.89 us, rows of 8 23.9 -> 23.7, no 4- or
-/// 8-byte kernel of 24 slower beyond the spread but an s64 one by 2 %).
-/// Kernels of 2-byte floats lost up to 26 % (their compares and max
-/// through f32 extensions that instcombine narrows), so they keep it.
-void chooseInstCombine(const PlanInputs &In, KernelPlan &P) {
-  std::string Narrow;
-  for (const HloInstruction *I : In.A.Computation->instructions()) {
-    if (I->shape().isTuple())
-      continue;
-    const PrimitiveType T = I->shape().Type;
-    const int64_t Bytes = byteWidth(T);
-    if (T != PrimitiveType::Pred && Bytes != 4 && Bytes != 8) {
-      Narrow = I->name();
-      break;
-    }
-  }
-  P.IrInstCombine =
-      choose(In, P, "IDXMAP_SCAN_INSTCOMBINE", "ir_instcombine",
-             Narrow.empty() ? 0 : 1,
-             Narrow.empty()
-                 ? "every type is a 4- or 8-byte one: the emitted "
-                   "IR needs no instcombine"
-                 : "'" + Narrow + "' is neither a 4- nor an 8-byte type") != 0;
-}
-
 /// The tiled kernels' thread map `(th_x, tile)[run, vec] -> Index` of
 /// \p T threads a tile, its proven access widths and the launch: a block
 /// per tile (taken from the workspace's counter with look-back, else
@@ -575,7 +545,6 @@ std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P) {
   for (const HloInstruction *Pm : C.parameters())
     MaxElements = std::max(MaxElements, Pm->shape().numElements());
   P.BackEndOptLevel = 3;
-  chooseInstCombine(In, P);
   // The tiled kernels need the combiner's identity; a variadic window (or
   // an add of pred) takes a warp per row or a thread per line.
   const bool Tiled = hasIdentity(S);

@@ -63,6 +63,11 @@ add_f64 {
   b = f64[] parameter(1)
   ROOT s = f64[] add(a, b)
 }
+round_f16 {
+  a = f32[] parameter(0)
+  h = f16[] convert(a)
+  ROOT r = f32[] convert(h)
+}
 sub {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -503,11 +508,42 @@ TEST(ScanFusion, InstCombineOnlyWhereATypeIsNarrow) {
     ASSERT_TRUE(P) << P.error().Message;
     EXPECT_EQ(P->IrInstCombine, Keeps) << Ty;
     Tuning Knob;
-    Knob.ScanInstCombine = Keeps ? 0 : 1;
+    Knob.IrInstCombine = Keeps ? 0 : 1;
     Expected<KernelPlan> PK = planOf(Ctx, *M->entry()->root(), Knob);
     ASSERT_TRUE(PK) << PK.error().Message;
     EXPECT_EQ(PK->IrInstCombine, !Keeps) << Ty;
   }
+  // A type inside a called computation counts: an f32 cumsum whose
+  // prologue maps each element through f16 keeps instcombine.
+  auto Mapped = fused(R"(p0 = f32[64,1000] parameter(0)
+    m = f32[64,1000] map(p0), dimensions={0,1}, to_apply=round_f16
+    c = f32[] constant(0)
+    ROOT s = f32[64,1000] reduce-window(m, c), window={size=1x1000 pad=0_0x999_0}, to_apply=add)",
+                      "  a0 = f32[64,1000] parameter(0)", "f32[64,1000]",
+                      "a0");
+  ASSERT_TRUE(Mapped);
+  Expected<KernelPlan> MP = planOf(Ctx, *Mapped->entry()->root());
+  ASSERT_TRUE(MP) << MP.error().Message;
+  EXPECT_EQ(MP->Emitter, "scan");
+  EXPECT_TRUE(MP->IrInstCombine);
+  EXPECT_NE(printKernelPlan(*MP).find("'h' is neither a 4- nor an 8-byte"),
+            std::string::npos)
+      << printKernelPlan(*MP);
+  // Other emitters keep it for 4- and 8-byte types too (slower without it,
+  // measured); the knob overrides any emitter.
+  auto Loop = fused(R"(p0 = f32[64,1000] parameter(0)
+    ROOT e = f32[64,1000] exponential(p0))",
+                    "  a0 = f32[64,1000] parameter(0)", "f32[64,1000]", "a0");
+  ASSERT_TRUE(Loop);
+  Expected<KernelPlan> LP = planOf(Ctx, *Loop->entry()->root());
+  ASSERT_TRUE(LP) << LP.error().Message;
+  EXPECT_EQ(LP->Emitter, "loop");
+  EXPECT_TRUE(LP->IrInstCombine);
+  Tuning Off;
+  Off.IrInstCombine = 0;
+  Expected<KernelPlan> LO = planOf(Ctx, *Loop->entry()->root(), Off);
+  ASSERT_TRUE(LO) << LO.error().Message;
+  EXPECT_FALSE(LO->IrInstCombine);
 }
 
 TEST(ScanFusion, ShortRowsShareTilesAsASegmentedScan) {
