@@ -320,23 +320,29 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
   bool Found = false;
   // A requested fusion that fails is an error, not a skip.
   bool Skip = O.SkipUnsupported && O.OnlyFusion.empty();
+  // The module's symbols before the next fusion (with Skip): each fusion's
+  // are listed once, after it.
+  Symbols Before = Skip ? moduleSymbols(Mod) : Symbols();
   for (const HloInstruction *F : kernelFusions(M)) {
     if (!O.OnlyFusion.empty() && F->name() != O.OnlyFusion)
       continue;
     Found = true;
-    Symbols Before = Skip ? moduleSymbols(Mod) : Symbols();
     Expected<KernelInfo> K = emitFusion(Mod, M, *F, O, Math);
     if (!K) {
       if (!Skip)
         return K.error();
       Symbols New = addedSince(Before, moduleSymbols(Mod));
       eraseSymbols(Mod, New.first, New.second);
+      Before = moduleSymbols(Mod); // what could not be erased stays
       R.Skipped.push_back({F, K.error()});
       continue;
     }
     R.Kernels.push_back(std::move(*K));
-    if (Skip)
-      Added.push_back({F, addedSince(Before, moduleSymbols(Mod))});
+    if (Skip) {
+      Symbols After = moduleSymbols(Mod);
+      Added.push_back({F, addedSince(Before, After)});
+      Before = std::move(After);
+    }
   }
   // The module is verified once, whole; only when that fails is each
   // kernel's code verified, so that a whole module leaves out the fusions

@@ -12,16 +12,21 @@ namespace idxmap {
 namespace hlo {
 
 namespace {
+// ASCII classes without the C library's locale lookups: the lexer asks
+// them of every character of a module.
+bool isDigit(char C) { return C >= '0' && C <= '9'; }
+bool isAlpha(char C) {
+  return (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z');
+}
+bool isSpace(char C) {
+  return C == ' ' || C == '\n' || C == '\t' || C == '\r' || C == '\v' ||
+         C == '\f';
+}
 bool isNameChar(char C) {
-  return std::isalnum(static_cast<unsigned char>(C)) || C == '_' || C == '.' ||
-         C == '-';
+  return isAlpha(C) || isDigit(C) || C == '_' || C == '.' || C == '-';
 }
-bool isWordStart(char C) {
-  return std::isalpha(static_cast<unsigned char>(C)) || C == '_';
-}
-bool isWordChar(char C) {
-  return std::isalnum(static_cast<unsigned char>(C)) || C == '_';
-}
+bool isWordStart(char C) { return isAlpha(C) || C == '_'; }
+bool isWordChar(char C) { return isAlpha(C) || isDigit(C) || C == '_'; }
 } // namespace
 
 std::string printableName(std::string_view Name) {
@@ -33,7 +38,7 @@ std::string printableName(std::string_view Name) {
 void HloLexer::skipSpace() {
   while (Pos < Text.size()) {
     char C = Text[Pos];
-    if (std::isspace(static_cast<unsigned char>(C))) {
+    if (isSpace(C)) {
       ++Pos;
     } else if (C == '/' && peekRaw(1) == '*') {
       size_t End = Text.find("*/", Pos + 2);
@@ -86,12 +91,12 @@ std::optional<int64_t> HloLexer::lexInt() {
     Negative = true;
     ++P;
   }
-  if (P >= Text.size() || !std::isdigit(static_cast<unsigned char>(Text[P])))
+  if (P >= Text.size() || !isDigit(Text[P]))
     return std::nullopt;
   uint64_t Value = 0;
   const uint64_t Limit =
       uint64_t(std::numeric_limits<int64_t>::max()) + (Negative ? 1 : 0);
-  while (P < Text.size() && std::isdigit(static_cast<unsigned char>(Text[P]))) {
+  while (P < Text.size() && isDigit(Text[P])) {
     uint64_t Digit = uint64_t(Text[P] - '0');
     if (Value > (Limit - Digit) / 10)
       return std::nullopt;
@@ -134,16 +139,23 @@ std::string_view HloLexer::lexLiteralToken() {
 }
 
 bool HloLexer::skipString() {
-  // At an opening quote.
-  ++Pos;
-  while (Pos < Text.size()) {
-    char C = Text[Pos++];
-    if (C == '\\')
-      ++Pos;
-    else if (C == '"')
+  // At an opening quote. The closing quote is the first one after an even
+  // run of backslashes (an odd run escapes it); metadata strings are long,
+  // so the quotes are found with memchr.
+  const size_t Open = Pos++;
+  while (true) {
+    size_t Quote = Text.find('"', Pos);
+    if (Quote == std::string_view::npos) {
+      Pos = Text.size();
+      return false;
+    }
+    size_t Run = 0;
+    while (Quote - Run > Open + 1 && Text[Quote - Run - 1] == '\\')
+      ++Run;
+    Pos = Quote + 1;
+    if (Run % 2 == 0)
       return true;
   }
-  return false;
 }
 
 bool HloLexer::skipBalanced(char Open, char Close) {
@@ -194,8 +206,7 @@ bool HloLexer::skipValue() {
       if (Depth == 0)
         return true;
       --Depth;
-    } else if (Depth == 0 &&
-               (C == ',' || std::isspace(static_cast<unsigned char>(C)))) {
+    } else if (Depth == 0 && (C == ',' || isSpace(C))) {
       return true;
     }
     ++Pos;

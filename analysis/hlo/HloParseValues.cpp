@@ -75,6 +75,8 @@ bool HloParserImpl::parseShape(Shape &Out, int TupleDepth) {
       if (Out.rank() == HloLimits::MaxRank)
         return error(DimOffset, "shape has too many dimensions (limit " +
                                     std::to_string(HloLimits::MaxRank) + ")");
+      if (Out.Dims.empty())
+        Out.Dims.reserve(4); // most shapes: one allocation
       Out.Dims.push_back(D);
       if (L.consumeIf(']'))
         break;
@@ -112,6 +114,7 @@ bool HloParserImpl::parseLayout(Shape &S) {
   size_t Start = L.pos();
   L.consumeIf('{');
   std::vector<int64_t> MinorToMajor;
+  MinorToMajor.reserve(S.Dims.size());
   L.skipSpace();
   if (L.peekRaw() != '}' && L.peekRaw() != ':') {
     while (true) {

@@ -19,7 +19,7 @@ namespace idxmap {
 namespace {
 struct TypeInfo {
   PrimitiveType Type;
-  const char *Name;
+  std::string_view Name; // sized: a comparison checks the length first
   int64_t Bytes;
   int Bits;
 };
@@ -247,7 +247,7 @@ bool Shape::operator==(const Shape &Other) const {
 namespace {
 struct OpInfo {
   HloOpcode Op;
-  const char *Name;
+  std::string_view Name; // sized: a comparison checks the length first
 };
 constexpr OpInfo OpTable[] = {
     {HloOpcode::Parameter, "parameter"},

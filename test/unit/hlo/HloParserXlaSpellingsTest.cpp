@@ -162,6 +162,27 @@ TEST(HloParserXlaSpellingsTest, AttributesKeptAndPrintedBack) {
   EXPECT_FALSE(Mul->attribute("metadata").has_value());
 }
 
+TEST(HloParserXlaSpellingsTest, StringsEndAtTheFirstUnescapedQuote) {
+  // A quote after an even run of backslashes closes the string (the last
+  // backslash is escaped); after an odd run it is part of it.
+  std::string Text = entry(R"(
+  p = f32[4]{0} parameter(0), metadata={op_name="a\\" source_file="b\\\"c\\\\" source_line=2}
+  ROOT n = f32[4]{0} negate(p), backend_config="\\\\\"x\"")");
+  std::string P = canonical(Text);
+  EXPECT_EQ(line(P, "p"),
+            "p = f32[4]{0} parameter(0), metadata={op_name=\"a\\\\\" "
+            "source_file=\"b\\\\\\\"c\\\\\\\\\" source_line=2}");
+  EXPECT_EQ(line(P, "n"),
+            "n = f32[4]{0} negate(p), backend_config=\"\\\\\\\\\\\"x\\\"\"");
+  // No closing quote: an error at the attribute, not a crash.
+  auto Bad = parseHloModule(entry(R"(
+  ROOT p = f32[4]{0} parameter(0), metadata={op_name="a\")"),
+                            "x.hlo");
+  ASSERT_FALSE(Bad);
+  EXPECT_NE(Bad.error().str().find("x.hlo:"), std::string::npos)
+      << Bad.error().str();
+}
+
 TEST(HloParserXlaSpellingsTest, IntegerAttributes) {
   auto M = parse(entry(R"(
   p = f32[4] parameter(0)
