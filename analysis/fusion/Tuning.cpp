@@ -98,9 +98,6 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "16 for a row of one tile; 64 (32 of 8 bytes) for chained or column "
        "tiles; short rows: a multiple of the row's odd part",
        "scan: elements each thread of a tile holds in registers"},
-      {"IDXMAP_SCAN_LOOKBACK", &T::ScanLookBack, 1, 8, true, "1",
-       "scan: descriptors each lane of a row tile's looking-back warp "
-       "reads per round trip"},
       {"IDXMAP_SCAN_SHARED_ROWS", &T::ScanSharedRows, 0, 4096, false, "31",
        "scan: the longest row that shares a tile with others (a segmented "
        "scan); longer rows take a warp or tiles of their own"},

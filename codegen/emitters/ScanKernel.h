@@ -231,9 +231,6 @@ private:
   /// first tile is \p LineFirst, by warp 0 (every lane gets it).
   llvm::Value *lookBack(llvm::Value *Lane, llvm::Value *LineFirst,
                         llvm::Value *Seg);
-  /// lookBack with SP.LookBackDepth descriptors per lane a round trip.
-  llvm::Value *lookBackDeep(llvm::Value *Lane, llvm::Value *LineFirst,
-                            llvm::Value *Seg);
   /// Descriptor \p Desc (a tile's, or a tile's column's) gets \p V with
   /// \p Status.
   void publish(llvm::Value *Desc, unsigned Status, llvm::Value *V);

@@ -141,8 +141,6 @@ void ScanKernel::clearDescriptor(llvm::Value *Desc) {
 
 llvm::Value *ScanKernel::lookBack(llvm::Value *Lane, llvm::Value *LineFirst,
                                   llvm::Value *Seg) {
-  if (SP.LookBackDepth > 1)
-    return lookBackDeep(Lane, LineFirst, Seg);
   llvm::IRBuilder<> &B = *BPtr;
   llvm::Constant *Id = identity();
   llvm::Value *First = B.CreateSub(Seg, idx(1));
@@ -201,98 +199,6 @@ llvm::Value *ScanKernel::lookBack(llvm::Value *Lane, llvm::Value *LineFirst,
   llvm::Value *Next = combine(scanShuffle(B, V, Shuffle::Index, 0), Excl);
   llvm::BasicBlock *SumEnd = B.GetInsertBlock();
   Base->addIncoming(B.CreateSub(Base, idx(32)), SumEnd);
-  Excl->addIncoming(Next, SumEnd);
-  B.CreateCondBr(Found, Done, Loop);
-  B.SetInsertPoint(Done);
-  llvm::PHINode *R = B.CreatePHI(Id->getType(), 1, "lb.prefix");
-  R->addIncoming(Next, SumEnd);
-  return R;
-}
-
-llvm::Value *ScanKernel::lookBackDeep(llvm::Value *Lane, llvm::Value *LineFirst,
-                                      llvm::Value *Seg) {
-  // As lookBack, with windows of 32 x D descriptors: lane l reads the D
-  // consecutive ones at distances l * D .. l * D + D - 1 before Base, all
-  // in flight together, so that a walk back over many tiles that only
-  // published their aggregates takes D times fewer round trips. Each lane
-  // folds its D values oldest first up to the window's nearest inclusive
-  // prefix; the lanes then combine in order as in lookBack.
-  llvm::IRBuilder<> &B = *BPtr;
-  const int64_t D = SP.LookBackDepth;
-  llvm::Constant *Id = identity();
-  llvm::Value *First = B.CreateSub(Seg, idx(1));
-  llvm::BasicBlock *Pre = B.GetInsertBlock();
-  auto *Loop = llvm::BasicBlock::Create(LC, "lookback", K);
-  auto *Sum = llvm::BasicBlock::Create(LC, "lookback.sum", K);
-  auto *Done = llvm::BasicBlock::Create(LC, "lookback.done", K);
-  B.CreateBr(Loop);
-  B.SetInsertPoint(Loop);
-  llvm::PHINode *Base = B.CreatePHI(IndexTy, 3, "lb.base");
-  llvm::PHINode *Excl = B.CreatePHI(Id->getType(), 3, "lb.excl");
-  Base->addIncoming(First, Pre);
-  Excl->addIncoming(Id, Pre);
-  llvm::Value *Dist0 = B.CreateMul(Lane, idx(D));
-  std::vector<llvm::Value *> Sts, Vals;
-  for (int64_t J = 0; J < D; ++J) {
-    llvm::Value *Dist = B.CreateAdd(Dist0, idx(J));
-    llvm::Value *InLine = B.CreateICmpSGE(Base, Dist);
-    llvm::Value *Pos = B.CreateSelect(InLine, B.CreateSub(Base, Dist), idx(0));
-    auto [St, Val] = poll(B.CreateAdd(LineFirst, Pos));
-    Sts.push_back(B.CreateSelect(InLine, St, B.getInt32(DescPrefix)));
-    Vals.push_back(B.CreateSelect(InLine, Val, Id));
-  }
-  // The lane's first inclusive prefix (D when it has none).
-  llvm::Value *FirstP = B.getInt32(uint32_t(D));
-  for (int64_t J = D - 1; J >= 0; --J)
-    FirstP =
-        B.CreateSelect(B.CreateICmpEQ(Sts[size_t(J)], B.getInt32(DescPrefix)),
-                       B.getInt32(uint32_t(J)), FirstP);
-  auto Ballot = [&](llvm::Value *Pred) {
-    return B.CreateIntrinsic(llvm::Intrinsic::nvvm_vote_ballot_sync, {},
-                             {B.getInt32(0xffffffffu), Pred});
-  };
-  llvm::Value *PMask = Ballot(B.CreateICmpULT(FirstP, B.getInt32(uint32_t(D))));
-  llvm::Value *Found = B.CreateICmpNE(PMask, B.getInt32(0));
-  llvm::Value *Last =
-      B.CreateSelect(Found,
-                     B.CreateIntrinsic(llvm::Intrinsic::cttz, {B.getInt32Ty()},
-                                       {PMask, B.getTrue()}),
-                     B.getInt32(31));
-  // The lane's values that count: all before the lane holding the nearest
-  // prefix, that lane's up to it, none after it (-1).
-  llvm::Value *Lane32 = B.CreateTrunc(Lane, B.getInt32Ty());
-  llvm::Value *Full = B.getInt32(uint32_t(D - 1));
-  llvm::Value *JMax = B.CreateSelect(
-      B.CreateICmpULT(Lane32, Last), Full,
-      B.CreateSelect(
-          B.CreateICmpEQ(Lane32, Last),
-          B.CreateSelect(B.CreateICmpULT(FirstP, Full), FirstP, Full),
-          B.getInt32(uint32_t(-1))));
-  llvm::Value *AnyX = B.getFalse();
-  llvm::Value *Acc = Id;
-  for (int64_t J = D - 1; J >= 0; --J) {
-    llvm::Value *Counts = B.CreateICmpSLE(B.getInt32(uint32_t(J)), JMax);
-    AnyX = B.CreateOr(
-        AnyX, B.CreateAnd(Counts, B.CreateICmpEQ(Sts[size_t(J)],
-                                                 B.getInt32(DescInvalid))));
-    Acc = B.CreateSelect(Counts, combine(Acc, Vals[size_t(J)]), Acc);
-  }
-  llvm::Value *Waiting = B.CreateICmpNE(Ballot(AnyX), B.getInt32(0));
-  Base->addIncoming(First, B.GetInsertBlock());
-  Excl->addIncoming(Id, B.GetInsertBlock());
-  B.CreateCondBr(Waiting, Loop, Sum);
-
-  B.SetInsertPoint(Sum);
-  llvm::Value *LastIdx = B.CreateZExtOrTrunc(Last, IndexTy);
-  llvm::Value *V = Acc;
-  for (unsigned Off = 1; Off < 32; Off *= 2) {
-    llvm::Value *Other = scanShuffle(B, V, Shuffle::Down, Off);
-    llvm::Value *In = B.CreateICmpULE(B.CreateAdd(Lane, idx(Off)), LastIdx);
-    V = B.CreateSelect(In, combine(Other, V), V);
-  }
-  llvm::Value *Next = combine(scanShuffle(B, V, Shuffle::Index, 0), Excl);
-  llvm::BasicBlock *SumEnd = B.GetInsertBlock();
-  Base->addIncoming(B.CreateSub(Base, idx(32 * D)), SumEnd);
   Excl->addIncoming(Next, SumEnd);
   B.CreateCondBr(Found, Done, Loop);
   B.SetInsertPoint(Done);

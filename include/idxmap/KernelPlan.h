@@ -453,10 +453,6 @@ struct ScanPlan {
   /// and threads allow them; ptxas keeps the registers within).
   int64_t MinBlocks = 0;
   bool lookBack() const { return TilesPerLine > 1; }
-  /// BlockTiles with look-back: the descriptors each lane of the looking-
-  /// back warp reads per round trip (consecutive ones; windows of 32 x
-  /// LookBackDepth tiles).
-  int64_t LookBackDepth = 1;
   int64_t tiles() const { return Groups * TilesPerLine; }
   /// Whether a line's last tile is partial (its items guarded).
   bool raggedLines() const { return TilesPerLine * TileLength != Length; }

@@ -39,8 +39,7 @@ struct Tuning {
       RedRowThreads, RedRowUnroll;
   std::optional<int64_t> RowNormElements, RowNormExactDivide, RowNormThreads;
   std::optional<int64_t> ScatterEvictFirst, ScatterThreads;
-  std::optional<int64_t> ScanItems, ScanLookBack, ScanSharedRows,
-      ScanSharedTile, ScanThreads;
+  std::optional<int64_t> ScanItems, ScanSharedRows, ScanSharedTile, ScanThreads;
   std::optional<int64_t> TrReadVec, TrSubP, TrSubM, TrWarps, TrWriteVec;
 };
 

@@ -281,11 +281,6 @@ int64_t chooseRowTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
         "the line's partial last tile is read as the full tile ending at "
         "the line's end, its first items (the previous tile's) masked");
   SP.PackedDescriptors = byteWidth(S.Type) <= 4;
-  if (SP.lookBack())
-    SP.LookBackDepth =
-        choose(In, P, "IDXMAP_SCAN_LOOKBACK", "lookback_depth", 1,
-               "each lane of the looking-back warp reads one descriptor "
-               "a round trip (windows of 32 tiles)");
   SP.Groups = SP.Lines;
   return T;
 }
