@@ -10,48 +10,67 @@
 #          compiler that links the library), median over the rounds;
 #   process  the whole `idxmap emit` process (start-up, reading, writing
 #          the .ptx and .json), median over the rounds.
+# With --per-fusion: each fusion of each module on its own (`idxmap emit
+# --fusion F`; the module is still parsed whole each time), as a module of
+# many fusions (a JAX dump) is judged against the per-fusion target:
+#   bench/compile_time.sh --per-fusion BIN 3 test/corpus/jax/*.opt.hlo
 # With --instructions (needs valgrind): instead of times, the instructions
 # the whole `idxmap emit` process executes (callgrind), which do not vary
 # from run to run: compare two binaries on a noisy machine with it. An
 # empty process (a 4x8 row reduction) takes about 9.5 M of them; on the
 # 2-core CI VM about 7.5 M instructions take a millisecond.
-#   bench/compile_time.sh [--instructions] IDXMAP_BINARY [RUNS] [HLO...]
+#   bench/compile_time.sh [--per-fusion] [--instructions] IDXMAP_BINARY [RUNS] [HLO...]
 # Without HLO files: the bench workloads (test/examples); the suite is
 # `bench/compile_time.sh BIN 3 bench/suite/hlo/*.hlo`.
 set -euo pipefail
-count=0
-if [ "${1:-}" = --instructions ]; then
-  count=1
+count=0; perfusion=0
+while [ "${1:-}" = --instructions ] || [ "${1:-}" = --per-fusion ]; do
+  [ "$1" = --instructions ] && count=1
+  [ "$1" = --per-fusion ] && perfusion=1
   shift
-fi
+done
 idxmap=$1; runs=${2:-7}
 shift $(($# >= 2 ? 2 : 1))
 here=$(cd "$(dirname "$0")" && pwd)
-files=("$@")
-if [ ${#files[@]} -eq 0 ]; then
-  files=("$here"/../test/examples/*.hlo) # the bench workloads
+inputs=("$@")
+if [ ${#inputs[@]} -eq 0 ]; then
+  inputs=("$here"/../test/examples/*.hlo) # the bench workloads
 fi
+# Work items: a file and, with --per-fusion, one of its fusions (its name
+# in `idxmap analyze`); ws names each item.
+files=(); fusions=(); ws=()
+for f in "${inputs[@]}"; do
+  if [ $perfusion -eq 1 ]; then
+    for fu in $("$idxmap" analyze "$f" 2>/dev/null | sed -nE 's/^fusion ([^ ]+) \(calls.*/\1/p'); do
+      files+=("$f"); fusions+=("$fu"); ws+=("$(basename "$f" .hlo):$fu")
+    done
+  else
+    files+=("$f"); fusions+=(""); ws+=("$(basename "$f" .hlo)")
+  fi
+done
+only() { [ -n "${fusions[$1]}" ] && printf '%s\n' --fusion "${fusions[$1]}"; true; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 if [ $count -eq 1 ]; then
   command -v valgrind >/dev/null || { echo "compile_time.sh: --instructions needs valgrind" >&2; exit 2; }
   printf "%-40s %14s\n" fusion "instructions"
-  for f in "${files[@]}"; do
-    n=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$idxmap" emit "$f" \
-      -o "$tmp/out.ptx" 2>&1 | sed -nE 's/.*Collected : ([0-9]+).*/\1/p')
-    printf "%-40s %14s\n" "$(basename "$f" .hlo)" "$n"
+  for j in "${!files[@]}"; do
+    mapfile -t sel < <(only "$j")
+    n=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$idxmap" emit "${files[$j]}" \
+      "${sel[@]}" -o "$tmp/out.ptx" 2>&1 | sed -nE 's/.*Collected : ([0-9]+).*/\1/p')
+    printf "%-40s %14s\n" "${ws[$j]}" "$n"
   done
   exit 0
 fi
-ws=(); for f in "${files[@]}"; do ws+=("$(basename "$f" .hlo)"); done
 for ((i = 0; i < runs; i++)); do
   for j in "${!files[@]}"; do
     f=${files[$j]}; w=${ws[$j]}
+    mapfile -t sel < <(only "$j")
     t0=$EPOCHREALTIME
-    "$idxmap" emit "$f" -o "$tmp/out.ptx" --time 2>"$tmp/err" >/dev/null
+    "$idxmap" emit "$f" "${sel[@]}" -o "$tmp/out.ptx" --time 2>"$tmp/err" >/dev/null
     t1=$EPOCHREALTIME
     echo "$(awk '{print ($1 - $2) * 1000}' <<<"$t1 $t0")" >>"$tmp/$w.proc"
     sed -nE 's/^emit: ([0-9.]+) ms.*/\1/p' "$tmp/err" >>"$tmp/$w.cold"
-    "$idxmap" emit "$f" -o /dev/null --time --repeat 10 2>&1 >/dev/null |
+    "$idxmap" emit "$f" "${sel[@]}" -o /dev/null --time --repeat 10 2>&1 >/dev/null |
       sed -nE 's/^repeat: .* median ([0-9.]+) ms.*/\1/p' >>"$tmp/$w.warm"
   done
 done
