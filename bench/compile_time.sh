@@ -48,13 +48,12 @@ for f in "${inputs[@]}"; do
     files+=("$f"); fusions+=(""); ws+=("$(basename "$f" .hlo)")
   fi
 done
-only() { [ -n "${fusions[$1]}" ] && printf '%s\n' --fusion "${fusions[$1]}"; true; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 if [ $count -eq 1 ]; then
   command -v valgrind >/dev/null || { echo "compile_time.sh: --instructions needs valgrind" >&2; exit 2; }
   printf "%-40s %14s\n" fusion "instructions"
   for j in "${!files[@]}"; do
-    mapfile -t sel < <(only "$j")
+    sel=(); [ -z "${fusions[$j]}" ] || sel=(--fusion "${fusions[$j]}")
     n=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$idxmap" emit "${files[$j]}" \
       "${sel[@]}" -o "$tmp/out.ptx" 2>&1 | sed -nE 's/.*Collected : ([0-9]+).*/\1/p')
     printf "%-40s %14s\n" "${ws[$j]}" "$n"
@@ -64,7 +63,7 @@ fi
 for ((i = 0; i < runs; i++)); do
   for j in "${!files[@]}"; do
     f=${files[$j]}; w=${ws[$j]}
-    mapfile -t sel < <(only "$j")
+    sel=(); [ -z "${fusions[$j]}" ] || sel=(--fusion "${fusions[$j]}")
     t0=$EPOCHREALTIME
     "$idxmap" emit "$f" "${sel[@]}" -o "$tmp/out.ptx" --time 2>"$tmp/err" >/dev/null
     t1=$EPOCHREALTIME

@@ -61,6 +61,7 @@ bool HloParserImpl::parseShape(Shape &Out, int TupleDepth) {
     return true;
   }
   if (!L.consumeIf(']')) {
+    Out.Dims.reserve(4); // most shapes: one allocation
     while (true) {
       L.skipSpace();
       if (L.peekRaw() == '?')
@@ -75,8 +76,6 @@ bool HloParserImpl::parseShape(Shape &Out, int TupleDepth) {
       if (Out.rank() == HloLimits::MaxRank)
         return error(DimOffset, "shape has too many dimensions (limit " +
                                     std::to_string(HloLimits::MaxRank) + ")");
-      if (Out.Dims.empty())
-        Out.Dims.reserve(4); // most shapes: one allocation
       Out.Dims.push_back(D);
       if (L.consumeIf(']'))
         break;
