@@ -35,7 +35,9 @@ const std::vector<TuningKnobInfo> &tuningTable() {
       {"IDXMAP_PIECE_THREADS", &T::PieceThreads, 32, 1024, true,
        "256 when the data stays in L2, else 128",
        "concatenate, input slices: threads per block"},
-      {"IDXMAP_PIECE_UNROLL", &T::PieceUnroll, 1, 16, true, "1",
+      {"IDXMAP_PIECE_UNROLL", &T::PieceUnroll, 1, 16, true,
+       "4 when the fusion moves more than a quarter of L2 and at most all of "
+       "it and no run straddles an edge, else 1",
        "concatenate, input slices: runs each thread computes (their loads "
        "in flight together)"},
       {"IDXMAP_RED_COL_LANES", &T::RedColLanes, 1, 32, true,

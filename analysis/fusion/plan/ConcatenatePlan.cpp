@@ -145,8 +145,6 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
       Straddle = true;
     }
   }
-  P.Main = pieceThreadMapping(In, L, V);
-  P.Main.Target = Largest;
 
   // A piece per operand: where its elements go, whether a run lies wholly
   // inside or outside it.
@@ -161,6 +159,8 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
     Straddling += !Pc.WholeRuns && Ext > 0;
     PP.Pieces.push_back(std::move(Pc));
   }
+  P.Main = pieceThreadMapping(In, L, V, Straddling > 0);
+  P.Main.Target = Largest;
   // By operand: blocks that each walk one operand's own space, in runs as
   // wide as its chunks in the output allow (along the major-most dim the
   // operand is one chunk; along another, a chunk per slice of the dims
@@ -189,7 +189,7 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
         return Chunk % W == 0 && (Along * Inner) % W == 0 &&
                (Major || Stride % W == 0);
       });
-      Pc.Main = pieceThreadMapping(In, S, W);
+      Pc.Main = pieceThreadMapping(In, S, W, /*Straddles=*/false);
       Pc.Main.Target = Pc.Source;
       Pc.WholeRuns = true; // its own space: a run never leaves it
       if (N == 0)

@@ -34,8 +34,6 @@ std::optional<std::string> planInputSlices(const PlanInputs &In,
   int64_t V = std::max<int64_t>(1, 16 / Bytes);
   while (V > 1 && Row % V != 0)
     V /= 2;
-  P.Main = pieceThreadMapping(In, S, V);
-  P.Main.Target = Input;
   P.choose("vector", V,
            "input elements per thread: the widest run of at most 16 bytes of "
            "the widest element dividing its rows");
@@ -60,6 +58,8 @@ std::optional<std::string> planInputSlices(const PlanInputs &In,
     Straddling += !Pc.WholeRuns;
     PP.Pieces.push_back(std::move(Pc));
   }
+  P.Main = pieceThreadMapping(In, S, V, Straddling > 0);
+  P.Main.Target = Input;
   if (Straddling)
     P.choose("straddling", Straddling,
              "slices whose window's edge along the minor dim cuts a run: "

@@ -2,8 +2,9 @@
 //
 // Part of idxmap. The threads of the concatenate and input-slices plans:
 // 128 per block from DRAM, 256 when the data stays in L2 (the blocks'
-// start-up counts there), and the runs a thread computes (IDXMAP_PIECE_
-// UNROLL) shrinking the grid without leaving an element out; concatenates
+// start-up counts there), and the runs a thread computes (4 where the
+// bytes fit in L2, IDXMAP_PIECE_UNROLL) shrinking the grid without leaving
+// an element out; concatenates
 // by operand (each operand's blocks walking its own space).
 //
 //===----------------------------------------------------------------------===//
@@ -80,6 +81,37 @@ TEST(PiecewisePlan, LargerBlocksWhenTheDataStaysInL2) {
   EXPECT_EQ(Large->Main.Unroll, 1);
   // 8 bf16 per thread over the largest operand, 16384 x 1024.
   EXPECT_EQ(Large->Grid[0], 16384 * 1024 / 8 / 128);
+}
+
+TEST(PiecewisePlan, FourRunsAThreadWhereTheBytesFitInL2) {
+  std::unique_ptr<HloModule> M;
+  auto UnrollOf = [&](int64_t Rows, const std::vector<int64_t> &Widths) {
+    Expected<KernelPlan> P = concatPlan(Rows, Widths, {}, M);
+    EXPECT_TRUE(bool(P));
+    return P ? P->Main.Unroll : 0;
+  };
+  // 24 MiB: in the H200's 50 MiB of L2 but not a quarter of it.
+  EXPECT_EQ(UnrollOf(2048, {1024, 1024, 1024}), 4);
+  // 48 MiB: still.
+  EXPECT_EQ(UnrollOf(4096, {1024, 1024, 1024}), 4);
+  // 96 MiB: beyond it.
+  EXPECT_EQ(UnrollOf(8192, {1024, 1024, 1024}), 1);
+  // 6 MiB stays in L2 between launches.
+  EXPECT_EQ(UnrollOf(512, {1024, 1024, 1024}), 1);
+  // 15.8 MiB, but runs of 8 along the largest operand's rows of 1024 cut
+  // the edge of the operand of 1004: its lanes are stored one by one.
+  EXPECT_EQ(UnrollOf(2048, {1024, 1004}), 1);
+  // The unrolled grid still covers every run: 2048 x 1024 / 8 runs of the
+  // largest operand, 128 x 4 a block.
+  Expected<KernelPlan> P = concatPlan(2048, {1024, 1024, 1024}, {}, M);
+  ASSERT_TRUE(bool(P));
+  EXPECT_EQ(P->Grid[0], 2048 * 1024 / 8 / (128 * 4));
+  // The knob overrides the rule.
+  Tuning T;
+  ASSERT_FALSE(setTuning(T, "IDXMAP_PIECE_UNROLL", 1));
+  P = concatPlan(2048, {1024, 1024, 1024}, T, M);
+  ASSERT_TRUE(bool(P));
+  EXPECT_EQ(P->Main.Unroll, 1);
 }
 
 TEST(PiecewisePlan, EvictLastFromDramOnly) {
