@@ -9,7 +9,7 @@ Imports nothing at module level beyond the standard library: the callers
 import torch and CuPy (and pass them in) once CUDA is wanted, so that a dry
 run needs neither (nor NumPy).
 """
-import json, math, os, re, statistics, tempfile
+import json, math, os, random, re, statistics, tempfile
 
 # HLO element types to torch dtype names.
 TORCH_DTYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16",
@@ -90,8 +90,9 @@ def mark(label):
 def time_groups(contenders, groups, mark, calls=6, activities=("kernel",),
                 trace=None):
     """Times CONTENDERS (name -> (call, sync)) in GROUPS interleaved groups
-    under torch.profiler, the order of the contenders rotating from group to
-    group. A group is mark(name__g), a call, a sync, CALLS - 1 more calls and
+    under torch.profiler, the contenders in a new order in each group (a
+    seeded shuffle: a fixed cyclic order would give each contender the same
+    predecessor every time, and with it the same L2 state). A group is mark(name__g), a call, a sync, CALLS - 1 more calls and
     a sync (as peers.py's t_events). Returns ({name: [us per call, one per
     group]}, {name: device activities per call}): the sum of the durations
     of the trace events of the categories ACTIVITIES ("kernel"; also
@@ -101,7 +102,8 @@ def time_groups(contenders, groups, mark, calls=6, activities=("kernel",),
     names = list(contenders)
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for g in range(groups):
-            order = names[g % len(names):] + names[:g % len(names)]
+            order = list(names)
+            random.Random(g).shuffle(order)
             for c in order:
                 call, sync = contenders[c]
                 mark(f"{c}__{g}")

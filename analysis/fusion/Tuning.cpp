@@ -25,7 +25,8 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "1 along the major-most dim, else 0",
        "concatenate: 1 gives each operand blocks that walk it alone"},
       {"IDXMAP_PIECE_EVICT_LAST", &T::PieceEvictLast, 0, 1, false,
-       "1 when the data does not stay in L2, else 0",
+       "1 when the fusion moves more than a quarter of L2 and at most 1.2 x "
+       "L2, else 0",
        "concatenate: 1 loads the operands with an L2 evict_last policy"},
       {"IDXMAP_PIECE_OVER_OUTPUT", &T::PieceOverOutput, 0, 1, false,
        "1 when no operand's run is stored as a vector and the fusion moves "
@@ -36,8 +37,9 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "256 when the data stays in L2, else 128",
        "concatenate, input slices: threads per block"},
       {"IDXMAP_PIECE_UNROLL", &T::PieceUnroll, 1, 16, true,
-       "4 when the fusion moves more than a quarter of L2 and at most all of "
-       "it and no run straddles an edge, else 1",
+       "concatenate: 4 when the fusion moves more than a quarter of L2 and "
+       "at most all of it and no run straddles an edge, else 1; input "
+       "slices: 1",
        "concatenate, input slices: runs each thread computes (their loads "
        "in flight together)"},
       {"IDXMAP_RED_COL_LANES", &T::RedColLanes, 1, 32, true,

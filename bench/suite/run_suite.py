@@ -86,6 +86,8 @@ TOLERANCE_SUM = {"f32": 1e-5}
 PEERS = ("torch_eager", "torch_compile", "xla_jax", "cub_cupy")
 # Device work a contender may do without a kernel (a copy by the driver).
 ACTIVITIES = ("kernel", "gpu_memcpy", "gpu_memset")
+# --again's second timing of the default kernel.
+AGAIN = "idxmap again"
 
 
 def parse_args(argv=None):
@@ -98,6 +100,10 @@ def parse_args(argv=None):
                          "default instead of --search's grid (each one a "
                          "variant; one that gives the default's kernel is "
                          "skipped)")
+    ap.add_argument("--again", action="store_true",
+                    help="also time the default kernel a second time (an A/A "
+                         "control: how far two timings of one kernel differ "
+                         "in this harness; never a variant or a peer)")
     ap.add_argument("--only", default="", help="comma-separated fusion names")
     ap.add_argument("--device", default="auto",
                     help="idxmap's device model for analyze and emit: a preset "
@@ -394,7 +400,7 @@ def stats(t):
                 iqr_pct=100 * (q[2] - q[0]) / med if med > 0 else float("nan"))
 
 
-def idxmap_contenders(M, p, xs):
+def idxmap_contenders(M, p, xs, again=False):
     """The default kernel and the variants, each with its launches for every
     input copy and its own outputs (as each peer has its own: a contender
     that wrote the same buffer just before would find its lines in L2, and
@@ -424,7 +430,8 @@ def idxmap_contenders(M, p, xs):
         return get
 
     kernels = {}
-    for label, ptx, tune in [("idxmap", p.ptx, None)] + [
+    for label, ptx, tune in [("idxmap", p.ptx, None)] + (
+            [(AGAIN, p.ptx, None)] if again else []) + [
             (f"idxmap[{t}]", v, t) for t, v in p.variants]:
         kernels[label] = ([kernel_timing.idxmap_launches(M.cp, T, ptx, tensor_for(label, c))
                            for c in range(len(xs))], tune)
@@ -528,9 +535,11 @@ def summarize(rec, times, per_call, checks, kernels, p):
             rec["ratio"] = rec["idxmap_us"] / rec["best_peer_us"]
             rec["paired_ratio"] = statistics.median(
                 x / y for x, y in zip(times["idxmap"], times[rec["best_peer"]]) if y > 0)
-    if len(kernels) > 1:
+    if AGAIN in valid and "idxmap" in valid:
+        rec["again_over_default"] = valid[AGAIN]["median"] / valid["idxmap"]["median"]
+    if len(set(kernels) - {AGAIN}) > 1:
         cand = {n: r for n, r in valid.items()
-                if n in kernels and checks[n]["ok"] is not False}
+                if n in kernels and n != AGAIN and checks[n]["ok"] is not False}
         if cand:
             bv = min(cand, key=lambda n: cand[n]["median"])
             rec["best_variant"] = kernels[bv][1] or "default"
@@ -566,7 +575,7 @@ def measure(a, M, p, work):
     xs = [[make_input(M, dt, shape, init) for _, dt, shape, init in f.ins]
           for _ in range(ncopies)]
     T.cuda.synchronize()
-    kernels, outs, out_types = idxmap_contenders(M, p, xs)
+    kernels, outs, out_types = idxmap_contenders(M, p, xs, a.again)
     checks = check_idxmap(M, f, xs, kernels, outs, out_types)
     rec["check"] = checks["idxmap"]
     # A wrong variant is not a candidate; the default is timed all the same
@@ -655,6 +664,10 @@ def report(a, recs):
         m = [r for r in recs if "model_pick_over_best" in r]
         summary += (f", the cost model's pick (lowest estimate) on "
                     f"{sum(r['model_pick_over_best'] <= 1.03 for r in m)} of {len(m)}")
+    aa = [abs(r["again_over_default"] - 1) * 100 for r in recs if "again_over_default" in r]
+    if aa:
+        summary += (f"; A/A (the default timed twice): median {statistics.median(aa):.1f} %, "
+                    f"at most {max(aa):.1f} % apart")
     print(summary)
 
 

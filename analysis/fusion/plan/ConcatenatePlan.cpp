@@ -159,7 +159,7 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
     Straddling += !Pc.WholeRuns && Ext > 0;
     PP.Pieces.push_back(std::move(Pc));
   }
-  P.Main = pieceThreadMapping(In, L, V, Straddling > 0);
+  P.Main = pieceThreadMapping(In, L, V, concatUnroll(In, Straddling > 0));
   P.Main.Target = Largest;
   // By operand: blocks that each walk one operand's own space, in runs as
   // wide as its chunks in the output allow (along the major-most dim the
@@ -189,7 +189,7 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
         return Chunk % W == 0 && (Along * Inner) % W == 0 &&
                (Major || Stride % W == 0);
       });
-      Pc.Main = pieceThreadMapping(In, S, W, /*Straddles=*/false);
+      Pc.Main = pieceThreadMapping(In, S, W, concatUnroll(In, false));
       Pc.Main.Target = Pc.Source;
       Pc.WholeRuns = true; // its own space: a run never leaves it
       if (N == 0)
@@ -228,19 +228,25 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
              "operands whose edge along the concatenated dim cuts a run: "
              "their lanes are checked and stored one by one");
   // Operands' loads with an L2 evict_last policy, as torch.compile's
-  // concatenates have. Measured on the H100 (idxmap run --bench, 3 rounds,
-  // median us, plain / evict_last / evict_first), 18.8 to 128 MiB moved:
-  // bf16[4096, 3 x 1024] 18.00 / 17.76 / 18.18, f32[2048, 2 x 1024] 12.61 /
-  // 12.54 / 12.83, bf16[8192, 1024 | 512 | 256] 21.06 / 20.80 / 21.30,
-  // f16[8192, 100 | 200 | 300] 8.48 / 8.32 / 8.80, f32[8192, 2 x 1024]
-  // 45.52 / 45.25 / 46.35; f32[4096, 4 x 256] 11.87 / 11.71 / 11.60 the
-  // one where evict_first was better. Not measured on data that stays in L2.
+  // concatenates have, where the fusion moves at most 1.2 x L2 (its output
+  // then fits in 0.6 x L2) but does not stay in L2. Measured on the H100
+  // beside the peers (CUPTI, 10 shuffled interleaved groups, the default
+  // timed twice within 1.1 %), evict_last / plain: 18.8 to 56 MiB moved
+  // 0.3 % slower to 6.5 % faster (f32[4096, 4 x 256] 9.62 / 10.25 us,
+  // bf16[8192, 1024 | 512 | 256] 18.63 / 19.45), 64 MiB and more 0.7-2.4 %
+  // slower (f32[8192, 2 x 1024] 45.47 / 44.42). The threshold lies between
+  // 56 and 64 MiB on the H100's 50 MiB; other L2 sizes are not measured.
   const bool InL2 = staysInL2(In.A, In.Device);
+  const bool Fits = uniqueBytes(In.A) <= In.Device.L2Bytes * 6 / 5;
   PP.EvictLast =
-      choose(In, P, "IDXMAP_PIECE_EVICT_LAST", "evict_last", InL2 ? 0 : 1,
-             InL2 ? "the data stays in L2: plain loads"
-                  : "operands loaded with an L2 evict_last policy "
-                    "(1-2 % faster from DRAM, measured)") != 0;
+      choose(In, P, "IDXMAP_PIECE_EVICT_LAST", "evict_last",
+             !InL2 && Fits ? 1 : 0,
+             InL2    ? "the data stays in L2: plain loads"
+             : !Fits ? "more than 1.2 x L2 moved: plain loads (evict_last "
+                       "measured 0.7-2.4 % slower there)"
+                     : "operands loaded with an L2 evict_last policy "
+                       "(up to 6.5 % faster where at most 1.2 x L2 is "
+                       "moved, measured)") != 0;
   finishPiecewise(In, P, std::move(PP), epilogueParams(Root, X),
                   "elements of the largest operand");
   return overOutputInstead(In, P);

@@ -58,7 +58,7 @@ std::optional<std::string> planInputSlices(const PlanInputs &In,
     Straddling += !Pc.WholeRuns;
     PP.Pieces.push_back(std::move(Pc));
   }
-  P.Main = pieceThreadMapping(In, S, V, Straddling > 0);
+  P.Main = pieceThreadMapping(In, S, V, /*Unroll=*/1);
   P.Main.Target = Input;
   if (Straddling)
     P.choose("straddling", Straddling,

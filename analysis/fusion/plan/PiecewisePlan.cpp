@@ -28,16 +28,19 @@ int64_t provenAccessWidth(const ThreadMapping &TM, const IndexingMap &Access,
   return std::max<int64_t>(1, R.VectorWidth);
 }
 
-int64_t pieceUnroll(const PlanInputs &In, bool Straddles) {
+int64_t concatUnroll(const PlanInputs &In, bool Straddles) {
   // Where the fusion's bytes fit in L2 the written lines need not reach
   // DRAM while the kernel runs, and several runs' loads in flight per
   // thread pay. Measured on the H100 (CUPTI, 4 interleaved groups, unroll
-  // 1 / 4): concatenates of 18.8 to 48 MiB 2-8 % faster (f32[4096, 4 x
-  // 256] 10.55 / 9.68 us, f32[2048, 2 x 1024] 10.27 / 9.90), the split of
-  // f32 rows of 1024 into 4 heads 1.3 %; from 56 MiB up 0.4-1.9 % slower
-  // but for one (0.9 % faster); in L2 between launches 10-20 % slower; the
-  // split of rows of 1000 at odd edges (lanes stored one by one) 26 %
-  // slower.
+  // 1 / 4): concatenates of 18.8 to 48 MiB 1-8 % faster (f32[4096, 4 x
+  // 256] 10.55 / 9.68 us, f32[2048, 2 x 1024] 10.27 / 9.90); from 56 MiB
+  // up 0.4-1.9 % slower but for one (0.9 % faster); in L2 between launches
+  // 10-20 % slower. Re-measured with shuffled groups and an A/A control
+  // (10 groups, the default timed twice within 1.1 %): f32[4096, 4 x 256]
+  // 10.25 / 9.62, the others of 18.8 to 48 MiB level or up to 1.1 %
+  // faster. Input slices keep 1: the split of f32 rows of 1024 into 4
+  // heads was 2.8 % slower with 4 there, the split of rows of 1000 at odd
+  // edges (lanes stored one by one) 26 %.
   const bool Fits = In.Device.L2Bytes > 0 &&
                     uniqueBytes(In.A) <= In.Device.L2Bytes &&
                     !staysInL2(In.A, In.Device);
@@ -45,7 +48,7 @@ int64_t pieceUnroll(const PlanInputs &In, bool Straddles) {
 }
 
 ThreadMapping pieceThreadMapping(const PlanInputs &In, const Shape &S,
-                                 int64_t V, bool Straddles) {
+                                 int64_t V, int64_t Unroll) {
   // Data that stays in L2 takes little time to move, and the blocks'
   // start-up then counts: half as many blocks of 256 threads. Measured on
   // the H200 (CUPTI, 8 interleaved groups): concatenates of f32 rows in L2
@@ -53,8 +56,7 @@ ThreadMapping pieceThreadMapping(const PlanInputs &In, const Shape &S,
   // of 128, 256 and 33: 4.98 -> 5.43).
   const int64_t T = tuned(In.Overrides, "IDXMAP_PIECE_THREADS",
                           staysInL2(In.A, In.Device) ? 256 : 128);
-  const int64_t U =
-      tuned(In.Overrides, "IDXMAP_PIECE_UNROLL", pieceUnroll(In, Straddles));
+  const int64_t U = tuned(In.Overrides, "IDXMAP_PIECE_UNROLL", Unroll);
   return loopThreadMapping(In.Ctx, S, V, T, U);
 }
 
@@ -114,8 +116,9 @@ void finishPiecewise(const PlanInputs &In, KernelPlan &P, PiecewisePlan PP,
              In.Overrides.PieceUnroll
                  ? "tuning override"
                  : "runs per thread, their loads in flight together: the "
-                   "fusion's bytes fit in L2 (measured 2-8 % faster there, "
-                   "slower beyond it or where a run straddles an edge)");
+                   "fusion's bytes fit in L2 (measured up to 7 % faster "
+                   "there, slower beyond it or where a run straddles an "
+                   "edge)");
   GridStride GS = gridStride(PP.blocks(TM), In.Device.MaxGrid[0]);
   P.choose(
       "blocks", GS.Grid,

@@ -90,19 +90,18 @@ int64_t provenAccessWidth(const ThreadMapping &TM, const IndexingMap &Access,
 
 /// The thread mapping of a piecewise plan (concatenate, input slices) over
 /// \p S in runs of \p V elements: IDXMAP_PIECE_THREADS threads per block
-/// (128), each computing IDXMAP_PIECE_UNROLL runs whose loads are in flight
-/// together (pieceUnroll's rule; \p Straddles: some piece's runs cross its
-/// edge); finishPiecewise records both choices.
-/// Example: bf16[8192,1024] in runs of 8 with the defaults, 32 MiB moved
-/// on a device of 50 MiB of L2: 4 runs a thread, 2048 blocks.
+/// (128), each computing IDXMAP_PIECE_UNROLL runs (\p Unroll unless set)
+/// whose loads are in flight together; finishPiecewise records both
+/// choices.
+/// Example: bf16[8192,1024] in runs of 8, unroll 4: 2048 blocks.
 ThreadMapping pieceThreadMapping(const PlanInputs &In, const Shape &S,
-                                 int64_t V, bool Straddles);
+                                 int64_t V, int64_t Unroll);
 
-/// The runs each thread of a piecewise plan computes by default: 4 when
-/// the fusion's bytes fit in L2 but do not stay there between launches and
-/// no piece's runs straddle its edge, 1 otherwise.
+/// The runs each thread of a concatenate computes by default: 4 when the
+/// fusion's bytes fit in L2 but do not stay there between launches and no
+/// operand's edge cuts a run (\p Straddles), 1 otherwise.
 /// Example: f32[4096, 4 x 256] concatenated (32 MiB) on an H100: 4.
-int64_t pieceUnroll(const PlanInputs &In, bool Straddles);
+int64_t concatUnroll(const PlanInputs &In, bool Straddles);
 
 /// Completes a piecewise plan (concatenate, input slices) whose Main and
 /// pieces (Source, Output, OutputMap, WholeRuns) are set: the store widths

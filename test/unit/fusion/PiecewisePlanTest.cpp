@@ -106,6 +106,27 @@ TEST(PiecewisePlan, FourRunsAThreadWhereTheBytesFitInL2) {
   Expected<KernelPlan> P = concatPlan(2048, {1024, 1024, 1024}, {}, M);
   ASSERT_TRUE(bool(P));
   EXPECT_EQ(P->Grid[0], 2048 * 1024 / 8 / (128 * 4));
+  // Input slices keep one run a thread: f32[4096,1024] split into 4 heads
+  // (32 MiB).
+  std::string Split = "HloModule m\n\nfused {\n"
+                      "  x = f32[4096,1024] parameter(0)\n";
+  std::string Types, Names;
+  for (int K = 0; K < 4; ++K) {
+    const std::string N = "s" + std::to_string(K);
+    Split += "  " + N + " = f32[4096,256] slice(x), slice={[0:4096], [" +
+             std::to_string(256 * K) + ":" + std::to_string(256 * K + 256) +
+             "]}\n";
+    Types += (K ? ", " : "") + std::string("f32[4096,256]");
+    Names += (K ? ", " : "") + N;
+  }
+  Split += "  ROOT t = (" + Types + ") tuple(" + Names +
+           ")\n}\n\nENTRY e {\n  a = f32[4096,1024] parameter(0)\n"
+           "  ROOT f = (" +
+           Types + ") fusion(a), kind=kInput, calls=fused\n}\n";
+  Expected<KernelPlan> S =
+      idxmap::testing::planOfText(Split, EmitterKind::InputSlices, {}, M);
+  ASSERT_TRUE(bool(S));
+  EXPECT_EQ(S->Main.Unroll, 1);
   // The knob overrides the rule.
   Tuning T;
   ASSERT_FALSE(setTuning(T, "IDXMAP_PIECE_UNROLL", 1));
@@ -114,29 +135,42 @@ TEST(PiecewisePlan, FourRunsAThreadWhereTheBytesFitInL2) {
   EXPECT_EQ(P->Main.Unroll, 1);
 }
 
-TEST(PiecewisePlan, EvictLastFromDramOnly) {
+TEST(PiecewisePlan, EvictLastFromDramUpToSixFifthsOfL2) {
   std::unique_ptr<HloModule> M;
-  // 112 MiB from DRAM: the operands load with an L2 evict_last policy.
-  Expected<KernelPlan> Large = concatPlan(16384, {1024, 512, 256}, {}, M);
-  ASSERT_TRUE(bool(Large));
-  ASSERT_TRUE(Large->Pieces);
-  EXPECT_TRUE(Large->Pieces->EvictLast);
+  // 28 MiB from DRAM, at most 1.2 x the H200's 50 MiB of L2: the operands
+  // load with an L2 evict_last policy.
+  Expected<KernelPlan> Mid = concatPlan(4096, {1024, 512, 256}, {}, M);
+  ASSERT_TRUE(bool(Mid));
+  ASSERT_TRUE(Mid->Pieces);
+  EXPECT_TRUE(Mid->Pieces->EvictLast);
   const PlanChoice *C = nullptr;
-  for (const PlanChoice &Ch : Large->Choices)
+  for (const PlanChoice &Ch : Mid->Choices)
     if (Ch.Name == "evict_last")
       C = &Ch;
   ASSERT_TRUE(C);
   EXPECT_EQ(C->Value, 1);
+  // 56 MiB: still at most 60.
+  Expected<KernelPlan> Edge = concatPlan(8192, {1024, 512, 256}, {}, M);
+  ASSERT_TRUE(bool(Edge));
+  EXPECT_TRUE(Edge->Pieces->EvictLast);
+  // 112 MiB: plain loads.
+  Expected<KernelPlan> Large = concatPlan(16384, {1024, 512, 256}, {}, M);
+  ASSERT_TRUE(bool(Large));
+  EXPECT_FALSE(Large->Pieces->EvictLast);
   // 3.5 MiB stays in L2: plain loads.
   Expected<KernelPlan> Small = concatPlan(512, {1024, 512, 256}, {}, M);
   ASSERT_TRUE(bool(Small));
   EXPECT_FALSE(Small->Pieces->EvictLast);
-  // The knob turns it off.
+  // The knob turns it off and on.
   Tuning T;
   ASSERT_FALSE(setTuning(T, "IDXMAP_PIECE_EVICT_LAST", 0));
-  Expected<KernelPlan> Off = concatPlan(16384, {1024, 512, 256}, T, M);
+  Expected<KernelPlan> Off = concatPlan(4096, {1024, 512, 256}, T, M);
   ASSERT_TRUE(bool(Off));
   EXPECT_FALSE(Off->Pieces->EvictLast);
+  ASSERT_FALSE(setTuning(T, "IDXMAP_PIECE_EVICT_LAST", 1));
+  Expected<KernelPlan> On = concatPlan(16384, {1024, 512, 256}, T, M);
+  ASSERT_TRUE(bool(On));
+  EXPECT_TRUE(On->Pieces->EvictLast);
 }
 
 TEST(PiecewisePlan, UnrolledRunsShrinkTheGrid) {
