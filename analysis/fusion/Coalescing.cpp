@@ -602,6 +602,11 @@ ThreadMapping heroThreadMapping(Context &Ctx, const FusionAnalysis &A,
   int64_t V = std::max<int64_t>(1, 16 / Bytes);
   while (V > 1 && Out.numElements() % V != 0)
     V /= 2;
+  // Fewer runs than a warp has threads: narrower runs give the same warp
+  // more threads for the work (a 7 x 4 output of a threefry chain emitted
+  // four times per thread took 17 ms to compile, 10 ms as 28 threads).
+  while (V > 1 && Out.numElements() / V < 32)
+    V /= 2;
   ThreadMapping TM = loopThreadMapping(Ctx, Out, V);
   TM.Target = A.Roots.front();
   return TM;

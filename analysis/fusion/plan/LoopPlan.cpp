@@ -271,7 +271,8 @@ std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
     P.Main.Target = Largest;
   P.choose("vector", P.Main.Vector,
            Uniform ? "output elements per thread: the widest run of at most "
-                     "16 bytes of the widest element dividing the output"
+                     "16 bytes of the widest element dividing the output "
+                     "into at least 32 runs"
                    : "outputs of different shapes or layouts: each walked "
                      "element by element");
   if (Uniform) {
