@@ -57,6 +57,36 @@ TEST(LoopPlan, GatheredRowsTakeTwoRunsPerThread) {
   EXPECT_EQ(C->Main.Unroll, 1);
 }
 
+/// exp of f32[R,C] as a loop fusion.
+std::string expModule(int64_t R, int64_t C) {
+  const std::string T =
+      "f32[" + std::to_string(R) + "," + std::to_string(C) + "]{1,0}";
+  return "HloModule e\nfused {\n  x = " + T + " parameter(0)\n  ROOT e = " + T +
+         " exponential(x)\n}\nENTRY main {\n  a = " + T +
+         " parameter(0)\n  ROOT f = " + T +
+         " fusion(a), kind=kLoop, calls=fused\n}\n";
+}
+
+TEST(LoopPlan, RunsNarrowUntilTheOutputHasAWarpOfThem) {
+  auto VectorOf = [](int64_t R, int64_t C) {
+    std::unique_ptr<HloModule> M;
+    Expected<KernelPlan> P =
+        planOfText(expModule(R, C), EmitterKind::Loop, {}, M);
+    EXPECT_TRUE(bool(P));
+    return P ? P->Main.Vector : 0;
+  };
+  // 128 elements: 32 runs of 4.
+  EXPECT_EQ(VectorOf(32, 4), 4);
+  // 64: 32 runs of 2; 28: 28 threads of one element.
+  EXPECT_EQ(VectorOf(16, 4), 2);
+  EXPECT_EQ(VectorOf(7, 4), 1);
+  std::unique_ptr<HloModule> M;
+  Expected<KernelPlan> P =
+      planOfText(expModule(7, 4), EmitterKind::Loop, {}, M);
+  ASSERT_TRUE(bool(P));
+  EXPECT_EQ(P->Block[0] * P->Grid[0], 28);
+}
+
 } // namespace
 
 namespace {
