@@ -19,7 +19,8 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "skips it"},
       {"IDXMAP_LOOP_UNROLL", &T::LoopUnroll, 1, 16, true,
        "32 bytes of parameters in flight per thread (16 of full vectors "
-       "from DRAM), a block per SM kept",
+       "from DRAM, 64 for a gather whose rows moved fit in L2), a block per "
+       "SM kept",
        "loop: vectors each thread computes (independent, in flight)"},
       {"IDXMAP_PIECE_BY_OPERAND", &T::PieceByOperand, 0, 1, false,
        "1 along the major-most dim, else 0",

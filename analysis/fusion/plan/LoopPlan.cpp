@@ -221,8 +221,8 @@ std::optional<std::string> planLoopInstead(const PlanInputs &In, KernelPlan &P,
 
 int64_t chooseLoopUnroll(const PlanInputs &In, KernelPlan &P, int64_t Runs,
                          int64_t RunBytes, bool Saturated,
-                         const std::string &Unsaturated) {
-  const int64_t Target = Saturated ? 16 : 32;
+                         const std::string &Unsaturated, int64_t MinBytes) {
+  const int64_t Target = MinBytes ? MinBytes : Saturated ? 16 : 32;
   const int64_t T = P.Main.ThreadsPerBlock;
   int64_t Auto = 1;
   while (Auto < 8 && Auto * RunBytes < Target)
@@ -238,6 +238,76 @@ int64_t chooseLoopUnroll(const PlanInputs &In, KernelPlan &P, int64_t Runs,
           (Saturated || Unsaturated.empty() ? "" : ": " + Unsaturated) +
           (Auto * RunBytes < Target ? "; fewer blocks than SMs for more" : "") +
           ")");
+}
+
+/// The loop plan's runs per thread over \p Largest's uniform walk
+/// (P.Main), recorded as the choice "unroll".
+void unrollLoop(const PlanInputs &In, KernelPlan &P,
+                const HloInstruction *Largest) {
+  const FusionAnalysis &A = In.A;
+  // A thread with few bytes of loads in flight leaves them too few to
+  // cover the memory's latency (Little's law: 2048 threads x 4 bytes per
+  // SM is a quarter of what the H200 needs from DRAM); unroll until the
+  // vectors of every parameter a thread reads make 32 bytes, or 16 when
+  // they are full 16-byte vectors from DRAM (already at its bandwidth),
+  // keeping a block per SM. Measured on the H200 (2026-12-02, CUPTI, 6
+  // interleaved groups), two runs of a 16-byte vector per thread against
+  // one: in L2, f32[1048576] copied 2.46 -> 2.16 us, f32[1000,1000]
+  // padded 2.51 -> 2.23 (Adam's four f32 parameters, 64 bytes, lose:
+  // 2.11 -> 2.45); from DRAM, gelu bf16[64,512,4096] 125.8 -> 127.3,
+  // reverse f32[4096,4097] 32.3 -> 33.1; one element per vector from
+  // DRAM, f32[257,511,63] {1,0,2}: 20.89 us with 4 runs, 19.08 with 8.
+  // A broadcast operand (fewer than 1/64 of the output's elements) is
+  // read again by many threads and hits the caches: its loads do not
+  // count (bias+GELU bf16[2048,1000] with a bias of 1000: 2.71 -> 2.57
+  // us with two runs).
+  const int64_t Streamed =
+      std::max<int64_t>(2, Largest->shape().numElements() / 64);
+  int64_t RunBytes = 0;
+  for (const HloInstruction *Pm : A.Computation->parameters())
+    if (Pm->shape().isArray() && Pm->shape().numElements() >= Streamed)
+      RunBytes += P.Main.Vector * byteWidth(Pm->shape().Type);
+  const int64_t Widest =
+      std::max<int64_t>(byteWidth(Largest->shape().Type),
+                        widestParameterBytes(*A.Computation, Streamed));
+  RunBytes = std::max(RunBytes, P.Main.Vector * Widest);
+  // A gather reads each run at an index it loads first: two round trips
+  // a run, not a stream, so its 16-byte vectors from DRAM still leave the
+  // latency uncovered. Where the rows it moves (as many bytes as it
+  // writes) fit in L2 with its output, the written lines need not reach
+  // DRAM during the kernel and twice as many runs in flight pay, as for
+  // the concatenates (concatUnroll). Measured on the H200 (2026-12-04,
+  // CUPTI, 10 interleaved groups), one / two / four runs per thread: rows
+  // of f32[50257,768] at 4096 indices (24 MiB moved) 5.09 / 4.82 / 4.61
+  // us (torch.compile 4.61), of bf16[32768,4096] at 16384 indices (256
+  // MiB) 65.66 / 65.00 / 67.58 (torch.compile 65.53); on the H100
+  // (2026-12-06, two runs of 3 and 8 groups), the f32 rows 7.2-7.6 %
+  // faster with four runs than with two, the bf16 ones 0.5-0.8 % slower.
+  const bool Gathers = std::any_of(
+      A.Computation->instructions().begin(),
+      A.Computation->instructions().end(),
+      [](const HloInstruction *I) { return I->opcode() == HloOpcode::Gather; });
+  const bool Saturated =
+      P.Main.Vector * Widest >= 16 && !Gathers && !staysInL2(A, In.Device);
+  const int64_t Runs = ceilDiv(Largest->shape().numElements(), P.Main.Vector);
+  const int64_t T = P.Main.ThreadsPerBlock;
+  int64_t OutputBytes = 0;
+  for (const HloInstruction *R : A.Roots)
+    OutputBytes += R->shape().numElements() * byteWidth(R->shape().Type);
+  const bool GatherFits = Gathers && !staysInL2(A, In.Device) &&
+                          2 * OutputBytes <= In.Device.L2Bytes;
+  int64_t U = chooseLoopUnroll(
+      In, P, Runs, RunBytes, Saturated,
+      GatherFits ? "gathered rows wait on their indices; the rows moved fit "
+                   "in L2"
+      : Gathers  ? "gathered rows wait on their indices"
+                 : "",
+      GatherFits ? 64 : 0);
+  if (U > 1) {
+    const HloInstruction *Target = P.Main.Target;
+    P.Main = loopThreadMapping(In.Ctx, Target->shape(), P.Main.Vector, T, U);
+    P.Main.Target = Target;
+  }
 }
 
 std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
@@ -275,58 +345,8 @@ std::optional<std::string> planLoop(const PlanInputs &In, KernelPlan &P) {
                      "into at least 32 runs"
                    : "outputs of different shapes or layouts: each walked "
                      "element by element");
-  if (Uniform) {
-    // A thread with few bytes of loads in flight leaves them too few to
-    // cover the memory's latency (Little's law: 2048 threads x 4 bytes per
-    // SM is a quarter of what the H200 needs from DRAM); unroll until the
-    // vectors of every parameter a thread reads make 32 bytes, or 16 when
-    // they are full 16-byte vectors from DRAM (already at its bandwidth),
-    // keeping a block per SM. Measured on the H200 (2026-12-02, CUPTI, 6
-    // interleaved groups), two runs of a 16-byte vector per thread against
-    // one: in L2, f32[1048576] copied 2.46 -> 2.16 us, f32[1000,1000]
-    // padded 2.51 -> 2.23 (Adam's four f32 parameters, 64 bytes, lose:
-    // 2.11 -> 2.45); from DRAM, gelu bf16[64,512,4096] 125.8 -> 127.3,
-    // reverse f32[4096,4097] 32.3 -> 33.1; one element per vector from
-    // DRAM, f32[257,511,63] {1,0,2}: 20.89 us with 4 runs, 19.08 with 8.
-    // A broadcast operand (fewer than 1/64 of the output's elements) is
-    // read again by many threads and hits the caches: its loads do not
-    // count (bias+GELU bf16[2048,1000] with a bias of 1000: 2.71 -> 2.57
-    // us with two runs).
-    const int64_t Streamed =
-        std::max<int64_t>(2, Largest->shape().numElements() / 64);
-    int64_t RunBytes = 0;
-    for (const HloInstruction *Pm : A.Computation->parameters())
-      if (Pm->shape().isArray() && Pm->shape().numElements() >= Streamed)
-        RunBytes += P.Main.Vector * byteWidth(Pm->shape().Type);
-    const int64_t Widest =
-        std::max<int64_t>(byteWidth(Largest->shape().Type),
-                          widestParameterBytes(*A.Computation, Streamed));
-    RunBytes = std::max(RunBytes, P.Main.Vector * Widest);
-    // A gather reads each run at an index it loads first: two round trips
-    // a run, not a stream, so its 16-byte vectors from DRAM still leave the
-    // latency uncovered. Measured on the H200 (2026-12-04, CUPTI, 10
-    // interleaved groups), one / two / four runs per thread: rows of
-    // f32[50257,768] at 4096 indices 5.09 / 4.82 / 4.61 us (torch.compile
-    // 4.61), of bf16[32768,4096] at 16384 indices 65.66 / 65.00 / 67.58
-    // (torch.compile 65.53).
-    const bool Gathers = std::any_of(A.Computation->instructions().begin(),
-                                     A.Computation->instructions().end(),
-                                     [](const HloInstruction *I) {
-                                       return I->opcode() == HloOpcode::Gather;
-                                     });
-    const bool Saturated =
-        P.Main.Vector * Widest >= 16 && !Gathers && !staysInL2(A, In.Device);
-    const int64_t Runs = ceilDiv(Largest->shape().numElements(), P.Main.Vector);
-    const int64_t T = P.Main.ThreadsPerBlock;
-    int64_t U =
-        chooseLoopUnroll(In, P, Runs, RunBytes, Saturated,
-                         Gathers ? "gathered rows wait on their indices" : "");
-    if (U > 1) {
-      const HloInstruction *Target = P.Main.Target;
-      P.Main = loopThreadMapping(In.Ctx, Target->shape(), P.Main.Vector, T, U);
-      P.Main.Target = Target;
-    }
-  }
+  if (Uniform)
+    unrollLoop(In, P, Largest);
   const ThreadMapping &TM = P.Main;
   P.choose("threads", TM.ThreadsPerBlock, "threads per block");
   // More blocks than grid.x allows: each block walks blocks bl, bl + Grid,

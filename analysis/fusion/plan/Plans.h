@@ -67,13 +67,14 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
 /// The loop emitter's unroll (runs of P.Main.Vector elements per thread),
 /// recorded as the choice "unroll": doubled (up to 8) until a thread has
 /// 32 bytes of parameters in flight (16 when \p Saturated: full 16-byte
-/// vectors from DRAM), \p RunBytes per run, while \p Runs runs still give
-/// every SM a block; \p Unsaturated, when not empty, says in the reason why
-/// the stream is not saturated. Example: 262144 runs of 16 bytes in L2 on
-/// the H200: 2.
+/// vectors from DRAM; \p MinBytes when not 0), \p RunBytes per run, while
+/// \p Runs runs still give every SM a block; \p Unsaturated, when not
+/// empty, says in the reason why the stream is not saturated. Example:
+/// 262144 runs of 16 bytes in L2 on the H200: 2.
 int64_t chooseLoopUnroll(const PlanInputs &In, KernelPlan &P, int64_t Runs,
                          int64_t RunBytes, bool Saturated,
-                         const std::string &Unsaturated = "");
+                         const std::string &Unsaturated = "",
+                         int64_t MinBytes = 0);
 
 std::optional<std::string> planInputSlices(const PlanInputs &In,
                                            KernelPlan &P);

@@ -3,7 +3,8 @@
 // Part of idxmap. How many runs (vectors of outputs) a loop thread computes:
 // enough that its loads in flight cover the memory's latency. A gather
 // waits on its indices before it reads a row, so its 16-byte vectors from
-// DRAM do not count as a saturating stream.
+// DRAM do not count as a saturating stream, and where the rows it moves fit
+// in L2 it keeps twice as many in flight.
 //
 //===----------------------------------------------------------------------===//
 #include "idxmap/KernelPlan.h"
@@ -44,12 +45,25 @@ ENTRY main {
 }
 )";
 
-TEST(LoopPlan, GatheredRowsTakeTwoRunsPerThread) {
+TEST(LoopPlan, GatheredRowsTakeTwoRunsPerThreadFourWhereTheyFitInL2) {
   std::unique_ptr<HloModule> M;
+  // 4096 rows of 768 f32: 12 MiB written, 12 read, in the H200's L2.
   Expected<KernelPlan> G = planOfText(Embedding, EmitterKind::Loop, {}, M);
   ASSERT_TRUE(bool(G)) << G.error().str();
   EXPECT_EQ(G->Main.Vector, 4);
-  EXPECT_EQ(G->Main.Unroll, 2);
+  EXPECT_EQ(G->Main.Unroll, 4);
+  // 16384 of them: 48 MiB each way, beyond it.
+  std::string Large = Embedding;
+  for (const char *From : {"s32[4096,1]", "f32[4096,768]"}) {
+    std::string To = From;
+    To.replace(To.find("4096"), 4, "16384");
+    for (size_t At; (At = Large.find(From)) != std::string::npos;)
+      Large.replace(At, std::string(From).size(), To);
+  }
+  std::unique_ptr<HloModule> L;
+  Expected<KernelPlan> GL = planOfText(Large, EmitterKind::Loop, {}, L);
+  ASSERT_TRUE(bool(GL)) << GL.error().str();
+  EXPECT_EQ(GL->Main.Unroll, 2);
   std::unique_ptr<HloModule> N;
   Expected<KernelPlan> C = planOfText(Copy, EmitterKind::Loop, {}, N);
   ASSERT_TRUE(bool(C)) << C.error().str();
