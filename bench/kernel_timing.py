@@ -92,8 +92,9 @@ def time_groups(contenders, groups, mark, calls=6, activities=("kernel",),
     """Times CONTENDERS (name -> (call, sync)) in GROUPS interleaved groups
     under torch.profiler, the contenders in a new order in each group (a
     seeded shuffle: a fixed cyclic order would give each contender the same
-    predecessor every time, and with it the same L2 state). A group is mark(name__g), a call, a sync, CALLS - 1 more calls and
-    a sync (as peers.py's t_events). Returns ({name: [us per call, one per
+    predecessor every time, and with it the same L2 state). A group is
+    mark(name__g), a call, a sync, CALLS - 1 more calls and a sync (as
+    peers.py's t_events). Returns ({name: [us per call, one per
     group]}, {name: device activities per call}): the sum of the durations
     of the trace events of the categories ACTIVITIES ("kernel"; also
     "gpu_memcpy", "gpu_memset" for contenders that copy without a kernel)

@@ -415,7 +415,7 @@ def idxmap_contenders(M, p, xs, again=0):
     T, f = M.torch, p.fusion
     outs, out_types = {}, {}
 
-    def tensor_for(label, c):
+    def tensor_for(label, c, off):
         byname = {n: x for (n, _, _, _), x in zip(f.ins, xs[c])}
         mine = outs.setdefault(label, {})
         types = out_types.setdefault(label, [])
@@ -430,8 +430,6 @@ def idxmap_contenders(M, p, xs, again=0):
             if key not in mine:
                 dt = kernel_timing.torch_dtype(T, prm["type"])
                 shape = prm["shape"] or [1]
-                off = AGAIN_OFFSET * int(label[len(AGAIN):] or 0) \
-                    if label.startswith(AGAIN) else 0
                 if off:
                     n = math.prod(shape) * T.empty(0, dtype=dt).element_size()
                     raw = T.empty(off + n, device="cuda", dtype=T.uint8)
@@ -443,10 +441,10 @@ def idxmap_contenders(M, p, xs, again=0):
         return get
 
     kernels = {}
-    for label, ptx, tune in [("idxmap", p.ptx, None)] + [
-            (f"{AGAIN} {k}", p.ptx, None) for k in range(1, again + 1)] + [
-            (f"idxmap[{t}]", v, t) for t, v in p.variants]:
-        kernels[label] = ([kernel_timing.idxmap_launches(M.cp, T, ptx, tensor_for(label, c))
+    for label, ptx, tune, off in [("idxmap", p.ptx, None, 0)] + [
+            (f"{AGAIN} {k}", p.ptx, None, AGAIN_OFFSET * k) for k in range(1, again + 1)] + [
+            (f"idxmap[{t}]", v, t, 0) for t, v in p.variants]:
+        kernels[label] = ([kernel_timing.idxmap_launches(M.cp, T, ptx, tensor_for(label, c, off))
                            for c in range(len(xs))], tune)
     return kernels, {k: list(v.values()) for k, v in outs.items()}, out_types
 

@@ -58,6 +58,10 @@ struct MemoryModel {
 /// Bytes of \p A's parameters and outputs, each counted once.
 int64_t uniqueBytes(const FusionAnalysis &A);
 
+/// Bytes of \p A's outputs (a tuple root's elements each). Example: a
+/// fusion whose root is f32[4096,768]: 12582912.
+int64_t outputBytes(const FusionAnalysis &A);
+
 /// Whether \p A's parameters and outputs stay in \p D's L2 between
 /// launches: together at most a quarter of it (L2 is two partitions, and
 /// the neighbouring kernels' data shares it).

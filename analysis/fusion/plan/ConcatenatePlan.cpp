@@ -180,6 +180,7 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
     // at Along * Inner in the output's chunk; along the major-most dim the
     // operand is one chunk, so the output's chunk stride does not matter.
     const int64_t Stride = X->shape().Dims[size_t(Dim)] * Inner;
+    const int64_t Unroll = concatUnroll(In, /*Straddles=*/false);
     int64_t Along = 0, First = 0;
     for (PiecewisePlan::Piece &Pc : PP.Pieces) {
       const Shape &S = Pc.Source->shape();
@@ -189,7 +190,7 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
         return Chunk % W == 0 && (Along * Inner) % W == 0 &&
                (Major || Stride % W == 0);
       });
-      Pc.Main = pieceThreadMapping(In, S, W, concatUnroll(In, false));
+      Pc.Main = pieceThreadMapping(In, S, W, Unroll);
       Pc.Main.Target = Pc.Source;
       Pc.WholeRuns = true; // its own space: a run never leaves it
       if (N == 0)

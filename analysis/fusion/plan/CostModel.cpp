@@ -75,7 +75,8 @@ double bytesInFlightPerThread(const FusionAnalysis &A, const KernelPlan &P) {
          double(std::max<int64_t>(1, P.Main.Unroll));
 }
 
-/// Bytes of \p A's outputs (a tuple root's elements each).
+} // namespace
+
 int64_t outputBytes(const FusionAnalysis &A) {
   int64_t Bytes = 0;
   for (const HloInstruction *R : A.Roots) {
@@ -86,8 +87,6 @@ int64_t outputBytes(const FusionAnalysis &A) {
   }
   return Bytes;
 }
-
-} // namespace
 
 int64_t uniqueBytes(const FusionAnalysis &A) {
   int64_t Bytes = outputBytes(A);

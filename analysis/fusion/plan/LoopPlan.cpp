@@ -287,15 +287,12 @@ void unrollLoop(const PlanInputs &In, KernelPlan &P,
       A.Computation->instructions().begin(),
       A.Computation->instructions().end(),
       [](const HloInstruction *I) { return I->opcode() == HloOpcode::Gather; });
-  const bool Saturated =
-      P.Main.Vector * Widest >= 16 && !Gathers && !staysInL2(A, In.Device);
+  const bool InL2 = staysInL2(A, In.Device);
+  const bool Saturated = P.Main.Vector * Widest >= 16 && !Gathers && !InL2;
   const int64_t Runs = ceilDiv(Largest->shape().numElements(), P.Main.Vector);
   const int64_t T = P.Main.ThreadsPerBlock;
-  int64_t OutputBytes = 0;
-  for (const HloInstruction *R : A.Roots)
-    OutputBytes += R->shape().numElements() * byteWidth(R->shape().Type);
-  const bool GatherFits = Gathers && !staysInL2(A, In.Device) &&
-                          2 * OutputBytes <= In.Device.L2Bytes;
+  const bool GatherFits =
+      Gathers && !InL2 && 2 * outputBytes(A) <= In.Device.L2Bytes;
   int64_t U = chooseLoopUnroll(
       In, P, Runs, RunBytes, Saturated,
       GatherFits ? "gathered rows wait on their indices; the rows moved fit "
