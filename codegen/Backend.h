@@ -25,6 +25,13 @@ Expected<std::string> emitVerifiedPtx(llvm::Module &M,
 /// a module only when every function it defines carries it.
 inline constexpr const char *SkipInstCombineAttr = "idxmap-skip-instcombine";
 
+/// The function attribute of a kernel whose plan keeps its back-end level
+/// with libdevice (KernelPlan::LibdeviceAtPlanLevel); a module that links
+/// libdevice runs the back end at the level its kernels asked for
+/// (requestBackEndOptLevel) only when every kernel carries it, else at O3.
+inline constexpr const char *LibdeviceAtPlanLevelAttr =
+    "idxmap-libdevice-at-plan-level";
+
 } // namespace codegen
 } // namespace idxmap
 

@@ -195,6 +195,9 @@ static Expected<KernelInfo> emitFusion(llvm::Module &Mod, const HloModule &M,
   if (!P->IrInstCombine)
     if (llvm::Function *Fn = Mod.getFunction(K->Name))
       Fn->addFnAttr(codegen::SkipInstCombineAttr);
+  if (P->LibdeviceAtPlanLevel)
+    if (llvm::Function *Fn = Mod.getFunction(K->Name))
+      Fn->addFnAttr(codegen::LibdeviceAtPlanLevelAttr);
   // Emitters check their grid as they size it; shared arrays added later
   // are checked here.
   if (auto Why = checkLaunch(Math.Device, {K->Grid[0], K->Grid[1], K->Grid[2]},

@@ -234,6 +234,20 @@ bool skipsInstCombine(const llvm::Module &M) {
   return Any;
 }
 
+/// True when \p M defines a kernel and every kernel carries \p Attr.
+bool everyKernelHas(const llvm::Module &M, const char *Attr) {
+  bool Any = false;
+  for (const llvm::Function &F : M) {
+    if (F.isDeclaration() ||
+        F.getCallingConv() != llvm::CallingConv::PTX_Kernel)
+      continue;
+    if (!F.hasFnAttribute(Attr))
+      return false;
+    Any = true;
+  }
+  return Any;
+}
+
 /// True when \p M declares (and calls) a libdevice function.
 bool callsLibdevice(const llvm::Module &M) {
   for (const llvm::Function &F : M)
@@ -549,9 +563,12 @@ idxmap::codegen::emitVerifiedPtx(llvm::Module &M, const TargetOptions &Opts,
       return *Err;
   // The back end's optimization level: what the emitters asked for
   // (requestBackEndOptLevel) after the fast pipeline, else O3; O3 too for
-  // libdevice's code. Opts.BackEndOptLevel overrides it (experiments).
+  // libdevice's code unless every kernel's plan keeps its level there
+  // (LibdeviceAtPlanLevelAttr). Opts.BackEndOptLevel overrides it
+  // (experiments).
   unsigned Level = 3;
-  if (Opts.Optimize && P == TargetOptions::Pipeline::Fast && !Libdevice)
+  if (Opts.Optimize && P == TargetOptions::Pipeline::Fast &&
+      (!Libdevice || everyKernelHas(M, LibdeviceAtPlanLevelAttr)))
     if (auto *Flag = llvm::mdconst::extract_or_null<llvm::ConstantInt>(
             M.getModuleFlag(BackEndOptFlag)))
       Level = unsigned(Flag->getZExtValue());

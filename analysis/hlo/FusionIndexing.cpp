@@ -60,6 +60,18 @@ OperandMap composeOperandMaps(const OperandMap &First,
   return R;
 }
 
+/// True when \p I reads every operand at its own index: an elementwise op
+/// (computed, not a bitcast-convert between widths) whose operands are
+/// arrays of its dims.
+bool sameIndexOperands(const HloInstruction &I) {
+  if (!isElementwise(I.opcode()) || !I.shape().isArray())
+    return false;
+  for (const HloInstruction *O : I.operands())
+    if (!O->shape().isArray() || !O->shape().sameDims(I.shape()))
+      return false;
+  return true;
+}
+
 void addUnique(std::vector<OperandMap> &Set, OperandMap M) {
   for (const OperandMap &X : Set)
     if (X == M)
@@ -75,7 +87,8 @@ thread_local GroupedIndexingMemo *ActiveMemo = nullptr;
 GroupedIndexing composeGroupedIndexing(Context &Ctx,
                                        const HloComputation &Computation,
                                        const HloInstruction *Start,
-                                       int64_t OutputId);
+                                       int64_t OutputId,
+                                       GroupedIndexingMemo *Memo);
 } // namespace
 
 GroupedIndexingMemo::GroupedIndexingMemo(Context &Ctx)
@@ -102,6 +115,31 @@ void GroupedIndexingMemo::keep(const HloComputation &C,
   Kept[{&C, Start, OutputId}] = G;
 }
 
+const InstructionIndexing &
+GroupedIndexingMemo::operandIndexing(const HloInstruction &I,
+                                     int64_t OutputId) {
+  auto Key = std::make_pair(&I, OutputId);
+  auto It = OperandMaps.find(Key);
+  if (It == OperandMaps.end())
+    It =
+        OperandMaps.emplace(Key, computeOutputToInputIndexing(Ctx, I, OutputId))
+            .first;
+  return It->second;
+}
+
+const OperandMap *
+GroupedIndexingMemo::findComposed(const IndexingMap &First,
+                                  const IndexingMap &Second) const {
+  auto It = Composed.find(std::make_pair(First, Second));
+  return It == Composed.end() ? nullptr : &It->second;
+}
+
+void GroupedIndexingMemo::keepComposed(const IndexingMap &First,
+                                       const IndexingMap &Second,
+                                       const OperandMap &R) {
+  Composed.emplace(std::make_pair(First, Second), R);
+}
+
 GroupedIndexing computeGroupedIndexing(Context &Ctx,
                                        const HloComputation &Computation,
                                        const HloInstruction *Start,
@@ -112,7 +150,8 @@ GroupedIndexing computeGroupedIndexing(Context &Ctx,
   if (Memo)
     if (const GroupedIndexing *G = Memo->find(Computation, Start, OutputId))
       return *G;
-  GroupedIndexing G = composeGroupedIndexing(Ctx, Computation, Start, OutputId);
+  GroupedIndexing G =
+      composeGroupedIndexing(Ctx, Computation, Start, OutputId, Memo);
   if (Memo)
     Memo->keep(Computation, Start, OutputId, G);
   return G;
@@ -122,7 +161,8 @@ namespace {
 GroupedIndexing composeGroupedIndexing(Context &Ctx,
                                        const HloComputation &Computation,
                                        const HloInstruction *Start,
-                                       int64_t OutputId) {
+                                       int64_t OutputId,
+                                       GroupedIndexingMemo *Memo) {
   GroupedIndexing Result;
   if (!Start)
     return Result;
@@ -154,7 +194,8 @@ GroupedIndexing composeGroupedIndexing(Context &Ctx,
 
   // Chains of elementwise ops compose the same two maps again and again
   // (the output's map and an identity): each pair of plain maps (no
-  // runtime bindings, no replica ids) is composed once.
+  // runtime bindings, no replica ids) is composed once, in the memo when
+  // one is active (walks from other starts share it).
   struct PairHash {
     size_t operator()(const std::pair<IndexingMap, IndexingMap> &P) const {
       return P.first.hash() * 31 + P.second.hash();
@@ -169,6 +210,13 @@ GroupedIndexing composeGroupedIndexing(Context &Ctx,
     };
     if (!Plain(M) || !Plain(OM))
       return composeOperandMaps(M, OM);
+    if (Memo) {
+      if (const OperandMap *Found = Memo->findComposed(M.Map, OM.Map))
+        return *Found;
+      OperandMap R = composeOperandMaps(M, OM);
+      Memo->keepComposed(M.Map, OM.Map, R);
+      return R;
+    }
     auto Key = std::make_pair(M.Map, OM.Map);
     auto Found = Composed.find(Key);
     if (Found != Composed.end())
@@ -176,6 +224,31 @@ GroupedIndexing composeGroupedIndexing(Context &Ctx,
     OperandMap R = composeOperandMaps(M, OM);
     Composed.emplace(std::move(Key), R);
     return R;
+  };
+  // Each operand's maps: \p OutMaps (I's, for its output OutId) composed
+  // with I's output-to-input maps.
+  auto addOperandMaps = [&](const HloInstruction &I, int64_t OutId,
+                            const std::vector<OperandMap> &OutMaps) {
+    InstructionIndexing Own;
+    const InstructionIndexing &Ops =
+        Memo ? Memo->operandIndexing(I, OutId)
+             : (Own = computeOutputToInputIndexing(Ctx, I, OutId));
+    for (size_t Op = 0; Op < Ops.Operands.size(); ++Op) {
+      const HloInstruction *Operand = I.operand(int64_t(Op));
+      if (I.opcode() == HloOpcode::Tuple && Operand->shape().isTuple()) {
+        // A nested tuple: one output id cannot say which of its elements
+        // are read, so every one is, with an unknown map.
+        if (!Ops.Operands[Op].empty())
+          for (int64_t J = 0; J < numOutputs(*Operand); ++J)
+            Add(Operand, J, OperandMap{});
+        continue;
+      }
+      int64_t OperandOut =
+          I.opcode() == HloOpcode::GetTupleElement ? I.tupleIndex() : 0;
+      for (const OperandMap &M : OutMaps)
+        for (const OperandMap &OM : Ops.Operands[Op])
+          Add(Operand, OperandOut, Compose(M, OM));
+    }
   };
   const std::vector<HloInstruction *> &Instrs = Computation.instructions();
   for (auto It = Instrs.rbegin(); It != Instrs.rend(); ++It) {
@@ -185,22 +258,16 @@ GroupedIndexing composeGroupedIndexing(Context &Ctx,
       continue;
     std::vector<OperandMap> &All = Result[I];
     for (auto &[OutId, OutMaps] : Outs) {
-      InstructionIndexing Ops = computeOutputToInputIndexing(Ctx, *I, OutId);
-      for (size_t Op = 0; Op < Ops.Operands.size(); ++Op) {
-        const HloInstruction *Operand = I->operand(int64_t(Op));
-        if (I->opcode() == HloOpcode::Tuple && Operand->shape().isTuple()) {
-          // A nested tuple: one output id cannot say which of its elements
-          // are read, so every one is, with an unknown map.
-          if (!Ops.Operands[Op].empty())
-            for (int64_t J = 0; J < numOutputs(*Operand); ++J)
-              Add(Operand, J, OperandMap{});
-          continue;
-        }
-        int64_t OperandOut =
-            I->opcode() == HloOpcode::GetTupleElement ? I->tupleIndex() : 0;
-        for (const OperandMap &M : OutMaps)
-          for (const OperandMap &OM : Ops.Operands[Op])
-            Add(Operand, OperandOut, Compose(M, OM));
+      // An elementwise op reads each operand at its own index: the
+      // operands take its maps as they are (composing a simplified map
+      // with an identity gives it back; the start's identity is not yet
+      // simplified).
+      if (I != Start && sameIndexOperands(*I)) {
+        for (const HloInstruction *Operand : I->operands())
+          for (const OperandMap &M : OutMaps)
+            Add(Operand, 0, M);
+      } else {
+        addOperandMaps(*I, OutId, OutMaps);
       }
       if (All.empty())
         All = std::move(OutMaps);

@@ -97,6 +97,9 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
   }
 
   LaneLoader Lanes(B, *K, C, P.Loop->LoadWidth, IndexTy);
+  if (P.EvictLast)
+    for (const HloInstruction *Pm : C.parameters())
+      Lanes.setHint(*Pm, CacheHint::EvictLast);
   ParameterLoader Loader = Lanes.loader();
   FusedElementEmitter FE(B, Ctx, C, Loader, Math, IndexTy);
   FE.speculatePads(

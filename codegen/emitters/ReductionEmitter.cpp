@@ -283,7 +283,8 @@ void ReductionKernel::setInputMap(std::vector<Variable> Syms, Expr Lin,
   for (size_t K2 = 0; K2 < C.parameters().size(); ++K2) {
     const HloInstruction *P = C.parameters()[K2];
     Width[P] = K2 < RP.LoadWidth.size() ? RP.LoadWidth[K2] : 1;
-    Hint[P] = RP.EvictFirst && K2 < RP.ReadOnce.size() && RP.ReadOnce[K2]
+    Hint[P] = Plan.EvictLast ? CacheHint::EvictLast
+              : RP.EvictFirst && K2 < RP.ReadOnce.size() && RP.ReadOnce[K2]
                   ? CacheHint::EvictFirst
                   : CacheHint::Normal;
   }

@@ -110,6 +110,10 @@ public:
 private:
   llvm::Value *cst(int64_t V) { return llvm::ConstantInt::get(IndexTy, V); }
   /// The plan's proven load width of parameter \p Pm (1: scalar loads).
+  /// Every parameter load's cache hint.
+  CacheHint hint() const {
+    return Plan.EvictLast ? CacheHint::EvictLast : CacheHint::Normal;
+  }
   int64_t width(const HloInstruction &Pm) const {
     return P.LoadWidth[size_t(Pm.parameterNumber())];
   }
@@ -267,7 +271,8 @@ void RowNormKernel::preloadVectors() {
           PIdx.push_back(
               emitIndexExpr(B, E, Idx[Jj][Cc * Wd], {}, PRE, IndexTy));
         Vectors[{Pm, Jj, Cc}] =
-            loadParameterVector(B, *K, *Pm, PIdx, Wd, IndexTy);
+            loadParameterVector(B, *K, *Pm, PIdx, Wd, IndexTy,
+                                OffsetTermOrder::MinorToMajor, 0, hint());
       }
   }
 }
@@ -474,7 +479,8 @@ Expected<KernelInfo> RowNormKernel::run() {
   preloadVectors();
   ParameterLoader ScalarLoader = [this](const HloInstruction &Pm,
                                         llvm::ArrayRef<llvm::Value *> Index) {
-    return loadParameterElement(B, *K, Pm, Index, IndexTy);
+    return loadParameterElement(B, *K, Pm, Index, IndexTy,
+                                OffsetTermOrder::MinorToMajor, hint());
   };
   ParameterLoader ElementLoader =
       [this, ScalarLoader](const HloInstruction &Pm,

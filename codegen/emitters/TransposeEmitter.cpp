@@ -244,8 +244,9 @@ ParameterLoader TransposeKernel::loader() {
                              : G,
                          S.Type);
     }
-    return loadParameterElement(B, *K, P, Index, IndexTy,
-                                OffsetTermOrder::Logical);
+    return loadParameterElement(
+        B, *K, P, Index, IndexTy, OffsetTermOrder::Logical,
+        Plan.EvictLast ? CacheHint::EvictLast : CacheHint::Normal);
   };
 }
 

@@ -134,8 +134,9 @@ llvm::Value *TransposeKernel::readIteration(int64_t ItNo) {
       llvm::Value *Ptr =
           B.CreateInBoundsGEP(storageType(LC, P->shape().Type),
                               K->getArg(P->parameterNumber()), Lin0);
-      Groups[P] = B.CreateAlignedLoad(
-          PT, Ptr, llvm::Align(uint64_t(RG * byteWidth(P->shape().Type))));
+      Groups[P] = loadWithHint(
+          B, PT, Ptr, uint64_t(RG * byteWidth(P->shape().Type)),
+          Plan.EvictLast ? CacheHint::EvictLast : CacheHint::Normal);
     }
   }
   llvm::Value *Group = llvm::PoisonValue::get(GroupTy);

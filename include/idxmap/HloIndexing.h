@@ -169,13 +169,33 @@ public:
                               int64_t OutputId) const;
   void keep(const HloComputation &C, const HloInstruction *Start,
             int64_t OutputId, const GroupedIndexing &G);
+  /// computeOutputToInputIndexing(Ctx, I, OutputId), computed once while
+  /// the memo lives: walks from different starts (one per root of a
+  /// multi-output fusion) visit the same instructions.
+  const InstructionIndexing &operandIndexing(const HloInstruction &I,
+                                             int64_t OutputId);
+  /// The composition of two plain maps (no runtime variables or replica
+  /// ids) as the walk composes them, once per pair while the memo lives.
+  const OperandMap *findComposed(const IndexingMap &First,
+                                 const IndexingMap &Second) const;
+  void keepComposed(const IndexingMap &First, const IndexingMap &Second,
+                    const OperandMap &R);
 
 private:
-  const Context &Ctx;
+  struct PairHash {
+    size_t operator()(const std::pair<IndexingMap, IndexingMap> &P) const {
+      return P.first.hash() * 31 + P.second.hash();
+    }
+  };
+  Context &Ctx;
   GroupedIndexingMemo *Outer;
   std::map<std::tuple<const HloComputation *, const HloInstruction *, int64_t>,
            GroupedIndexing>
       Kept;
+  std::map<std::pair<const HloInstruction *, int64_t>, InstructionIndexing>
+      OperandMaps;
+  std::unordered_map<std::pair<IndexingMap, IndexingMap>, OperandMap, PairHash>
+      Composed;
 };
 
 /// The logical-to-linearized-physical map of a shape:

@@ -506,11 +506,19 @@ struct KernelPlan {
   /// The NVPTX back end's optimization level for this kernel (the module
   /// gets the highest its kernels ask for).
   unsigned BackEndOptLevel = 3;
+  /// BackEndOptLevel holds even when the module links libdevice (whose
+  /// code was measured at O3 only, and gets O3 otherwise): a kernel of one
+  /// warp, whose time is its launch's.
+  bool LibdeviceAtPlanLevel = false;
   /// Whether the fast IR pipeline runs instcombine on this kernel; a module
   /// skips it only when every kernel in it asks (TargetOptions::Pipeline).
   /// Scans of 4- and 8-byte types skip it: their emitted IR is already
   /// folded, and instcombine is about a tenth of their compile.
   bool IrInstCombine = true;
+  /// Loop, transpose, reduction and row-normalization kernels: every
+  /// parameter load carries an L2 evict_last policy (`ld.global.nc
+  /// .L1::evict_last.L2::cache_hint`), over the kind's own hints.
+  bool EvictLast = false;
   /// The main access: thread to element of the hero's operand (or of the
   /// output, for the loop emitter), with its launch.
   ThreadMapping Main;

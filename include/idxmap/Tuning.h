@@ -28,7 +28,7 @@ namespace idxmap {
 ///   // or by name, validated: setTuning(T, "IDXMAP_RED_ROW_LANES", 256)
 /// \endcode
 struct Tuning {
-  std::optional<int64_t> IrInstCombine;
+  std::optional<int64_t> EvictLast, IrInstCombine;
   std::optional<int64_t> LoopUnroll;
   std::optional<int64_t> PieceByOperand, PieceEvictLast, PieceOverOutput,
       PieceThreads, PieceUnroll;

@@ -59,7 +59,21 @@ firstNarrowInstruction(const HloComputation &C,
   return nullptr;
 }
 
+/// A launch of one block of at most a warp's threads.
+static bool oneWarp(const PlanInputs &In, const KernelPlan &P) {
+  return P.Grid[0] * P.Grid[1] * P.Grid[2] == 1 &&
+         P.Block[0] * P.Block[1] * P.Block[2] <= In.Device.WarpSize;
+}
+
 void chooseInstCombine(const PlanInputs &In, KernelPlan &P) {
+  if (oneWarp(In, P)) {
+    P.IrInstCombine =
+        choose(In, P, "IDXMAP_IR_INSTCOMBINE", "ir_instcombine", 0,
+               "one block of at most a warp: the kernel's time is its "
+               "launch's, so it is compiled for compile time") != 0;
+    P.LibdeviceAtPlanLevel = true;
+    return;
+  }
   std::set<const HloComputation *> Seen;
   const HloInstruction *Narrow =
       firstNarrowInstruction(*In.A.Computation, Seen);
@@ -72,6 +86,23 @@ void chooseInstCombine(const PlanInputs &In, KernelPlan &P) {
                "without instcombine (other kernels up to 12 % slower)";
   P.IrInstCombine = choose(In, P, "IDXMAP_IR_INSTCOMBINE", "ir_instcombine",
                            Scan && !Narrow ? 0 : 1, Why) != 0;
+}
+
+void chooseEvictLast(const PlanInputs &In, KernelPlan &P) {
+  switch (P.Kind) {
+  case EmitterKind::Loop:
+  case EmitterKind::Transpose:
+  case EmitterKind::RowReduction:
+  case EmitterKind::MultiRowReduction:
+  case EmitterKind::FullReduction:
+  case EmitterKind::ColumnReduction:
+    break;
+  default:
+    return;
+  }
+  // Recorded only when tuned: the default leaves the kinds' own hints.
+  if (isTuned(In.Overrides, "IDXMAP_EVICT_LAST"))
+    P.EvictLast = choose(In, P, "IDXMAP_EVICT_LAST", "evict_last", 0, "") != 0;
 }
 
 } // namespace plan
@@ -157,6 +188,7 @@ static Expected<KernelPlan> planByRules(Context &Ctx, const FusionAnalysis &A,
   if (Why)
     return planFailure(A, Fusion, P.Emitter + " emitter: " + *Why);
   plan::chooseInstCombine(In, P);
+  plan::chooseEvictLast(In, P);
   plan::planSubgraphFunctions(*A.Computation, P);
   if (auto Over = checkLaunch(Device, P.Grid, P.Block, P.SharedBytes))
     return planFailure(A, Fusion,

@@ -48,10 +48,36 @@ bool anyValueReadTwice(const HloComputation &C) {
   return false;
 }
 
+/// True when no value of \p C can be read at two indices: every
+/// instruction is a leaf (parameter, constant, iota), reads its operands at
+/// its own index (elementwise ops, whose operands have its dims) or is a
+/// broadcast of a scalar, and only the root is a tuple. Every path from a
+/// root then reaches a value through one map (the identity of its dims, or
+/// `()` for a scalar), so the partition would find nothing to outline.
+bool oneIndexPerValue(const HloComputation &C) {
+  for (const HloInstruction *I : C.instructions()) {
+    const HloOpcode Op = I->opcode();
+    if (Op == HloOpcode::Parameter || Op == HloOpcode::Constant ||
+        Op == HloOpcode::Iota)
+      continue;
+    if (Op == HloOpcode::Tuple && I == C.root())
+      continue;
+    if (Op == HloOpcode::Broadcast && I->operand(0)->shape().isArray() &&
+        I->operand(0)->shape().rank() == 0)
+      continue;
+    if (!isElementwise(Op) || !I->shape().isArray())
+      return false;
+    for (const HloInstruction *O : I->operands())
+      if (!O->shape().isArray() || !O->shape().sameDims(I->shape()))
+        return false;
+  }
+  return true;
+}
+
 } // namespace
 
 void planSubgraphFunctions(const HloComputation &C, KernelPlan &P) {
-  if (P.FunctionThreshold <= 0 || !anyValueReadTwice(C))
+  if (P.FunctionThreshold <= 0 || !anyValueReadTwice(C) || oneIndexPerValue(C))
     return;
   // A context of its own: expressions the kernel's context already holds
   // order the terms of the index arithmetic the emitter builds from it, so

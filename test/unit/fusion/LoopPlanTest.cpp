@@ -101,6 +101,32 @@ TEST(LoopPlan, RunsNarrowUntilTheOutputHasAWarpOfThem) {
   EXPECT_EQ(P->Block[0] * P->Grid[0], 28);
 }
 
+TEST(LoopPlan, OneWarpIsCompiledForCompileTime) {
+  // 28 threads in one block: no instcombine, and the back end keeps the
+  // plan's level even with libdevice.
+  std::unique_ptr<HloModule> M;
+  Expected<KernelPlan> P =
+      planOfText(expModule(7, 4), EmitterKind::Loop, {}, M);
+  ASSERT_TRUE(bool(P));
+  EXPECT_FALSE(P->IrInstCombine);
+  EXPECT_TRUE(P->LibdeviceAtPlanLevel);
+  // 33 threads: more than a warp.
+  std::unique_ptr<HloModule> W;
+  Expected<KernelPlan> Q =
+      planOfText(expModule(3, 11), EmitterKind::Loop, {}, W);
+  ASSERT_TRUE(bool(Q));
+  EXPECT_EQ(Q->Block[0] * Q->Grid[0], 33);
+  EXPECT_TRUE(Q->IrInstCombine);
+  EXPECT_FALSE(Q->LibdeviceAtPlanLevel);
+  // The knob still decides instcombine.
+  Tuning T;
+  T.IrInstCombine = 1;
+  std::unique_ptr<HloModule> K;
+  Expected<KernelPlan> R = planOfText(expModule(7, 4), EmitterKind::Loop, T, K);
+  ASSERT_TRUE(bool(R));
+  EXPECT_TRUE(R->IrInstCombine);
+}
+
 } // namespace
 
 namespace {

@@ -91,7 +91,7 @@ TEST(Tuning, PrintsTheSetKnobsAndTheTable) {
   std::string Table = formatTuningTable();
   EXPECT_EQ(Table.rfind("| knob | range | default | what it sets |\n"
                         "|---|---|---|---|\n"
-                        "| `IDXMAP_IR_INSTCOMBINE` | 0..1 | ",
+                        "| `IDXMAP_EVICT_LAST` | 0..1 | ",
                         0),
             0u)
       << Table;

@@ -302,6 +302,41 @@ TEST(FusionIndexingTest, MemoKeepsResultsWhileItLives) {
   EXPECT_EQ(GroupedIndexingMemo::active(Ctx), nullptr);
 }
 
+TEST(FusionIndexingTest, MemoSharesOperandMapsAcrossStarts) {
+  // Two roots over shared elementwise chains and a slice: walks from each
+  // output, with a memo (operand maps and compositions shared between the
+  // walks) and without, give the same maps.
+  auto M = parseHloModule(std::string(Prelude) + R"(
+ENTRY e {
+  p0 = f32[4,6] parameter(0)
+  x = f32[4,6] exponential(p0)
+  y = f32[4,6] multiply(x, x)
+  s = f32[2,6] slice(y), slice={[1:3], [0:6]}
+  n = f32[2,6] negate(s)
+  t = f32[6,4] transpose(y), dimensions={1,0}
+  ROOT r = (f32[2,6], f32[6,4]) tuple(n, t)
+})",
+                          "roots");
+  ASSERT_TRUE(M) << M.error().str();
+  Context Ctx;
+  const HloComputation &E = *(*M)->entry();
+  const GroupedIndexing Plain0 = computeGroupedIndexing(Ctx, E, nullptr, 0);
+  const GroupedIndexing Plain1 = computeGroupedIndexing(Ctx, E, nullptr, 1);
+  GroupedIndexingMemo Memo(Ctx);
+  EXPECT_EQ(computeGroupedIndexing(Ctx, E, nullptr, 1), Plain1);
+  EXPECT_EQ(computeGroupedIndexing(Ctx, E, nullptr, 0), Plain0);
+  // The slice reads y at its own offset; the transpose swaps the dims.
+  EXPECT_THAT(Plain0.at(E.parameter(0)).front().Map,
+              MatchesMap("(d0, d1) -> (d0 + 1, d1), domain: d0 in [0, 1], d1 "
+                         "in [0, 5]"));
+  EXPECT_THAT(Plain1.at(E.parameter(0)).front().Map,
+              MatchesMap("(d0, d1) -> (d1, d0), domain: d0 in [0, 5], d1 in "
+                         "[0, 3]"));
+  // An operand's maps are computed once and kept.
+  const HloInstruction *X = E.parameter(0)->users().front();
+  EXPECT_EQ(&Memo.operandIndexing(*X, 0), &Memo.operandIndexing(*X, 0));
+}
+
 TEST(FusionIndexingTest, RuntimeBindingsFollowComposedOrder) {
   // dynamic-slice of a dynamic-slice: the composed map's runtime variables
   // are [outer's, inner's] and each binding names its own offset.
