@@ -153,6 +153,14 @@ TEST(PiecewisePlan, EvictLastFromDramUpToSixFifthsOfL2) {
   Expected<KernelPlan> Edge = concatPlan(8192, {1024, 512, 256}, {}, M);
   ASSERT_TRUE(bool(Edge));
   EXPECT_TRUE(Edge->Pieces->EvictLast);
+  // 7168 bytes moved per row: 8777 rows are 60 MiB less 1 KiB, 8778 just
+  // past 60 MiB.
+  Expected<KernelPlan> AtLimit = concatPlan(8777, {1024, 512, 256}, {}, M);
+  ASSERT_TRUE(bool(AtLimit));
+  EXPECT_TRUE(AtLimit->Pieces->EvictLast);
+  Expected<KernelPlan> Past = concatPlan(8778, {1024, 512, 256}, {}, M);
+  ASSERT_TRUE(bool(Past));
+  EXPECT_FALSE(Past->Pieces->EvictLast);
   // 112 MiB: plain loads.
   Expected<KernelPlan> Large = concatPlan(16384, {1024, 512, 256}, {}, M);
   ASSERT_TRUE(bool(Large));
