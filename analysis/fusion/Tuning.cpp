@@ -13,7 +13,9 @@ namespace idxmap {
 const std::vector<TuningKnobInfo> &tuningTable() {
   using T = Tuning;
   static const std::vector<TuningKnobInfo> Table = {
-      {"IDXMAP_EVICT_LAST", &T::EvictLast, 0, 1, false, "0",
+      {"IDXMAP_EVICT_LAST", &T::EvictLast, 0, 1, false,
+       "loop, transpose: 1 when the fusion moves more than a quarter of L2 "
+       "and at most 1.2 x L2, else 0; reductions, row normalization: 0",
        "loop, transpose, reductions, row normalization: 1 loads every "
        "parameter with an L2 evict_last policy"},
       {"IDXMAP_IR_INSTCOMBINE", &T::IrInstCombine, 0, 1, false,

@@ -100,9 +100,34 @@ void chooseEvictLast(const PlanInputs &In, KernelPlan &P) {
   default:
     return;
   }
-  // Recorded only when tuned: the default leaves the kinds' own hints.
-  if (isTuned(In.Overrides, "IDXMAP_EVICT_LAST"))
-    P.EvictLast = choose(In, P, "IDXMAP_EVICT_LAST", "evict_last", 0, "") != 0;
+  // Loop and transpose kernels load with an L2 evict_last policy where the
+  // fusion does not stay in L2 and moves at most 1.2 x L2, as the
+  // concatenates do (ConcatenatePlan.cpp). Measured (CUPTI, evict_last /
+  // plain): on the H200 14 loops and transposes of 15-69 MiB (idxmap run
+  // --bench, three interleaved rounds) 0.976-1.000 (a pad 9.70 -> 9.47 us,
+  // a tanh f32[2048,2048] 9.41 -> 9.22), never slower; on the H100 beside
+  // the peers the suite's NHWC pad (25 MiB) 3 % and its NCHW -> NHWC
+  // transpose 3-6 % faster, the loops of 96 MiB and more 1.5-2.5 % slower.
+  // The reductions were slower with it on all 15 measured (5-15 %), so
+  // they and the row normalizations take it only when tuned.
+  const bool LoopOrTranspose =
+      P.Emitter == "loop" || P.Kind == EmitterKind::Transpose;
+  if (!LoopOrTranspose) {
+    if (isTuned(In.Overrides, "IDXMAP_EVICT_LAST"))
+      P.EvictLast =
+          choose(In, P, "IDXMAP_EVICT_LAST", "evict_last", 0, "") != 0;
+    return;
+  }
+  const bool InL2 = staysInL2(In.A, In.Device);
+  const bool Fits = uniqueBytes(In.A) <= In.Device.L2Bytes * 6 / 5;
+  P.EvictLast =
+      choose(In, P, "IDXMAP_EVICT_LAST", "evict_last", !InL2 && Fits ? 1 : 0,
+             InL2 ? "the data stays in L2: plain loads"
+             : !Fits
+                 ? "more than 1.2 x L2 moved: plain loads (evict_last "
+                   "measured up to 2.5 % slower there)"
+                 : "loads with an L2 evict_last policy (level to 3 % "
+                   "faster where at most 1.2 x L2 is moved, measured)") != 0;
 }
 
 } // namespace plan

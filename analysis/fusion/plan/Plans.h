@@ -139,7 +139,8 @@ void chooseIndexWidth(KernelPlan &P, int64_t Largest, bool MapsFit = true);
 void chooseInstCombine(const PlanInputs &In, KernelPlan &P);
 
 /// KernelPlan::EvictLast of loop, transpose, reduction and row-normalization
-/// plans: off unless tuned.
+/// plans: on for loop and transpose kernels whose fusion does not stay in
+/// L2 and moves at most 1.2 x L2 (as concatenates), else off unless tuned.
 void chooseEvictLast(const PlanInputs &In, KernelPlan &P);
 
 /// Which values of \p C become functions of their index (KernelPlan's

@@ -101,6 +101,30 @@ TEST(LoopPlan, RunsNarrowUntilTheOutputHasAWarpOfThem) {
   EXPECT_EQ(P->Block[0] * P->Grid[0], 28);
 }
 
+TEST(LoopPlan, EvictLastFromDramUpToSixFifthsOfL2) {
+  auto EvictLast = [](int64_t R, int64_t C, const Tuning &T = {}) {
+    std::unique_ptr<HloModule> M;
+    Expected<KernelPlan> P =
+        planOfText(expModule(R, C), EmitterKind::Loop, T, M);
+    EXPECT_TRUE(bool(P));
+    return P && P->EvictLast;
+  };
+  // f32 in and out, 8 bytes per element, on the H200's 50 MiB of L2:
+  // 32 MiB from DRAM takes the evict_last policy; 2 MiB stays in L2; 60
+  // MiB less 8 KiB is within 1.2 x L2, 60 MiB and 8 KiB past it.
+  EXPECT_TRUE(EvictLast(2048, 2048));
+  EXPECT_FALSE(EvictLast(512, 512));
+  EXPECT_TRUE(EvictLast(3839, 2048));
+  EXPECT_FALSE(EvictLast(3841, 2048));
+  EXPECT_FALSE(EvictLast(4096, 4096));
+  // The knob decides either way.
+  Tuning Off, On;
+  Off.EvictLast = 0;
+  On.EvictLast = 1;
+  EXPECT_FALSE(EvictLast(2048, 2048, Off));
+  EXPECT_TRUE(EvictLast(4096, 4096, On));
+}
+
 TEST(LoopPlan, OneWarpIsCompiledForCompileTime) {
   // 28 threads in one block: no instcombine, and the back end keeps the
   // plan's level even with libdevice.
