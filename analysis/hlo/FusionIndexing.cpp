@@ -60,18 +60,6 @@ OperandMap composeOperandMaps(const OperandMap &First,
   return R;
 }
 
-/// True when \p I reads every operand at its own index: an elementwise op
-/// (computed, not a bitcast-convert between widths) whose operands are
-/// arrays of its dims.
-bool sameIndexOperands(const HloInstruction &I) {
-  if (!isElementwise(I.opcode()) || !I.shape().isArray())
-    return false;
-  for (const HloInstruction *O : I.operands())
-    if (!O->shape().isArray() || !O->shape().sameDims(I.shape()))
-      return false;
-  return true;
-}
-
 void addUnique(std::vector<OperandMap> &Set, OperandMap M) {
   for (const OperandMap &X : Set)
     if (X == M)
@@ -90,6 +78,15 @@ GroupedIndexing composeGroupedIndexing(Context &Ctx,
                                        int64_t OutputId,
                                        GroupedIndexingMemo *Memo);
 } // namespace
+
+bool readsOperandsAtOwnIndex(const HloInstruction &I) {
+  if (!isElementwise(I.opcode()) || !I.shape().isArray())
+    return false;
+  for (const HloInstruction *O : I.operands())
+    if (!O->shape().isArray() || !O->shape().sameDims(I.shape()))
+      return false;
+  return true;
+}
 
 GroupedIndexingMemo::GroupedIndexingMemo(Context &Ctx)
     : Ctx(Ctx), Outer(ActiveMemo) {
@@ -196,12 +193,8 @@ GroupedIndexing composeGroupedIndexing(Context &Ctx,
   // (the output's map and an identity): each pair of plain maps (no
   // runtime bindings, no replica ids) is composed once, in the memo when
   // one is active (walks from other starts share it).
-  struct PairHash {
-    size_t operator()(const std::pair<IndexingMap, IndexingMap> &P) const {
-      return P.first.hash() * 31 + P.second.hash();
-    }
-  };
-  std::unordered_map<std::pair<IndexingMap, IndexingMap>, OperandMap, PairHash>
+  std::unordered_map<std::pair<IndexingMap, IndexingMap>, OperandMap,
+                     GroupedIndexingMemo::PairHash>
       Composed;
   auto Compose = [&](const OperandMap &M, const OperandMap &OM) {
     auto Plain = [](const OperandMap &X) {
@@ -262,7 +255,7 @@ GroupedIndexing composeGroupedIndexing(Context &Ctx,
       // operands take its maps as they are (composing a simplified map
       // with an identity gives it back; the start's identity is not yet
       // simplified).
-      if (I != Start && sameIndexOperands(*I)) {
+      if (I != Start && readsOperandsAtOwnIndex(*I)) {
         for (const HloInstruction *Operand : I->operands())
           for (const OperandMap &M : OutMaps)
             Add(Operand, 0, M);

@@ -70,6 +70,14 @@ int64_t outputBytes(const FusionAnalysis &A);
 /// f16[8192,1000] (15.6 MiB) does not.
 bool staysInL2(const FusionAnalysis &A, const DeviceModel &D);
 
+/// True when \p A does not stay in L2 and moves at most 1.2 x L2: where
+/// the plans give loads an L2 evict_last policy (concatenates, loops,
+/// transposes).
+///
+/// Example: a 28 MiB concatenate on the H200's 50 MiB: true; 3.5 MiB
+/// (stays in L2) or 112 MiB: false.
+bool evictLastFits(const FusionAnalysis &A, const DeviceModel &D);
+
 /// The estimate of plan \p P of fusion \p A on \p D.
 ///
 /// Example: for `test/examples/rowsum_f32_8192x8192.hlo` on the H200 (268 MB

@@ -82,6 +82,12 @@ int64_t numOutputs(const HloInstruction &I);
 /// [0, numOutputs(I)) and a tuple-shaped output (a nested tuple) give
 /// UNDEFINED maps. Maps are simplified (reshape and bitcast keep size-1
 /// dims).
+/// True when \p I reads every operand at its own index: an elementwise op
+/// (isElementwise) whose operands are arrays of its dims, so each
+/// operand's map is the identity. Example: `add(f32[4,6] a, f32[4,6] b)`
+/// yes; `broadcast`, `slice`, `bitcast-convert` no.
+bool readsOperandsAtOwnIndex(const HloInstruction &I);
+
 InstructionIndexing computeOutputToInputIndexing(Context &Ctx,
                                                  const HloInstruction &I,
                                                  int64_t OutputId = 0);
@@ -181,12 +187,15 @@ public:
   void keepComposed(const IndexingMap &First, const IndexingMap &Second,
                     const OperandMap &R);
 
-private:
+  /// The hash of a pair of maps composed (the memo's key, and the walk's
+  /// own when no memo is active).
   struct PairHash {
     size_t operator()(const std::pair<IndexingMap, IndexingMap> &P) const {
       return P.first.hash() * 31 + P.second.hash();
     }
   };
+
+private:
   Context &Ctx;
   GroupedIndexingMemo *Outer;
   std::map<std::tuple<const HloComputation *, const HloInstruction *, int64_t>,

@@ -238,10 +238,9 @@ std::optional<std::string> planConcatenate(const PlanInputs &In,
   // slower (f32[8192, 2 x 1024] 45.47 / 44.42). The threshold lies between
   // 56 and 64 MiB on the H100's 50 MiB; other L2 sizes are not measured.
   const bool InL2 = staysInL2(In.A, In.Device);
-  const bool Fits = uniqueBytes(In.A) <= In.Device.L2Bytes * 6 / 5;
+  const bool Fits = evictLastFits(In.A, In.Device);
   PP.EvictLast =
-      choose(In, P, "IDXMAP_PIECE_EVICT_LAST", "evict_last",
-             !InL2 && Fits ? 1 : 0,
+      choose(In, P, "IDXMAP_PIECE_EVICT_LAST", "evict_last", Fits ? 1 : 0,
              InL2    ? "the data stays in L2: plain loads"
              : !Fits ? "more than 1.2 x L2 moved: plain loads (evict_last "
                        "measured 0.7-2.4 % slower there)"

@@ -99,6 +99,10 @@ bool staysInL2(const FusionAnalysis &A, const DeviceModel &D) {
   return D.L2Bytes > 0 && uniqueBytes(A) <= D.L2Bytes / 4;
 }
 
+bool evictLastFits(const FusionAnalysis &A, const DeviceModel &D) {
+  return !staysInL2(A, D) && uniqueBytes(A) <= D.L2Bytes * 6 / 5;
+}
+
 CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
                           const KernelPlan &P, const DeviceModel &D,
                           const MemoryModel &Mem) {

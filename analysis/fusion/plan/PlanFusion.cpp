@@ -119,9 +119,9 @@ void chooseEvictLast(const PlanInputs &In, KernelPlan &P) {
     return;
   }
   const bool InL2 = staysInL2(In.A, In.Device);
-  const bool Fits = uniqueBytes(In.A) <= In.Device.L2Bytes * 6 / 5;
+  const bool Fits = evictLastFits(In.A, In.Device);
   P.EvictLast =
-      choose(In, P, "IDXMAP_EVICT_LAST", "evict_last", !InL2 && Fits ? 1 : 0,
+      choose(In, P, "IDXMAP_EVICT_LAST", "evict_last", Fits ? 1 : 0,
              InL2 ? "the data stays in L2: plain loads"
              : !Fits
                  ? "more than 1.2 x L2 moved: plain loads (evict_last "

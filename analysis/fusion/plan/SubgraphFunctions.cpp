@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "Plans.h"
 
+#include "idxmap/HloIndexing.h"
 #include "idxmap/Partition.h"
 
 #include <algorithm>
@@ -65,11 +66,8 @@ bool oneIndexPerValue(const HloComputation &C) {
     if (Op == HloOpcode::Broadcast && I->operand(0)->shape().isArray() &&
         I->operand(0)->shape().rank() == 0)
       continue;
-    if (!isElementwise(Op) || !I->shape().isArray())
+    if (!readsOperandsAtOwnIndex(*I))
       return false;
-    for (const HloInstruction *O : I->operands())
-      if (!O->shape().isArray() || !O->shape().sameDims(I->shape()))
-        return false;
   }
   return true;
 }

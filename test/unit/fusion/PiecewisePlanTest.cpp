@@ -149,26 +149,19 @@ TEST(PiecewisePlan, EvictLastFromDramUpToSixFifthsOfL2) {
       C = &Ch;
   ASSERT_TRUE(C);
   EXPECT_EQ(C->Value, 1);
-  // 56 MiB: still at most 60.
-  Expected<KernelPlan> Edge = concatPlan(8192, {1024, 512, 256}, {}, M);
-  ASSERT_TRUE(bool(Edge));
-  EXPECT_TRUE(Edge->Pieces->EvictLast);
-  // 7168 bytes moved per row: 8777 rows are 60 MiB less 1 KiB, 8778 just
-  // past 60 MiB.
-  Expected<KernelPlan> AtLimit = concatPlan(8777, {1024, 512, 256}, {}, M);
-  ASSERT_TRUE(bool(AtLimit));
-  EXPECT_TRUE(AtLimit->Pieces->EvictLast);
-  Expected<KernelPlan> Past = concatPlan(8778, {1024, 512, 256}, {}, M);
-  ASSERT_TRUE(bool(Past));
-  EXPECT_FALSE(Past->Pieces->EvictLast);
-  // 112 MiB: plain loads.
-  Expected<KernelPlan> Large = concatPlan(16384, {1024, 512, 256}, {}, M);
-  ASSERT_TRUE(bool(Large));
-  EXPECT_FALSE(Large->Pieces->EvictLast);
-  // 3.5 MiB stays in L2: plain loads.
-  Expected<KernelPlan> Small = concatPlan(512, {1024, 512, 256}, {}, M);
-  ASSERT_TRUE(bool(Small));
-  EXPECT_FALSE(Small->Pieces->EvictLast);
+  // 7168 bytes moved per row.
+  auto EvictLastAt = [&](int64_t Rows) {
+    Expected<KernelPlan> P = concatPlan(Rows, {1024, 512, 256}, {}, M);
+    EXPECT_TRUE(P && P->Pieces);
+    return P && P->Pieces && P->Pieces->EvictLast;
+  };
+  // 56 MiB: still at most 60; 8777 rows are 60 MiB less 1 KiB, 8778 just
+  // past 60 MiB; 112 MiB: plain loads; 3.5 MiB stays in L2: plain loads.
+  EXPECT_TRUE(EvictLastAt(8192));
+  EXPECT_TRUE(EvictLastAt(8777));
+  EXPECT_FALSE(EvictLastAt(8778));
+  EXPECT_FALSE(EvictLastAt(16384));
+  EXPECT_FALSE(EvictLastAt(512));
   // The knob turns it off and on.
   Tuning T;
   ASSERT_FALSE(setTuning(T, "IDXMAP_PIECE_EVICT_LAST", 0));
