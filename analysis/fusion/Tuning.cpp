@@ -70,6 +70,10 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "grid striding over the whole input)"},
       {"IDXMAP_RED_FULL_CHUNK_THREADS", &T::RedFullChunkThreads, 32, 1024, true,
        "512", "full reduction: threads per chunk"},
+      {"IDXMAP_RED_FULL_FOLD", &T::RedFullFold, 0, 1, false, "0",
+       "full reduction over several blocks: 1, the block that starts last "
+       "waits for every block's published partial and folds them; 0, the "
+       "last block to finish (an arrival counter) folds them"},
       {"IDXMAP_RED_FULL_TAIL", &T::RedFullTail, 0, 1, false,
        "1 when the vector does not divide the length",
        "full reduction: vector loads over all but the last (length mod "

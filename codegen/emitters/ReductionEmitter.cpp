@@ -97,71 +97,6 @@ std::vector<llvm::AllocaInst *> ReductionKernel::newAccumulators() {
   return Set;
 }
 
-llvm::Value *ReductionKernel::workspace(uint64_t Bytes) {
-  assert(WorkspaceArg && "createFunction without a workspace");
-  llvm::Value *P = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), WorkspaceArg,
-                                                Info.WorkspaceBytes);
-  Info.WorkspaceBytes += (Bytes + 15) / 16 * 16;
-  return P;
-}
-
-std::vector<ReductionKernel::ScratchArray>
-ReductionKernel::scratchArrays(int64_t Count) {
-  std::vector<ScratchArray> S;
-  for (llvm::Value *IV : Idents) {
-    llvm::Type *T = storedType(IV->getType());
-    uint64_t Bytes = uint64_t(Count) * M.getDataLayout().getTypeAllocSize(T);
-    S.push_back({workspace(Bytes), T});
-  }
-  return S;
-}
-
-void ReductionKernel::storeScratch(const std::vector<ScratchArray> &S,
-                                   llvm::Value *Idx,
-                                   llvm::ArrayRef<llvm::Value *> Vals) {
-  for (size_t I = 0; I < S.size(); ++I)
-    B.CreateStore(toStored(Vals[I]),
-                  B.CreateInBoundsGEP(S[I].ElemTy, S[I].Base, Idx),
-                  /*isVolatile=*/true);
-}
-
-std::vector<llvm::Value *>
-ReductionKernel::takeScratch(const std::vector<ScratchArray> &S,
-                             llvm::Value *Idx) {
-  std::vector<llvm::Value *> R;
-  for (size_t I = 0; I < S.size(); ++I) {
-    llvm::Value *At = B.CreateInBoundsGEP(S[I].ElemTy, S[I].Base, Idx);
-    R.push_back(fromStored(B.CreateLoad(S[I].ElemTy, At, /*isVolatile=*/true),
-                           Inits[I]->getType()));
-    B.CreateStore(llvm::Constant::getNullValue(S[I].ElemTy), At,
-                  /*isVolatile=*/true);
-  }
-  return R;
-}
-
-std::pair<llvm::Value *, llvm::Value *>
-ReductionKernel::arriveLast(llvm::Value *Idx, int64_t N, int64_t Arrivals) {
-  llvm::Value *Counter = workspace(uint64_t(N) * 4);
-  llvm::GlobalVariable *Flag =
-      createSharedArray(M, B.getInt32Ty(), 1, Info.Name + ".last", 4);
-  Info.SharedBytes += 4;
-  llvm::Value *FlagPtr =
-      B.CreateInBoundsGEP(Flag->getValueType(), Flag, {cst(0), cst(0)});
-  llvm::Value *CPtr = B.CreateInBoundsGEP(B.getInt32Ty(), Counter, Idx);
-  emitBarrier(B);
-  emitIf(B.CreateICmpEQ(Th, cst(0)), [&] {
-    llvm::Value *Old =
-        B.CreateAtomicRMW(llvm::AtomicRMWInst::Add, CPtr, B.getInt32(1),
-                          llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
-    llvm::Value *Last = B.CreateICmpEQ(Old, B.getInt32(unsigned(Arrivals - 1)));
-    B.CreateStore(B.CreateZExt(Last, B.getInt32Ty()), FlagPtr);
-  });
-  emitBarrier(B);
-  llvm::Value *IsLast =
-      B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), FlagPtr), B.getInt32(0));
-  return {IsLast, CPtr};
-}
-
 std::optional<Diagnostic> ReductionKernel::collect() {
   // The plan refused fusions whose roots this emitter cannot write
   // (planReduction: side outputs, epilogues, tuple-shaped outputs).
@@ -394,7 +329,8 @@ void ReductionKernel::accumulate(
 }
 
 std::vector<llvm::Value *>
-ReductionKernel::blockReduce(std::vector<llvm::Value *> Vs, unsigned Threads) {
+ReductionKernel::blockReduce(std::vector<llvm::Value *> Vs, unsigned Threads,
+                             bool BarrierAfter) {
   Vs = warpReduce(std::move(Vs), WarpSize);
   unsigned Warps = Threads / WarpSize;
   if (Warps <= 1)
@@ -413,7 +349,8 @@ ReductionKernel::blockReduce(std::vector<llvm::Value *> Vs, unsigned Threads) {
     Part.push_back(B.CreateSelect(InRange, Sh.load(B, I, Idx), Idents[I]));
   Part = warpReduce(std::move(Part), unsigned(nextPow2(Warps)));
   // Partial reads must finish before the shared arrays are reused.
-  emitBarrier(B);
+  if (BarrierAfter)
+    emitBarrier(B);
   return Part;
 }
 

@@ -109,9 +109,11 @@ private:
     return butterflyReduce(B, Heroes, std::move(V), Width, Math);
   }
   /// Reduces across the block's warps (after warpReduce(32)): every thread
-  /// gets the block's value.
+  /// gets the block's value. Without \p Barrier after, the shared slots
+  /// it used must not be written again (the caller's last use).
   std::vector<llvm::Value *> blockReduce(std::vector<llvm::Value *> V,
-                                         unsigned Threads);
+                                         unsigned Threads,
+                                         bool BarrierAfter = true);
   /// if (Cond) Body(); (no values flow out: use allocas).
   void emitIf(llvm::Value *Cond, const std::function<void()> &Body) {
     codegen::emitIf(B, Cond, Body);
@@ -195,6 +197,41 @@ private:
   /// so the workspace is zero again after every launch.
   std::pair<llvm::Value *, llvm::Value *>
   arriveLast(llvm::Value *Idx, int64_t N, int64_t Arrivals);
+
+  /// Ticket folds (ReductionPlan::TicketFold). At the kernel's start,
+  /// thread 0 takes the block's ticket from a counter in the workspace
+  /// (its place in launch order: the block with the last ticket starts
+  /// after every other block has started, so it may wait for them). Returns
+  /// (an alloca holding the ticket in thread 0, the counter's address).
+  std::pair<llvm::AllocaInst *, llvm::Value *> takeTicket();
+  /// Where \p Count blocks publish their partials: with one accumulator of
+  /// at most 32 bits, one 64-bit word per block (the value's bits above a
+  /// ready flag, written and read in one access); else the scratch arrays
+  /// and a 32-bit flag per block, released after the values.
+  struct PartialSlots {
+    bool Packed = false;
+    llvm::Value *Flags = nullptr; // i64 words when Packed, else i32 flags
+    std::vector<ScratchArray> Values;
+  };
+  PartialSlots partialSlots(int64_t Count);
+  /// Thread-level: publishes \p Vals as partial \p Idx.
+  void publishPartial(const PartialSlots &S, llvm::Value *Idx,
+                      llvm::ArrayRef<llvm::Value *> Vals);
+  /// The calling thread folds partials Idx0 + j * Stride < Count, j =
+  /// 0, 1, ..., in order, waiting for each to be published (every flag
+  /// read first, so that published partials cost one round trip), and
+  /// clears them behind.
+  std::vector<llvm::Value *> awaitPartials(const PartialSlots &S,
+                                           llvm::Value *Idx0, int64_t Stride,
+                                           int64_t Count);
+  /// The full reduction's fold by ticket: every block's thread 0
+  /// publishes the block's value \p R1; the block holding the last of
+  /// \p Blocks tickets (\p Ticket, \p Counter: takeTicket) folds them,
+  /// resets the counter and calls \p Finish with the total in thread 0.
+  void foldByTicket(
+      llvm::ArrayRef<llvm::Value *> R1, llvm::AllocaInst *Ticket,
+      llvm::Value *Counter, int64_t Blocks,
+      const std::function<void(llvm::ArrayRef<llvm::Value *>)> &Finish);
 
   llvm::Module &M;
   llvm::LLVMContext &LC;

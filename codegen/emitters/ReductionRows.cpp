@@ -40,6 +40,12 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
   requestBackEndOptLevel(M, Plan.BackEndOptLevel);
   if (auto Err = createFunction(T, Blocks, 0, RP.MultiBlock))
     return *Err;
+  // A ticket fold's ticket is taken first: its atomic's latency hides
+  // behind the block's loads.
+  llvm::AllocaInst *Ticket = nullptr;
+  llvm::Value *Counter = nullptr;
+  if (RP.MultiBlock && RP.TicketFold)
+    std::tie(Ticket, Counter) = takeTicket();
   bool ColMask = Iters * G != NVec;
   bool RowMask = Mode == Group && Blocks * RPB * K != Rows;
   const std::vector<Variable> &Syms = RP.Syms;
@@ -170,11 +176,21 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
     B.CreateRetVoid();
     return Info;
   }
-  std::vector<llvm::Value *> R1 = blockReduce(std::move(Red[0]), unsigned(T));
+  // A ticket fold writes no shared slot of this reduction again.
+  std::vector<llvm::Value *> R1 =
+      blockReduce(std::move(Red[0]), unsigned(T), /*BarrierAfter=*/!Ticket);
   if (!RP.MultiBlock) {
     emitIf(B.CreateICmpEQ(Th, cst(0)), [&] {
       emitEpilogue(R1, emitExprs(OM, {cst(0), cst(0)}));
     });
+    B.CreateRetVoid();
+    return Info;
+  }
+  if (Ticket) {
+    foldByTicket(R1, Ticket, Counter, Blocks,
+                 [&](llvm::ArrayRef<llvm::Value *> Tot) {
+                   emitEpilogue(Tot, emitExprs(OM, {cst(0), cst(0)}));
+                 });
     B.CreateRetVoid();
     return Info;
   }

@@ -34,7 +34,8 @@ struct Tuning {
       PieceThreads, PieceUnroll;
   std::optional<int64_t> RedColLanes, RedColSplit, RedColUnroll, RedColWarps;
   std::optional<int64_t> RedEvictFirst, RedFullBlocksPerSm, RedFullChunk,
-      RedFullChunkThreads, RedFullTail, RedFullThreads, RedFullUnroll;
+      RedFullChunkThreads, RedFullFold, RedFullTail, RedFullThreads,
+      RedFullUnroll;
   std::optional<int64_t> RedLoadsFirst, RedMinBlocks, RedRowK, RedRowLanes,
       RedRowThreads, RedRowUnroll;
   std::optional<int64_t> RowNormElements, RowNormExactDivide, RowNormThreads;

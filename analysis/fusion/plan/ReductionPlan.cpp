@@ -189,6 +189,9 @@ void planRowShape(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP,
   // counter in the workspace.
   RP.MultiBlock = RP.Mode != Mode::RowGroup &&
                   !(RP.Mode == Mode::BlockPerRow && !Full) && Blocks > 1;
+  if (RP.MultiBlock)
+    RP.TicketFold = choose(In, P, "IDXMAP_RED_FULL_FOLD", "full_fold", 0,
+                           "the last block to finish folds the partials") != 0;
   P.Grid[0] = Blocks;
   P.Block[0] = T;
 }

@@ -4,7 +4,8 @@
 // whose rows share warps: one lane when the whole row is at most four
 // 16-byte units that one thread reads in at most 8 loads, else a power of
 // two covering the row's units. A full reduction whose length the widest
-// vector does not divide reads all but a short tail in vectors.
+// vector does not divide reads all but a short tail in vectors; its
+// partials are folded by the block with the last ticket only when tuned.
 //
 //===----------------------------------------------------------------------===//
 #include "idxmap/DeviceModel.h"
@@ -109,6 +110,34 @@ TEST(ReductionPlan, FullReductionReadsAllButItsTailInVectors) {
   ASSERT_TRUE(bool(Short)) << Short.error().str();
   EXPECT_EQ(Short->Reduction->Vector, 1);
   EXPECT_EQ(Short->Reduction->TailElements, 0);
+}
+
+TEST(ReductionPlan, TicketFoldIsForMultiBlockFullReductionsOnly) {
+  std::unique_ptr<HloModule> M;
+  Context Ctx;
+  Tuning T;
+  T.RedFullFold = 1;
+  // 1000000 f32: 123 blocks, whose partials the block with the last
+  // ticket folds when tuned so.
+  Expected<KernelPlan> Def = fullSumPlan("f32[1000000]", {}, M, Ctx);
+  ASSERT_TRUE(bool(Def)) << Def.error().str();
+  EXPECT_TRUE(Def->Reduction->MultiBlock);
+  EXPECT_FALSE(Def->Reduction->TicketFold);
+  Expected<KernelPlan> Tk = fullSumPlan("f32[1000000]", T, M, Ctx);
+  ASSERT_TRUE(bool(Tk)) << Tk.error().str();
+  EXPECT_TRUE(Tk->Reduction->MultiBlock);
+  EXPECT_TRUE(Tk->Reduction->TicketFold);
+  bool Recorded = false;
+  for (const PlanChoice &C : Tk->Choices)
+    Recorded |= C.Name == "full_fold" && C.Value == 1;
+  EXPECT_TRUE(Recorded);
+  // Fewer round trips after the blocks' loads: a lower estimate.
+  EXPECT_LT(Tk->Cost.Microseconds, Def->Cost.Microseconds);
+  // One block: nothing to fold, the knob does not apply.
+  Expected<KernelPlan> One = fullSumPlan("f32[3]", T, M, Ctx);
+  ASSERT_TRUE(bool(One)) << One.error().str();
+  EXPECT_FALSE(One->Reduction->MultiBlock);
+  EXPECT_FALSE(One->Reduction->TicketFold);
 }
 
 } // namespace
