@@ -70,10 +70,6 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "grid striding over the whole input)"},
       {"IDXMAP_RED_FULL_CHUNK_THREADS", &T::RedFullChunkThreads, 32, 1024, true,
        "512", "full reduction: threads per chunk"},
-      {"IDXMAP_RED_FULL_FOLD", &T::RedFullFold, 0, 1, false, "0",
-       "full reduction over several blocks: 1, the block that starts last "
-       "waits for every block's published partial and folds them; 0, the "
-       "last block to finish (an arrival counter) folds them"},
       {"IDXMAP_RED_FULL_TAIL", &T::RedFullTail, 0, 1, false,
        "1 when the vector does not divide the length",
        "full reduction: vector loads over all but the last (length mod "
@@ -101,6 +97,12 @@ const std::vector<TuningKnobInfo> &tuningTable() {
       {"IDXMAP_RED_ROW_UNROLL", &T::RedRowUnroll, 1, 64, false,
        "min(8, iterations per row)",
        "row reduction: vector iterations of a row in flight"},
+      {"IDXMAP_RED_TICKET_FOLD", &T::RedTicketFold, 0, 1, false, "0",
+       "reductions over several blocks (full, split column): 1, each block "
+       "takes a ticket when it starts and publishes its partials with ready "
+       "flags, and the block with the last ticket of its output waits for "
+       "them and folds them; 0, the last block to finish (an arrival "
+       "counter after a fence) folds them"},
       {"IDXMAP_ROWNORM_ELEMENTS", &T::RowNormElements, 1, 64, false,
        "four 16-byte accesses of 2-byte elements, else 8",
        "row normalization: elements each thread holds per row"},

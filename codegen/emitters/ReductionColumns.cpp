@@ -52,6 +52,12 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
   std::vector<llvm::Value *> LV = emitExprs(LM, {cst(0)});
   llvm::Value *LaneV = LV[0], *WarpV = LV[1], *ColBaseV = LV[2],
               *ChunkV = LV[3], *TileIdV = LV[4], *Lane32V = LV[6], *SpV = LV[7];
+  // A ticket fold's ticket among the blocks of the tile, taken first: its
+  // atomic's latency hides behind the block's loads.
+  llvm::AllocaInst *Ticket = nullptr;
+  llvm::Value *Counter = nullptr;
+  if (RP.MultiBlock && RP.TicketFold)
+    std::tie(Ticket, Counter) = takeTicket(TileIdV, K1 * Tiles);
   llvm::Value *ColValid =
       ColMask
           ? B.CreateICmpULT(B.CreateAdd(ColBaseV, B.CreateMul(LaneV, cst(Vec))),
@@ -179,7 +185,10 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
     }
   };
   std::vector<ScratchArray> Scratch;
-  if (Split > 1)
+  PartialSlots Published;
+  if (Split > 1 && Ticket)
+    Published = partialSlots(K1 * Tiles * Split * Cols);
+  else if (Split > 1)
     Scratch = scratchArrays(K1 * Tiles * Split * Cols);
   ForColumns([&](llvm::Value *Col) {
     storeAccs(Idents);
@@ -196,14 +205,20 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
         B.CreateMul(B.CreateAdd(B.CreateMul(TileIdV, cst(Split)), SpV),
                     cst(Cols)),
         Col);
+    if (Ticket) {
+      publishPartial(Published, Idx, loadAccs());
+      return;
+    }
     storeScratch(Scratch, Idx, loadAccs());
     threadFence();
   });
   if (Split > 1) {
-    auto [IsLast, CounterPtr] = arriveLast(TileIdV, K1 * Tiles, Split);
-    llvm::Value *CPtr = CounterPtr;
+    llvm::Value *IsLast, *CPtr;
+    std::tie(IsLast, CPtr) = Ticket ? lastTicket(Ticket, Counter, Split)
+                                    : arriveLast(TileIdV, K1 * Tiles, Split);
     emitIf(IsLast, [&] {
-      threadFence();
+      if (!Ticket)
+        threadFence();
       // Group g of column c folds chunks g, g + NG, ... in order, NB loads
       // at a time, into slot [g][c] of the shared tile; then each column
       // folds its groups in order.
@@ -235,6 +250,7 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
                        : nullptr;
             llvm::Value *FirstSlot =
                 B.CreateAdd(Home, B.CreateMul(BIdx, cst(NB * NG * Cols)));
+            std::vector<llvm::Value *> Idxs, Valids;
             for (int64_t U2 = 0; U2 < NB; ++U2) {
               llvm::Value *Idx = B.CreateAdd(FirstSlot, cst(U2 * NG * Cols));
               llvm::Value *Valid =
@@ -243,12 +259,18 @@ Expected<KernelInfo> ReductionKernel::emitColumns() {
                          : nullptr;
               if (Valid)
                 Idx = B.CreateSelect(Valid, Idx, Home);
+              Idxs.push_back(Idx);
+              Valids.push_back(Valid);
+              if (Ticket)
+                continue;
               std::vector<llvm::Value *> V = takeScratch(Scratch, Idx);
               if (Valid)
                 for (size_t I = 0; I < V.size(); ++I)
                   V[I] = B.CreateSelect(Valid, V[I], Idents[I]);
               Vals.push_back(std::move(V));
             }
+            if (Ticket)
+              Vals = awaitSlots(Published, Idxs, Valids);
             std::vector<llvm::Value *> Acc = loadAccs();
             for (const auto &V : Vals)
               Acc = combine(Acc, V);

@@ -199,15 +199,17 @@ private:
   arriveLast(llvm::Value *Idx, int64_t N, int64_t Arrivals);
 
   /// Ticket folds (ReductionPlan::TicketFold). At the kernel's start,
-  /// thread 0 takes the block's ticket from a counter in the workspace
-  /// (its place in launch order: the block with the last ticket starts
-  /// after every other block has started, so it may wait for them). Returns
-  /// (an alloca holding the ticket in thread 0, the counter's address).
-  std::pair<llvm::AllocaInst *, llvm::Value *> takeTicket();
-  /// Where \p Count blocks publish their partials: with one accumulator of
-  /// at most 32 bits, one 64-bit word per block (the value's bits above a
-  /// ready flag, written and read in one access); else the scratch arrays
-  /// and a 32-bit flag per block, released after the values.
+  /// thread 0 takes the block's ticket from counter \p Idx of \p N in the
+  /// workspace (its place in launch order among the blocks that count
+  /// there: the block with the last ticket starts after every other one
+  /// has started, so it may wait for them). Returns (an alloca holding the
+  /// ticket in thread 0, the counter's address).
+  std::pair<llvm::AllocaInst *, llvm::Value *> takeTicket(llvm::Value *Idx,
+                                                          int64_t N);
+  /// Where \p Count partials are published: with one accumulator of at
+  /// most 32 bits, one 64-bit word each (the value's bits above a ready
+  /// flag, written and read in one access); else the scratch arrays and a
+  /// 32-bit flag each, released after the values.
   struct PartialSlots {
     bool Packed = false;
     llvm::Value *Flags = nullptr; // i64 words when Packed, else i32 flags
@@ -217,13 +219,24 @@ private:
   /// Thread-level: publishes \p Vals as partial \p Idx.
   void publishPartial(const PartialSlots &S, llvm::Value *Idx,
                       llvm::ArrayRef<llvm::Value *> Vals);
+  /// Thread-level: waits for partials \p Idx (each where its \p Valid
+  /// holds; null: always) and returns their values (the identities where
+  /// not valid), clearing them behind. Every flag is read before the first
+  /// wait: partials already published cost one round trip together.
+  std::vector<std::vector<llvm::Value *>>
+  awaitSlots(const PartialSlots &S, llvm::ArrayRef<llvm::Value *> Idx,
+             llvm::ArrayRef<llvm::Value *> Valid);
   /// The calling thread folds partials Idx0 + j * Stride < Count, j =
-  /// 0, 1, ..., in order, waiting for each to be published (every flag
-  /// read first, so that published partials cost one round trip), and
-  /// clears them behind.
+  /// 0, 1, ..., in order, 8 waits at a time (awaitSlots).
   std::vector<llvm::Value *> awaitPartials(const PartialSlots &S,
                                            llvm::Value *Idx0, int64_t Stride,
                                            int64_t Count);
+  /// (true in every thread of the block that holds ticket \p Arrivals - 1
+  /// of takeTicket's \p Ticket, \p Counter; the counter's address, which
+  /// that block resets to 0 when done), through shared memory and a
+  /// barrier.
+  std::pair<llvm::Value *, llvm::Value *>
+  lastTicket(llvm::AllocaInst *Ticket, llvm::Value *Counter, int64_t Arrivals);
   /// The full reduction's fold by ticket: every block's thread 0
   /// publishes the block's value \p R1; the block holding the last of
   /// \p Blocks tickets (\p Ticket, \p Counter: takeTicket) folds them,

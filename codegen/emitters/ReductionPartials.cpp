@@ -111,8 +111,10 @@ ReductionKernel::arriveLast(llvm::Value *Idx, int64_t N, int64_t Arrivals) {
   return {IsLast, CPtr};
 }
 
-std::pair<llvm::AllocaInst *, llvm::Value *> ReductionKernel::takeTicket() {
-  llvm::Value *Counter = workspace(4);
+std::pair<llvm::AllocaInst *, llvm::Value *>
+ReductionKernel::takeTicket(llvm::Value *Idx, int64_t N) {
+  llvm::Value *Counter =
+      B.CreateInBoundsGEP(B.getInt32Ty(), workspace(uint64_t(N) * 4), Idx);
   llvm::IRBuilder<> EB(&K->getEntryBlock(), K->getEntryBlock().begin());
   llvm::AllocaInst *Ticket = EB.CreateAlloca(B.getInt32Ty());
   B.CreateStore(B.getInt32(0), Ticket);
@@ -127,10 +129,9 @@ std::pair<llvm::AllocaInst *, llvm::Value *> ReductionKernel::takeTicket() {
 
 ReductionKernel::PartialSlots ReductionKernel::partialSlots(int64_t Count) {
   PartialSlots S;
+  llvm::Type *T = Idents[0]->getType();
   S.Packed = Idents.size() == 1 &&
-             (Idents[0]->getType()->isIntegerTy() ||
-              Idents[0]->getType()->isFloatingPointTy()) &&
-             bitWidth(Idents[0]->getType()) <= 32;
+             (T->isIntegerTy() || T->isFloatingPointTy()) && bitWidth(T) <= 32;
   if (S.Packed) {
     S.Flags = workspace(uint64_t(Count) * 8);
     return S;
@@ -159,85 +160,110 @@ void ReductionKernel::publishPartial(const PartialSlots &S, llvm::Value *Idx,
           "st.release.gpu.global.b32 [$0], $1;", "l,r,~{memory}");
 }
 
-std::vector<llvm::Value *> ReductionKernel::awaitPartials(const PartialSlots &S,
-                                                          llvm::Value *Idx0,
-                                                          int64_t Stride,
-                                                          int64_t Count) {
+std::vector<std::vector<llvm::Value *>>
+ReductionKernel::awaitSlots(const PartialSlots &S,
+                            llvm::ArrayRef<llvm::Value *> Idx,
+                            llvm::ArrayRef<llvm::Value *> Valid) {
   llvm::Type *FlagTy = S.Packed ? B.getInt64Ty() : B.getInt32Ty();
   const char *Load = S.Packed ? "ld.relaxed.gpu.global.b64 $0, [$1];"
                               : "ld.acquire.gpu.global.b32 $0, [$1];";
   const char *LoadCons = S.Packed ? "=l,l,~{memory}" : "=r,l,~{memory}";
-  // Every thread folds the same number of partials; those past Count read
-  // partial 0 (never cleared by them), count as ready and fold the
-  // identity.
+  const size_t N = Idx.size();
+  // Every flag read first, so that partials already published cost one
+  // round trip together; an invalid slot reads a valid one's flag (its
+  // index is any slot), counts as ready and is neither used nor cleared.
+  std::vector<llvm::Value *> Addr, Word;
+  for (size_t J = 0; J < N; ++J) {
+    Addr.push_back(B.CreateInBoundsGEP(FlagTy, S.Flags, Idx[J]));
+    Word.push_back(asmCall(B, FlagTy, {Addr[J]}, Load, LoadCons));
+  }
+  // Flags not set yet: polled until they are.
+  for (size_t J = 0; J < N; ++J) {
+    llvm::BasicBlock *Pre = B.GetInsertBlock();
+    auto *Check = llvm::BasicBlock::Create(LC, "partial.check", K);
+    auto *Reload = llvm::BasicBlock::Create(LC, "partial.poll", K);
+    auto *Done = llvm::BasicBlock::Create(LC, "partial.ready", K);
+    B.CreateBr(Check);
+    B.SetInsertPoint(Check);
+    llvm::PHINode *W = B.CreatePHI(FlagTy, 2);
+    W->addIncoming(Word[J], Pre);
+    llvm::Value *Flag = S.Packed ? B.CreateTrunc(W, B.getInt32Ty()) : W;
+    llvm::Value *Ready = B.CreateICmpNE(Flag, B.getInt32(0));
+    if (Valid[J])
+      Ready = B.CreateOr(B.CreateNot(Valid[J]), Ready);
+    B.CreateCondBr(Ready, Done, Reload);
+    B.SetInsertPoint(Reload);
+    W->addIncoming(asmCall(B, FlagTy, {Addr[J]}, Load, LoadCons), Reload);
+    B.CreateBr(Check);
+    B.SetInsertPoint(Done);
+    Word[J] = W;
+  }
+  std::vector<std::vector<llvm::Value *>> Out;
+  for (size_t J = 0; J < N; ++J) {
+    std::vector<llvm::Value *> V;
+    if (S.Packed) {
+      llvm::Type *T = storedType(Idents[0]->getType());
+      llvm::Value *Bits =
+          B.CreateTrunc(B.CreateLShr(Word[J], 32), B.getIntNTy(bitWidth(T)));
+      V.push_back(fromStored(B.CreateBitCast(Bits, T), Idents[0]->getType()));
+    } else {
+      for (const ScratchArray &A : S.Values) {
+        llvm::Value *At = B.CreateInBoundsGEP(A.ElemTy, A.Base, Idx[J]);
+        V.push_back(fromStored(B.CreateLoad(A.ElemTy, At, /*isVolatile=*/true),
+                               Idents[V.size()]->getType()));
+      }
+    }
+    if (Valid[J])
+      for (size_t I = 0; I < V.size(); ++I)
+        V[I] = B.CreateSelect(Valid[J], V[I], Idents[I]);
+    Out.push_back(std::move(V));
+  }
+  // Cleared behind, for the next launch.
+  for (size_t J = 0; J < N; ++J) {
+    auto Clear = [&] {
+      if (!S.Packed)
+        for (const ScratchArray &A : S.Values)
+          B.CreateStore(llvm::Constant::getNullValue(A.ElemTy),
+                        B.CreateInBoundsGEP(A.ElemTy, A.Base, Idx[J]),
+                        /*isVolatile=*/true);
+      B.CreateStore(llvm::Constant::getNullValue(FlagTy), Addr[J],
+                    /*isVolatile=*/true);
+    };
+    if (Valid[J])
+      emitIf(Valid[J], Clear);
+    else
+      Clear();
+  }
+  return Out;
+}
+
+std::vector<llvm::Value *> ReductionKernel::awaitPartials(const PartialSlots &S,
+                                                          llvm::Value *Idx0,
+                                                          int64_t Stride,
+                                                          int64_t Count) {
+  // Every thread folds the same number of partials, at most 8 flags in
+  // flight per batch (a loop of batches beyond); those past Count are
+  // invalid slots.
   const int64_t Per = (Count + Stride - 1) / Stride;
-  // At most 8 flags in flight per batch: a loop of batches beyond.
   const int64_t Batch = std::min<int64_t>(Per, 8);
   const int64_t Batches = (Per + Batch - 1) / Batch;
+  const bool Ragged = Per * Stride != Count;
   storeAccs(Idents);
   auto OneBatch = [&](llvm::Value *BIdx) {
-    std::vector<llvm::Value *> Idx, Valid, Addr, Word;
+    std::vector<llvm::Value *> Idx, Valid;
     for (int64_t J = 0; J < Batch; ++J) {
       llvm::Value *Jv = B.CreateAdd(B.CreateMul(BIdx, cst(Batch)), cst(J));
       llvm::Value *I = B.CreateAdd(Idx0, B.CreateMul(Jv, cst(Stride)));
-      llvm::Value *Ok = B.CreateICmpULT(I, cst(Count));
-      Idx.push_back(B.CreateSelect(Ok, I, cst(0)));
+      llvm::Value *Ok = Ragged || Batches * Batch != Per
+                            ? B.CreateICmpULT(I, cst(Count))
+                            : nullptr;
+      Idx.push_back(Ok ? B.CreateSelect(Ok, I, cst(0)) : I);
       Valid.push_back(Ok);
-      Addr.push_back(B.CreateInBoundsGEP(FlagTy, S.Flags, Idx.back()));
-      Word.push_back(asmCall(B, FlagTy, {Addr.back()}, Load, LoadCons));
-    }
-    // Wait for the flags not set yet: a poll per flag until it is.
-    for (int64_t J = 0; J < Batch; ++J) {
-      llvm::BasicBlock *Pre = B.GetInsertBlock();
-      auto *Check = llvm::BasicBlock::Create(LC, "partial.check", K);
-      auto *Reload = llvm::BasicBlock::Create(LC, "partial.poll", K);
-      auto *Done = llvm::BasicBlock::Create(LC, "partial.ready", K);
-      B.CreateBr(Check);
-      B.SetInsertPoint(Check);
-      llvm::PHINode *W = B.CreatePHI(FlagTy, 2);
-      W->addIncoming(Word[J], Pre);
-      llvm::Value *Flag = S.Packed ? B.CreateTrunc(W, B.getInt32Ty()) : W;
-      llvm::Value *Ready = B.CreateOr(B.CreateNot(Valid[J]),
-                                      B.CreateICmpNE(Flag, B.getInt32(0)));
-      B.CreateCondBr(Ready, Done, Reload);
-      B.SetInsertPoint(Reload);
-      W->addIncoming(asmCall(B, FlagTy, {Addr[J]}, Load, LoadCons), Reload);
-      B.CreateBr(Check);
-      B.SetInsertPoint(Done);
-      Word[J] = W;
     }
     std::vector<llvm::Value *> Acc = loadAccs();
-    for (int64_t J = 0; J < Batch; ++J) {
-      std::vector<llvm::Value *> V;
-      if (S.Packed) {
-        llvm::Type *T = storedType(Idents[0]->getType());
-        llvm::Value *Bits =
-            B.CreateTrunc(B.CreateLShr(Word[J], 32), B.getIntNTy(bitWidth(T)));
-        V.push_back(fromStored(B.CreateBitCast(Bits, T), Idents[0]->getType()));
-      } else {
-        for (const ScratchArray &A : S.Values) {
-          llvm::Value *At = B.CreateInBoundsGEP(A.ElemTy, A.Base, Idx[J]);
-          V.push_back(
-              fromStored(B.CreateLoad(A.ElemTy, At, /*isVolatile=*/true),
-                         Idents[V.size()]->getType()));
-        }
-      }
-      for (size_t I = 0; I < V.size(); ++I)
-        V[I] = B.CreateSelect(Valid[J], V[I], Idents[I]);
+    for (const auto &V : awaitSlots(S, Idx, Valid))
       Acc = combine(Acc, V);
-    }
     storeAccs(Acc);
-    // Cleared behind, for the next launch.
-    for (int64_t J = 0; J < Batch; ++J)
-      emitIf(Valid[J], [&] {
-        if (!S.Packed)
-          for (const ScratchArray &A : S.Values)
-            B.CreateStore(llvm::Constant::getNullValue(A.ElemTy),
-                          B.CreateInBoundsGEP(A.ElemTy, A.Base, Idx[J]),
-                          /*isVolatile=*/true);
-        B.CreateStore(llvm::Constant::getNullValue(FlagTy), Addr[J],
-                      /*isVolatile=*/true);
-      });
   };
   if (Batches > 1)
     emitFor(cst(Batches), OneBatch);
@@ -277,6 +303,12 @@ void ReductionKernel::foldByTicket(
     });
     return;
   }
+  emitIf(lastTicket(Ticket, Counter, Blocks).first, [&] { Fold(T); });
+}
+
+std::pair<llvm::Value *, llvm::Value *>
+ReductionKernel::lastTicket(llvm::AllocaInst *Ticket, llvm::Value *Counter,
+                            int64_t Arrivals) {
   llvm::GlobalVariable *Flag =
       createSharedArray(M, B.getInt32Ty(), 1, Info.Name + ".last", 4);
   Info.SharedBytes += 4;
@@ -285,8 +317,9 @@ void ReductionKernel::foldByTicket(
   emitIf(B.CreateICmpEQ(Th, cst(0)),
          [&] { B.CreateStore(B.CreateLoad(B.getInt32Ty(), Ticket), FlagPtr); });
   emitBarrier(B);
-  emitIf(B.CreateICmpEQ(B.CreateLoad(B.getInt32Ty(), FlagPtr), LastTicket),
-         [&] { Fold(T); });
+  llvm::Value *IsLast = B.CreateICmpEQ(B.CreateLoad(B.getInt32Ty(), FlagPtr),
+                                       B.getInt32(unsigned(Arrivals - 1)));
+  return {IsLast, Counter};
 }
 
 } // namespace reduction

@@ -45,7 +45,7 @@ Expected<KernelInfo> ReductionKernel::emitRows() {
   llvm::AllocaInst *Ticket = nullptr;
   llvm::Value *Counter = nullptr;
   if (RP.MultiBlock && RP.TicketFold)
-    std::tie(Ticket, Counter) = takeTicket();
+    std::tie(Ticket, Counter) = takeTicket(cst(0), 1);
   bool ColMask = Iters * G != NVec;
   bool RowMask = Mode == Group && Blocks * RPB * K != Rows;
   const std::vector<Variable> &Syms = RP.Syms;

@@ -131,12 +131,13 @@ struct ReductionPlan {
   }
   /// Several blocks combine their partials through the workspace.
   bool MultiBlock = false;
-  /// A multi-block full reduction's fold: each block takes a ticket (its
-  /// place in launch order) when it starts and publishes its partial with a
-  /// ready flag; the block with the last ticket waits for every flag and
-  /// folds the partials (a warp when each lane waits for at most 4). Else
-  /// the last block to finish, found by a counter each block increments
-  /// after a fence, folds them.
+  /// A multi-block reduction's fold: each block takes a ticket (its place
+  /// in launch order among the blocks of its output) when it starts and
+  /// publishes its partials with ready flags; the block with the last
+  /// ticket waits for every flag and folds the partials (a full reduction's
+  /// with one warp when each lane waits for at most 4). Else the last block
+  /// to finish, found by a counter each block increments after a fence,
+  /// folds them.
   bool TicketFold = false;
   /// Inputs read once get the L1/L2 evict_first hint.
   bool EvictFirst = true;

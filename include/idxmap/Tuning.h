@@ -34,10 +34,9 @@ struct Tuning {
       PieceThreads, PieceUnroll;
   std::optional<int64_t> RedColLanes, RedColSplit, RedColUnroll, RedColWarps;
   std::optional<int64_t> RedEvictFirst, RedFullBlocksPerSm, RedFullChunk,
-      RedFullChunkThreads, RedFullFold, RedFullTail, RedFullThreads,
-      RedFullUnroll;
+      RedFullChunkThreads, RedFullTail, RedFullThreads, RedFullUnroll;
   std::optional<int64_t> RedLoadsFirst, RedMinBlocks, RedRowK, RedRowLanes,
-      RedRowThreads, RedRowUnroll;
+      RedRowThreads, RedRowUnroll, RedTicketFold;
   std::optional<int64_t> RowNormElements, RowNormExactDivide, RowNormThreads;
   std::optional<int64_t> ScatterEvictFirst, ScatterThreads;
   std::optional<int64_t> ScanItems, ScanSharedRows, ScanSharedTile, ScanThreads;

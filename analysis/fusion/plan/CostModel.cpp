@@ -198,11 +198,16 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
   if (P.Reduction && P.Reduction->MultiBlock && P.Reduction->TicketFold) {
     // Partials published with their flags, folded by the block with the
     // last ticket: the partials' visibility, then one L2 round trip per
-    // batch of 8 flags (a warp of folders up to 4 partials a lane).
+    // batch of flags (a full reduction's: 8 a thread, a warp of folders up
+    // to 4 partials a lane).
+    const ReductionPlan &R = *P.Reduction;
     const double Folders = double(Blocks) <= 4.0 * double(D.WarpSize)
                                ? double(D.WarpSize)
                                : double(Threads);
-    const double Trips = std::ceil(std::ceil(double(Blocks) / Folders) / 8);
+    const double Trips =
+        R.Mode == ReductionMode::Column
+            ? double(R.combineBatches())
+            : std::ceil(std::ceil(double(Blocks) / Folders) / 8);
     E.LaunchMicroseconds += (Trips + 1) * Mem.L2LatencySeconds * 1e6;
   } else if (P.Reduction && P.Reduction->MultiBlock) {
     // Partials through the workspace, an arrival counter, then the last

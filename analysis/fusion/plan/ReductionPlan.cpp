@@ -39,6 +39,13 @@ const HloInstruction *firstReduceHero(const FusionAnalysis &A) {
   return nullptr;
 }
 
+/// How a multi-block reduction's partials are folded (ReductionPlan::
+/// TicketFold).
+bool chooseTicketFold(const PlanInputs &In, KernelPlan &P) {
+  return choose(In, P, "IDXMAP_RED_TICKET_FOLD", "ticket_fold", 0,
+                "the last block to finish folds the partials") != 0;
+}
+
 /// Modes of rows: how many threads per row, rows per block and per thread.
 void planRowShape(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP,
                   const Shape &Input) {
@@ -190,8 +197,7 @@ void planRowShape(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP,
   RP.MultiBlock = RP.Mode != Mode::RowGroup &&
                   !(RP.Mode == Mode::BlockPerRow && !Full) && Blocks > 1;
   if (RP.MultiBlock)
-    RP.TicketFold = choose(In, P, "IDXMAP_RED_FULL_FOLD", "full_fold", 0,
-                           "the last block to finish folds the partials") != 0;
+    RP.TicketFold = chooseTicketFold(In, P);
   P.Grid[0] = Blocks;
   P.Block[0] = T;
 }
@@ -324,6 +330,8 @@ void planColumns(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP) {
   RP.Split = Split;
   RP.Iterations = Iters;
   RP.MultiBlock = Split > 1;
+  if (RP.MultiBlock)
+    RP.TicketFold = chooseTicketFold(In, P);
   P.Grid[0] = Blocks;
   P.Block[0] = T;
 

@@ -116,7 +116,7 @@ TEST(ReductionPlan, TicketFoldIsForMultiBlockFullReductionsOnly) {
   std::unique_ptr<HloModule> M;
   Context Ctx;
   Tuning T;
-  T.RedFullFold = 1;
+  T.RedTicketFold = 1;
   // 1000000 f32: 123 blocks, whose partials the block with the last
   // ticket folds when tuned so.
   Expected<KernelPlan> Def = fullSumPlan("f32[1000000]", {}, M, Ctx);
@@ -129,7 +129,7 @@ TEST(ReductionPlan, TicketFoldIsForMultiBlockFullReductionsOnly) {
   EXPECT_TRUE(Tk->Reduction->TicketFold);
   bool Recorded = false;
   for (const PlanChoice &C : Tk->Choices)
-    Recorded |= C.Name == "full_fold" && C.Value == 1;
+    Recorded |= C.Name == "ticket_fold" && C.Value == 1;
   EXPECT_TRUE(Recorded);
   // Fewer round trips after the blocks' loads: a lower estimate.
   EXPECT_LT(Tk->Cost.Microseconds, Def->Cost.Microseconds);
