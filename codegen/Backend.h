@@ -32,6 +32,18 @@ inline constexpr const char *SkipInstCombineAttr = "idxmap-skip-instcombine";
 inline constexpr const char *LibdeviceAtPlanLevelAttr =
     "idxmap-libdevice-at-plan-level";
 
+/// The NVPTX back end's optimization level for \p M after the IR pipeline
+/// of \p Opts (\p Libdevice: the module links libdevice): the level the
+/// emitters asked for (requestBackEndOptLevel) under the fast pipeline,
+/// unless libdevice is linked and some kernel lacks
+/// LibdeviceAtPlanLevelAttr; else 3. Opts.BackEndOptLevel >= 0 wins.
+///
+/// Example: a module of one reduction kernel (requestBackEndOptLevel(M, 0))
+/// that calls `__nv_erff` gets 3, or 0 when its kernel carries the
+/// attribute.
+unsigned backEndOptLevel(const llvm::Module &M, const TargetOptions &Opts,
+                         bool Libdevice);
+
 } // namespace codegen
 } // namespace idxmap
 

@@ -337,6 +337,23 @@ void splitLongBlocks(llvm::Module &M, size_t Max) {
 
 } // namespace
 
+unsigned idxmap::codegen::backEndOptLevel(const llvm::Module &M,
+                                          const TargetOptions &Opts,
+                                          bool Libdevice) {
+  // What the emitters asked for (requestBackEndOptLevel) after the fast
+  // pipeline, else O3; O3 too for libdevice's code unless every kernel's
+  // plan keeps its level there (LibdeviceAtPlanLevelAttr).
+  // Opts.BackEndOptLevel overrides it (experiments).
+  if (Opts.BackEndOptLevel >= 0)
+    return unsigned(Opts.BackEndOptLevel);
+  if (Opts.Optimize && Opts.OptPipeline == TargetOptions::Pipeline::Fast &&
+      (!Libdevice || everyKernelHas(M, LibdeviceAtPlanLevelAttr)))
+    if (auto *Flag = llvm::mdconst::extract_or_null<llvm::ConstantInt>(
+            M.getModuleFlag(BackEndOptFlag)))
+      return unsigned(Flag->getZExtValue());
+  return 3;
+}
+
 void idxmap::requestBackEndOptLevel(llvm::Module &M, unsigned Level) {
   if (auto *Flag = llvm::mdconst::extract_or_null<llvm::ConstantInt>(
           M.getModuleFlag(BackEndOptFlag)))
@@ -561,20 +578,7 @@ idxmap::codegen::emitVerifiedPtx(llvm::Module &M, const TargetOptions &Opts,
   if (Opts.Optimize)
     if (auto Err = optimizeModule(M, TM, P, Opts))
       return *Err;
-  // The back end's optimization level: what the emitters asked for
-  // (requestBackEndOptLevel) after the fast pipeline, else O3; O3 too for
-  // libdevice's code unless every kernel's plan keeps its level there
-  // (LibdeviceAtPlanLevelAttr). Opts.BackEndOptLevel overrides it
-  // (experiments).
-  unsigned Level = 3;
-  if (Opts.Optimize && P == TargetOptions::Pipeline::Fast &&
-      (!Libdevice || everyKernelHas(M, LibdeviceAtPlanLevelAttr)))
-    if (auto *Flag = llvm::mdconst::extract_or_null<llvm::ConstantInt>(
-            M.getModuleFlag(BackEndOptFlag)))
-      Level = unsigned(Flag->getZExtValue());
-  if (Opts.BackEndOptLevel >= 0)
-    Level = unsigned(Opts.BackEndOptLevel);
-  TM.setOptLevel(llvm::CodeGenOptLevel(Level));
+  TM.setOptLevel(llvm::CodeGenOptLevel(backEndOptLevel(M, Opts, Libdevice)));
   avoidPtxasNegationBugs(M);
   splitLongBlocks(M, MaxBlockInstructions);
 

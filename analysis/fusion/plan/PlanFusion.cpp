@@ -110,8 +110,9 @@ void chooseEvictLast(const PlanInputs &In, KernelPlan &P) {
   // transpose 3-6 % faster, the loops of 96 MiB and more 1.5-2.5 % slower.
   // The reductions were slower with it on all 15 measured (5-15 %), so
   // they and the row normalizations take it only when tuned.
+  // (A transpose or reduction planned as a loop has the loop's kind.)
   const bool LoopOrTranspose =
-      P.Emitter == "loop" || P.Kind == EmitterKind::Transpose;
+      P.Kind == EmitterKind::Loop || P.Kind == EmitterKind::Transpose;
   if (!LoopOrTranspose) {
     if (isTuned(In.Overrides, "IDXMAP_EVICT_LAST"))
       P.EvictLast =

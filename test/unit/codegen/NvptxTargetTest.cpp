@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Backend.h"
 #include "KernelBuilder.h"
 #include "SmokeKernels.h"
 #include "emitters/EmitterSupport.h"
@@ -539,4 +540,32 @@ TEST(NvptxTarget, BackEndNegationsBecomeNotAndAdd) {
   // The inline asm's own negation stays.
   EXPECT_NE(Ptx->find("neg.s32"), std::string::npos) << *Ptx;
   EXPECT_NE(Outside.find("max.s32"), std::string::npos) << *Ptx;
+}
+
+TEST(NvptxTarget,
+     BackEndLevelKeepsThePlansWithLibdeviceOnlyWhereEveryKernelAsks) {
+  llvm::LLVMContext Ctx;
+  auto M = buildSmokeKernel(Ctx, "tanh_precise_f32");
+  ASSERT_TRUE(M);
+  requestBackEndOptLevel(*M, 0);
+  TargetOptions T;
+  // Without libdevice: the level the emitters asked for.
+  EXPECT_EQ(backEndOptLevel(*M, T, /*Libdevice=*/false), 0u);
+  // libdevice's code gets O3 unless every kernel keeps its plan's level.
+  EXPECT_EQ(backEndOptLevel(*M, T, /*Libdevice=*/true), 3u);
+  for (llvm::Function &F : *M)
+    if (!F.isDeclaration())
+      F.addFnAttr(LibdeviceAtPlanLevelAttr);
+  EXPECT_EQ(backEndOptLevel(*M, T, /*Libdevice=*/true), 0u);
+  // LLVM's O3 pipeline, or no optimization, always takes O3; the
+  // experiment's override wins over everything.
+  TargetOptions O3 = T;
+  O3.OptPipeline = TargetOptions::Pipeline::O3;
+  EXPECT_EQ(backEndOptLevel(*M, O3, /*Libdevice=*/false), 3u);
+  TargetOptions Plain = T;
+  Plain.Optimize = false;
+  EXPECT_EQ(backEndOptLevel(*M, Plain, /*Libdevice=*/false), 3u);
+  TargetOptions Forced = T;
+  Forced.BackEndOptLevel = 2;
+  EXPECT_EQ(backEndOptLevel(*M, Forced, /*Libdevice=*/true), 2u);
 }
