@@ -3,7 +3,8 @@
 # representative subset of the emitted kernels (issue 6: transposes, row
 # (a warp per row, a block of 512 per long row), multi-row, column and full
 # reductions, chunked full reductions with their combine loop, a full
-# reduction's scalar tail (argmax of f32[262147]), a gather with two runs per
+# reduction's scalar tail (argmax of f32[262147]), multi-block reductions
+# folded by ticket (IDXMAP_RED_TICKET_FOLD=1), a gather with two runs per
 # thread, side outputs, row normalization; scans (tiles, columns, short rows,
 # variadic, a look-back line), concatenates (over the output and by the
 # largest operand), in-place dynamic-update-slices and scatters). Small
@@ -28,6 +29,10 @@ cases=(
   "$in/reduce-init-full.hlo"
   "$in/reduce-full-small-chunks.hlo --tune $chunks"
   "$in/reduce-argmax-full.hlo"
+  "$in/reduce-init-full.hlo --tune IDXMAP_RED_TICKET_FOLD=1"
+  "$in/reduce-full-small-chunks.hlo --tune $chunks,IDXMAP_RED_TICKET_FOLD=1"
+  "$in/reduce-argmax-full.hlo --tune IDXMAP_RED_TICKET_FOLD=1"
+  "$in/reduce-side-column.hlo --tune IDXMAP_RED_TICKET_FOLD=1"
   "$in/gather-embedding.hlo"
   "$in/reduce-row-max-neg-s32.hlo"
   "$in/rownorm-softmax-bf16.hlo"
