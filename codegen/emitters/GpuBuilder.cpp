@@ -9,11 +9,22 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Function.h"
+#include "llvm/IR/InlineAsm.h"
 
 #include <algorithm>
 
 namespace idxmap {
 namespace codegen {
+
+llvm::Value *asmCall(llvm::IRBuilderBase &B, llvm::Type *Ret,
+                     llvm::ArrayRef<llvm::Value *> Args, const char *Asm,
+                     const char *Cons) {
+  std::vector<llvm::Type *> Types;
+  for (llvm::Value *A : Args)
+    Types.push_back(A->getType());
+  auto *FT = llvm::FunctionType::get(Ret, Types, false);
+  return B.CreateCall(llvm::InlineAsm::get(FT, Asm, Cons, true), Args);
+}
 
 std::vector<llvm::Value *>
 emitFold(llvm::IRBuilderBase &B, llvm::Function &K, llvm::Type *IndexTy,

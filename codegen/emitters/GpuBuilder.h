@@ -53,6 +53,16 @@ emitFold(llvm::IRBuilderBase &B, llvm::Function &K, llvm::Type *IndexTy,
          const std::function<std::vector<llvm::Value *>(
              llvm::Value *I, const std::vector<llvm::Value *> &)> &Step);
 
+/// A call of inline PTX \p Asm (constraints \p Cons) with side effects,
+/// returning \p Ret (void for none).
+///
+/// Example: `asmCall(B, B.getVoidTy(), {Ptr, Word}, "st.relaxed.gpu.global.b64
+/// [$0], $1;", "l,l,~{memory}")` stores a 64-bit word with relaxed
+/// semantics at device scope.
+llvm::Value *asmCall(llvm::IRBuilderBase &B, llvm::Type *Ret,
+                     llvm::ArrayRef<llvm::Value *> Args, const char *Asm,
+                     const char *Cons);
+
 /// `shfl.sync.bfly` of \p V with lane `laneid ^ Mask` in groups of
 /// \p Width lanes (emitShuffleXor); an i1 travels as an i32.
 ///

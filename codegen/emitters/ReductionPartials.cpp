@@ -30,16 +30,6 @@ namespace reduction {
 
 namespace {
 
-llvm::Value *asmCall(llvm::IRBuilderBase &B, llvm::Type *Ret,
-                     llvm::ArrayRef<llvm::Value *> Args, const char *Asm,
-                     const char *Cons) {
-  std::vector<llvm::Type *> Types;
-  for (llvm::Value *A : Args)
-    Types.push_back(A->getType());
-  auto *FT = llvm::FunctionType::get(Ret, Types, false);
-  return B.CreateCall(llvm::InlineAsm::get(FT, Asm, Cons, true), Args);
-}
-
 unsigned bitWidth(llvm::Type *T) {
   return unsigned(T->getPrimitiveSizeInBits().getFixedValue());
 }

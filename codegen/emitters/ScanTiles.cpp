@@ -43,16 +43,6 @@ bool isConstant(llvm::Value *V, bool B) {
   return C && C->isOne() == B;
 }
 
-llvm::Value *asmCall(llvm::IRBuilderBase &B, llvm::Type *Ret,
-                     llvm::ArrayRef<llvm::Value *> Args, const char *Asm,
-                     const char *Cons) {
-  std::vector<llvm::Type *> Types;
-  for (llvm::Value *A : Args)
-    Types.push_back(A->getType());
-  auto *FT = llvm::FunctionType::get(Ret, Types, false);
-  return B.CreateCall(llvm::InlineAsm::get(FT, Asm, Cons, true), Args);
-}
-
 /// \p V's bits as an integer of its width.
 llvm::Value *bitsOf(llvm::IRBuilderBase &B, llvm::Value *V) {
   llvm::Type *T = V->getType();
