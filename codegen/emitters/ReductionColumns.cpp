@@ -22,7 +22,8 @@ namespace reduction {
 /// into Split chunks of whole steps (a block each): blocks write their
 /// column partials to the workspace and the last block of the tile to
 /// finish (a device-scope counter per tile) combines them in chunk order:
-/// deterministic.
+/// deterministic. With ticket_fold, the tile's block that started last
+/// (ReductionPartials.cpp).
 Expected<KernelInfo> ReductionKernel::emitColumns() {
   requestBackEndOptLevel(M, Plan.BackEndOptLevel);
   const int64_t K1 = RP.Dims[0], R = RP.Dims[1], K2 = RP.Dims[2];

@@ -22,7 +22,8 @@
 //     per-launch workspace (KernelInfo::WorkspaceBytes, the kernel's last
 //     parameter), and the last block to finish (a device-scope
 //     counter, reset by that block) reduces the partials in block order:
-//     deterministic.
+//     deterministic. With ticket_fold the block that started last folds
+//     them instead (ReductionPartials.cpp).
 //   - Inputs the kernel reads exactly once are loaded with the L1/L2
 //     evict_first cache hint (loadWithHint).
 //   - Column: L lanes along the kept minor dim (V adjacent columns each, one

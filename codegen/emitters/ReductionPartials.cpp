@@ -11,13 +11,14 @@
 //     path after its own loads: a fence (a round trip), the counter's atomic
 //     (another) and the partials' loads (a third), with block barriers
 //     between them.
-//   - ticket (full reductions, ReductionPlan::TicketFold): thread 0 takes a
-//     ticket from the counter when the block starts (its latency hidden by
-//     the block's loads); each block publishes its value with a ready flag
-//     (one 64-bit word when the value fits in 32 bits: nothing to fence);
-//     the block with the last ticket, which started after every other
-//     block had started and so cannot wait on one that never runs, polls
-//     the flags and folds. Its critical path: the partials' loads.
+//   - ticket (full and split column reductions, ReductionPlan::TicketFold):
+//     thread 0 takes a ticket from the counter of the block's output when
+//     the block starts (its latency hidden by the block's loads); each block
+//     publishes its partials with ready flags (one 64-bit word per partial
+//     when the value fits in 32 bits: nothing to fence); the block with the
+//     last ticket, which started after every other block of its output had
+//     started and so cannot wait on one that never runs, polls the flags
+//     and folds. Its critical path: the partials' loads.
 //
 //===----------------------------------------------------------------------===//
 #include "ReductionKernel.h"
