@@ -236,7 +236,7 @@ std::vector<llvm::Value *> ReductionKernel::awaitPartials(const PartialSlots &S,
   // flight per batch (a loop of batches beyond); those past Count are
   // invalid slots.
   const int64_t Per = (Count + Stride - 1) / Stride;
-  const int64_t Batch = std::min<int64_t>(Per, 8);
+  const int64_t Batch = std::min<int64_t>(Per, RP.TicketBatch);
   const int64_t Batches = (Per + Batch - 1) / Batch;
   const bool Ragged = Per * Stride != Count;
   storeAccs(Idents);
@@ -282,7 +282,7 @@ void ReductionKernel::foldByTicket(
     });
   };
   llvm::Value *LastTicket = B.getInt32(unsigned(Blocks - 1));
-  if (Blocks <= 4 * int64_t(WarpSize) || T <= int64_t(WarpSize)) {
+  if (RP.TicketFolders == int64_t(WarpSize)) {
     // Warp 0 folds, at most 4 partials a lane: no block barrier on the
     // way; thread 0's ticket reaches the warp by a shuffle.
     emitIf(B.CreateICmpULT(Th, cst(WarpSize)), [&] {

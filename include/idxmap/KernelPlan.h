@@ -139,6 +139,11 @@ struct ReductionPlan {
   /// to finish, found by a counter each block increments after a fence,
   /// folds them.
   bool TicketFold = false;
+  /// A full reduction's ticket fold: the threads of the last ticket's
+  /// block that fold the partials (a warp when each lane then waits for at
+  /// most 4, else the whole block), TicketBatch of them per thread at a
+  /// time.
+  int64_t TicketFolders = 0, TicketBatch = 8;
   /// Inputs read once get the L1/L2 evict_first hint.
   bool EvictFirst = true;
   /// Per parameter (by number): elements per vector load the maps prove

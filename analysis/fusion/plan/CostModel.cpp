@@ -201,13 +201,11 @@ CostEstimate estimateCost(Context &Ctx, const FusionAnalysis &A,
     // batch of flags (a full reduction's: 8 a thread, a warp of folders up
     // to 4 partials a lane).
     const ReductionPlan &R = *P.Reduction;
-    const double Folders = double(Blocks) <= 4.0 * double(D.WarpSize)
-                               ? double(D.WarpSize)
-                               : double(Threads);
     const double Trips =
         R.Mode == ReductionMode::Column
             ? double(R.combineBatches())
-            : std::ceil(std::ceil(double(Blocks) / Folders) / 8);
+            : std::ceil(std::ceil(double(Blocks) / double(R.TicketFolders)) /
+                        double(R.TicketBatch));
     E.LaunchMicroseconds += (Trips + 1) * Mem.L2LatencySeconds * 1e6;
   } else if (P.Reduction && P.Reduction->MultiBlock) {
     // Partials through the workspace, an arrival counter, then the last

@@ -198,6 +198,9 @@ void planRowShape(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP,
                   !(RP.Mode == Mode::BlockPerRow && !Full) && Blocks > 1;
   if (RP.MultiBlock)
     RP.TicketFold = chooseTicketFold(In, P);
+  // Warp 0 alone needs no barrier after the block's own sum.
+  const int64_t Warp = In.Device.WarpSize;
+  RP.TicketFolders = Blocks <= 4 * Warp || T <= Warp ? Warp : T;
   P.Grid[0] = Blocks;
   P.Block[0] = T;
 }
