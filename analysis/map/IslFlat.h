@@ -73,6 +73,7 @@ public:
   std::string Error;
 
   unsigned numCols() const { return NumCols; }
+  unsigned numVarCols() const { return NumVarCols; }
   /// Appends a free column (no rows) and returns its index.
   unsigned newColumn() { return NumCols++; }
   const Session &session() const { return S; }
@@ -475,6 +476,14 @@ public:
       R.Tag = Tag;
       Sys.Rows.push_back(R);
     }
+    // Every build that keeps these rows (two per variable) is a dense
+    // matrix at least one column per variable wide: a map too big for the
+    // budget fails here, before its forms are allocated.
+    uint64_t MinCells = 0;
+    if (__builtin_mul_overflow(2 * uint64_t(M.numVars()),
+                               uint64_t(Sys.numVarCols()) + 1, &MinCells) ||
+        !Sys.session().fits(MinCells))
+      return;
     for (unsigned V = 0; V < M.numVars() && !Sys.session().overBudget(); ++V)
       Sys.require(var(V), M.var(V).Bound, Tag);
   }

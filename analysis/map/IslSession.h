@@ -284,10 +284,21 @@ public:
   /// Charges \p Cells (matrix cells or stored coefficients) to the size
   /// budget; false (and overBudget() from then on) when it runs out.
   bool charge(uint64_t Cells) const {
-    if (overBudget())
+    if (!fits(Cells))
       return false;
     Charged += Cells;
-    if (Opts.MaxCells && Charged > Opts.MaxCells)
+    return true;
+  }
+
+  /// False (and overBudget() from then on) when \p Cells more would be over
+  /// the size budget; charges nothing. For a lower bound of what a later
+  /// step must charge, so that a system too big to hand to isl fails before
+  /// it is translated instead of after.
+  bool fits(uint64_t Cells) const {
+    if (overBudget())
+      return false;
+    if (Opts.MaxCells &&
+        Cells > Opts.MaxCells - std::min(Charged, Opts.MaxCells))
       Overrun = budgetHit("constraint system over the size budget (" +
                           std::to_string(Opts.MaxCells) + " cells)");
     return Overrun.empty();
