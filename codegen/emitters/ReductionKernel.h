@@ -189,6 +189,11 @@ private:
                     llvm::ArrayRef<llvm::Value *> Vals);
   std::vector<llvm::Value *> takeScratch(const std::vector<ScratchArray> &S,
                                          llvm::Value *Idx);
+  /// Element \p Idx of \p A: its address, its value (volatile, as the type
+  /// of accumulator slot \p Slot) and the volatile store that zeroes it.
+  llvm::Value *scratchAt(const ScratchArray &A, llvm::Value *Idx);
+  llvm::Value *loadScratch(const ScratchArray &A, llvm::Value *At, size_t Slot);
+  void clearScratch(const ScratchArray &A, llvm::Value *At);
   /// After every thread's partial stores (each followed by threadFence):
   /// a barrier, then thread 0 counts the block's arrival at counter \p Idx
   /// of \p N (in the workspace, zero before the first launch). Returns

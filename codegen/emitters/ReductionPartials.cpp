@@ -70,13 +70,27 @@ ReductionKernel::takeScratch(const std::vector<ScratchArray> &S,
                              llvm::Value *Idx) {
   std::vector<llvm::Value *> R;
   for (size_t I = 0; I < S.size(); ++I) {
-    llvm::Value *At = B.CreateInBoundsGEP(S[I].ElemTy, S[I].Base, Idx);
-    R.push_back(fromStored(B.CreateLoad(S[I].ElemTy, At, /*isVolatile=*/true),
-                           Inits[I]->getType()));
-    B.CreateStore(llvm::Constant::getNullValue(S[I].ElemTy), At,
-                  /*isVolatile=*/true);
+    llvm::Value *At = scratchAt(S[I], Idx);
+    R.push_back(loadScratch(S[I], At, I));
+    clearScratch(S[I], At);
   }
   return R;
+}
+
+llvm::Value *ReductionKernel::scratchAt(const ScratchArray &A,
+                                        llvm::Value *Idx) {
+  return B.CreateInBoundsGEP(A.ElemTy, A.Base, Idx);
+}
+
+llvm::Value *ReductionKernel::loadScratch(const ScratchArray &A,
+                                          llvm::Value *At, size_t Slot) {
+  return fromStored(B.CreateLoad(A.ElemTy, At, /*isVolatile=*/true),
+                    Inits[Slot]->getType());
+}
+
+void ReductionKernel::clearScratch(const ScratchArray &A, llvm::Value *At) {
+  B.CreateStore(llvm::Constant::getNullValue(A.ElemTy), At,
+                /*isVolatile=*/true);
 }
 
 std::pair<llvm::Value *, llvm::Value *>
@@ -198,11 +212,8 @@ ReductionKernel::awaitSlots(const PartialSlots &S,
           B.CreateTrunc(B.CreateLShr(Word[J], 32), B.getIntNTy(bitWidth(T)));
       V.push_back(fromStored(B.CreateBitCast(Bits, T), Idents[0]->getType()));
     } else {
-      for (const ScratchArray &A : S.Values) {
-        llvm::Value *At = B.CreateInBoundsGEP(A.ElemTy, A.Base, Idx[J]);
-        V.push_back(fromStored(B.CreateLoad(A.ElemTy, At, /*isVolatile=*/true),
-                               Idents[V.size()]->getType()));
-      }
+      for (const ScratchArray &A : S.Values)
+        V.push_back(loadScratch(A, scratchAt(A, Idx[J]), V.size()));
     }
     if (Valid[J])
       for (size_t I = 0; I < V.size(); ++I)
@@ -214,9 +225,7 @@ ReductionKernel::awaitSlots(const PartialSlots &S,
     auto Clear = [&] {
       if (!S.Packed)
         for (const ScratchArray &A : S.Values)
-          B.CreateStore(llvm::Constant::getNullValue(A.ElemTy),
-                        B.CreateInBoundsGEP(A.ElemTy, A.Base, Idx[J]),
-                        /*isVolatile=*/true);
+          clearScratch(A, scratchAt(A, Idx[J]));
       B.CreateStore(llvm::Constant::getNullValue(FlagTy), Addr[J],
                     /*isVolatile=*/true);
     };
