@@ -10,6 +10,10 @@
 
 #include "idxmap/Codegen.h"
 
+namespace llvm {
+class Function;
+} // namespace llvm
+
 namespace idxmap {
 namespace codegen {
 
@@ -43,6 +47,18 @@ inline constexpr const char *LibdeviceAtPlanLevelAttr =
 /// attribute.
 unsigned backEndOptLevel(const llvm::Module &M, const TargetOptions &Opts,
                          bool Libdevice);
+
+/// For the tests of the verifier's net (no emitter is known to build
+/// invalid IR, so nothing else reaches it): when set, emitModule calls it
+/// with each kernel function right after the emitter built it, so that a
+/// test can break one kernel and check that a whole module drops that
+/// fusion alone. Per thread; null outside those tests.
+///
+/// Example: a hook that appends a block without a terminator to the
+/// kernel named "b" makes `emitModule` with SkipUnsupported list fusion b
+/// in EmitResult::Skipped ("the emitter built invalid LLVM IR") and emit
+/// the others.
+extern thread_local void (*AfterKernelBuilt)(llvm::Function &Kernel);
 
 } // namespace codegen
 } // namespace idxmap

@@ -274,6 +274,9 @@ static Symbols addedSince(const Symbols &Before, const Symbols &After) {
   return New;
 }
 
+thread_local void (*idxmap::codegen::AfterKernelBuilt)(llvm::Function &) =
+    nullptr;
+
 /// The verifier's first complaint about the functions of \p Mod named in
 /// \p Functions (one fusion's), or nullopt.
 static std::optional<std::string>
@@ -340,6 +343,9 @@ Expected<EmitResult> emitModule(const HloModule &M, const EmitOptions &O) {
       R.Skipped.push_back({F, K.error()});
       continue;
     }
+    if (codegen::AfterKernelBuilt)
+      if (llvm::Function *Fn = Mod.getFunction(K->Name))
+        codegen::AfterKernelBuilt(*Fn);
     R.Kernels.push_back(std::move(*K));
     if (Skip) {
       Symbols After = moduleSymbols(Mod);

@@ -37,8 +37,9 @@
 // launch metadata (and the PTX with ptxas when --ptxas names one) and runs
 // the interpreter on each fusion.
 //
-//   random_reductions [--seed N] [--count N] [--max-elements N] [--dry-run]
-//                     [--ptxas PATH] [--print] [-v]
+//   random_reductions [--seed N] [--count N] [--max-elements N]
+//                     [--tune NAME=VALUE[,...]] [--dry-run] [--ptxas PATH]
+//                     [--simulate] [--print] [-v]
 //
 //===----------------------------------------------------------------------===//
 
@@ -787,6 +788,7 @@ int main(int Argc, char **Argv) {
   testing::GpuTestFlags Flags;
   Flags.MaxElements = 1 << 20;
   Flags.MinMaxElements = 16;
+  Flags.TakesTune = true;
   if (auto Exit =
           testing::parseGpuTestArgs(Argc, Argv, "random_reductions", Flags))
     return *Exit;
@@ -828,6 +830,7 @@ int main(int Argc, char **Argv) {
     EmitOptions EO;
     EO.HostIr = Flags.Simulate;
     EO.Target.PreciseMath = true;
+    EO.Tuning = Flags.Knobs;
     auto R = emitModule(**M, EO);
     if (!R) {
       ++Unsupported;

@@ -2,12 +2,17 @@
 //
 // Part of idxmap. EmitOptions::SkipUnsupported: a whole module emits the
 // fusions the emitters take and records the others (EmitResult::Skipped)
-// with the error each would have been; a fusion asked for by name, or a
-// module without SkipUnsupported, fails as before.
+// with the error each would have been, and drops a kernel whose IR fails
+// the verifier; a fusion asked for by name, or a module without
+// SkipUnsupported, fails as before.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Backend.h"
 #include "idxmap/Emit.h"
+
+#include "llvm/IR/BasicBlock.h"
+#include "llvm/IR/Function.h"
 
 #include <gtest/gtest.h>
 
@@ -128,6 +133,53 @@ TEST(WholeModuleEmit, NothingLeftGivesNoPtx) {
   EXPECT_TRUE(R->Ptx.empty());
   ASSERT_EQ(R->Skipped.size(), 1u);
   EXPECT_EQ(R->Skipped[0].Why.Loc.Line, 4u);
+}
+
+/// Breaks kernel `b` as an emitter bug would: a block without a terminator.
+void breakKernelB(llvm::Function &Kernel) {
+  if (Kernel.getName() == "b")
+    llvm::BasicBlock::Create(Kernel.getContext(), "broken", &Kernel);
+}
+
+/// Installs codegen::AfterKernelBuilt for one test.
+struct KernelHook {
+  explicit KernelHook(void (*H)(llvm::Function &)) {
+    codegen::AfterKernelBuilt = H;
+  }
+  ~KernelHook() { codegen::AfterKernelBuilt = nullptr; }
+};
+
+TEST(WholeModuleEmit, AKernelThatFailsTheVerifierIsLeftOut) {
+  KernelHook Hook(breakKernelB);
+  EmitOptions O;
+  O.SkipUnsupported = true;
+  auto R = emit(O);
+  ASSERT_TRUE(bool(R)) << R.error().str();
+  ASSERT_EQ(R->Kernels.size(), 1u);
+  EXPECT_EQ(R->Kernels[0].Name, "l");
+  EXPECT_NE(R->Ptx.find(".entry l("), std::string::npos);
+  EXPECT_EQ(R->Ptx.find(".entry b("), std::string::npos);
+  ASSERT_EQ(R->Skipped.size(), 4u);
+  const SkippedFusion &B = R->Skipped.back();
+  EXPECT_EQ(B.Fusion->name(), "b");
+  EXPECT_EQ(B.Why.Message.rfind("fusion 'b': the emitter built invalid LLVM "
+                                "IR (an idxmap bug): ",
+                                0),
+            0u)
+      << B.Why.Message;
+  EXPECT_EQ(B.Why.Loc.Line, 31u); // the fusion instruction
+}
+
+TEST(WholeModuleEmit, WithoutSkippingInvalidIrIsTheModulesError) {
+  KernelHook Hook(breakKernelB);
+  EmitOptions O;
+  O.OnlyFusion = "b";
+  auto R = emit(O);
+  ASSERT_FALSE(bool(R));
+  EXPECT_EQ(R.error().Message.rfind(
+                "invalid LLVM IR for module 'whole' (an idxmap bug): ", 0),
+            0u)
+      << R.error().Message;
 }
 
 } // namespace
