@@ -256,6 +256,17 @@ bool Rewriter::rewriteAsm(CallInst *CI, const InlineAsm &IA,
     // hoisted out of its loop).
     std::vector<Type *> Words = resultWords(T);
     Value *Ptr = Arg(0);
+    uint64_t Total = 0;
+    for (Type *W : Words)
+      Total += W->getPrimitiveSizeInBits() / 8;
+    // A poll may wait for another thread of the block: threads run as
+    // fibers.
+    UsedCollectives = true;
+    Value *Generic = Ptr->getType() == B.getPtrTy()
+                         ? Ptr
+                         : B.CreateAddrSpaceCast(Ptr, B.getPtrTy());
+    B.CreateCall(fn(PollFn, B.getVoidTy(), {B.getPtrTy(), B.getInt32Ty()}),
+                 {Generic, B.getInt32(uint32_t(Total))});
     Value *R = PoisonValue::get(T);
     uint64_t Offset = 0;
     for (size_t W = 0; W < Words.size(); ++W) {

@@ -29,6 +29,12 @@ inline constexpr const char *SregFn = "__idxmap_sim_sreg";
 inline constexpr const char *BarrierFn = "__idxmap_sim_barrier";
 inline constexpr const char *WarpFn = "__idxmap_sim_warp";
 inline constexpr const char *SharedFn = "__idxmap_sim_shared";
+/// Called with the address and size of each load of inline PTX (`ld.`:
+/// a flag, a descriptor or a partial another block or thread publishes)
+/// before it: a thread that keeps reading one value there gives the CPU to
+/// the others of its block, and a block where nothing else can change it
+/// is a deadlock instead of a hang.
+inline constexpr const char *PollFn = "__idxmap_sim_poll";
 
 /// What a shared-memory access does, for __idxmap_sim_shared(ptr, bytes,
 /// kind), which the rewritten IR calls before each one (the race check).

@@ -25,7 +25,15 @@ constexpr unsigned WarpSize = 32;
 /// Each fiber's stack (reserved, committed as touched), above a guard page.
 constexpr size_t StackBytes = 512 * 1024;
 
-enum class State { Ready, AtBarrier, AtWarp, Done };
+/// Polling: suspended at a poll that kept reading one value (a flag or a
+/// descriptor another thread has not written yet); it runs again each round
+/// of the scheduler, and counts as waiting forever when a round changes
+/// nothing.
+enum class State { Ready, Polling, AtBarrier, AtWarp, Done };
+
+/// Reads of one address that see one value, in a row, before the thread
+/// gives the CPU to the others of its block (PollFn).
+constexpr unsigned PollSpins = 64;
 
 struct Thread {
   FiberContext Ctx;
@@ -34,6 +42,10 @@ struct Thread {
   unsigned Linear = 0;
   // The warp collective it waits at.
   uint32_t Op = 0, Mask = 0, A = 0, B = 0, C = 0, Result = 0;
+  // Its last poll: the address, the value read, the reads in a row.
+  uintptr_t PollAddr = 0;
+  uint64_t PollValue = 0;
+  unsigned PollRepeats = 0;
 };
 
 /// What the race check knows of one byte of shared memory: its last
@@ -77,6 +89,9 @@ struct Block {
   /// two lanes with one between them are ordered.
   std::vector<uint32_t> WarpSync;
   std::vector<Shadow> Shadows;
+  /// Whether the scheduler's round changed anything: a thread reached a
+  /// barrier, a collective or its end, or a poll read a new value.
+  bool Moved = false;
 };
 
 thread_local Block *Active = nullptr;
@@ -265,7 +280,7 @@ bool resolveWarp(Block &B, size_t First, size_t End) {
 bool resolveBarrier(Block &B) {
   bool Any = false;
   for (const Thread &T : B.Threads) {
-    if (T.St == State::AtWarp || T.St == State::Ready)
+    if (T.St == State::AtWarp || T.St == State::Ready || T.St == State::Polling)
       return false;
     Any |= T.St == State::AtBarrier;
   }
@@ -284,15 +299,29 @@ std::string describeBlock(const Block &B) {
 }
 
 std::string deadlock(const Block &B) {
-  size_t AtBarrier = 0, AtWarp = 0, Done = 0;
+  size_t AtBarrier = 0, AtWarp = 0, Polling = 0, Done = 0;
+  const Thread *Poller = nullptr;
   for (const Thread &T : B.Threads) {
     AtBarrier += T.St == State::AtBarrier;
     AtWarp += T.St == State::AtWarp;
     Done += T.St == State::Done;
+    if (T.St == State::Polling && !Polling++)
+      Poller = &T;
   }
-  return "deadlock in " + describeBlock(B) + ": " + std::to_string(AtBarrier) +
-         " threads wait at a barrier, " + std::to_string(AtWarp) +
-         " at a warp collective, " + std::to_string(Done) + " finished";
+  std::string Why = "deadlock in " + describeBlock(B) + ": " +
+                    std::to_string(AtBarrier) + " threads wait at a barrier, " +
+                    std::to_string(AtWarp) + " at a warp collective, " +
+                    std::to_string(Done) + " finished";
+  if (!Poller)
+    return Why;
+  Why += ", " + std::to_string(Polling) +
+         " poll memory that no thread of the block changes (blocks run in "
+         "launch order: a block waits only on earlier ones); thread " +
+         std::to_string(Poller->Linear) + " reads " +
+         std::to_string(Poller->PollValue) + " again and again";
+  if (B.L->DescribeAddress)
+    Why += " at " + B.L->DescribeAddress(Poller->PollAddr);
+  return Why;
 }
 
 /// Runs the block's threads as fibers until all finish.
@@ -306,12 +335,15 @@ std::string runFibers(Block &B) {
     startFiber(T.Ctx, Stack, StackBytes, fiberMain, B.Sched);
   }
   for (;;) {
+    B.Moved = false;
     for (Thread &T : B.Threads)
-      if (T.St == State::Ready) {
+      if (T.St == State::Ready || T.St == State::Polling) {
+        T.St = State::Ready;
         B.Cur = &T;
         switchFiber(B.Sched, T.Ctx);
         if (!B.Misuse.empty())
           return B.Misuse + " (" + describeBlock(B) + ")";
+        B.Moved |= T.St != State::Polling;
       }
     bool AllDone = true;
     for (const Thread &T : B.Threads)
@@ -323,7 +355,7 @@ std::string runFibers(Block &B) {
       Progress |= resolveWarp(B, W, std::min(N, W + WarpSize));
     if (!B.Misuse.empty())
       return B.Misuse + " (" + describeBlock(B) + ")";
-    if (!Progress && !resolveBarrier(B))
+    if (!Progress && !resolveBarrier(B) && !B.Moved)
       return deadlock(B);
   }
 }
@@ -442,8 +474,11 @@ std::string runGrid(const GridLaunch &L) {
           std::memset(Ptr, 0xff, Bytes);
         ++B.Epoch;
         std::fill(B.WarpSync.begin(), B.WarpSync.end(), 0);
-        for (Thread &T : B.Threads)
+        for (Thread &T : B.Threads) {
           T.St = State::Ready;
+          T.PollAddr = 0;
+          T.PollRepeats = 0;
+        }
         if (L.Collectives) {
           Error = runFibers(B);
           continue;
@@ -523,6 +558,26 @@ uint32_t __idxmap_sim_warp(uint32_t Op, uint32_t Mask, uint32_t A, uint32_t Bv,
   T.St = State::AtWarp;
   yieldToScheduler();
   return T.Result;
+}
+
+void __idxmap_sim_poll(const void *Ptr, uint32_t Bytes) {
+  Block &B = *Active;
+  Thread &T = *B.Cur;
+  uint64_t V = 0;
+  std::memcpy(&V, Ptr, std::min<size_t>(Bytes, sizeof V));
+  const uintptr_t Addr = reinterpret_cast<uintptr_t>(Ptr);
+  if (Addr != T.PollAddr || V != T.PollValue) {
+    T.PollAddr = Addr;
+    T.PollValue = V;
+    T.PollRepeats = 0;
+    B.Moved = true;
+    return;
+  }
+  // (A kernel with polls always runs as fibers: SimIr marks it.)
+  if (++T.PollRepeats < PollSpins || !B.L->Collectives)
+    return;
+  T.St = State::Polling;
+  yieldToScheduler();
 }
 
 void __idxmap_sim_shared(void *Ptr, uint32_t Bytes, uint32_t Kind) {

@@ -2,9 +2,10 @@
 //
 // Part of idxmap. Hand-written NVPTX kernels run in the host simulator
 // (idxmap/HostSimulator.h): barriers, shared memory and warp shuffles give
-// the values PTX defines; a stray access, a deadlock, PTX and an unmodelled
-// intrinsic are errors; and an emitted fusion checked through runKernels
-// passes, while the same kernel with one operation changed fails.
+// the values PTX defines; a poll waits for the thread that sets its flag;
+// a stray access, a deadlock (a poll nothing satisfies included), PTX and
+// an unmodelled intrinsic are errors; and an emitted fusion checked through
+// runKernels passes, while the same kernel with one operation changed fails.
 //
 //===----------------------------------------------------------------------===//
 
@@ -140,6 +141,36 @@ done:
 }
 )";
 
+/// Thread 0 polls a flag until it is set and copies it out; thread
+/// \p Setter sets it (63: the block's last), or none does (-1). No
+/// barrier between them: thread 0 must give the CPU to the others.
+std::string handOffKernel(int Setter) {
+  return R"(
+define ptx_kernel void @handoff(ptr addrspace(1) %flag, ptr addrspace(1) %out) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %first = icmp eq i32 %t, 0
+  br i1 %first, label %poll, label %other
+poll:
+  %v = call i32 asm sideeffect "ld.acquire.gpu.global.b32 $0, [$1];", "=r,l,~{memory}"(ptr addrspace(1) %flag)
+  %unset = icmp eq i32 %v, 0
+  br i1 %unset, label %poll, label %copy
+copy:
+  store i32 %v, ptr addrspace(1) %out
+  br label %done
+other:
+  %setter = icmp eq i32 %t, )" +
+         std::to_string(Setter) + R"(
+  br i1 %setter, label %set, label %done
+set:
+  call void asm sideeffect "st.release.gpu.global.b32 [$0], $1;", "l,r,~{memory}"(ptr addrspace(1) %flag, i32 7)
+  br label %done
+done:
+  ret void
+}
+)";
+}
+
 /// Each thread stores its id to slot t of a shared array, then (after
 /// SYNC) reads slot t ^ XOR and stores it to out[t]. First every thread
 /// adds 1 to slot 64 with an atomic, unsynchronized: atomics do not race
@@ -263,6 +294,43 @@ TEST_F(HostSimulator, ABarrierAndAShuffleWaitingOnEachOtherDeadlock) {
                                     "collective"),
             std::string::npos)
       << St.error().Message;
+}
+
+TEST_F(HostSimulator, APollWaitsForAnotherThreadOrIsADeadlock) {
+  for (int Setter : {63, -1}) {
+    auto M = Drv->loadPtx(std::string(Header) + handOffKernel(Setter));
+    ASSERT_TRUE(M) << M.error().Message;
+    auto K = M->getKernel("handoff");
+    ASSERT_TRUE(K) << K.error().Message;
+    auto FB = Drv->alloc(4);
+    auto OB = Drv->alloc(4);
+    ASSERT_TRUE(FB && OB);
+    const uint32_t Zero = 0;
+    ASSERT_TRUE(Drv->copyToDevice(*FB, &Zero, 4));
+    ASSERT_TRUE(Drv->copyToDevice(*OB, &Zero, 4));
+    DevicePtr FP = FB->ptr(), OP = OB->ptr();
+    void *Args[] = {&FP, &OP};
+    LaunchDims Dims;
+    Dims.Block[0] = 64;
+    auto St = Drv->launch(*K, Dims, Args);
+    if (Setter < 0) {
+      ASSERT_FALSE(St);
+      EXPECT_NE(St.error().Message.find(
+                    "deadlock in block (0,0,0): 0 threads wait at a barrier, "
+                    "0 at a warp collective, 63 finished, 1 poll memory that "
+                    "no thread of the block changes"),
+                std::string::npos)
+          << St.error().Message;
+      EXPECT_NE(St.error().Message.find("thread 0 reads 0 again and again"),
+                std::string::npos)
+          << St.error().Message;
+      continue;
+    }
+    ASSERT_TRUE(St) << St.error().Message;
+    uint32_t Out = 0;
+    ASSERT_TRUE(Drv->copyToHost(&Out, *OB, 4));
+    EXPECT_EQ(Out, 7u);
+  }
 }
 
 TEST_F(HostSimulator, RacesInSharedMemoryFailTheLaunch) {
