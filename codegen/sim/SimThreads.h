@@ -5,9 +5,11 @@
 // (so a decoupled look-back only ever waits on finished blocks); the
 // threads of a block that may meet at a barrier or a warp collective run as
 // fibers, each until it waits, and a collective completes when every thread
-// it names waits at it (a barrier: every live thread of the block). A block
-// where some thread waits forever is reported as a deadlock; a fault (bad
-// address, integer division by zero) ends the launch with an error.
+// it names waits at it (a barrier: every live thread of the block). A thread
+// that keeps reading one value at a poll (PollFn) gives the CPU to the
+// others of its block. A block where some thread waits forever (a poll
+// included) is reported as a deadlock; a fault (bad address, integer
+// division by zero) ends the launch with an error.
 //
 // Shared memory is checked for races: an access of one thread and a write
 // of another to the same byte with neither a barrier nor (for two lanes of
