@@ -79,6 +79,9 @@ struct State {
   std::map<void *, std::unique_ptr<SimModule>> Modules;
   int LastCode = 0;
   std::string LastMessage;
+  HostSimulatorOptions Options;
+  /// Launches so far: each draws its blocks' order from its own seed.
+  uint64_t Launches = 0;
 };
 State S;
 
@@ -420,6 +423,8 @@ cu::Result launch(cu::Function F, unsigned GX, unsigned GY, unsigned GZ,
   for (auto &[Ptr, Bytes, Dynamic] : Fn->Module->Shared)
     L.Shared.push_back({Ptr, Dynamic ? uint64_t(SharedBytes) : Bytes});
   L.DescribeAddress = describeAddress;
+  L.Resident = S.Options.ResidentBlocks;
+  L.Seed = S.Options.Seed + S.Launches++;
   std::string Error = sim::runGrid(L);
   if (Error.empty())
     return cu::Success;
@@ -494,7 +499,11 @@ CudaDriver::Api simulatorApi() {
 
 } // namespace
 
-DriverResult<std::unique_ptr<CudaDriver>> idxmap::openHostSimulator() {
+DriverResult<std::unique_ptr<CudaDriver>>
+idxmap::openHostSimulator(const HostSimulatorOptions &Options) {
+  if (Options.ResidentBlocks == 0)
+    return DriverError{DriverErrorKind::NoDevice, 0,
+                       "the host simulator needs at least one block in flight"};
   if (S.Open)
     return DriverError{DriverErrorKind::NoDevice, 0,
                        "the host simulator is already open in this process"};
@@ -502,7 +511,10 @@ DriverResult<std::unique_ptr<CudaDriver>> idxmap::openHostSimulator() {
   CudaDriver::OpenOptions O;
   O.Backend = &Api;
   auto D = CudaDriver::open(O);
-  if (D)
+  if (D) {
     S.Open = true;
+    S.Options = Options;
+    S.Launches = 0;
+  }
   return D;
 }

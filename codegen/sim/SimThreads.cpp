@@ -13,6 +13,7 @@
 #include <csignal>
 #include <cstring>
 #include <map>
+#include <random>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -25,15 +26,21 @@ constexpr unsigned WarpSize = 32;
 /// Each fiber's stack (reserved, committed as touched), above a guard page.
 constexpr size_t StackBytes = 512 * 1024;
 
-/// Polling: suspended at a poll that kept reading one value (a flag or a
-/// descriptor another thread has not written yet); it runs again each round
-/// of the scheduler, and counts as waiting forever when a round changes
-/// nothing.
+/// Polling: suspended at a poll that kept reading what it read before (a
+/// flag or a descriptor another thread has not written yet); it runs again
+/// each round of the scheduler.
 enum class State { Ready, Polling, AtBarrier, AtWarp, Done };
 
-/// Reads of one address that see one value, in a row, before the thread
-/// gives the CPU to the others of its block (PollFn).
+/// Polls in a row that read nothing new (each address and value already
+/// seen) after which a thread gives the CPU to the others at each poll.
 constexpr unsigned PollSpins = 64;
+/// Rounds in a row in which no thread did anything new (StalledRounds)
+/// after which the blocks in flight are deadlocked: a thread that re-read
+/// a value it had seen and went on idles one round at most.
+constexpr unsigned StalledRounds = 8;
+/// The (address, value) pairs a thread remembers of its polls: a look-back
+/// that walks a window of descriptors again and again repeats within it.
+constexpr size_t PollMemory = 256;
 
 struct Thread {
   FiberContext Ctx;
@@ -42,10 +49,21 @@ struct Thread {
   unsigned Linear = 0;
   // The warp collective it waits at.
   uint32_t Op = 0, Mask = 0, A = 0, B = 0, C = 0, Result = 0;
-  // Its last poll: the address, the value read, the reads in a row.
+  // Its last poll (the address, the value read), the polls in a row that
+  // read nothing new, and what its polls read (by address).
   uintptr_t PollAddr = 0;
   uint64_t PollValue = 0;
   unsigned PollRepeats = 0;
+  std::vector<std::pair<uintptr_t, uint64_t>> Seen;
+  // In its last turn: whether a poll read something new, and the polls
+  // that did not.
+  bool TurnNew = false;
+  unsigned TurnRepeats = 0;
+  /// Its last turn did nothing new: it only read again what it had read
+  /// (a wait), without finishing.
+  bool idled() const {
+    return St != State::Done && TurnRepeats > 0 && !TurnNew;
+  }
 };
 
 /// What the race check knows of one byte of shared memory: its last
@@ -69,14 +87,20 @@ struct Shadow {
   std::vector<ShadowByte> Cells;
 };
 
-/// The block being run (one at a time, on one CPU thread).
+/// A block of the launch (one runs at a time, on one CPU thread; with
+/// GridLaunch::Resident, several are in flight between their rounds).
 struct Block {
   const GridLaunch *L = nullptr;
   unsigned Ctaid[3] = {0, 0, 0};
+  /// Its place among the blocks in flight: which fiber stacks it uses.
+  unsigned Slot = 0;
   std::vector<Thread> Threads;
   Thread *Cur = nullptr;
   FiberContext Sched;
-  sigjmp_buf Fault;
+  /// Where a fault of the launch returns to.
+  sigjmp_buf *Fault = nullptr;
+  /// Its shared memory while another block in flight runs.
+  std::vector<std::vector<char>> SharedSave;
   /// The faulting address of a SIGSEGV/SIGBUS.
   uintptr_t FaultAddress = 0;
   /// A misuse the kernel made (a barrier without fibers, divergent
@@ -89,8 +113,8 @@ struct Block {
   /// two lanes with one between them are ordered.
   std::vector<uint32_t> WarpSync;
   std::vector<Shadow> Shadows;
-  /// Whether the scheduler's round changed anything: a thread reached a
-  /// barrier, a collective or its end, or a poll read a new value.
+  /// Whether the scheduler's round changed anything: a thread ran that did
+  /// not idle.
   bool Moved = false;
 };
 
@@ -121,7 +145,7 @@ std::vector<char> AltStack(64 * 1024);
 void onFault(int Sig, siginfo_t *Info, void *) {
   if (Active) {
     Active->FaultAddress = reinterpret_cast<uintptr_t>(Info->si_addr);
-    siglongjmp(Active->Fault, Sig);
+    siglongjmp(*Active->Fault, Sig);
   }
   std::signal(Sig, SIG_DFL);
   std::raise(Sig);
@@ -298,14 +322,14 @@ std::string describeBlock(const Block &B) {
          std::to_string(B.Ctaid[1]) + "," + std::to_string(B.Ctaid[2]) + ")";
 }
 
-std::string deadlock(const Block &B) {
+std::string deadlock(const Block &B, const char *Order) {
   size_t AtBarrier = 0, AtWarp = 0, Polling = 0, Done = 0;
   const Thread *Poller = nullptr;
   for (const Thread &T : B.Threads) {
     AtBarrier += T.St == State::AtBarrier;
     AtWarp += T.St == State::AtWarp;
     Done += T.St == State::Done;
-    if (T.St == State::Polling && !Polling++)
+    if (T.idled() && !Polling++)
       Poller = &T;
   }
   std::string Why = "deadlock in " + describeBlock(B) + ": " +
@@ -315,8 +339,7 @@ std::string deadlock(const Block &B) {
   if (!Poller)
     return Why;
   Why += ", " + std::to_string(Polling) +
-         " poll memory that no thread of the block changes (blocks run in "
-         "launch order: a block waits only on earlier ones); thread " +
+         " poll memory that no thread changes (" + Order + "); thread " +
          std::to_string(Poller->Linear) + " reads " +
          std::to_string(Poller->PollValue) + " again and again";
   if (B.L->DescribeAddress)
@@ -324,39 +347,72 @@ std::string deadlock(const Block &B) {
   return Why;
 }
 
-/// Runs the block's threads as fibers until all finish.
-std::string runFibers(Block &B) {
+/// Starts a fiber for each thread of \p B (on its slot's stacks).
+std::string startFibers(Block &B) {
   size_t N = B.Threads.size();
   for (size_t I = 0; I < N; ++I) {
-    Thread &T = B.Threads[I];
-    char *Stack = Pool.get(I);
+    char *Stack = Pool.get(size_t(B.Slot) * N + I);
     if (!Stack)
       return "cannot map a fiber stack";
-    startFiber(T.Ctx, Stack, StackBytes, fiberMain, B.Sched);
+    startFiber(B.Threads[I].Ctx, Stack, StackBytes, fiberMain, B.Sched);
   }
-  for (;;) {
-    B.Moved = false;
-    for (Thread &T : B.Threads)
-      if (T.St == State::Ready || T.St == State::Polling) {
-        T.St = State::Ready;
-        B.Cur = &T;
-        switchFiber(B.Sched, T.Ctx);
-        if (!B.Misuse.empty())
-          return B.Misuse + " (" + describeBlock(B) + ")";
-        B.Moved |= T.St != State::Polling;
+  return "";
+}
+
+enum class Step { Done, Moved, Stalled };
+
+/// One round of \p B: each thread that can runs until it waits again, then
+/// the collectives every thread waits at complete. Stalled: nothing
+/// changed (only polls that read what they read before); Error says why
+/// the launch fails.
+Step stepBlock(Block &B, std::string &Error) {
+  B.Moved = false;
+  for (Thread &T : B.Threads)
+    if (T.St == State::Ready || T.St == State::Polling) {
+      T.St = State::Ready;
+      T.TurnNew = false;
+      T.TurnRepeats = 0;
+      B.Cur = &T;
+      switchFiber(B.Sched, T.Ctx);
+      if (!B.Misuse.empty()) {
+        Error = B.Misuse + " (" + describeBlock(B) + ")";
+        return Step::Stalled;
       }
-    bool AllDone = true;
-    for (const Thread &T : B.Threads)
-      AllDone &= T.St == State::Done;
-    if (AllDone)
+      B.Moved |= !T.idled();
+    }
+  bool AllDone = true;
+  for (const Thread &T : B.Threads)
+    AllDone &= T.St == State::Done;
+  if (AllDone)
+    return Step::Done;
+  const size_t N = B.Threads.size();
+  for (size_t W = 0; W < N; W += WarpSize)
+    resolveWarp(B, W, std::min(N, W + WarpSize));
+  if (!B.Misuse.empty()) {
+    Error = B.Misuse + " (" + describeBlock(B) + ")";
+    return Step::Stalled;
+  }
+  // (A resolution is no progress by itself: a wait may loop over a
+  // barrier or a ballot.)
+  resolveBarrier(B);
+  return B.Moved ? Step::Moved : Step::Stalled;
+}
+
+/// Runs the block's threads as fibers until all finish.
+std::string runFibers(Block &B) {
+  if (std::string Error = startFibers(B); !Error.empty())
+    return Error;
+  for (unsigned Idle = 0;;) {
+    std::string Error;
+    Step St = stepBlock(B, Error);
+    if (!Error.empty())
+      return Error;
+    if (St == Step::Done)
       return "";
-    bool Progress = false;
-    for (size_t W = 0; W < N; W += WarpSize)
-      Progress |= resolveWarp(B, W, std::min(N, W + WarpSize));
-    if (!B.Misuse.empty())
-      return B.Misuse + " (" + describeBlock(B) + ")";
-    if (!Progress && !resolveBarrier(B) && !B.Moved)
-      return deadlock(B);
+    Idle = St == Step::Stalled ? Idle + 1 : 0;
+    if (Idle == StalledRounds)
+      return deadlock(B, "blocks run in launch order: a block waits only on "
+                         "earlier ones");
   }
 }
 
@@ -430,9 +486,15 @@ void checkShared(Block &B, uintptr_t Addr, uint32_t Bytes, SharedAccess K) {
 
 } // namespace
 
-std::string runGrid(const GridLaunch &L) {
-  Block B;
+namespace {
+
+/// Sets up \p B, in flight as slot \p Slot of launch \p L: its threads'
+/// ids, its warps and the race check's shadows of the shared arrays.
+void initBlock(Block &B, const GridLaunch &L, unsigned Slot,
+               sigjmp_buf *Fault) {
   B.L = &L;
+  B.Slot = Slot;
+  B.Fault = Fault;
   size_t N = size_t(L.Block[0]) * L.Block[1] * L.Block[2];
   B.Threads.resize(N);
   for (size_t I = 0; I < N; ++I) {
@@ -450,12 +512,155 @@ std::string runGrid(const GridLaunch &L) {
     S.Cells.resize(size_t(Bytes));
     B.Shadows.push_back(std::move(S));
   }
+  B.SharedSave.resize(L.Shared.size());
+}
+
+/// Makes \p B the block \p Linear of the grid in launch order (x fastest)
+/// with every thread ready to start.
+void resetBlock(Block &B, uint64_t Linear) {
+  const GridLaunch &L = *B.L;
+  B.Ctaid[0] = unsigned(Linear % L.Grid[0]);
+  B.Ctaid[1] = unsigned(Linear / L.Grid[0] % L.Grid[1]);
+  B.Ctaid[2] = unsigned(Linear / (uint64_t(L.Grid[0]) * L.Grid[1]));
+  ++B.Epoch;
+  std::fill(B.WarpSync.begin(), B.WarpSync.end(), 0);
+  for (Thread &T : B.Threads) {
+    T.St = State::Ready;
+    T.PollAddr = 0;
+    T.PollRepeats = 0;
+    T.Seen.clear();
+  }
+}
+
+/// The blocks one after another in launch order.
+std::string runInOrder(Block &B, uint64_t Blocks) {
+  const GridLaunch &L = *B.L;
+  for (uint64_t Lin = 0; Lin < Blocks; ++Lin) {
+    resetBlock(B, Lin);
+    for (auto &[Ptr, Bytes] : L.Shared)
+      std::memset(Ptr, 0xff, Bytes);
+    if (L.Collectives) {
+      if (std::string Error = runFibers(B); !Error.empty())
+        return Error;
+      continue;
+    }
+    for (Thread &T : B.Threads) {
+      B.Cur = &T;
+      L.Entry(L.Args);
+      if (!B.Misuse.empty())
+        return B.Misuse + " (" + describeBlock(B) + ")";
+    }
+  }
+  return "";
+}
+
+/// Slots.size() blocks in flight, started in launch order as others end,
+/// each with its own shared memory, taking rounds in an order drawn from
+/// the launch's seed.
+std::string runResident(std::vector<Block> &Slots, uint64_t Blocks) {
+  const GridLaunch &L = *Slots[0].L;
+  std::mt19937_64 Rng(L.Seed);
+  uint64_t Next = 0;
+  std::vector<bool> Busy(Slots.size(), false);
+  size_t Loaded = Slots.size(); // whose shared memory the arrays hold
+  auto SwapIn = [&](size_t S) {
+    if (Loaded != S) {
+      for (size_t K = 0; K < L.Shared.size(); ++K) {
+        auto [Ptr, Bytes] = L.Shared[K];
+        if (Loaded < Slots.size())
+          std::memcpy(Slots[Loaded].SharedSave[K].data(), Ptr, Bytes);
+        std::memcpy(Ptr, Slots[S].SharedSave[K].data(), Bytes);
+      }
+      Loaded = S;
+    }
+    Active = &Slots[S];
+  };
+  auto Start = [&](size_t S) {
+    resetBlock(Slots[S], Next++);
+    for (size_t K = 0; K < L.Shared.size(); ++K)
+      Slots[S].SharedSave[K].assign(size_t(L.Shared[K].second), char(0xff));
+    if (Loaded == S)
+      Loaded = Slots.size();
+    Busy[S] = true;
+    return startFibers(Slots[S]);
+  };
+  for (size_t S = 0; S < Slots.size(); ++S)
+    if (std::string Error = Start(S); !Error.empty())
+      return Error;
+  // Each pass runs each block in flight with probability 1/2 (one at
+  // least), in a random order: a block may overtake ones started before it,
+  // as on the GPU. Stalled[S]: S's rounds that changed nothing since
+  // anything moved; when every block in flight has had StalledRounds of
+  // them, none ever will move.
+  std::vector<unsigned> Stalled(Slots.size(), 0);
+  std::vector<size_t> Order;
+  for (;;) {
+    Order.clear();
+    for (size_t S = 0; S < Slots.size(); ++S)
+      if (Busy[S])
+        Order.push_back(S);
+    if (Order.empty())
+      return "";
+    std::shuffle(Order.begin(), Order.end(), Rng);
+    const size_t Live = Order.size();
+    Order.erase(std::remove_if(Order.begin() + 1, Order.end(),
+                               [&](size_t) { return Rng() & 1; }),
+                Order.end());
+    for (size_t S : Order) {
+      SwapIn(S);
+      std::string Error;
+      Step St = stepBlock(Slots[S], Error);
+      if (!Error.empty())
+        return Error;
+      if (St == Step::Stalled) {
+        ++Stalled[S];
+        size_t Waiting = 0;
+        for (size_t X = 0; X < Slots.size(); ++X)
+          Waiting += Busy[X] && Stalled[X] >= StalledRounds;
+        if (Waiting == Live) {
+          return deadlock(Slots[S], "every block in flight waits: none can "
+                                    "move");
+        }
+        continue;
+      }
+      std::fill(Stalled.begin(), Stalled.end(), 0);
+      if (St != Step::Done)
+        continue;
+      Busy[S] = false;
+      if (Next < Blocks)
+        if (std::string E = Start(S); !E.empty())
+          return E;
+    }
+  }
+}
+
+/// The grid's blocks, Slots.size() in flight at once.
+std::string runSlots(std::vector<Block> &Slots) {
+  const GridLaunch &L = *Slots[0].L;
+  const uint64_t Blocks = uint64_t(L.Grid[0]) * L.Grid[1] * L.Grid[2];
+  if (!Blocks)
+    return "";
+  return Slots.size() > 1 ? runResident(Slots, Blocks)
+                          : runInOrder(Slots[0], Blocks);
+}
+
+} // namespace
+
+std::string runGrid(const GridLaunch &L) {
+  const uint64_t Blocks = uint64_t(L.Grid[0]) * L.Grid[1] * L.Grid[2];
+  sigjmp_buf Fault;
+  std::vector<Block> Slots(
+      L.Collectives ? size_t(std::clamp<uint64_t>(
+                          L.Resident, 1, std::max<uint64_t>(Blocks, 1)))
+                    : 1);
+  for (size_t S = 0; S < Slots.size(); ++S)
+    initBlock(Slots[S], L, unsigned(S), &Fault);
   FaultGuard Guard;
   Block *Outer = Active;
-  Active = &B;
+  Active = &Slots[0];
   std::string Error;
-  int Sig = sigsetjmp(B.Fault, 1);
-  if (Sig) {
+  if (int Sig = sigsetjmp(Fault, 1)) {
+    const Block &B = *Active;
     Error = std::string(Sig == SIGFPE ? "arithmetic fault (integer division "
                                         "by zero?)"
                                       : "invalid memory access") +
@@ -463,35 +668,9 @@ std::string runGrid(const GridLaunch &L) {
             std::to_string(B.Cur ? B.Cur->Linear : 0);
     if (Sig != SIGFPE && L.DescribeAddress)
       Error += ": " + L.DescribeAddress(B.FaultAddress);
+  } else {
+    Error = runSlots(Slots);
   }
-  for (unsigned Z = 0; Error.empty() && Z < L.Grid[2]; ++Z)
-    for (unsigned Y = 0; Error.empty() && Y < L.Grid[1]; ++Y)
-      for (unsigned X = 0; Error.empty() && X < L.Grid[0]; ++X) {
-        B.Ctaid[0] = X;
-        B.Ctaid[1] = Y;
-        B.Ctaid[2] = Z;
-        for (auto &[Ptr, Bytes] : L.Shared)
-          std::memset(Ptr, 0xff, Bytes);
-        ++B.Epoch;
-        std::fill(B.WarpSync.begin(), B.WarpSync.end(), 0);
-        for (Thread &T : B.Threads) {
-          T.St = State::Ready;
-          T.PollAddr = 0;
-          T.PollRepeats = 0;
-        }
-        if (L.Collectives) {
-          Error = runFibers(B);
-          continue;
-        }
-        for (Thread &T : B.Threads) {
-          B.Cur = &T;
-          L.Entry(L.Args);
-          if (!B.Misuse.empty()) {
-            Error = B.Misuse + " (" + describeBlock(B) + ")";
-            break;
-          }
-        }
-      }
   Active = Outer;
   return Error;
 }
@@ -566,13 +745,22 @@ void __idxmap_sim_poll(const void *Ptr, uint32_t Bytes) {
   uint64_t V = 0;
   std::memcpy(&V, Ptr, std::min<size_t>(Bytes, sizeof V));
   const uintptr_t Addr = reinterpret_cast<uintptr_t>(Ptr);
-  if (Addr != T.PollAddr || V != T.PollValue) {
-    T.PollAddr = Addr;
-    T.PollValue = V;
+  T.PollAddr = Addr;
+  T.PollValue = V;
+  auto It = std::find_if(T.Seen.begin(), T.Seen.end(),
+                         [&](const auto &E) { return E.first == Addr; });
+  if (It == T.Seen.end() || It->second != V) {
+    T.TurnNew = true;
+    if (It != T.Seen.end())
+      It->second = V;
+    else if (T.Seen.size() < PollMemory)
+      T.Seen.push_back({Addr, V});
+    else
+      T.Seen.assign(1, {Addr, V}); // a long walk: it moves
     T.PollRepeats = 0;
-    B.Moved = true;
     return;
   }
+  ++T.TurnRepeats;
   // (A kernel with polls always runs as fibers: SimIr marks it.)
   if (++T.PollRepeats < PollSpins || !B.L->Collectives)
     return;

@@ -42,6 +42,14 @@ struct GridLaunch {
   /// Shared-memory arrays, filled with 0xff before each block (a kernel
   /// that reads shared memory it did not write sees NaNs and -1s).
   std::vector<std::pair<void *, uint64_t>> Shared;
+  /// Blocks in flight at once (1: one after another in launch order). With
+  /// more, a block starts when one ends, in launch order, and each pass
+  /// runs every block in flight until its threads wait again, in an order
+  /// drawn from Seed: a block may then wait on one that has started and
+  /// not finished (a look-back meeting an aggregate, a fold polling a
+  /// partial not yet published), as resident blocks do on the GPU.
+  unsigned Resident = 1;
+  uint64_t Seed = 0;
   /// Where a faulting address lies ("12 bytes past the end of a buffer of
   /// 4096 bytes"), for the launch's error.
   std::function<std::string(uintptr_t)> DescribeAddress;

@@ -3,8 +3,9 @@
 // Part of idxmap. A CudaDriver whose "device" is this process: it loads the
 // LLVM IR of emitModule with EmitOptions::HostIr (not PTX), compiles it for
 // the host with LLVM's JIT, and runs every thread of a launch on the
-// calling CPU thread (blocks in launch order; the threads of a block as
-// fibers that meet at barriers and warp shuffles, votes and ballots). Memory
+// calling CPU thread (blocks in launch order, or several in flight taking
+// turns; the threads of a block as fibers that meet at barriers and warp
+// shuffles, votes and ballots). Memory
 // is the process's, each buffer between guard pages, so a kernel's stray
 // access fails the launch (CUDA_ERROR_ILLEGAL_ADDRESS) instead of passing
 // unseen. The device it reports has the attributes of the sm_90 device
@@ -22,9 +23,25 @@
 
 #include "idxmap/Runtime.h"
 
+#include <cstdint>
 #include <memory>
 
 namespace idxmap {
+
+/// How the simulator schedules a launch's blocks.
+struct HostSimulatorOptions {
+  /// Blocks in flight at once. 1: one after another in launch order, so a
+  /// block that waits on others (a decoupled look-back, a reduction's fold
+  /// by ticket) finds them finished. More: a block starts when one ends, in
+  /// launch order, and the blocks in flight take turns, each running until
+  /// its threads wait again (a barrier, a collective, a poll), in an order
+  /// drawn from Seed: a block then meets others half done, as on the GPU
+  /// (a look-back reads aggregates, a fold waits for partials), and a wait
+  /// that nothing can end is reported as a deadlock.
+  unsigned ResidentBlocks = 1;
+  /// The first launch's seed; each later launch adds one.
+  uint64_t Seed = 1;
+};
 
 /// Opens the host simulator as a CudaDriver. One may be open at a time in
 /// a process (a second open fails with NoDevice until the first is
@@ -42,8 +59,13 @@ namespace idxmap {
 ///   auto Runs = runKernels(**Drv, *M, R->LlvmIr, R->Kernels, RunOptions{},
 ///                          std::cout);
 ///   // each KernelRunResult says "ok (max abs err ...)" or the mismatch
+///
+///   HostSimulatorOptions Four;
+///   Four.ResidentBlocks = 4; // blocks meet others half done
+///   auto Concurrent = openHostSimulator(Four); // (after Drv is closed)
 /// \endcode
-runtime::DriverResult<std::unique_ptr<runtime::CudaDriver>> openHostSimulator();
+runtime::DriverResult<std::unique_ptr<runtime::CudaDriver>>
+openHostSimulator(const HostSimulatorOptions &Options = HostSimulatorOptions());
 
 } // namespace idxmap
 

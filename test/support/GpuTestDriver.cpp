@@ -23,7 +23,7 @@ std::optional<int> parseGpuTestArgs(int Argc, char **Argv, const char *Program,
     std::fprintf(
         stderr,
         "usage: %s [--seed N] [--count N] [--max-elements N]%s%s%s%s%s%s "
-        "[--simulate] [-v]\n",
+        "[--simulate [--resident N]] [-v]\n",
         Program, F.TakesMaxGrid ? " [--max-grid N]" : "",
         F.TakesNewOps ? " [--new-ops PERCENT]" : "",
         F.TakesTune ? " [--tune NAME=VALUE[,...]]" : "",
@@ -84,6 +84,11 @@ std::optional<int> parseGpuTestArgs(int Argc, char **Argv, const char *Program,
       F.DryRun |= F.PrintMeansDryRun;
     } else if (A == "--simulate") {
       F.Simulate = true;
+    } else if (A == "--resident") {
+      if (!parseFuzzNumber(Value, N) || N == 0 || N > 64)
+        return Usage();
+      ++I;
+      F.Resident = unsigned(N);
     } else if (A == "-v") {
       F.Verbose = true;
     } else {
@@ -91,7 +96,7 @@ std::optional<int> parseGpuTestArgs(int Argc, char **Argv, const char *Program,
     }
   }
   // The simulator runs LLVM IR: no PTX for ptxas.
-  if (F.Simulate && !F.Ptxas.empty())
+  if ((F.Simulate && !F.Ptxas.empty()) || (F.Resident > 1 && !F.Simulate))
     return Usage();
   return std::nullopt;
 }

@@ -32,6 +32,9 @@ struct GpuTestFlags {
   /// --simulate: run the kernels in the host simulator (HostSimulator.h)
   /// instead of on a GPU; the fusions are emitted with EmitOptions::HostIr.
   bool Simulate = false;
+  /// --resident N: with --simulate, N blocks in flight at once, taking
+  /// turns in an order drawn from --seed (HostSimulatorOptions).
+  unsigned Resident = 1;
   std::string Ptxas;
   /// --max-grid N: emit against a device model whose grid.x limit is N
   /// (0: the target's own), so that small fusions take the grid-stride
@@ -71,8 +74,12 @@ std::string libcudaFromEnvironment();
 /// --simulate, else the CUDA driver ($IDXMAP_LIBCUDA or libcuda.so.1).
 inline runtime::DriverResult<std::unique_ptr<runtime::CudaDriver>>
 openTestDriver(const GpuTestFlags &F) {
-  if (F.Simulate)
-    return openHostSimulator();
+  if (F.Simulate) {
+    HostSimulatorOptions O;
+    O.ResidentBlocks = F.Resident;
+    O.Seed = F.Seed;
+    return openHostSimulator(O);
+  }
   runtime::CudaDriver::OpenOptions O;
   O.LibraryPath = libcudaFromEnvironment();
   return runtime::CudaDriver::open(O);

@@ -59,15 +59,17 @@ static const Command RunCommand = {
     "--simulate runs the kernels on this CPU instead (no GPU or driver\n"
     "needed; HLO input only): each module is emitted as LLVM IR, compiled\n"
     "for the host, and every thread of each launch is run (blocks in\n"
-    "order, a block's threads meeting at barriers and warp shuffles), each\n"
-    "buffer between guard pages. It checks what the kernels compute, not\n"
-    "how fast (no --bench) or whether they race.",
+    "order, or --resident N at once taking turns; a block's threads\n"
+    "meeting at barriers and warp shuffles), each buffer between guard\n"
+    "pages. It checks what the kernels compute, not how fast (no --bench)\n"
+    "or whether they race in global memory.",
     runRun};
 static CommandRegistration RegisterRun(RunCommand);
 
 static int runRun(int Argc, char **Argv) {
   std::string File, Gpu = "sm_90", HloFile, SeedText = "1", RepsText = "50",
-                    Inputs, Fusion, TolText, Timer = "auto", Tune, SidecarFile;
+                    Inputs, Fusion, TolText, Timer = "auto", Tune, SidecarFile,
+                    ResidentText = "1";
   std::string OutputDir;
   bool Bench = false, Precise = false, NoCheck = false, NoRotate = false,
        Strict = false, Split = false, Simulate = false;
@@ -100,6 +102,10 @@ static int runRun(int Argc, char **Argv) {
   P.flag("--bench", &Bench, "time the kernels (see --timer)");
   P.flag("--simulate", &Simulate,
          "run on this CPU (the host simulator) instead of a GPU");
+  P.option("--resident", "N", &ResidentText,
+           "with --simulate: N blocks in flight at once, taking turns in an "
+           "order drawn from --seed, so that a block meets others half done "
+           "(default 1: one after another)");
   P.choice("--timer", {"auto", "cupti", "events"}, &Timer,
            "with --bench: CUPTI kernel records, CUDA events, or CUPTI when "
            "it loads");
@@ -132,6 +138,14 @@ static int runRun(int Argc, char **Argv) {
     return P.usageError("--reps needs an integer from 20 to 1000000");
   RO.Seed = *Seed;
   RO.Reps = unsigned(*Reps);
+  auto Resident = parseUnsigned(ResidentText, 1, 64);
+  if (!Resident)
+    return P.usageError("--resident needs an integer from 1 to 64");
+  if (*Resident > 1 && !Simulate)
+    return P.usageError("--resident is for --simulate");
+  HostSimulatorOptions SimOptions;
+  SimOptions.ResidentBlocks = unsigned(*Resident);
+  SimOptions.Seed = *Seed;
   try {
     if (!TolText.empty()) {
       size_t Comma = TolText.find(',');
@@ -227,7 +241,7 @@ static int runRun(int Argc, char **Argv) {
     if (Bench && Timer != "events")
       Cupti.emplace(runtime::CuptiTimer::load(cuptiOptionsFromEnvironment()));
     auto Opened =
-        Simulate ? openHostSimulator()
+        Simulate ? openHostSimulator(SimOptions)
                  : runtime::CudaDriver::open(driverOptionsFromEnvironment());
     if (!Opened) {
       std::fprintf(stderr, "idxmap run: %s\n", Opened.error().Message.c_str());

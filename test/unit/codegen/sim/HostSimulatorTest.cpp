@@ -28,6 +28,7 @@ target triple = "nvptx64-nvidia-cuda"
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
 declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
 declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.nctaid.x()
 declare float @llvm.nvvm.shfl.sync.bfly.f32(i32, float, i32, i32)
 declare i32 @llvm.nvvm.shfl.sync.up.i32(i32, i32, i32, i32)
 declare i32 @llvm.nvvm.shfl.sync.down.i32(i32, i32, i32, i32)
@@ -170,6 +171,46 @@ done:
 }
 )";
 }
+
+/// Block b keeps its index in shared memory, waits (thread 0) until block
+/// b + 1 has set its flag, then writes what shared memory holds to out[b]
+/// and sets its own flag; the last block waits on none. Legal on a GPU only
+/// where all the blocks are resident together.
+const char *ForwardChain = R"(
+@own = internal addrspace(3) global [1 x i32] undef, align 4
+define ptx_kernel void @chain(ptr addrspace(1) %flags, ptr addrspace(1) %out) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %nb = call i32 @llvm.nvvm.read.ptx.sreg.nctaid.x()
+  %first = icmp eq i32 %t, 0
+  br i1 %first, label %keep, label %sync
+keep:
+  store i32 %b, ptr addrspace(3) @own
+  br label %sync
+sync:
+  call void @llvm.nvvm.barrier0()
+  br i1 %first, label %check, label %done
+check:
+  %next = add i32 %b, 1
+  %last = icmp eq i32 %next, %nb
+  br i1 %last, label %publish, label %poll
+poll:
+  %fp = getelementptr i32, ptr addrspace(1) %flags, i32 %next
+  %v = call i32 asm sideeffect "ld.acquire.gpu.global.b32 $0, [$1];", "=r,l,~{memory}"(ptr addrspace(1) %fp)
+  %unset = icmp eq i32 %v, 0
+  br i1 %unset, label %poll, label %publish
+publish:
+  %mine = load i32, ptr addrspace(3) @own
+  %op = getelementptr i32, ptr addrspace(1) %out, i32 %b
+  store i32 %mine, ptr addrspace(1) %op
+  %myflag = getelementptr i32, ptr addrspace(1) %flags, i32 %b
+  call void asm sideeffect "st.release.gpu.global.b32 [$0], $1;", "l,r,~{memory}"(ptr addrspace(1) %myflag, i32 1)
+  br label %done
+done:
+  ret void
+}
+)";
 
 /// Each thread stores its id to slot t of a shared array, then (after
 /// SYNC) reads slot t ^ XOR and stores it to out[t]. First every thread
@@ -318,7 +359,7 @@ TEST_F(HostSimulator, APollWaitsForAnotherThreadOrIsADeadlock) {
       EXPECT_NE(St.error().Message.find(
                     "deadlock in block (0,0,0): 0 threads wait at a barrier, "
                     "0 at a warp collective, 63 finished, 1 poll memory that "
-                    "no thread of the block changes"),
+                    "no thread changes (blocks run in launch order"),
                 std::string::npos)
           << St.error().Message;
       EXPECT_NE(St.error().Message.find("thread 0 reads 0 again and again"),
@@ -330,6 +371,45 @@ TEST_F(HostSimulator, APollWaitsForAnotherThreadOrIsADeadlock) {
     uint32_t Out = 0;
     ASSERT_TRUE(Drv->copyToHost(&Out, *OB, 4));
     EXPECT_EQ(Out, 7u);
+  }
+}
+
+// Blocks in flight together: a block may wait on a later one while both
+// are in flight, each keeps its own shared memory across the turns, and a
+// wait on a block that cannot start is a deadlock.
+TEST(HostSimulatorResident, BlocksInFlightTakeTurns) {
+  for (unsigned Resident : {4u, 7u, 1u, 2u}) {
+    HostSimulatorOptions Opts;
+    Opts.ResidentBlocks = Resident;
+    Opts.Seed = 11;
+    auto Drv = openHostSimulator(Opts);
+    ASSERT_TRUE(Drv) << Drv.error().Message;
+    auto M = (*Drv)->loadPtx(std::string(Header) + ForwardChain);
+    ASSERT_TRUE(M) << M.error().Message;
+    auto K = M->getKernel("chain");
+    ASSERT_TRUE(K) << K.error().Message;
+    std::vector<uint32_t> Zero(4, 0), Out(4, 99);
+    auto FB = (*Drv)->alloc(16);
+    auto OB = (*Drv)->alloc(16);
+    ASSERT_TRUE(FB && OB);
+    ASSERT_TRUE((*Drv)->copyToDevice(*FB, Zero.data(), 16));
+    DevicePtr FP = FB->ptr(), OP = OB->ptr();
+    void *Args[] = {&FP, &OP};
+    LaunchDims Dims;
+    Dims.Grid[0] = 4;
+    Dims.Block[0] = 64;
+    auto St = (*Drv)->launch(*K, Dims, Args);
+    if (Resident >= 4) {
+      ASSERT_TRUE(St) << Resident << ": " << St.error().Message;
+      ASSERT_TRUE((*Drv)->copyToHost(Out.data(), *OB, 16));
+      EXPECT_EQ(Out, (std::vector<uint32_t>{0, 1, 2, 3})) << Resident;
+      continue;
+    }
+    ASSERT_FALSE(St) << Resident;
+    const char *Why = Resident == 1 ? "(blocks run in launch order"
+                                    : "(every block in flight waits";
+    EXPECT_NE(St.error().Message.find(Why), std::string::npos)
+        << St.error().Message;
   }
 }
 
