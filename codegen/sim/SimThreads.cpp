@@ -617,10 +617,9 @@ std::string runResident(std::vector<Block> &Slots, uint64_t Blocks) {
         size_t Waiting = 0;
         for (size_t X = 0; X < Slots.size(); ++X)
           Waiting += Busy[X] && Stalled[X] >= StalledRounds;
-        if (Waiting == Live) {
+        if (Waiting == Live)
           return deadlock(Slots[S], "every block in flight waits: none can "
                                     "move");
-        }
         continue;
       }
       std::fill(Stalled.begin(), Stalled.end(), 0);
