@@ -221,9 +221,7 @@ int shuffleSource(WarpOp Op, unsigned Lane, uint32_t Bv, uint32_t Cv) {
 }
 
 /// Completes the collectives of warp \p W whose lanes all wait at them.
-/// Returns true when one completed.
-bool resolveWarp(Block &B, size_t First, size_t End) {
-  bool Progress = false;
+void resolveWarp(Block &B, size_t First, size_t End) {
   for (size_t I = First; I < End; ++I) {
     Thread &T = B.Threads[I];
     if (T.St != State::AtWarp)
@@ -251,7 +249,7 @@ bool resolveWarp(Block &B, size_t First, size_t End) {
         if (U.Op != T.Op) {
           B.Misuse = "lanes of one warp wait at different warp operations "
                      "with the same mask";
-          return false;
+          return;
         }
         In[Lane] = true;
         Values[Lane] = U.A;
@@ -295,26 +293,23 @@ bool resolveWarp(Block &B, size_t First, size_t End) {
       U.St = State::Ready;
     }
     ++B.WarpSync[First / WarpSize];
-    Progress = true;
   }
-  return Progress;
 }
 
 /// Releases the barrier when every live thread waits at it.
-bool resolveBarrier(Block &B) {
+void resolveBarrier(Block &B) {
   bool Any = false;
   for (const Thread &T : B.Threads) {
     if (T.St == State::AtWarp || T.St == State::Ready || T.St == State::Polling)
-      return false;
+      return;
     Any |= T.St == State::AtBarrier;
   }
   if (!Any)
-    return false;
+    return;
   for (Thread &T : B.Threads)
     if (T.St == State::AtBarrier)
       T.St = State::Ready;
   ++B.Epoch;
-  return true;
 }
 
 std::string describeBlock(const Block &B) {
