@@ -501,9 +501,13 @@ CudaDriver::Api simulatorApi() {
 
 DriverResult<std::unique_ptr<CudaDriver>>
 idxmap::openHostSimulator(const HostSimulatorOptions &Options) {
-  if (Options.ResidentBlocks == 0)
-    return DriverError{DriverErrorKind::NoDevice, 0,
-                       "the host simulator needs at least one block in flight"};
+  if (Options.ResidentBlocks == 0 ||
+      Options.ResidentBlocks > HostSimulatorOptions::MaxResidentBlocks)
+    return DriverError{
+        DriverErrorKind::NoDevice, 0,
+        "the host simulator keeps 1 to " +
+            std::to_string(HostSimulatorOptions::MaxResidentBlocks) +
+            " blocks in flight, not " + std::to_string(Options.ResidentBlocks)};
   if (S.Open)
     return DriverError{DriverErrorKind::NoDevice, 0,
                        "the host simulator is already open in this process"};

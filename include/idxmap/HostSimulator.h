@@ -38,7 +38,9 @@ struct HostSimulatorOptions {
   /// drawn from Seed: a block then meets others half done, as on the GPU
   /// (a look-back reads aggregates, a fold waits for partials), and a wait
   /// that nothing can end is reported as a deadlock.
+  /// From 1 to MaxResidentBlocks.
   unsigned ResidentBlocks = 1;
+  static constexpr unsigned MaxResidentBlocks = 64;
   /// The first launch's seed; each later launch adds one.
   uint64_t Seed = 1;
 };

@@ -85,7 +85,8 @@ std::optional<int> parseGpuTestArgs(int Argc, char **Argv, const char *Program,
     } else if (A == "--simulate") {
       F.Simulate = true;
     } else if (A == "--resident") {
-      if (!parseFuzzNumber(Value, N) || N == 0 || N > 64)
+      if (!parseFuzzNumber(Value, N) || N == 0 ||
+          N > HostSimulatorOptions::MaxResidentBlocks)
         return Usage();
       ++I;
       F.Resident = unsigned(N);

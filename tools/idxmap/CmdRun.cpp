@@ -138,9 +138,11 @@ static int runRun(int Argc, char **Argv) {
     return P.usageError("--reps needs an integer from 20 to 1000000");
   RO.Seed = *Seed;
   RO.Reps = unsigned(*Reps);
-  auto Resident = parseUnsigned(ResidentText, 1, 64);
+  const unsigned MaxResident = HostSimulatorOptions::MaxResidentBlocks;
+  auto Resident = parseUnsigned(ResidentText, 1, MaxResident);
   if (!Resident)
-    return P.usageError("--resident needs an integer from 1 to 64");
+    return P.usageError("--resident needs an integer from 1 to " +
+                        std::to_string(MaxResident));
   if (*Resident > 1 && !Simulate)
     return P.usageError("--resident is for --simulate");
   HostSimulatorOptions SimOptions;

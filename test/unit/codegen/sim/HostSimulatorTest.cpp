@@ -413,6 +413,21 @@ TEST(HostSimulatorResident, BlocksInFlightTakeTurns) {
   }
 }
 
+TEST(HostSimulatorResident, BlocksInFlightAreFromOneTo64) {
+  for (unsigned Resident : {0u, HostSimulatorOptions::MaxResidentBlocks + 1}) {
+    HostSimulatorOptions Opts;
+    Opts.ResidentBlocks = Resident;
+    auto Drv = openHostSimulator(Opts);
+    ASSERT_FALSE(Drv) << Resident;
+    EXPECT_NE(Drv.error().Message.find("1 to 64 blocks in flight"),
+              std::string::npos)
+        << Drv.error().Message;
+  }
+  HostSimulatorOptions Most;
+  Most.ResidentBlocks = HostSimulatorOptions::MaxResidentBlocks;
+  EXPECT_TRUE(openHostSimulator(Most));
+}
+
 TEST_F(HostSimulator, RacesInSharedMemoryFailTheLaunch) {
   const std::string Barrier = "  call void @llvm.nvvm.barrier0()";
   const std::string Shuffle = "  %s = call i32 @llvm.nvvm.shfl.sync.idx.i32("
