@@ -240,20 +240,23 @@ emitReduction(llvm::IRBuilderBase &B, const HloComputation &ToApply,
 ///     in fast mode (tanh.approx.f32). The other fast forms are within the
 ///     f32 default (see the file comment).
 ///   - Reduce with a float `add` reducer over n elements: abs grows by
-///     (ceil(log2 n) + 1) * u * n, u the unit roundoff of the reducer's type:
-///     the error bound of a summation in any tree order for |x| <= 1 (the
-///     runner's random inputs); the interpreter sums such reductions in
-///     double (XLA's fast path).
+///     (d + 1) * u * n, u the unit roundoff of the reducer's type and d the
+///     larger of ceil(log2 n) and \p RoundingDepth (the kernel's longest
+///     chain of roundings, KernelInfo::RoundingDepth; 0 when unknown): the
+///     error bound of a summation whose terms each go through at most d
+///     roundings, for |x| <= 1 (the runner's random inputs); the
+///     interpreter sums such reductions in double (XLA's fast path).
 ///   - A float add or multiply scan (classifyScan) of lines of n: abs (add)
 ///     or rel (multiply) grows by (n / 32 + 6) roundings of its type: the
 ///     warp scan's shuffle levels and a carry per chunk of 32, in another
 ///     order than the interpreter's step by step.
 ///   - Fusion/call: the output type's default merged (component-wise max)
-///     with the tolerance of every nested reduce/scan/fusion/call, and, for every
-///     approximate op inside, its relative error times 4 as both abs and rel:
-///     later ops may cancel (`1 + tanh(x)` near tanh = -1) and scale it.
+///     with the tolerance of every nested reduce/scan/fusion/call, and, for
+///     every approximate op inside, its relative error times 4 as both abs and
+///     rel: later ops may cancel (`1 + tanh(x)` near tanh = -1) and scale it.
 ///     A heuristic for inputs of magnitude about 1, not a proof.
-Tolerance toleranceFor(const HloInstruction &I, const MathOptions &M = {});
+Tolerance toleranceFor(const HloInstruction &I, const MathOptions &M = {},
+                       int64_t RoundingDepth = 0);
 
 } // namespace codegen
 } // namespace idxmap

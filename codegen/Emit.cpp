@@ -427,10 +427,11 @@ Sidecar sidecarOf(const HloModule &M, const EmitResult &R, const EmitOptions &O,
   return S;
 }
 
-Tolerance kernelTolerance(const HloInstruction &Fusion, bool PreciseMath) {
+Tolerance kernelTolerance(const HloInstruction &Fusion, bool PreciseMath,
+                          int64_t RoundingDepth) {
   codegen::MathOptions Math;
   Math.Precise = PreciseMath;
-  return codegen::toleranceFor(Fusion, Math);
+  return codegen::toleranceFor(Fusion, Math, RoundingDepth);
 }
 
 // unsupportedInstruction refuses the rest (and the element emitter has a

@@ -40,9 +40,10 @@ Tolerance forShape(const Shape &S) {
   return T;
 }
 
-/// The extra error of a float add reduction over n elements in any tree
-/// order: (ceil(log2 n) + 1) u sum |x|, with |x| <= 1.
-Tolerance reduceTolerance(const HloInstruction &I) {
+/// The extra error of a float add reduction over n elements whose terms
+/// each go through at most d roundings: (d + 1) u sum |x|, with |x| <= 1;
+/// d is at least ceil(log2 n), a tree's depth.
+Tolerance reduceTolerance(const HloInstruction &I, int64_t RoundingDepth) {
   const HloComputation *F = I.toApply();
   if (!F || F->root()->opcode() != HloOpcode::Add)
     return {};
@@ -53,7 +54,9 @@ Tolerance reduceTolerance(const HloInstruction &I) {
   double N = 1;
   for (int64_t D : I.dimensions())
     N *= double(In.Dims[size_t(D)]);
-  double Depth = std::ceil(std::log2(std::max(N, 1.0))) + 1;
+  double Depth =
+      std::max(std::ceil(std::log2(std::max(N, 1.0))), double(RoundingDepth)) +
+      1;
   double Abs = Depth * unitRoundoff(T) * N;
   return {Abs, 0};
 }
@@ -90,14 +93,15 @@ bool isApproximate(const HloInstruction &I, const MathOptions &M) {
 
 } // namespace
 
-Tolerance toleranceFor(const HloInstruction &I, const MathOptions &M) {
+Tolerance toleranceFor(const HloInstruction &I, const MathOptions &M,
+                       int64_t RoundingDepth) {
   Tolerance T = forShape(I.shape());
   // tanh.approx.f32: about 10x its measured error; div.full.f32 and
   // sqrt.approx.f32 (2 ulp and 1 ulp): within f32's own tolerance.
   if (isApproximate(I, M) && I.opcode() == HloOpcode::Tanh)
     T = merge(T, {2e-5, 1e-4});
   if (I.opcode() == HloOpcode::Reduce)
-    T = merge(T, reduceTolerance(I));
+    T = merge(T, reduceTolerance(I, RoundingDepth));
   if (I.opcode() == HloOpcode::Fusion || I.opcode() == HloOpcode::Call) {
     for (const HloComputation *C : I.calledComputations())
       for (const HloInstruction *J : C->instructions()) {
@@ -110,7 +114,7 @@ Tolerance toleranceFor(const HloInstruction &I, const MathOptions &M) {
         } else if (J->opcode() == HloOpcode::Reduce ||
                    J->opcode() == HloOpcode::Fusion ||
                    J->opcode() == HloOpcode::Call) {
-          T = merge(T, toleranceFor(*J, M));
+          T = merge(T, toleranceFor(*J, M, RoundingDepth));
         }
       }
   }

@@ -338,6 +338,11 @@ std::optional<Diagnostic> Reader::kernel(const Json &K, const std::string &At,
       return E;
     I.WorkspaceBytes = uint64_t(N);
   }
+  if (K.contains("rounding_depth")) {
+    if (auto E = integer(K, At, "rounding_depth", 0, INT64_MAX, N))
+      return E;
+    I.RoundingDepth = N;
+  }
   if (K.contains("aliases")) {
     if (auto E = field(K, At, "aliases", Json::value_t::array, V))
       return E;
@@ -407,6 +412,8 @@ std::string sidecarToJson(const Sidecar &S) {
     }
     K["params"] = std::move(Params);
     K["workspace_bytes"] = I.WorkspaceBytes;
+    if (I.RoundingDepth)
+      K["rounding_depth"] = I.RoundingDepth;
     Json Aliases = Json::array();
     for (const KernelAlias &A : I.Aliases)
       Aliases.push_back({{"output", A.Output}, {"input", A.Input}});

@@ -138,6 +138,7 @@ std::optional<Diagnostic> ReductionKernel::createFunction(int64_t Threads,
   Info.Name = kernelName(F.name());
   Info.Fusion = F.name();
   Info.Emitter = std::string(emitterKindName(A.Kind));
+  Info.RoundingDepth = RP.RoundingDepth;
   if (auto Err = setLaunchShape(Info, F, Math.Device, Blocks, Threads, Shared))
     return Err;
   std::vector<KernelParamSpec> Specs = fusionKernelParams(C, A.Roots, Info);

@@ -322,7 +322,7 @@ runKernels(CudaDriver &Driver, const HloModule &Module, std::string_view Ptx,
         Literal Got = fromPhysical(Bytes, Out[O]->Type);
         Tolerance Tol = Options.Tol ? *Options.Tol
                         : Options.TolFor
-                            ? Options.TolFor(*F)
+                            ? Options.TolFor(*F, K)
                             : Tolerance::forType(Out[O]->Type.Type);
         LiteralComparison Cmp = compareLiterals((*Expected)[O], Got, Tol);
         if (!Cmp.Match)

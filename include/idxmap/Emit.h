@@ -143,8 +143,20 @@ bool emittersCompute(HloOpcode Op);
 /// The tolerance to compare a fusion's kernel output against the
 /// interpreter with: the output type's default, widened for the approximate
 /// math the kernel uses and for reductions accumulated in a different order
-/// (documented in codegen/ElementwiseCodegen.h, toleranceFor).
-Tolerance kernelTolerance(const HloInstruction &Fusion, bool PreciseMath);
+/// (documented in codegen/ElementwiseCodegen.h, toleranceFor), whose
+/// longest chain of roundings is \p RoundingDepth (KernelInfo::
+/// RoundingDepth; 0: a tree order).
+///
+/// Example: a sum of f32[2000] whose kernel adds 2000 terms in series is
+/// compared with abs (2000 + 1) * 2^-24 * 2000 instead of (11 + 1) * 2^-24
+/// * 2000:
+/// \code
+///   for (const KernelInfo &K : R->Kernels)
+///     Tolerance T = kernelTolerance(*M->entry()->findInstruction(K.Fusion),
+///                                   /*PreciseMath=*/false, K.RoundingDepth);
+/// \endcode
+Tolerance kernelTolerance(const HloInstruction &Fusion, bool PreciseMath,
+                          int64_t RoundingDepth = 0);
 
 } // namespace idxmap
 

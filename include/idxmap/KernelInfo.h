@@ -77,6 +77,14 @@ struct KernelInfo {
   /// In the sidecar: `"workspace_bytes": N` after "params".
   uint64_t WorkspaceBytes = 0;
   std::vector<KernelAlias> Aliases;
+  /// A reduction kernel's longest chain of float roundings from an input
+  /// term to an output, in the order the kernel combines them (serial steps
+  /// of a thread, shuffles, partials of warps and blocks); 0 when the
+  /// kernel records none. kernelTolerance widens its add-reduction bound to
+  /// it: a thread that sums 1000 steps in series can drift further from
+  /// the interpreter's pairwise sum than a tree of depth log2 n. In the
+  /// sidecar: `"rounding_depth": N` when nonzero.
+  int64_t RoundingDepth = 0;
   /// The emitter's thread map of its main read, in XLA syntax:
   /// `(th_x, bl_x)[..., vec] -> (index of ThreadMapTarget)`, the last range
   /// variable being the vector lane; empty when the emitter records none

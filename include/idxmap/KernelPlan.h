@@ -162,6 +162,13 @@ struct ReductionPlan {
   int64_t MinBlocksPerSm = 0;
   /// Vector iterations per row (or row steps per chunk of a column).
   int64_t Iterations = 1;
+  /// The most float roundings on a term's way to its output in this plan's
+  /// order of combination: a thread's steps in series, then shuffles, the
+  /// warps' partials and the blocks' partials (roundingDepth in
+  /// ReductionPlan.cpp). For example a thread that adds 2 x 1000 elements
+  /// in series before 2 shuffle levels: 2002. What a comparison with the
+  /// interpreter's pairwise sums must allow (KernelInfo::RoundingDepth).
+  int64_t RoundingDepth = 0;
   /// The input's linear physical offset read by `(th_x, bl_x)[Syms]`
   /// (the last symbol is the vector lane), with the ragged edges as
   /// constraints; for rows, the row and lane expressions of a thread.

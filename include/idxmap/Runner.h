@@ -31,10 +31,13 @@ struct RunOptions {
   /// row-major bytes of its shape.
   std::vector<std::pair<std::string, std::string>> InputFiles;
   bool Check = true;
-  /// Tolerance override for every kernel; else TolFor(fusion) when set; else
+  /// Tolerance override for every kernel; else TolFor(fusion, kernel) when
+  /// set (kernelTolerance with the kernel's RoundingDepth, say); else
   /// Tolerance::forType of the output.
   std::optional<Tolerance> Tol;
-  std::function<Tolerance(const HloInstruction &Fusion)> TolFor;
+  std::function<Tolerance(const HloInstruction &Fusion,
+                          const KernelInfo &Kernel)>
+      TolFor;
   /// On a mismatch, compare again with each element's roundingSlack (the
   /// fusion evaluated in f64, plain and with every rounding perturbed by
   /// +-4 units of roundoff): results that rounding alone makes unstable

@@ -888,7 +888,9 @@ int main(int Argc, char **Argv) {
     }
     RunOptions RO;
     RO.Seed = S;
-    RO.Tol = kernelTolerance(*Fusion, /*PreciseMath=*/true);
+    RO.TolFor = [](const HloInstruction &F, const KernelInfo &K) {
+      return kernelTolerance(F, /*PreciseMath=*/true, K.RoundingDepth);
+    };
     std::ostringstream Log;
     auto Res = runKernels(**Drv, **M, Flags.Simulate ? R->LlvmIr : R->Ptx,
                           R->Kernels, RO, Log);

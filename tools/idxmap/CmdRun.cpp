@@ -171,8 +171,8 @@ static int runRun(int Argc, char **Argv) {
   }
   RO.Bench = Bench;
   RO.RotateInputs = !NoRotate;
-  RO.TolFor = [Precise](const HloInstruction &F) {
-    return kernelTolerance(F, Precise);
+  RO.TolFor = [Precise](const HloInstruction &F, const KernelInfo &K) {
+    return kernelTolerance(F, Precise, K.RoundingDepth);
   };
   RO.Check = !NoCheck;
   RO.RoundingSlack = !Strict;

@@ -140,4 +140,40 @@ TEST(ReductionPlan, TicketFoldIsForMultiBlockFullReductionsOnly) {
   EXPECT_FALSE(One->Reduction->TicketFold);
 }
 
+TEST(ReductionPlan, RoundingDepthCountsAThreadsStepsInSeries) {
+  // f16[5,13,2,1000]{2,0,1,3} summed over {2,3}: rows of 2 elements, 1000
+  // major steps apart. One thread per row adds its 2 x 1000 elements in
+  // series (rows share warps, one lane each): 2000 roundings, where a
+  // tree's depth is 11.
+  auto M = oneFusionModule(
+      "f16[5,13,2,1000]{2,0,1,3}", "f32[5,13]",
+      "  x = f16[5,13,2,1000]{2,0,1,3} parameter(0)\n"
+      "  c = f32[5,13,2,1000]{2,0,1,3} convert(x)\n"
+      "  z = f32[] constant(0)\n"
+      "  ROOT r = f32[5,13] reduce(c, z), dimensions={2,3}, to_apply=add\n");
+  ASSERT_TRUE(M);
+  Context Ctx;
+  Expected<KernelPlan> P = planFusion(Ctx, analyzeFusion(fusionOf(*M)),
+                                      Tuning{}, *lookupDeviceModel("H200"));
+  ASSERT_TRUE(bool(P)) << P.error().str();
+  const ReductionPlan &R = *P->Reduction;
+  ASSERT_EQ(R.Mode, ReductionMode::RowGroup);
+  ASSERT_EQ(R.LanesPerRow, 1);
+  EXPECT_EQ(R.Dims[0] * R.Iterations * R.Vector, 2000);
+  EXPECT_EQ(R.RoundingDepth, 2000);
+
+  // f32[1000000] over 123 blocks of 512 threads, 4-element vectors: a
+  // thread's 4 vectors (16 adds), 9 levels of shuffles and warps, then its
+  // partial among 123 folded by 512 threads (1 add) and 9 levels again.
+  std::unique_ptr<HloModule> F;
+  Expected<KernelPlan> Full = fullSumPlan("f32[1000000]", {}, F, Ctx);
+  ASSERT_TRUE(bool(Full)) << Full.error().str();
+  const ReductionPlan &FR = *Full->Reduction;
+  ASSERT_TRUE(FR.MultiBlock);
+  ASSERT_EQ(Full->Block[0], 512);
+  ASSERT_EQ(Full->Grid[0], 123);
+  EXPECT_EQ(FR.Dims[0] * FR.Iterations * FR.Vector, 16);
+  EXPECT_EQ(FR.RoundingDepth, 16 + 9 + 1 + 9);
+}
+
 } // namespace

@@ -59,6 +59,18 @@ TEST(SidecarJson, RoundTrips) {
   EXPECT_EQ(S->Kernels[1].WorkspaceBytes, 0u);
   EXPECT_EQ(S->Kernels[0].Params.size(), 2u);
   EXPECT_EQ(sidecarToJson(*S), J);
+  // A reduction's rounding depth is written when nonzero and read back.
+  KernelInfo Deep = kernel(0, "deep");
+  Deep.RoundingDepth = 2000;
+  std::string JD = sidecar({Deep, kernel(0)});
+  EXPECT_NE(JD.find("\"workspace_bytes\": 0, \"rounding_depth\": 2000, "),
+            std::string::npos)
+      << JD;
+  auto SD = sidecarFromJson(JD, "m.json");
+  ASSERT_TRUE(bool(SD)) << SD.error().str();
+  EXPECT_EQ(SD->Kernels[0].RoundingDepth, 2000);
+  EXPECT_EQ(SD->Kernels[1].RoundingDepth, 0);
+  EXPECT_EQ(sidecarToJson(*SD), JD);
 }
 
 // Paths are written by the library: tabs, quotes, backslashes and newlines

@@ -1388,6 +1388,14 @@ ENTRY e {
   Tolerance R = toleranceFor(*E->root());
   // (log2(1024) + 1) * 2^-24 * 1024
   EXPECT_NEAR(R.Abs, 11 * 1024 / 16777216.0, 1e-12);
+  // A kernel that adds 100 terms in series before a tree: (100 + 1) u n.
+  EXPECT_NEAR(toleranceFor(*E->root(), {}, 100).Abs, 101 * 1024 / 16777216.0,
+              1e-12);
+  // A depth below the tree's is the tree's.
+  EXPECT_EQ(toleranceFor(*E->root(), {}, 3).Abs, R.Abs);
+  // Not a reduction: no change.
+  EXPECT_EQ(toleranceFor(*E->findInstruction("ex"), {}, 100).Abs,
+            toleranceFor(*E->findInstruction("ex")).Abs);
 }
 
 } // namespace
