@@ -117,12 +117,14 @@ TEST(ReductionPlan, TicketFoldIsForMultiBlockFullReductionsOnly) {
   Context Ctx;
   Tuning T;
   T.RedTicketFold = 1;
+  Tuning Arrival;
+  Arrival.RedTicketFold = 0;
   // 1000000 f32: 123 blocks, whose partials the block with the last
-  // ticket folds when tuned so.
+  // ticket folds by default; tuned to 0, the last block to arrive.
   Expected<KernelPlan> Def = fullSumPlan("f32[1000000]", {}, M, Ctx);
   ASSERT_TRUE(bool(Def)) << Def.error().str();
   EXPECT_TRUE(Def->Reduction->MultiBlock);
-  EXPECT_FALSE(Def->Reduction->TicketFold);
+  EXPECT_TRUE(Def->Reduction->TicketFold);
   Expected<KernelPlan> Tk = fullSumPlan("f32[1000000]", T, M, Ctx);
   ASSERT_TRUE(bool(Tk)) << Tk.error().str();
   EXPECT_TRUE(Tk->Reduction->MultiBlock);
@@ -131,8 +133,24 @@ TEST(ReductionPlan, TicketFoldIsForMultiBlockFullReductionsOnly) {
   for (const PlanChoice &C : Tk->Choices)
     Recorded |= C.Name == "ticket_fold" && C.Value == 1;
   EXPECT_TRUE(Recorded);
+  Expected<KernelPlan> Ar = fullSumPlan("f32[1000000]", Arrival, M, Ctx);
+  ASSERT_TRUE(bool(Ar)) << Ar.error().str();
+  EXPECT_TRUE(Ar->Reduction->MultiBlock);
+  EXPECT_FALSE(Ar->Reduction->TicketFold);
   // Fewer round trips after the blocks' loads: a lower estimate.
-  EXPECT_LT(Tk->Cost.Microseconds, Def->Cost.Microseconds);
+  EXPECT_LT(Tk->Cost.Microseconds, Ar->Cost.Microseconds);
+  // A split column reduction keeps the arrival fold unless tuned.
+  Expected<KernelPlan> Col = planOfText(
+      "HloModule c\nadd {\n  a = f32[] parameter(0)\n  b = f32[] "
+      "parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nfused {\n  x = "
+      "f32[100352,64] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = "
+      "f32[64] reduce(x, z), dimensions={0}, to_apply=add\n}\nENTRY e {\n"
+      "  p = f32[100352,64] parameter(0)\n  ROOT f = f32[64] fusion(p), "
+      "kind=kInput, calls=fused\n}\n",
+      EmitterKind::ColumnReduction, {}, M);
+  ASSERT_TRUE(bool(Col)) << Col.error().str();
+  EXPECT_TRUE(Col->Reduction->MultiBlock);
+  EXPECT_FALSE(Col->Reduction->TicketFold);
   // One block: nothing to fold, the knob does not apply.
   Expected<KernelPlan> One = fullSumPlan("f32[3]", T, M, Ctx);
   ASSERT_TRUE(bool(One)) << One.error().str();
@@ -163,8 +181,9 @@ TEST(ReductionPlan, RoundingDepthCountsAThreadsStepsInSeries) {
   EXPECT_EQ(R.RoundingDepth, 2000);
 
   // f32[1000000] over 123 blocks of 512 threads, 4-element vectors: a
-  // thread's 4 vectors (16 adds), 9 levels of shuffles and warps, then its
-  // partial among 123 folded by 512 threads (1 add) and 9 levels again.
+  // thread's 4 vectors (16 adds), 9 levels of shuffles and warps, then the
+  // block with the last ticket folds the 123 partials with one warp (4 a
+  // lane) and 5 levels of shuffles.
   std::unique_ptr<HloModule> F;
   Expected<KernelPlan> Full = fullSumPlan("f32[1000000]", {}, F, Ctx);
   ASSERT_TRUE(bool(Full)) << Full.error().str();
@@ -173,7 +192,9 @@ TEST(ReductionPlan, RoundingDepthCountsAThreadsStepsInSeries) {
   ASSERT_EQ(Full->Block[0], 512);
   ASSERT_EQ(Full->Grid[0], 123);
   EXPECT_EQ(FR.Dims[0] * FR.Iterations * FR.Vector, 16);
-  EXPECT_EQ(FR.RoundingDepth, 16 + 9 + 1 + 9);
+  ASSERT_TRUE(FR.TicketFold);
+  ASSERT_EQ(FR.TicketFolders, 32);
+  EXPECT_EQ(FR.RoundingDepth, 16 + 9 + 4 + 5);
 }
 
 } // namespace
