@@ -434,6 +434,13 @@ Tolerance kernelTolerance(const HloInstruction &Fusion, bool PreciseMath,
   return codegen::toleranceFor(Fusion, Math, RoundingDepth);
 }
 
+std::function<Tolerance(const HloInstruction &, const KernelInfo &)>
+kernelTolerances(bool PreciseMath) {
+  return [PreciseMath](const HloInstruction &Fusion, const KernelInfo &K) {
+    return kernelTolerance(Fusion, PreciseMath, K.RoundingDepth);
+  };
+}
+
 // unsupportedInstruction refuses the rest (and the element emitter has a
 // case for each of these, but scan and scatter, which are their emitters'
 // heroes).

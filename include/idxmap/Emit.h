@@ -18,6 +18,7 @@
 #include "idxmap/Target.h"
 #include "idxmap/Tuning.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -157,6 +158,15 @@ bool emittersCompute(HloOpcode Op);
 /// \endcode
 Tolerance kernelTolerance(const HloInstruction &Fusion, bool PreciseMath,
                           int64_t RoundingDepth = 0);
+
+/// RunOptions::TolFor for kernels this library emitted: kernelTolerance of
+/// each kernel's fusion with the kernel's RoundingDepth.
+///
+/// Example: `RunOptions RO; RO.TolFor = kernelTolerances(/*PreciseMath=*/
+/// false);` then runKernels(...) compares every kernel within its own
+/// tolerance.
+std::function<Tolerance(const HloInstruction &Fusion, const KernelInfo &Kernel)>
+kernelTolerances(bool PreciseMath);
 
 } // namespace idxmap
 

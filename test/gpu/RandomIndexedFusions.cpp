@@ -926,9 +926,7 @@ int main(int Argc, char **Argv) {
     }
     RunOptions RO;
     RO.Seed = S;
-    RO.TolFor = [](const HloInstruction &F, const KernelInfo &K) {
-      return kernelTolerance(F, /*PreciseMath=*/true, K.RoundingDepth);
-    };
+    RO.TolFor = kernelTolerances(/*PreciseMath=*/true);
     std::ostringstream Log;
     auto Res = runKernels(**Drv, **M, Flags.Simulate ? E->LlvmIr : E->Ptx,
                           E->Kernels, RO, Log);

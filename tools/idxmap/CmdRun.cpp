@@ -171,9 +171,7 @@ static int runRun(int Argc, char **Argv) {
   }
   RO.Bench = Bench;
   RO.RotateInputs = !NoRotate;
-  RO.TolFor = [Precise](const HloInstruction &F, const KernelInfo &K) {
-    return kernelTolerance(F, Precise, K.RoundingDepth);
-  };
+  RO.TolFor = kernelTolerances(Precise);
   RO.Check = !NoCheck;
   RO.RoundingSlack = !Strict;
 

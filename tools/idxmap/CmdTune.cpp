@@ -383,9 +383,7 @@ static int runTune(int Argc, char **Argv) {
   S.Run.Reps = unsigned(*Iters);
   S.Run.Bench = true;
   S.Run.Check = true;
-  S.Run.TolFor = [Precise](const HloInstruction &F, const KernelInfo &K) {
-    return kernelTolerance(F, Precise, K.RoundingDepth);
-  };
+  S.Run.TolFor = kernelTolerances(Precise);
 
   // A fusion no plan fits is a warning, as in emit; one whose candidates
   // all fail, an error.

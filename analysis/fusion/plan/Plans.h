@@ -25,6 +25,14 @@ inline int64_t nextPow2(int64_t V) {
   return P;
 }
 
+/// ceil(log2 V): the exponent of nextPow2(V) (0 for V <= 1).
+inline int64_t ceilLog2(int64_t V) {
+  int64_t L = 0;
+  while ((int64_t(1) << L) < V)
+    ++L;
+  return L;
+}
+
 /// The largest power of two <= \p V (1 for V <= 1).
 inline int64_t floorPow2(int64_t V) {
   int64_t P = 1;

@@ -491,13 +491,6 @@ void planAccesses(const PlanInputs &In, const IndexingMap &Read,
   }
 }
 
-int64_t log2Ceil(int64_t X) {
-  int64_t L = 0;
-  while ((int64_t(1) << L) < X)
-    ++L;
-  return L;
-}
-
 /// ReductionPlan::RoundingDepth: an upper bound of the roundings between a
 /// term and its output in the emitters' order (ReductionRows.cpp,
 /// ReductionColumns.cpp, ReductionPartials.cpp).
@@ -507,7 +500,7 @@ int64_t roundingDepth(const ReductionPlan &RP, int64_t Threads, int64_t Blocks,
     // A thread's steps in series, shuffles over the warp's row slots, the
     // warps' partials in order, then each group's chunks in series and the
     // groups in order.
-    int64_t D = RP.Iterations + log2Ceil(Warp / RP.ColLanes) + RP.Warps;
+    int64_t D = RP.Iterations + ceilLog2(Warp / RP.ColLanes) + RP.Warps;
     if (RP.MultiBlock)
       D += ceilDiv(RP.Split, RP.CombineGroups) + RP.CombineGroups;
     return D;
@@ -516,11 +509,11 @@ int64_t roundingDepth(const ReductionPlan &RP, int64_t Threads, int64_t Blocks,
   // lanes, a full reduction's tail element) goes into one accumulator.
   int64_t D = RP.Dims[0] * RP.Iterations * RP.Vector + (RP.TailElements > 0);
   if (RP.Mode == ReductionMode::RowGroup)
-    return D + log2Ceil(RP.LanesPerRow);
-  D += log2Ceil(Threads); // shuffles, then the warps' partials as a tree
+    return D + ceilLog2(RP.LanesPerRow);
+  D += ceilLog2(Threads); // shuffles, then the warps' partials as a tree
   if (RP.MultiBlock) {
     const int64_t Folders = RP.TicketFold ? RP.TicketFolders : Threads;
-    D += ceilDiv(Blocks, Folders) + log2Ceil(Folders);
+    D += ceilDiv(Blocks, Folders) + ceilLog2(Folders);
   }
   return D;
 }

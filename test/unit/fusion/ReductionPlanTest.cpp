@@ -112,7 +112,7 @@ TEST(ReductionPlan, FullReductionReadsAllButItsTailInVectors) {
   EXPECT_EQ(Short->Reduction->TailElements, 0);
 }
 
-TEST(ReductionPlan, TicketFoldIsForMultiBlockFullReductionsOnly) {
+TEST(ReductionPlan, TicketFoldIsTheDefaultForMultiBlockFullReductionsOnly) {
   std::unique_ptr<HloModule> M;
   Context Ctx;
   Tuning T;
