@@ -320,6 +320,9 @@ void planColumns(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP) {
         " whole steps per chunk: " + std::to_string(Split) + " chunks)";
     P.Choices[SplitChoice].Value = Split;
   }
+  RP.MultiBlock = Split > 1;
+  if (RP.MultiBlock)
+    RP.TicketFold = chooseTicketFold(In, P, /*Full=*/false);
   if (Split > 1) {
     // The last block folds Split partials per column from L2. One thread
     // per column folding them one by one waits an L2 round trip per
@@ -330,9 +333,14 @@ void planColumns(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP) {
     RP.CombineGroups =
         P.choose("combine_groups", Groups,
                  "thread groups per column folding the chunks' partials");
-    RP.CombineBatch =
-        P.choose("combine_batch", std::min<int64_t>(32, ceilDiv(Split, Groups)),
-                 "partials each thread loads at a time (up to 32)");
+    // A ticket fold holds each load's 64-bit flag word until it is seen
+    // set: 32 of them took the kernels to 72-128 registers (32 with the
+    // arrival fold) and a quarter of the occupancy.
+    const int64_t MaxBatch = RP.TicketFold ? RP.TicketBatch : 32;
+    RP.CombineBatch = P.choose(
+        "combine_batch", std::min<int64_t>(MaxBatch, ceilDiv(Split, Groups)),
+        RP.TicketFold ? "partials each thread polls at a time (up to 8)"
+                      : "partials each thread loads at a time (up to 32)");
   }
   int64_t RC = Iters * RS;                  // rows per chunk
   U = std::min(U, Iters);
@@ -342,9 +350,6 @@ void planColumns(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP) {
   RP.Unroll = U;
   RP.Split = Split;
   RP.Iterations = Iters;
-  RP.MultiBlock = Split > 1;
-  if (RP.MultiBlock)
-    RP.TicketFold = chooseTicketFold(In, P, /*Full=*/false);
   P.Grid[0] = Blocks;
   P.Block[0] = T;
 

@@ -151,6 +151,33 @@ TEST(ReductionPlan, TicketFoldIsTheDefaultForMultiBlockFullReductionsOnly) {
   ASSERT_TRUE(bool(Col)) << Col.error().str();
   EXPECT_TRUE(Col->Reduction->MultiBlock);
   EXPECT_FALSE(Col->Reduction->TicketFold);
+  EXPECT_EQ(Col->Reduction->CombineBatch, 31); // 242 chunks in 8 groups
+  // Tuned to the ticket fold, each folding thread polls at most
+  // TicketBatch flag words at a time (their registers), in more batches.
+  // The default's lanes and warps, which the model chooses otherwise.
+  Tuning TC = T;
+  TC.RedColLanes = Col->Reduction->ColLanes;
+  TC.RedColWarps = Col->Reduction->Warps;
+  Expected<KernelPlan> ColTk = planOfText(
+      "HloModule c\nadd {\n  a = f32[] parameter(0)\n  b = f32[] "
+      "parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nfused {\n  x = "
+      "f32[100352,64] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = "
+      "f32[64] reduce(x, z), dimensions={0}, to_apply=add\n}\nENTRY e {\n"
+      "  p = f32[100352,64] parameter(0)\n  ROOT f = f32[64] fusion(p), "
+      "kind=kInput, calls=fused\n}\n",
+      EmitterKind::ColumnReduction, TC, M);
+  ASSERT_TRUE(bool(ColTk)) << ColTk.error().str();
+  EXPECT_TRUE(ColTk->Reduction->TicketFold);
+  EXPECT_EQ(ColTk->Reduction->CombineBatch, ColTk->Reduction->TicketBatch);
+  const int64_t PerGroup =
+      (ColTk->Reduction->Split + ColTk->Reduction->CombineGroups - 1) /
+      ColTk->Reduction->CombineGroups;
+  EXPECT_EQ(ColTk->Reduction->CombineGroups, Col->Reduction->CombineGroups);
+  EXPECT_GT(PerGroup, ColTk->Reduction->TicketBatch);
+  EXPECT_EQ(ColTk->Reduction->combineBatches(),
+            (PerGroup + ColTk->Reduction->TicketBatch - 1) /
+                ColTk->Reduction->TicketBatch);
+  EXPECT_EQ(Col->Reduction->combineBatches(), 1);
   // One block: nothing to fold, the knob does not apply.
   Expected<KernelPlan> One = fullSumPlan("f32[3]", T, M, Ctx);
   ASSERT_TRUE(bool(One)) << One.error().str();
