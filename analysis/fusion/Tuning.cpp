@@ -97,8 +97,7 @@ const std::vector<TuningKnobInfo> &tuningTable() {
       {"IDXMAP_RED_ROW_UNROLL", &T::RedRowUnroll, 1, 64, false,
        "min(8, iterations per row)",
        "row reduction: vector iterations of a row in flight"},
-      {"IDXMAP_RED_TICKET_FOLD", &T::RedTicketFold, 0, 1, false,
-       "1 for full reductions, 0 for split column ones",
+      {"IDXMAP_RED_TICKET_FOLD", &T::RedTicketFold, 0, 1, false, "1",
        "reductions over several blocks (full, split column): 1, each block "
        "takes a ticket when it starts and publishes its partials with ready "
        "flags, and the block with the last ticket of its output waits for "

@@ -40,20 +40,22 @@ const HloInstruction *firstReduceHero(const FusionAnalysis &A) {
 }
 
 /// How a multi-block reduction's partials are folded (ReductionPlan::
-/// TicketFold). Measured beside the peers on the H100 (2026-12-07, suite
-/// groups of 3 with an A/A control): the ticket fold took a full sum of
-/// f32[1000000] (123 blocks, in L2) from 3.52 us to 2.36 and left the
-/// full reductions read from DRAM level (bf16[33554431] 23.39 against
-/// 23.33, s32[268435456] 335.1 against 335.7). Split column reductions
-/// went both ways: f32[4096,1000] (32 chunks) 9.27 -> 7.75, bn stats
-/// f32[100352,64] (242 chunks) 11.98 -> 12.85, bf16[32768,768] (64)
-/// 18.85 -> 21.27; they keep the arrival fold.
+/// TicketFold): by the block with the last ticket, by default. Measured
+/// beside the peers on the H100 (2026-12-07, suite groups of 3 with an A/A
+/// control): a full sum of f32[1000000] (123 blocks, in L2) 3.52 us ->
+/// 2.36; full reductions read from DRAM level (bf16[33554431] 23.39
+/// against 23.33). Split column reductions, once the fold polled at most 8
+/// flag words a thread at a time (32 had cost them occupancy): faster on
+/// all 18 tried (idxmap run --bench, two or three rounds), 0.77-0.97 x the
+/// arrival fold's time, f32[16384,16384] 0.996; bn stats f32[100352,64]
+/// 12.5 -> 11.3 us.
 bool chooseTicketFold(const PlanInputs &In, KernelPlan &P, bool Full) {
-  return choose(In, P, "IDXMAP_RED_TICKET_FOLD", "ticket_fold", Full ? 1 : 0,
+  return choose(In, P, "IDXMAP_RED_TICKET_FOLD", "ticket_fold", 1,
                 Full ? "a full reduction: the block with the last ticket "
                        "folds the partials as their flags land"
-                     : "a split column reduction: the last block to finish "
-                       "folds the partials") != 0;
+                     : "a split column reduction: the block with each "
+                       "tile's last ticket folds its chunks' partials as "
+                       "their flags land") != 0;
 }
 
 /// Modes of rows: how many threads per row, rows per block and per thread.

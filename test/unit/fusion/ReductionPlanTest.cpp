@@ -112,7 +112,7 @@ TEST(ReductionPlan, FullReductionReadsAllButItsTailInVectors) {
   EXPECT_EQ(Short->Reduction->TailElements, 0);
 }
 
-TEST(ReductionPlan, TicketFoldIsTheDefaultForMultiBlockFullReductionsOnly) {
+TEST(ReductionPlan, TicketFoldIsTheDefaultForMultiBlockReductions) {
   std::unique_ptr<HloModule> M;
   Context Ctx;
   Tuning T;
@@ -139,45 +139,49 @@ TEST(ReductionPlan, TicketFoldIsTheDefaultForMultiBlockFullReductionsOnly) {
   EXPECT_FALSE(Ar->Reduction->TicketFold);
   // Fewer round trips after the blocks' loads: a lower estimate.
   EXPECT_LT(Tk->Cost.Microseconds, Ar->Cost.Microseconds);
-  // A split column reduction keeps the arrival fold unless tuned.
-  Expected<KernelPlan> Col = planOfText(
+  // A split column reduction folds by ticket too; tuned to 0, by arrival,
+  // with up to 32 partials a thread loads at a time.
+  const char *ColText =
       "HloModule c\nadd {\n  a = f32[] parameter(0)\n  b = f32[] "
       "parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nfused {\n  x = "
       "f32[100352,64] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = "
       "f32[64] reduce(x, z), dimensions={0}, to_apply=add\n}\nENTRY e {\n"
       "  p = f32[100352,64] parameter(0)\n  ROOT f = f32[64] fusion(p), "
-      "kind=kInput, calls=fused\n}\n",
-      EmitterKind::ColumnReduction, {}, M);
+      "kind=kInput, calls=fused\n}\n";
+  Expected<KernelPlan> Col =
+      planOfText(ColText, EmitterKind::ColumnReduction, {}, M);
   ASSERT_TRUE(bool(Col)) << Col.error().str();
   EXPECT_TRUE(Col->Reduction->MultiBlock);
-  EXPECT_FALSE(Col->Reduction->TicketFold);
-  EXPECT_EQ(Col->Reduction->CombineBatch, 31); // 242 chunks in 8 groups
-  // Tuned to the ticket fold, each folding thread polls at most
-  // TicketBatch flag words at a time (their registers), in more batches.
-  // The default's lanes and warps, which the model chooses otherwise.
-  Tuning TC = T;
-  TC.RedColLanes = Col->Reduction->ColLanes;
-  TC.RedColWarps = Col->Reduction->Warps;
-  Expected<KernelPlan> ColTk = planOfText(
-      "HloModule c\nadd {\n  a = f32[] parameter(0)\n  b = f32[] "
-      "parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nfused {\n  x = "
-      "f32[100352,64] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = "
-      "f32[64] reduce(x, z), dimensions={0}, to_apply=add\n}\nENTRY e {\n"
-      "  p = f32[100352,64] parameter(0)\n  ROOT f = f32[64] fusion(p), "
-      "kind=kInput, calls=fused\n}\n",
-      EmitterKind::ColumnReduction, TC, M);
-  ASSERT_TRUE(bool(ColTk)) << ColTk.error().str();
-  EXPECT_TRUE(ColTk->Reduction->TicketFold);
-  EXPECT_EQ(ColTk->Reduction->CombineBatch, ColTk->Reduction->TicketBatch);
+  EXPECT_TRUE(Col->Reduction->TicketFold);
+  EXPECT_LE(Col->Reduction->CombineBatch, Col->Reduction->TicketBatch);
+  // Each folding thread polls at most TicketBatch flag words at a time
+  // (their registers), in more batches than the arrival fold's loads: 8
+  // lanes and 8 warps give 242 chunks in 8 groups.
+  Tuning TK;
+  TK.RedColLanes = 8;
+  TK.RedColWarps = 8;
+  Col = planOfText(ColText, EmitterKind::ColumnReduction, TK, M);
+  ASSERT_TRUE(bool(Col)) << Col.error().str();
+  EXPECT_TRUE(Col->Reduction->TicketFold);
+  EXPECT_EQ(Col->Reduction->CombineBatch, Col->Reduction->TicketBatch);
   const int64_t PerGroup =
-      (ColTk->Reduction->Split + ColTk->Reduction->CombineGroups - 1) /
-      ColTk->Reduction->CombineGroups;
-  EXPECT_EQ(ColTk->Reduction->CombineGroups, Col->Reduction->CombineGroups);
-  EXPECT_GT(PerGroup, ColTk->Reduction->TicketBatch);
-  EXPECT_EQ(ColTk->Reduction->combineBatches(),
-            (PerGroup + ColTk->Reduction->TicketBatch - 1) /
-                ColTk->Reduction->TicketBatch);
-  EXPECT_EQ(Col->Reduction->combineBatches(), 1);
+      (Col->Reduction->Split + Col->Reduction->CombineGroups - 1) /
+      Col->Reduction->CombineGroups;
+  EXPECT_GT(PerGroup, Col->Reduction->TicketBatch);
+  EXPECT_EQ(Col->Reduction->combineBatches(),
+            (PerGroup + Col->Reduction->TicketBatch - 1) /
+                Col->Reduction->TicketBatch);
+  // The same lanes and warps by arrival: the whole column's share in one
+  // batch of loads.
+  Tuning TA = TK;
+  TA.RedTicketFold = 0;
+  Expected<KernelPlan> ColAr =
+      planOfText(ColText, EmitterKind::ColumnReduction, TA, M);
+  ASSERT_TRUE(bool(ColAr)) << ColAr.error().str();
+  EXPECT_FALSE(ColAr->Reduction->TicketFold);
+  EXPECT_EQ(ColAr->Reduction->CombineGroups, Col->Reduction->CombineGroups);
+  EXPECT_EQ(ColAr->Reduction->CombineBatch, PerGroup);
+  EXPECT_EQ(ColAr->Reduction->combineBatches(), 1);
   // One block: nothing to fold, the knob does not apply.
   Expected<KernelPlan> One = fullSumPlan("f32[3]", T, M, Ctx);
   ASSERT_TRUE(bool(One)) << One.error().str();
