@@ -228,7 +228,7 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
   Want.Warps = tuned(In.Overrides, "IDXMAP_TR_WARPS", 0);
   Want.ReadVec = tuned(In.Overrides, "IDXMAP_TR_RVEC", 0);
   Want.WriteVec = tuned(In.Overrides, "IDXMAP_TR_WVEC", 0);
-  Want.SubP = tuned(In.Overrides, "IDXMAP_TR_SUBP", 1);
+  Want.SubP = tuned(In.Overrides, "IDXMAP_TR_SUBP", 0);
   Want.SubM = tuned(In.Overrides, "IDXMAP_TR_SUBM", 0);
   if (Want.Warps > 0)
     Want.Warps = floorPow2(Want.Warps);
@@ -257,8 +257,10 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
   if (T.subTiles() > 1) {
     P.choose("sub_p", T.SubP,
              Reason("IDXMAP_TR_SUBP",
-                    "tiles per block along P: one (2 or 4 were slower on 9 "
-                    "of the suite's 10 transposes)"));
+                    "tiles per block along P: 4 for 32 x 32 tiles of 2- "
+                    "or 4-byte elements when P fills them but for at most "
+                    "5 % and blocks of one would fill 2 to 8 waves, "
+                    "else 1"));
     P.choose("sub_m", T.SubM,
              Reason("IDXMAP_TR_SUBM",
                     "tiles per block along M: 2 when a tile row spans "
