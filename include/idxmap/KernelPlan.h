@@ -120,8 +120,10 @@ struct ReductionPlan {
   int64_t ColLanes = 32, Warps = 8, Split = 1;
   /// A split column reduction's last block: CombineGroups groups of
   /// threads per column each fold every CombineGroups-th chunk partial,
-  /// CombineBatch loads in flight at a time, then the groups combine in
-  /// order through shared memory (deterministic for a given plan).
+  /// CombineBatch loads in flight at a time (at most TicketBatch with the
+  /// ticket fold, whose loads hold 64-bit flag words until they are seen
+  /// set), then the groups combine in order through shared memory
+  /// (deterministic for a given plan).
   int64_t CombineGroups = 1, CombineBatch = 1;
   /// The batches of loads each thread of that fold issues: one L2 round
   /// trip each.
@@ -142,7 +144,8 @@ struct ReductionPlan {
   /// A full reduction's ticket fold: the threads of the last ticket's
   /// block that fold the partials (a warp when each lane then waits for at
   /// most 4, else the whole block), TicketBatch of them per thread at a
-  /// time.
+  /// time; a column reduction's ticket fold polls at most TicketBatch per
+  /// thread too (CombineBatch).
   int64_t TicketFolders = 0, TicketBatch = 8;
   /// Inputs read once get the L1/L2 evict_first hint.
   bool EvictFirst = true;
