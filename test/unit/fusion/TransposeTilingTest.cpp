@@ -255,7 +255,7 @@ TEST(TransposeTiling, WarpsFollowTheWaves) {
 TEST(TransposeTiling, FourTilesAlongPWhereTheyFillAFewWaves) {
   // Blocks of one tile (4 warps) fill a wave of 2112 on 132 SMs; 4 tiles
   // along P where those would fill 2 to 8 waves, the tiles are 32 x 32 of
-  // 2- or 4-byte elements, and P wastes at most 5 % of 4-tile blocks.
+  // 4-byte elements, and P wastes at most 5 % of 4-tile blocks.
   Context Ctx;
   DeviceModel Device = defaultDeviceModel("sm_90");
   Device.SmCount = 132;
@@ -263,19 +263,21 @@ TEST(TransposeTiling, FourTilesAlongPWhereTheyFillAFewWaves) {
                     TransposeRequest Want = {}) {
     return transposeTiling(Ctx, {std::move(Dims), {1, 0}}, Bytes, Want, Device);
   };
-  // bf16 [12610, 1031] (odd M: V = 1): 395 x 17 tiles of 32 x 64 (two
-  // along M), 3.2 waves; P = 12610 in 99 blocks of 128 (0.5 % empty).
-  TransposeTiling T = Tiling({12610, 1031}, 2);
+  // f32 [12610, 1031] (odd M: V = 1): 395 x 33 tiles, 6.2 waves; P = 12610
+  // in 99 blocks of 128 (0.5 % empty).
+  TransposeTiling T = Tiling({12610, 1031}, 4);
   EXPECT_EQ(T.V, 1);
-  EXPECT_EQ(T.SubM, 2);
+  EXPECT_EQ(T.SubM, 1);
   EXPECT_EQ(T.SubP, 4);
-  EXPECT_EQ(T.Blocks, 99 * 17);
-  // The same with 4-byte elements: one tile along M, 395 x 33 tiles.
-  EXPECT_EQ(Tiling({12610, 1031}, 4).SubP, 4);
-  // 1-byte tiles keep one.
+  EXPECT_EQ(T.Blocks, 99 * 33);
+  // 2-byte tiles (two along M: 8 tiles a block would be too long to
+  // compile) and 1-byte ones keep one.
+  T = Tiling({12610, 1031}, 2);
+  EXPECT_EQ(T.SubM, 2);
+  EXPECT_EQ(T.SubP, 1);
   EXPECT_EQ(Tiling({12610, 1031}, 1).SubP, 1);
   // Tiles of 32 x 64 (V = 2) keep one.
-  T = Tiling({129, 90300}, 2);
+  T = Tiling({129, 90300}, 4);
   EXPECT_EQ(T.V, 2);
   EXPECT_EQ(T.SubP, 1);
   // P = 200 leaves 28 % of two 4-tile blocks empty.
@@ -287,5 +289,5 @@ TEST(TransposeTiling, FourTilesAlongPWhereTheyFillAFewWaves) {
   // A request wins over the rule.
   TransposeRequest One;
   One.SubP = 1;
-  EXPECT_EQ(Tiling({12610, 1031}, 2, One).SubP, 1);
+  EXPECT_EQ(Tiling({12610, 1031}, 4, One).SubP, 1);
 }
