@@ -323,9 +323,8 @@ void planColumns(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP) {
     P.Choices[SplitChoice].Value = Split;
   }
   RP.MultiBlock = Split > 1;
-  if (RP.MultiBlock)
+  if (RP.MultiBlock) {
     RP.TicketFold = chooseTicketFold(In, P, /*Full=*/false);
-  if (Split > 1) {
     // The last block folds Split partials per column from L2. One thread
     // per column folding them one by one waits an L2 round trip per
     // partial (bn stats f32[100352,64], 483 chunks: 18.3 us against 8.7
@@ -343,8 +342,9 @@ void planColumns(const PlanInputs &In, KernelPlan &P, ReductionPlan &RP) {
     const int64_t MaxBatch = RP.TicketFold ? RP.TicketBatch : 32;
     RP.CombineBatch = P.choose(
         "combine_batch", std::min<int64_t>(MaxBatch, ceilDiv(Split, Groups)),
-        RP.TicketFold ? "partials each thread polls at a time (up to 8)"
-                      : "partials each thread loads at a time (up to 32)");
+        std::string("partials each thread ") +
+            (RP.TicketFold ? "polls" : "loads") + " at a time (up to " +
+            std::to_string(MaxBatch) + ")");
   }
   int64_t RC = Iters * RS;                  // rows per chunk
   U = std::min(U, Iters);

@@ -216,15 +216,23 @@ TEST(TransposeTiling, OnlyNarrowTilesOf4ByteElementsUseVectors) {
   EXPECT_EQ(T.WriteVec, 1);
 }
 
+/// transposeTiling of a 2-D transpose on 132 SMs, where blocks of 4 warps
+/// and 4 KiB tiles fill a wave of 2112.
+static TransposeTiling tilingOn132Sms(Context &Ctx, std::vector<int64_t> Dims,
+                                      int64_t Bytes,
+                                      TransposeRequest Want = {}) {
+  DeviceModel Device = defaultDeviceModel("sm_90");
+  Device.SmCount = 132;
+  return transposeTiling(Ctx, {std::move(Dims), {1, 0}}, Bytes, Want, Device);
+}
+
 TEST(TransposeTiling, WarpsFollowTheWaves) {
   // Blocks of 4 warps of 128 threads and 4 KiB tiles: 16 per SM, a wave of
   // 2112 on 132 SMs. At most 8 waves of them take 8 warps instead.
   Context Ctx;
-  DeviceModel Device = defaultDeviceModel("sm_90");
-  Device.SmCount = 132;
   auto Tiling = [&](std::vector<int64_t> Dims, int64_t Bytes,
                     TransposeRequest Want = {}) {
-    return transposeTiling(Ctx, {std::move(Dims), {1, 0}}, Bytes, Want, Device);
+    return tilingOn132Sms(Ctx, std::move(Dims), Bytes, Want);
   };
   // 2-byte tiles of 32 x 64 (V = 2): 32 x 528 = 16896 tiles, 8 waves.
   TransposeTiling T = Tiling({1024, 33792}, 2);
@@ -257,11 +265,9 @@ TEST(TransposeTiling, FourTilesAlongPWhereTheyFillAFewWaves) {
   // along P where those would fill 2 to 8 waves, the tiles are 32 x 32 of
   // 4-byte elements, and P wastes at most 5 % of 4-tile blocks.
   Context Ctx;
-  DeviceModel Device = defaultDeviceModel("sm_90");
-  Device.SmCount = 132;
   auto Tiling = [&](std::vector<int64_t> Dims, int64_t Bytes,
                     TransposeRequest Want = {}) {
-    return transposeTiling(Ctx, {std::move(Dims), {1, 0}}, Bytes, Want, Device);
+    return tilingOn132Sms(Ctx, std::move(Dims), Bytes, Want);
   };
   // f32 [12610, 1031] (odd M: V = 1): 395 x 33 tiles, 6.2 waves; P = 12610
   // in 99 blocks of 128 (0.5 % empty).
