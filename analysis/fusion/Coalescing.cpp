@@ -102,13 +102,15 @@ int64_t transposeGroupWidth(const TransposeInfo &TI,
 /// f32[1023,2049] (1 wave) 0.99; over 8 waves f32[33,1000,777] {2,1,0}
 /// (12 waves) 1.00 and f32[16384,16385] (124) 1.15. Tiles of 2-byte
 /// elements gained as much (bf16[48,1001,513] {0,2,1} 0.83,
-/// bf16[97,130,1031] {2,0,1} 0.86, f16[3000,8191] 0.96), but with their 2
-/// tiles along M a block's 8 tiles took their compile from 35 M to 106 M
-/// instructions (about 14 ms on the CI VM, against issue 16's 10 ms; 4
-/// tiles of 4-byte elements: 27 M to 74 M). It lost on 1-byte tiles
-/// (s8[4095,4097] 1.04, s8[2048,6000] 1.51), on tiles of 32 x 64
-/// (f16[129,300,301] {1,2,0}, P = 129: 1.26; f32[8,56,56,96] NHWC -> NCHW
-/// 1.04; bf16[8192,3000] 1.01) and where P leaves blocks mostly empty.
+/// bf16[97,130,1031] {2,0,1} 0.86, f16[3000,8191] 0.96, all with
+/// instcombine) and the rule would take exactly those three; with their 2
+/// tiles along M a block holds 8, which compile without instcombine
+/// (PlanFusion.cpp: 72-75 M instructions instead of 99-106 M). Those
+/// kernels are not yet timed on a GPU, so 2-byte tiles take 4 only when
+/// tuned (IDXMAP_TR_SUBP=4). It lost on 1-byte tiles (s8[4095,4097] 1.04,
+/// s8[2048,6000] 1.51), on tiles of 32 x 64 (f16[129,300,301] {1,2,0},
+/// P = 129: 1.26; f32[8,56,56,96] NHWC -> NCHW 1.04) and where P leaves
+/// blocks mostly empty.
 static int64_t defaultSubP(const TransposeInfo &TI, int64_t TileBytes,
                            int64_t V, int64_t SubM, const DeviceModel &Device) {
   const int64_t P = TI.elementsAfterMinor(), Span = 4 * 32;

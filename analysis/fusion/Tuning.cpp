@@ -19,8 +19,9 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "loop, transpose, reductions, row normalization: 1 loads every "
        "parameter with an L2 evict_last policy"},
       {"IDXMAP_IR_INSTCOMBINE", &T::IrInstCombine, 0, 1, false,
-       "0 for a launch of one block of at most a warp and for a scan whose "
-       "every type is a 4- or 8-byte one, else 1",
+       "0 for a launch of one block of at most a warp, a transpose of 8 "
+       "tiles per block and a scan whose every type is a 4- or 8-byte one, "
+       "else 1",
        "every kernel: 1 runs LLVM's instcombine on the kernel's IR, 0 "
        "skips it"},
       {"IDXMAP_LOOP_UNROLL", &T::LoopUnroll, 1, 16, true,

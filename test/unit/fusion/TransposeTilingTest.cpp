@@ -276,8 +276,8 @@ TEST(TransposeTiling, FourTilesAlongPWhereTheyFillAFewWaves) {
   EXPECT_EQ(T.SubM, 1);
   EXPECT_EQ(T.SubP, 4);
   EXPECT_EQ(T.Blocks, 99 * 33);
-  // 2-byte tiles (two along M: 8 tiles a block would be too long to
-  // compile) and 1-byte ones keep one.
+  // 2-byte tiles (two along M: 8 tiles a block, not yet timed with the
+  // compile they get) and 1-byte ones keep one.
   T = Tiling({12610, 1031}, 2);
   EXPECT_EQ(T.SubM, 2);
   EXPECT_EQ(T.SubP, 1);
