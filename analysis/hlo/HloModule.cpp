@@ -71,6 +71,17 @@ void printLiteralValue(const Literal &L, size_t Dim, int64_t &Next,
 // Lookups
 //===----------------------------------------------------------------------===//
 
+const HloInstruction::OpDimensions &HloInstruction::opDims() const {
+  static const OpDimensions None;
+  return ExtraDims ? *ExtraDims : None;
+}
+
+HloInstruction::OpDimensions &HloInstruction::mutableOpDims() {
+  if (!ExtraDims)
+    ExtraDims = std::make_unique<OpDimensions>();
+  return *ExtraDims;
+}
+
 bool HloInstruction::isRoot() const { return Parent && Parent->root() == this; }
 
 const HloInstruction *
@@ -236,7 +247,7 @@ std::string HloInstruction::toString() const {
     break;
   case HloOpcode::Convolution:
     Out += ", window=" + windowString(Window);
-    Out += ", dim_labels=" + ConvDims.str();
+    Out += ", dim_labels=" + opDims().Conv.str();
     if (FeatureGroupCount != 1)
       Out += ", feature_group_count=" + std::to_string(FeatureGroupCount);
     if (BatchGroupCount != 1)
@@ -248,16 +259,18 @@ std::string HloInstruction::toString() const {
     break;
   case HloOpcode::Dot:
   case HloOpcode::RaggedDot:
-  case HloOpcode::ScaledDot:
-    if (!DotDims.LhsBatch.empty())
-      Out += ", lhs_batch_dims=" + intList(DotDims.LhsBatch);
-    Out += ", lhs_contracting_dims=" + intList(DotDims.LhsContracting);
-    if (!DotDims.RhsBatch.empty())
-      Out += ", rhs_batch_dims=" + intList(DotDims.RhsBatch);
-    Out += ", rhs_contracting_dims=" + intList(DotDims.RhsContracting);
+  case HloOpcode::ScaledDot: {
+    const DotDimensions &D = opDims().Dot;
+    if (!D.LhsBatch.empty())
+      Out += ", lhs_batch_dims=" + intList(D.LhsBatch);
+    Out += ", lhs_contracting_dims=" + intList(D.LhsContracting);
+    if (!D.RhsBatch.empty())
+      Out += ", rhs_batch_dims=" + intList(D.RhsBatch);
+    Out += ", rhs_contracting_dims=" + intList(D.RhsContracting);
     break;
+  }
   case HloOpcode::Gather: {
-    const GatherDimensions &G = GatherDims;
+    const GatherDimensions &G = opDims().Gather;
     Out += ", offset_dims=" + intList(G.OffsetDims);
     Out += ", collapsed_slice_dims=" + intList(G.CollapsedSliceDims);
     Out += ", start_index_map=" + intList(G.StartIndexMap);
@@ -271,7 +284,7 @@ std::string HloInstruction::toString() const {
     break;
   }
   case HloOpcode::Scatter: {
-    const ScatterDimensions &S = ScatterDims;
+    const ScatterDimensions &S = opDims().Scatter;
     Out += ", update_window_dims=" + intList(S.UpdateWindowDims);
     Out += ", inserted_window_dims=" + intList(S.InsertedWindowDims);
     Out += ", scatter_dims_to_operand_dims=" +

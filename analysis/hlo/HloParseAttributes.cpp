@@ -322,7 +322,7 @@ bool HloParserImpl::parseTypedAttribute(HloInstruction &I, std::string_view Key,
     return parseWindow(I.Window);
   if (Op == O::Convolution) {
     if (Key == "dim_labels")
-      return parseDimLabels(I.ConvDims);
+      return parseDimLabels(I.mutableOpDims().Conv);
     if (Key == "feature_group_count")
       return parseInt(I.FeatureGroupCount, "a feature group count");
     if (Key == "batch_group_count")
@@ -330,16 +330,16 @@ bool HloParserImpl::parseTypedAttribute(HloInstruction &I, std::string_view Key,
   }
   if (Is({O::Dot, O::RaggedDot, O::ScaledDot})) {
     if (Key == "lhs_batch_dims")
-      return parseIntList(I.DotDims.LhsBatch);
+      return parseIntList(I.mutableOpDims().Dot.LhsBatch);
     if (Key == "lhs_contracting_dims")
-      return parseIntList(I.DotDims.LhsContracting);
+      return parseIntList(I.mutableOpDims().Dot.LhsContracting);
     if (Key == "rhs_batch_dims")
-      return parseIntList(I.DotDims.RhsBatch);
+      return parseIntList(I.mutableOpDims().Dot.RhsBatch);
     if (Key == "rhs_contracting_dims")
-      return parseIntList(I.DotDims.RhsContracting);
+      return parseIntList(I.mutableOpDims().Dot.RhsContracting);
   }
   if (Op == O::Gather) {
-    GatherDimensions &G = I.GatherDims;
+    GatherDimensions &G = I.mutableOpDims().Gather;
     if (Key == "offset_dims")
       return parseIntList(G.OffsetDims);
     if (Key == "collapsed_slice_dims")
@@ -356,7 +356,7 @@ bool HloParserImpl::parseTypedAttribute(HloInstruction &I, std::string_view Key,
       return parseIntList(I.GatherSliceSizes);
   }
   if (Op == O::Scatter) {
-    ScatterDimensions &S = I.ScatterDims;
+    ScatterDimensions &S = I.mutableOpDims().Scatter;
     if (Key == "update_window_dims")
       return parseIntList(S.UpdateWindowDims);
     if (Key == "inserted_window_dims")

@@ -630,21 +630,23 @@ public:
   const std::vector<WindowDim> &window() const { return Window; }
   /// `dim_labels=` of convolution.
   const ConvolutionDimensions &convolutionDimensions() const {
-    return ConvDims;
+    return opDims().Conv;
   }
   /// `feature_group_count=` / `batch_group_count=` of convolution (1 when
   /// not given).
   int64_t featureGroupCount() const { return FeatureGroupCount; }
   int64_t batchGroupCount() const { return BatchGroupCount; }
   /// Dimension numbers of dot, ragged-dot and scaled-dot.
-  const DotDimensions &dotDimensions() const { return DotDims; }
+  const DotDimensions &dotDimensions() const { return opDims().Dot; }
   /// Dimension numbers and `slice_sizes={...}` of gather.
-  const GatherDimensions &gatherDimensions() const { return GatherDims; }
+  const GatherDimensions &gatherDimensions() const { return opDims().Gather; }
   const std::vector<int64_t> &gatherSliceSizes() const {
     return GatherSliceSizes;
   }
   /// Dimension numbers of scatter.
-  const ScatterDimensions &scatterDimensions() const { return ScatterDims; }
+  const ScatterDimensions &scatterDimensions() const {
+    return opDims().Scatter;
+  }
   /// `custom_call_target="..."` of custom-call, without the quotes.
   const std::string &customCallTarget() const { return CustomCallTarget; }
   /// The attributes kept as text (everything not typed above), in source
@@ -735,13 +737,20 @@ private:
   std::string ValueText;
   std::string AsyncSpelling;
   std::vector<WindowDim> Window;
-  ConvolutionDimensions ConvDims;
   int64_t FeatureGroupCount = 1;
   int64_t BatchGroupCount = 1;
-  DotDimensions DotDims;
-  GatherDimensions GatherDims;
   std::vector<int64_t> GatherSliceSizes;
-  ScatterDimensions ScatterDims;
+  /// The dimension numbers of convolution, dot, gather and scatter (472
+  /// bytes together), held only by the instructions that have them.
+  struct OpDimensions {
+    ConvolutionDimensions Conv;
+    DotDimensions Dot;
+    GatherDimensions Gather;
+    ScatterDimensions Scatter;
+  };
+  std::unique_ptr<OpDimensions> ExtraDims;
+  const OpDimensions &opDims() const;
+  OpDimensions &mutableOpDims();
   std::string CustomCallTarget;
   std::vector<HloAttribute> Attrs;
 };
