@@ -74,14 +74,11 @@ void chooseInstCombine(const PlanInputs &In, KernelPlan &P) {
     P.LibdeviceAtPlanLevel = true;
     return;
   }
-  std::set<const HloComputation *> Seen;
-  const HloInstruction *Narrow =
-      firstNarrowInstruction(*In.A.Computation, Seen);
-  const bool Scan = P.Kind == EmitterKind::Scan;
   // A transpose block of 8 tiles (2-byte tiles: 2 along M, 4 along P) has
   // 64 guarded loads and stores per thread; instcombine took its compile
   // from 72 M to 106 M instructions (bf16[97,130,1031] {2,0,1}; about 7.5
-  // M a millisecond on the CI VM) for a kernel bound by its memory.
+  // M a millisecond on the CI VM). Only its compile was measured: the
+  // kernel's time without instcombine is not yet.
   if (P.Transpose && P.Transpose->Tiling.subTiles() >= 8) {
     P.IrInstCombine =
         choose(In, P, "IDXMAP_IR_INSTCOMBINE", "ir_instcombine", 0,
@@ -89,6 +86,10 @@ void chooseInstCombine(const PlanInputs &In, KernelPlan &P) {
                "instcombine, a third of its compile") != 0;
     return;
   }
+  std::set<const HloComputation *> Seen;
+  const HloInstruction *Narrow =
+      firstNarrowInstruction(*In.A.Computation, Seen);
+  const bool Scan = P.Kind == EmitterKind::Scan;
   std::string Why =
       Narrow ? "'" + Narrow->name() + "' is neither a 4- nor an 8-byte type"
       : Scan ? "every type is a 4- or 8-byte one: the emitted IR needs no "

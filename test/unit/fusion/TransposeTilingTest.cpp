@@ -216,24 +216,23 @@ TEST(TransposeTiling, OnlyNarrowTilesOf4ByteElementsUseVectors) {
   EXPECT_EQ(T.WriteVec, 1);
 }
 
-/// transposeTiling of a 2-D transpose on 132 SMs, where blocks of 4 warps
+/// transposeTiling of 2-D transposes on 132 SMs, where blocks of 4 warps
 /// and 4 KiB tiles fill a wave of 2112.
-static TransposeTiling tilingOn132Sms(Context &Ctx, std::vector<int64_t> Dims,
-                                      int64_t Bytes,
-                                      TransposeRequest Want = {}) {
-  DeviceModel Device = defaultDeviceModel("sm_90");
-  Device.SmCount = 132;
-  return transposeTiling(Ctx, {std::move(Dims), {1, 0}}, Bytes, Want, Device);
-}
+class TransposeTilingOn132Sms : public ::testing::Test {
+protected:
+  TransposeTiling Tiling(std::vector<int64_t> Dims, int64_t Bytes,
+                         TransposeRequest Want = {}) {
+    DeviceModel Device = defaultDeviceModel("sm_90");
+    Device.SmCount = 132;
+    return transposeTiling(Ctx, {std::move(Dims), {1, 0}}, Bytes, Want, Device);
+  }
 
-TEST(TransposeTiling, WarpsFollowTheWaves) {
+  Context Ctx;
+};
+
+TEST_F(TransposeTilingOn132Sms, WarpsFollowTheWaves) {
   // Blocks of 4 warps of 128 threads and 4 KiB tiles: 16 per SM, a wave of
   // 2112 on 132 SMs. At most 8 waves of them take 8 warps instead.
-  Context Ctx;
-  auto Tiling = [&](std::vector<int64_t> Dims, int64_t Bytes,
-                    TransposeRequest Want = {}) {
-    return tilingOn132Sms(Ctx, std::move(Dims), Bytes, Want);
-  };
   // 2-byte tiles of 32 x 64 (V = 2): 32 x 528 = 16896 tiles, 8 waves.
   TransposeTiling T = Tiling({1024, 33792}, 2);
   EXPECT_EQ(T.V, 2);
@@ -260,15 +259,10 @@ TEST(TransposeTiling, WarpsFollowTheWaves) {
   EXPECT_NE(T.WarpsReason.find("4-byte"), std::string::npos) << T.WarpsReason;
 }
 
-TEST(TransposeTiling, FourTilesAlongPWhereTheyFillAFewWaves) {
+TEST_F(TransposeTilingOn132Sms, FourTilesAlongPWhereTheyFillAFewWaves) {
   // Blocks of one tile (4 warps) fill a wave of 2112 on 132 SMs; 4 tiles
   // along P where those would fill 2 to 8 waves, the tiles are 32 x 32 of
   // 4-byte elements, and P wastes at most 5 % of 4-tile blocks.
-  Context Ctx;
-  auto Tiling = [&](std::vector<int64_t> Dims, int64_t Bytes,
-                    TransposeRequest Want = {}) {
-    return tilingOn132Sms(Ctx, std::move(Dims), Bytes, Want);
-  };
   // f32 [12610, 1031] (odd M: V = 1): 395 x 33 tiles, 6.2 waves; P = 12610
   // in 99 blocks of 128 (0.5 % empty).
   TransposeTiling T = Tiling({12610, 1031}, 4);
