@@ -94,27 +94,24 @@ int64_t transposeGroupWidth(const TransposeInfo &TI,
   return tileCount(tileOrder(TI, 32, 64)) >= Device.SmCount * 8 ? 2 : 1;
 }
 
-/// Tiles per block along P: 4 for tiles of 32 x 32 4-byte elements when P
-/// fills blocks of 4 tiles but for at most 5 % and blocks of one tile (4
-/// warps) would fill 2 to 8 waves of \p Device. Measured on the H100
-/// (2026-12-07, CUPTI, idxmap run --bench, three rounds, the same buffers),
-/// time with 4 against 1: f32[65,257,511] {2,1,0} 0.87; under 2 waves
-/// f32[1023,2049] (1 wave) 0.99; over 8 waves f32[33,1000,777] {2,1,0}
-/// (12 waves) 1.00 and f32[16384,16385] (124) 1.15. Tiles of 2-byte
-/// elements gained as much (bf16[48,1001,513] {0,2,1} 0.83,
-/// bf16[97,130,1031] {2,0,1} 0.86, f16[3000,8191] 0.96, all with
-/// instcombine) and the rule would take exactly those three; with their 2
-/// tiles along M a block holds 8, which compile without instcombine
-/// (PlanFusion.cpp: 72-75 M instructions instead of 99-106 M). Those
-/// kernels are not yet timed on a GPU, so 2-byte tiles take 4 only when
-/// tuned (IDXMAP_TR_SUBP=4). It lost on 1-byte tiles (s8[4095,4097] 1.04,
-/// s8[2048,6000] 1.51), on tiles of 32 x 64 (f16[129,300,301] {1,2,0},
-/// P = 129: 1.26; f32[8,56,56,96] NHWC -> NCHW 1.04) and where P leaves
-/// blocks mostly empty.
+/// Tiles per block along P: 4 for tiles of 32 x 32 2- or 4-byte elements
+/// when P fills blocks of 4 tiles but for at most 5 % and blocks of one
+/// tile (4 warps) would fill 2 to 8 waves of \p Device. Measured on the
+/// H100 (CUPTI, idxmap run --bench, the same buffers), time with 4 against
+/// 1: f32[65,257,511] {2,1,0} 0.87; under 2 waves f32[1023,2049] (1 wave)
+/// 0.99; over 8 waves f32[33,1000,777] {2,1,0} (12 waves) 1.00 and
+/// f32[16384,16385] (124) 1.15. 2-byte tiles (2 along M, so blocks of 8
+/// tiles, compiled without instcombine: PlanFusion.cpp), two rounds:
+/// bf16[97,130,1031] {2,0,1} 24.1 against 27.9 us, bf16[48,1001,513]
+/// {0,2,1} 44.1 against 49.4, f16[3000,8191] 39.3 against 40.9. It lost
+/// on 1-byte tiles (s8[4095,4097] 1.04, s8[2048,6000] 1.51), on tiles of
+/// 32 x 64 (f16[129,300,301] {1,2,0}, P = 129: 1.26; f32[8,56,56,96] NHWC
+/// -> NCHW 1.04) and where P leaves blocks mostly empty.
 static int64_t defaultSubP(const TransposeInfo &TI, int64_t TileBytes,
                            int64_t V, int64_t SubM, const DeviceModel &Device) {
   const int64_t P = TI.elementsAfterMinor(), Span = 4 * 32;
-  if (V != 1 || TileBytes != 4 || ceilDiv(P, Span) * Span * 100 > P * 105)
+  if (V != 1 || (TileBytes != 2 && TileBytes != 4) ||
+      ceilDiv(P, Span) * Span * 100 > P * 105)
     return 1;
   const int64_t Tiles = tileCount(tileOrder(TI, 32, 32 * SubM));
   const int64_t Wave = residentBlocks(Device, 128, SubM * 32 * 32 * TileBytes);

@@ -255,11 +255,12 @@ std::optional<std::string> planTranspose(const PlanInputs &In, KernelPlan &P) {
   P.choose("write_vec", T.WriteVec,
            Reason("IDXMAP_TR_WVEC", "elements per write of a 32 x 32 tile"));
   if (T.subTiles() > 1) {
-    P.choose("sub_p", T.SubP,
-             Reason("IDXMAP_TR_SUBP",
-                    "tiles per block along P: 4 for 32 x 32 tiles of "
-                    "4-byte elements when P fills them but for at most 5 % "
-                    "and blocks of one would fill 2 to 8 waves, else 1"));
+    P.choose(
+        "sub_p", T.SubP,
+        Reason("IDXMAP_TR_SUBP",
+               "tiles per block along P: 4 for 32 x 32 tiles of "
+               "2- or 4-byte elements when P fills them but for at most 5 % "
+               "and blocks of one would fill 2 to 8 waves, else 1"));
     P.choose("sub_m", T.SubM,
              Reason("IDXMAP_TR_SUBM",
                     "tiles per block along M: 2 when a tile row spans "

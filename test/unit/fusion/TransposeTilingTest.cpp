@@ -262,7 +262,7 @@ TEST_F(TransposeTilingOn132Sms, WarpsFollowTheWaves) {
 TEST_F(TransposeTilingOn132Sms, FourTilesAlongPWhereTheyFillAFewWaves) {
   // Blocks of one tile (4 warps) fill a wave of 2112 on 132 SMs; 4 tiles
   // along P where those would fill 2 to 8 waves, the tiles are 32 x 32 of
-  // 4-byte elements, and P wastes at most 5 % of 4-tile blocks.
+  // 2- or 4-byte elements, and P wastes at most 5 % of 4-tile blocks.
   // f32 [12610, 1031] (odd M: V = 1): 395 x 33 tiles, 6.2 waves; P = 12610
   // in 99 blocks of 128 (0.5 % empty).
   TransposeTiling T = Tiling({12610, 1031}, 4);
@@ -270,11 +270,12 @@ TEST_F(TransposeTilingOn132Sms, FourTilesAlongPWhereTheyFillAFewWaves) {
   EXPECT_EQ(T.SubM, 1);
   EXPECT_EQ(T.SubP, 4);
   EXPECT_EQ(T.Blocks, 99 * 33);
-  // 2-byte tiles (two along M: 8 tiles a block, not yet timed with the
-  // compile they get) and 1-byte ones keep one.
+  // 2-byte tiles (two along M: 8 tiles a block) take 4 as well: 99 x 17
+  // blocks; 1-byte ones keep one.
   T = Tiling({12610, 1031}, 2);
   EXPECT_EQ(T.SubM, 2);
-  EXPECT_EQ(T.SubP, 1);
+  EXPECT_EQ(T.SubP, 4);
+  EXPECT_EQ(T.Blocks, 99 * 17);
   EXPECT_EQ(Tiling({12610, 1031}, 1).SubP, 1);
   // Tiles of 32 x 64 (V = 2) keep one.
   T = Tiling({129, 90300}, 4);
