@@ -602,30 +602,9 @@ Value *emitDomainCheck(IRBuilderBase &B, const IndexingMap &Map,
   CheckVars(Dims, Opts.DimValueRanges, 0, Map.numDims());
   CheckVars(Syms, Opts.SymValueRanges, Map.numDims(), Map.numSymbols());
 
-  // Constraints, lowered with the bounds' facts only: each variable's
-  // bound narrowed to the values the caller says it takes (a constant
-  // iteration number, a thread id below the block size). Sound because the
-  // bound checks above come first: a point outside a bound fails them, and
-  // a point within one lies in the narrowed bound. Without it, a guard that
-  // holds for every thread of one unrolled iteration (a transpose's tile
-  // row `128 (b mod 8) + w + 8 s < 1001` with s fixed to 3) is emitted
-  // as a compare (and folded only by instcombine).
+  // Constraints, lowered with the bounds' facts only.
   if (!Map.constraints().empty()) {
-    IndexingMap Narrowed = Map;
-    auto Narrow = [&](const std::vector<Interval> &ValueRanges,
-                      unsigned FlatBase, unsigned Count) {
-      for (unsigned I = 0; I < Count && I < ValueRanges.size(); ++I) {
-        const Interval &VR = ValueRanges[I];
-        if (VR.isEmpty() || VR.isFull())
-          continue;
-        Interval N = Narrowed.var(FlatBase + I).Bound.intersect(VR);
-        if (!N.isEmpty())
-          Narrowed.var(FlatBase + I).Bound = N;
-      }
-    };
-    Narrow(Opts.DimValueRanges, 0, Map.numDims());
-    Narrow(Opts.SymValueRanges, Map.numDims(), Map.numSymbols());
-    RangeEvaluator NoConstraints(Narrowed, /*UseConstraints=*/false);
+    RangeEvaluator NoConstraints(Map, /*UseConstraints=*/false);
     ExprEmitter EE(NoConstraints, IndexTy, Dims, Syms);
     for (const Constraint &C : Map.constraints()) {
       Interval R = NoConstraints.range(C.E);

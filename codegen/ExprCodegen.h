@@ -230,12 +230,8 @@ struct DomainCheckOptions {
 /// Checks are chained with a short-circuit `and` (select), bounds first, so
 /// that constraint expressions are only relied on for points within the
 /// bounds. Constraints are lowered with a RangeEvaluator over the bounds only
-/// (an evaluator that uses the constraints would prove them true), each
-/// bound narrowed to its variable's value range, and skipped when that
-/// evaluator proves them always true. E.g. with s0 in [0, 15] and the
-/// constraint `8 s0 + d0 floordiv 32 in [0, 100]`, the value ranges
-/// d0 in [0, 255] and s0 in [3, 3] (an unrolled iteration) prove it: no
-/// compare is emitted. A known-empty map
+/// (an evaluator that uses the constraints would prove them true), and
+/// skipped when that evaluator proves them always true. A known-empty map
 /// gives `false`; a map with no checks left gives `true`. A null variable
 /// value is assumed within its bound (it must not occur in a constraint).
 ///

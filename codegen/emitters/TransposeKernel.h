@@ -24,14 +24,6 @@ namespace idxmap {
 namespace codegen {
 namespace transpose {
 
-/// A linear offset's value at iteration 0 and each unrolled iteration's
-/// constant step from it (TransposeKernel::linearSteps); no base: the steps
-/// are not all constants.
-struct LinearSteps {
-  std::vector<int64_t> Steps;
-  llvm::Value *Base = nullptr;
-};
-
 /// Rows (and groups of columns) of a tile.
 constexpr int64_t Tile = 32;
 
@@ -92,14 +84,9 @@ private:
   /// The \p Count iterations of a phase, unrolled, each under \p Pred.
   void iterate(const IndexingMap &Pred, int64_t Count,
                const std::function<void(llvm::Value *)> &Body);
-  /// \p Lin's linear offset at iteration 0 (emitted here) and each of
-  /// \p Count iterations' constant step from it; empty when some step is
-  /// not a constant.
-  LinearSteps linearSteps(const IndexingMap &Lin, int64_t Count);
-  /// \p Lin's offset at iteration \p ItNo: from \p L's base and step, or
-  /// in full where \p L is empty.
-  llvm::Value *linearAt(const IndexingMap &Lin, const LinearSteps &L,
-                        int64_t ItNo);
+  /// The read phase's linear input offset of iteration 0, and each
+  /// iteration's constant step from it, when there are such steps.
+  void linearInputSteps();
   /// Reads the tile: the prologue at the hero operand's index, the roots
   /// written at it.
   void readPhase();
@@ -169,9 +156,9 @@ private:
   std::map<const HloInstruction *, llvm::Value *> Groups;
   int64_t CurJ = 0;
   bool FromGroups = false;
-  /// linearSteps of the input offset (read phase, LinearLoads) and of the
-  /// output offset (write phase).
-  LinearSteps InSteps, OutSteps;
+  /// linearInputSteps' answer (empty steps: none).
+  std::vector<int64_t> InLinSteps;
+  llvm::Value *InLinBase = nullptr;
   /// The tile element the epilogue reads as the hero's value.
   llvm::Value *Current = nullptr;
 };

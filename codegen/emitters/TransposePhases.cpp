@@ -77,40 +77,31 @@ void TransposeKernel::iterate(const IndexingMap &Pred, int64_t Count,
     predicated(Pred, indexConstant(ItNo), {ItNo, ItNo}, Body);
 }
 
-LinearSteps TransposeKernel::linearSteps(const IndexingMap &Lin,
-                                         int64_t Count) {
-  // When an iteration moves a linear offset by a constant (the tile rows
-  // are one dim, or dims the simplifier folds), its offset is iteration
-  // 0's plus that constant, and iteration 0's is emitted once here, where
-  // it dominates every iteration. Smaller IR than a full index computation
-  // per iteration (compile time); without instcombine, fewer instructions
-  // after ptxas too.
-  LinearSteps L;
-  Expr E = Lin.results()[0];
+void TransposeKernel::linearInputSteps() {
+  // When an iteration moves the linear input offset by a constant (the tile
+  // rows are one dim, or dims the simplifier folds), its offset is
+  // iteration 0's plus that constant, and iteration 0's is emitted once
+  // here, where it dominates every iteration. Smaller IR than a full index
+  // computation per iteration (compile time), the same PTX after ptxas.
+  Expr E = InLin.results()[0];
   auto At = [&](int64_t ItNo) {
     return E.replace({}, {Ctx.constant(ItNo), Ctx.constant(0)});
   };
-  for (int64_t ItNo = 0; ItNo < Count; ++ItNo) {
-    Expr D = simplifyExpr(At(ItNo) - At(0), Lin, /*UseConstraints=*/false);
-    if (!D.isConstant())
-      return LinearSteps();
-    L.Steps.push_back(D.value());
+  for (int64_t ItNo = 0; ItNo < Iters * Subs; ++ItNo) {
+    Expr D = simplifyExpr(At(ItNo) - At(0), InLin, /*UseConstraints=*/false);
+    if (!D.isConstant()) {
+      InLinSteps.clear();
+      break;
+    }
+    InLinSteps.push_back(D.value());
   }
-  L.Base = emitResults(Lin, {indexConstant(0), indexConstant(0)})[0];
-  return L;
-}
-
-llvm::Value *TransposeKernel::linearAt(const IndexingMap &Lin,
-                                       const LinearSteps &L, int64_t ItNo) {
-  if (!L.Base)
-    return emitResults(Lin, {indexConstant(ItNo), indexConstant(0)})[0];
-  return L.Steps[ItNo] == 0 ? L.Base
-                            : B.CreateAdd(L.Base, indexConstant(L.Steps[ItNo]));
+  if (!InLinSteps.empty())
+    InLinBase = emitResults(InLin, {indexConstant(0), indexConstant(0)})[0];
 }
 
 void TransposeKernel::readPhase() {
   if (LinearLoads)
-    InSteps = linearSteps(InLin, Iters * Subs);
+    linearInputSteps();
   // Every iteration's loads first, each under its row's predicate, then
   // the tile stores: a load's value stored to the tile inside its own
   // predicated block makes each iteration wait for its load, and ptxas
@@ -133,7 +124,9 @@ void TransposeKernel::readPhase() {
 llvm::Value *TransposeKernel::readIteration(int64_t ItNo) {
   llvm::Value *ItV = indexConstant(ItNo);
   if (LinearLoads) {
-    llvm::Value *Lin0 = linearAt(InLin, InSteps, ItNo);
+    llvm::Value *Lin0 =
+        InLinBase ? B.CreateAdd(InLinBase, indexConstant(InLinSteps[ItNo]))
+                  : emitResults(InLin, {ItV, indexConstant(0)})[0];
     Groups.clear();
     for (const HloInstruction *P : LinearParams) {
       llvm::Type *ET = storageType(LC, P->shape().Type);
@@ -213,7 +206,6 @@ TransposeKernel::rootIndex(size_t K2, llvm::Value *ItV, int64_t Jn) {
 void TransposeKernel::writePhase() {
   FE->setOverride(*Hero,
                   [&](llvm::ArrayRef<llvm::Value *>) { return Current; });
-  OutSteps = linearSteps(OutLin, (VecTile ? WIters : Iters) * Subs);
   if (VecTile)
     writeVectorTiles();
   else
@@ -237,7 +229,7 @@ void TransposeKernel::writeVectorTiles() {
     llvm::Value *Col = B.CreateAdd(
         Col0, B.CreateMul(B.getInt32(int32_t(ItNo % WIters)),
                           B.getInt32(int32_t(Rows * WV))));
-    llvm::Value *Lin0 = linearAt(OutLin, OutSteps, ItNo);
+    llvm::Value *Lin0 = emitResults(OutLin, {ItV, indexConstant(0)})[0];
     std::vector<std::vector<llvm::Value *>> Vals(WriteRoots.size());
     // Rows Row0 + j (Row0 % WV == 0, j < WV) share a swizzle: element
     // (Row0 + j, Col) is j rows after (Row0, Col).
@@ -295,9 +287,7 @@ void TransposeKernel::writeScalarTiles() {
         WritePred, indexConstant(ItNo), {ItNo, ItNo}, [&](llvm::Value *ItV) {
           // Element j of the group is j output rows further: offset
           // + j * stride.
-          const int64_t ItNo =
-              int64_t(llvm::cast<llvm::ConstantInt>(ItV)->getZExtValue());
-          llvm::Value *Lin0 = linearAt(OutLin, OutSteps, ItNo);
+          llvm::Value *Lin0 = emitResults(OutLin, {ItV, indexConstant(0)})[0];
           for (int64_t Jn = 0; Jn < V; ++Jn) {
             llvm::Value *St = V == 1 ? Loaded[ItNo]
                                      : B.CreateExtractElement(Loaded[ItNo], Jn);

@@ -593,30 +593,20 @@ TEST(ExprCodegen, FitsInI32) {
   EXPECT_FALSE(mapFitsInI32(Big, RB));
 }
 
-/// emitDomainCheck of 150 random maps, interpreted at every point of a box
-/// of variable values, against IndexingMap::contains. The box is what the
-/// caller tells emitDomainCheck the values range over: 3 beyond each bound,
-/// or (\p Narrow) a random interval overlapping the bound, often a point,
-/// which narrows the bounds the constraints are proved and lowered with.
-static void checkDomainChecks(uint64_t Seed, bool Narrow, int64_t &Points,
-                              int64_t &Inside) {
-  Rng R{Seed};
+TEST(ExprCodegen, DomainCheckMatchesContains) {
+  Rng R{7};
+  int64_t Points = 0, Inside = 0;
   for (int K = 0; K < 150; ++K) {
     Context Ctx;
     IndexingMap Map = randomMap(Ctx, R, false);
     if (Map.isKnownEmpty())
       continue;
+    // The variables' run-time values range 3 beyond their bounds.
     DomainCheckOptions Opts;
     std::vector<Interval> Box;
     for (unsigned V = 0; V < Map.numVars(); ++V) {
       Interval B = Map.var(V).Bound;
-      Interval Wide{B.Lo - 3, B.Hi + 3};
-      if (Narrow && !R.chance(25)) {
-        int64_t Lo = R.uniform(Wide.Lo, Wide.Hi);
-        int64_t Hi = R.chance(40) ? Lo : R.uniform(Lo, Wide.Hi);
-        Wide = {Lo, Hi};
-      }
-      Box.push_back(Wide);
+      Box.push_back({B.Lo - 3, B.Hi + 3});
     }
     Opts.DimValueRanges = {Box[0], Box[1]};
     Opts.SymValueRanges = {Box[2]};
@@ -648,21 +638,8 @@ static void checkDomainChecks(uint64_t Seed, bool Narrow, int64_t &Points,
         return;
     }
   }
-}
-
-TEST(ExprCodegen, DomainCheckMatchesContains) {
-  int64_t Points = 0, Inside = 0;
-  checkDomainChecks(7, /*Narrow=*/false, Points, Inside);
   EXPECT_GT(Inside, 5000);
   EXPECT_GT(Points - Inside, 5000);
-}
-
-TEST(ExprCodegen, DomainCheckWithNarrowValueRangesMatchesContains) {
-  int64_t Points = 0, Inside = 0;
-  for (uint64_t Seed : {11, 12, 13})
-    checkDomainChecks(Seed, /*Narrow=*/true, Points, Inside);
-  EXPECT_GT(Inside, 1000);
-  EXPECT_GT(Points - Inside, 1000);
 }
 
 TEST(ExprCodegen, DomainCheckSkipsProvenConstraintsAndBounds) {
@@ -691,24 +668,6 @@ TEST(ExprCodegen, DomainCheckSkipsProvenConstraintsAndBounds) {
   std::string S = printFunction(*G);
   EXPECT_NE(S.find("icmp sle i32"), std::string::npos) << S;
   EXPECT_EQ(S.find("icmp sge"), std::string::npos) << S;
-  // An unrolled iteration s0 of a tile's rows: 8 s0 + d0 floordiv 32 <=
-  // 100 holds for every thread of iterations 0 to 11, not of 12 to 15.
-  Expr S0 = Ctx.symbol(0);
-  IndexingMap Rows(Ctx, {{"", {0, 255}}}, {{"", {0, 15}}}, {}, {D0});
-  Rows.addConstraint(S0 * 8 + D0.floorDiv(32), {0, 100});
-  for (int64_t It : {3, 11, 12}) {
-    Function *H =
-        makeIndexFunction(M, Type::getInt1Ty(LC), "row" + std::to_string(It));
-    B.SetInsertPoint(&H->getEntryBlock());
-    Opts.DimValueRanges = {{0, 255}};
-    Opts.SymValueRanges = {{It, It}};
-    B.CreateRet(emitDomainCheck(B, Rows, {H->getArg(0)}, {B.getInt32(It)},
-                                B.getInt32Ty(), Opts));
-    std::string T = printFunction(*H);
-    EXPECT_EQ(T.find("ret i1 true") != std::string::npos, It <= 11)
-        << It << "\n"
-        << T;
-  }
 }
 
 TEST(ExprCodegen, HoistsInvariantPartsAndCachesThem) {
