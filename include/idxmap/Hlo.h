@@ -740,8 +740,10 @@ private:
   int64_t FeatureGroupCount = 1;
   int64_t BatchGroupCount = 1;
   std::vector<int64_t> GatherSliceSizes;
-  /// The dimension numbers of convolution, dot, gather and scatter (472
-  /// bytes together), held only by the instructions that have them.
+  /// The dimension numbers of convolution, dot, gather and scatter, held
+  /// only by the instructions that have them: most instructions have none,
+  /// and inline they would make every instruction several hundred bytes
+  /// larger.
   struct OpDimensions {
     ConvolutionDimensions Conv;
     DotDimensions Dot;
