@@ -372,6 +372,17 @@ llvm::Value *FusedElementEmitter::compute(const HloInstruction &I,
     // which the function then takes as its own.
     if (Building)
       return loadParameterElement(B, *Kernel, I, Index, IndexTy);
+    if (SelfGuard) {
+      // In bounds: every index below its dim (unsigned: and not negative).
+      llvm::Value *G = Guard;
+      for (size_t D = 0; D < Index.size(); ++D) {
+        llvm::Value *In = B.CreateICmpULT(
+            Index[D], llvm::ConstantInt::get(IndexTy, I.shape().Dims[D]));
+        G = G ? B.CreateAnd(G, In) : In;
+      }
+      if (G)
+        return Guarded(I, Index, G, GuardPad);
+    }
     if (Guard)
       return Guarded(I, Index, Guard, GuardPad);
     return Loader(I, Index);
@@ -435,6 +446,8 @@ llvm::Value *FusedElementEmitter::compute(const HloInstruction &I,
         [&] { return valueAt(*I.operand(1), {}); });
   }
   case HloOpcode::Concatenate: {
+    if (llvm::Value *V = speculateConcat(I, Index))
+      return V;
     // Operand k covers [Offset_k, Offset_{k+1}) of the concat dim. Few
     // operands: a binary tree of branches; more: the operand's number from
     // a branch-free binary search over a table of the offsets, then one
@@ -481,6 +494,55 @@ llvm::Value *FusedElementEmitter::compute(const HloInstruction &I,
   }
   assert(false && "op not supported by the fused element emitter");
   return llvm::UndefValue::get(valueType(LC, I.shape().Type));
+}
+
+bool FusedElementEmitter::callsFunction(const HloInstruction &I) {
+  auto [It, New] = CallsFunction.try_emplace(&I, false);
+  if (!New)
+    return It->second;
+  // Iteratively over what I is computed from (chains are long).
+  std::vector<const HloInstruction *> Work = {&I};
+  std::set<const HloInstruction *> Seen;
+  while (!Work.empty() && !It->second) {
+    const HloInstruction *X = Work.back();
+    Work.pop_back();
+    if (!Seen.insert(X).second)
+      continue;
+    It->second = outlined(*X, 0);
+    for (const HloInstruction *O : X->operands())
+      Work.push_back(O);
+  }
+  return It->second;
+}
+
+llvm::Value *
+FusedElementEmitter::speculateConcat(const HloInstruction &I,
+                                     llvm::ArrayRef<llvm::Value *> Index) {
+  if (Building || !Guarded || !SpeculatedConcats.count(&I) || callsFunction(I))
+    return nullptr;
+  const InstructionIndexing &Idx = indexingOf(I, 0);
+  const size_t D = size_t(I.dimensions().front());
+  std::vector<llvm::Value *> Vals;
+  std::vector<int64_t> Ends;
+  int64_t Offset = 0;
+  const bool Outer = SelfGuard;
+  SelfGuard = true;
+  for (int64_t K = 0; K < I.operandCount(); ++K) {
+    const int64_t Size = I.operand(K)->shape().Dims[D];
+    if (Size == 0)
+      continue;
+    Offset += Size;
+    Ends.push_back(Offset);
+    Vals.push_back(valueAt(*I.operand(K),
+                           applyMap(Idx.Operands[K].front().Map, Index, {})));
+  }
+  SelfGuard = Outer;
+  llvm::Value *V = Vals.back();
+  for (size_t J = Vals.size() - 1; J-- > 0;)
+    V = B.CreateSelect(
+        B.CreateICmpSLT(Index[D], llvm::ConstantInt::get(IndexTy, Ends[J])),
+        Vals[J], V);
+  return V;
 }
 
 llvm::Value *

@@ -92,6 +92,17 @@ public:
 
   llvm::Type *indexType() const { return IndexTy; }
 
+  /// From now on each concatenate of \p Concats computes every operand and
+  /// selects one, without a branch: parameters under it are read through
+  /// the guarded loader (speculatePads'), each guarded by its own index's
+  /// bounds, so a value is right wherever its index is in bounds and may be
+  /// shared by the operands. The caller proved that right and worth it
+  /// (LoopPlan::SpeculatedConcats); a concatenate whose operands call a
+  /// subgraph function keeps its branches.
+  void speculateConcats(std::set<const HloInstruction *> Concats) {
+    SpeculatedConcats = std::move(Concats);
+  }
+
   /// From now on each pad of \p Pads computes its operand without a
   /// branch: parameters under it are read through \p Loader with the pad's
   /// bounds test as the guard (offset 0 where it fails), and the pad
@@ -200,6 +211,18 @@ private:
   /// The ranges of the ops' maps, kept across the points emitted.
   RangeCache MapRanges;
   std::set<const HloInstruction *> SpeculatedPads;
+  std::set<const HloInstruction *> SpeculatedConcats;
+  /// Per speculated concatenate: whether it or what it is computed from
+  /// calls a subgraph function.
+  std::map<const HloInstruction *, bool> CallsFunction;
+  bool callsFunction(const HloInstruction &I);
+  /// Inside a speculated concatenate's operands: parameter reads guarded
+  /// by their own bounds.
+  bool SelfGuard = false;
+  /// The speculated concatenate \p I at \p Index (its operand selected),
+  /// or null when it must keep its branches.
+  llvm::Value *speculateConcat(const HloInstruction &I,
+                               llvm::ArrayRef<llvm::Value *> Index);
   /// Per speculated pad: whether its operand calls a subgraph function.
   std::map<const HloInstruction *, bool> PadCallsFunction;
   GuardedParameterLoader Guarded;

@@ -105,6 +105,8 @@ Expected<KernelInfo> emitLoopKernel(llvm::Module &M, const HloInstruction &F,
   FE.speculatePads(
       {P.Loop->SpeculatedPads.begin(), P.Loop->SpeculatedPads.end()},
       Lanes.guardedLoader());
+  FE.speculateConcats(
+      {P.Loop->SpeculatedConcats.begin(), P.Loop->SpeculatedConcats.end()});
   if (!Uniform) {
     // Each output on its own: thread id t computes element t (physical
     // order) of every output that has one.

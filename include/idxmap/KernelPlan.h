@@ -55,6 +55,15 @@ struct LoopPlan {
   /// address and selects, so that a run's lanes share one vector load
   /// instead of a branch and a load each.
   std::vector<const HloInstruction *> SpeculatedPads;
+  /// Concatenates whose operands are computed from shared values: an
+  /// instruction every operand reaches at the same index is computed once
+  /// for all (e.g. the four words of a threefry hash, one per operand), so
+  /// computing every operand costs at most 5/4 of what the branches cost
+  /// an element on average (each operand weighted by its extent). The
+  /// emitter computes each operand, every parameter read guarded by its
+  /// own bounds (read at offset 0 where out of them), and selects one:
+  /// one copy of the shared work in the IR instead of one per branch.
+  std::vector<const HloInstruction *> SpeculatedConcats;
 };
 
 /// The transpose emitter's parameters: the tiling, which roots are written

@@ -130,7 +130,7 @@ planInPlaceDynamicUpdateSlice(const PlanInputs &In, KernelPlan &P) {
   for (const HloInstruction *Pm : C.parameters())
     MaxElements = std::max(MaxElements, Pm->shape().numElements());
   chooseIndexWidth(P, MaxElements);
-  P.Loop = LoopPlan{true, std::move(Loads), {}};
+  P.Loop = LoopPlan{true, std::move(Loads), {}, {}};
   P.DynamicUpdateSlice = std::move(D);
   P.BackEndOptLevel = 0;
   P.Grid[0] = GS.Grid;

@@ -136,7 +136,7 @@ void finishPiecewise(const PlanInputs &In, KernelPlan &P, PiecewisePlan PP,
   for (const HloInstruction *Pm : C.parameters())
     MaxElements = std::max(MaxElements, Pm->shape().numElements());
   chooseIndexWidth(P, MaxElements);
-  P.Loop = LoopPlan{true, std::move(Loads), {}};
+  P.Loop = LoopPlan{true, std::move(Loads), {}, {}};
   P.Pieces = std::move(PP);
   P.BackEndOptLevel = 0;
   P.Grid[0] = GS.Grid;

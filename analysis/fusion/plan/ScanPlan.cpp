@@ -82,7 +82,7 @@ std::vector<bool> planAccessWidths(const PlanInputs &In, KernelPlan &P,
     SP.StoreWidth.push_back(std::min(
         SP.Vector, provenAccessWidth(P.Main, IndexingMap::identity(Ctx, Sizes),
                                      R->shape())));
-  P.Loop = LoopPlan{true, std::move(Loads), {}};
+  P.Loop = LoopPlan{true, std::move(Loads), {}, {}};
   return Single;
 }
 
@@ -652,7 +652,8 @@ std::optional<std::string> planScan(const PlanInputs &In, KernelPlan &P) {
                : "one block per " + std::to_string(T / SP.LanesPerLine) +
                      " lines");
   chooseIndexWidth(P, MaxElements);
-  P.Loop = LoopPlan{true, std::vector<int64_t>(C.parameters().size(), 1), {}};
+  P.Loop =
+      LoopPlan{true, std::vector<int64_t>(C.parameters().size(), 1), {}, {}};
   P.Scan = SP;
   P.Grid[0] = GS.Grid;
   P.Block[0] = T;

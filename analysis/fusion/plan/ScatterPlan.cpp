@@ -242,7 +242,7 @@ std::optional<std::string> planScatter(const PlanInputs &In, KernelPlan &P) {
                                         C.parameters()[K]->shape())});
     }
   }
-  P.Loop = LoopPlan{true, std::move(Loads), {}};
+  P.Loop = LoopPlan{true, std::move(Loads), {}, {}};
   P.Scatter = SP;
   P.BackEndOptLevel = 0;
   P.Grid[0] = GS.Grid;
