@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "idxmap/Compose.h"
+#include "idxmap/HloIndexing.h"
 #include "idxmap/Partition.h"
 #include "idxmap/Print.h"
 #include "idxmap/Simplify.h"
@@ -120,6 +121,8 @@ private:
   struct State {
     int Subgraph = -1;
     OperandMap Map;
+    /// Map came out of composeBound (simplified), not a root's identity.
+    bool Composed = false;
     /// Output ids of a tuple-shaped instruction that its users read.
     std::set<int64_t> OutIds;
   };
@@ -239,24 +242,37 @@ std::string Partitioner::decide(const HloInstruction *I, int &Target,
   std::vector<OperandMap> Distinct;
   OperandMap Empty;
   bool SawEmpty = false;
+  // One map I is read with; false when it is unknown.
+  auto Consider = [&](OperandMap R) {
+    if (R.Map.isUndefined())
+      return false;
+    if (R.Map.isKnownEmpty()) {
+      if (!SawEmpty)
+        Empty = std::move(R);
+      SawEmpty = true;
+    } else if (std::find(Distinct.begin(), Distinct.end(), R) ==
+               Distinct.end()) {
+      Distinct.push_back(std::move(R));
+    }
+    return true;
+  };
   for (const HloInstruction *U : Users) {
-    const OperandMap &UserMap = States[U].Map;
+    const State &US = States[U];
+    // An elementwise user reads its operands at its own index: composing
+    // its simplified map with that identity gives the map back.
+    const bool OwnIndex =
+        US.Composed && US.OutIds.empty() && readsOperandsAtOwnIndex(*U);
     for (int64_t K = 0; K < U->operandCount(); ++K) {
       if (U->operand(K) != I)
         continue;
-      for (const OperandMap &OM : operandMaps(U, K)) {
-        OperandMap R = composeBound(UserMap, OM);
-        if (R.Map.isUndefined())
+      if (OwnIndex) {
+        if (!Consider(US.Map))
           return "unknown indexing";
-        if (R.Map.isKnownEmpty()) {
-          if (!SawEmpty)
-            Empty = std::move(R);
-          SawEmpty = true;
-          continue;
-        }
-        if (std::find(Distinct.begin(), Distinct.end(), R) == Distinct.end())
-          Distinct.push_back(std::move(R));
+        continue;
       }
+      for (const OperandMap &OM : operandMaps(U, K))
+        if (!Consider(composeBound(US.Map, OM)))
+          return "unknown indexing";
     }
   }
   if (Distinct.size() > 1)
@@ -323,6 +339,7 @@ PartitionedComputation Partitioner::run() {
     State &S = States[I];
     S.Subgraph = Target;
     S.Map = std::move(Map);
+    S.Composed = !Extra; // an extra root's map is its identity
     if (Extra) {
       P.Subgraphs[Target].Roots.push_back(I);
       P.Reasons[I] = "computation root";
