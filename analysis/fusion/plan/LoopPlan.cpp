@@ -66,26 +66,29 @@ std::vector<int64_t> loadWidths(const PlanInputs &In, const ThreadMapping &Main,
   return Widths;
 }
 
-/// The parameters \p I is computed from when it is cheap to compute at
-/// any index, the index in or out of bounds (elementwise ops over
-/// parameters, constants and iotas, through plain reads); nullopt for
-/// anything that branches, loops or reads at a computed index.
+/// Every instruction \p Op is computed from, when all of them can be
+/// computed at any index, in bounds or not, once their parameter reads are
+/// guarded (parameters, scalar constants, iotas, elementwise ops and plain
+/// reads; an array constant would be read at the index); nullopt for
+/// anything that branches, loops or reads at a computed index, or past
+/// \p Limit instructions.
 std::optional<std::set<const HloInstruction *>>
-speculableParameters(const HloInstruction *I) {
-  std::set<const HloInstruction *> Params, Seen;
-  std::vector<const HloInstruction *> Work = {I};
+speculableClosure(const HloInstruction *Op, size_t Limit) {
+  std::set<const HloInstruction *> Seen;
+  std::vector<const HloInstruction *> Work = {Op};
   while (!Work.empty()) {
     const HloInstruction *X = Work.back();
     Work.pop_back();
     if (!Seen.insert(X).second)
       continue;
-    if (Seen.size() > 64)
+    if (Seen.size() > Limit)
       return std::nullopt;
     switch (X->opcode()) {
-    case HloOpcode::Parameter:
-      Params.insert(X);
-      continue;
     case HloOpcode::Constant:
+      if (X->shape().numElements() > 1)
+        return std::nullopt;
+      continue;
+    case HloOpcode::Parameter:
     case HloOpcode::Iota:
       continue;
     case HloOpcode::Broadcast:
@@ -103,7 +106,17 @@ speculableParameters(const HloInstruction *I) {
     for (const HloInstruction *O : X->operands())
       Work.push_back(O);
   }
-  return Params;
+  return Seen;
+}
+
+/// Whether some parameter among \p Instrs is loaded in vectors.
+bool anyVectorLoad(const std::set<const HloInstruction *> &Instrs,
+                   const std::vector<int64_t> &Widths) {
+  return std::any_of(Instrs.begin(), Instrs.end(),
+                     [&](const HloInstruction *I) {
+                       return I->opcode() == HloOpcode::Parameter &&
+                              Widths[size_t(I->parameterNumber())] > 1;
+                     });
 }
 
 /// The pads whose operands the loop emitter may read speculatively (see
@@ -126,13 +139,8 @@ speculatedPads(const PlanInputs &In, const ThreadMapping &Main,
     const IndexingMap &ToPad = It->second.front().Map;
     if (ToPad.isUndefined() || ToPad.numSymbols() != 0)
       continue;
-    std::optional<std::set<const HloInstruction *>> Params =
-        speculableParameters(I->operand(0));
-    if (!Params || std::none_of(Params->begin(), Params->end(),
-                                [&](const HloInstruction *Pm) {
-                                  return Widths[size_t(Pm->parameterNumber())] >
-                                         1;
-                                }))
+    auto Closure = speculableClosure(I->operand(0), 64);
+    if (!Closure || !anyVectorLoad(*Closure, Widths))
       continue;
     const InstructionIndexing Pad = computeOutputToInputIndexing(In.Ctx, *I);
     const IndexingMap &ToOperand = Pad.Operands[0].front().Map;
@@ -144,60 +152,15 @@ speculatedPads(const PlanInputs &In, const ThreadMapping &Main,
   return Pads;
 }
 
-/// Every instruction \p Op is computed from, when all of them can be
-/// computed at any index, in bounds or not, once their parameter reads are
-/// guarded (parameters read element by element, scalar constants, iotas,
-/// elementwise ops and plain reads); nullopt otherwise or past \p Limit
-/// instructions.
-std::optional<std::set<const HloInstruction *>>
-speculableClosure(const HloInstruction *Op, const std::vector<int64_t> &Widths,
-                  size_t Limit) {
-  std::set<const HloInstruction *> Seen;
-  std::vector<const HloInstruction *> Work = {Op};
-  while (!Work.empty()) {
-    const HloInstruction *X = Work.back();
-    Work.pop_back();
-    if (!Seen.insert(X).second)
-      continue;
-    if (Seen.size() > Limit)
-      return std::nullopt;
-    switch (X->opcode()) {
-    case HloOpcode::Parameter:
-      if (Widths[size_t(X->parameterNumber())] > 1)
-        return std::nullopt;
-      continue;
-    case HloOpcode::Constant:
-      if (X->shape().numElements() > 1)
-        return std::nullopt; // an array constant is read at the index
-      continue;
-    case HloOpcode::Iota:
-      continue;
-    case HloOpcode::Broadcast:
-    case HloOpcode::Reshape:
-    case HloOpcode::Bitcast:
-    case HloOpcode::Transpose:
-    case HloOpcode::Slice:
-    case HloOpcode::Reverse:
-    case HloOpcode::Copy:
-      break;
-    default:
-      if (!isElementwise(X->opcode()))
-        return std::nullopt;
-    }
-    for (const HloInstruction *O : X->operands())
-      Work.push_back(O);
-  }
-  return Seen;
-}
-
 /// The concatenates the loop emitter computes without a branch (see
-/// LoopPlan::SpeculatedConcats): each operand speculable (speculableClosure)
-/// and the operands computed from shared values. An instruction that every
-/// operand reaches at the same index, not depending on the concatenated
-/// dim, is computed once for all of them (its index, and so its IR, is the
-/// same); so the work of computing every operand, counted per instruction
-/// and distinct index, is at most 5/4 of what the branches cost an element
-/// on average (each operand's own work, weighted by its extent). Measured
+/// LoopPlan::SpeculatedConcats): each operand speculable (speculableClosure,
+/// no vector loads) and the operands computed from shared values. An
+/// instruction that every operand reaches at the same index, not depending
+/// on the concatenated dim, is computed once for all of them (its index,
+/// and so its IR, is the same); so the work of computing every operand,
+/// counted per instruction and distinct index, is at most 5/4 of what the
+/// branches cost an element on average (each operand's own work, weighted
+/// by its extent). Measured
 /// on the H100 (idxmap run --bench, median of 100 launches, branches ->
 /// speculated): the golden input concat-speculated's four words of one hash
 /// 1.41 -> 1.12 us and its chain beside a plain read 1.44 -> 1.15, JAX's
@@ -227,8 +190,10 @@ speculatedConcats(const PlanInputs &In, const std::vector<int64_t> &Widths) {
       const HloInstruction *Op = X->operand(K);
       if (Op->shape().Dims[size_t(D)] == 0)
         continue;
-      auto Closure = speculableClosure(Op, Widths, Limit);
-      if (!Closure) {
+      // Parameters read element by element: a vector is shared by a run's
+      // lanes, whose guards may differ.
+      auto Closure = speculableClosure(Op, Limit);
+      if (!Closure || anyVectorLoad(*Closure, Widths)) {
         Ok = false;
         break;
       }
