@@ -552,21 +552,7 @@ FusedElementEmitter::speculatePad(const HloInstruction &I,
     return nullptr;
   // Subgraph functions below the pad read without the guard: decided once
   // per pad, not per lane.
-  auto [It, New] = PadCallsFunction.try_emplace(&I, false);
-  if (New) {
-    std::vector<const HloInstruction *> Work = {I.operand(0)};
-    std::set<const HloInstruction *> Seen;
-    while (!Work.empty() && !It->second) {
-      const HloInstruction *X = Work.back();
-      Work.pop_back();
-      if (!Seen.insert(X).second)
-        continue;
-      It->second = outlined(*X, 0);
-      for (const HloInstruction *O : X->operands())
-        Work.push_back(O);
-    }
-  }
-  if (It->second)
+  if (callsFunction(*I.operand(0)))
     return nullptr;
   const OperandMap &OM = indexingOf(I, 0).Operands[0].front();
   llvm::Value *In = inDomain(OM.Map, Index, {}, I.shape());

@@ -212,8 +212,9 @@ private:
   RangeCache MapRanges;
   std::set<const HloInstruction *> SpeculatedPads;
   std::set<const HloInstruction *> SpeculatedConcats;
-  /// Per speculated concatenate: whether it or what it is computed from
-  /// calls a subgraph function.
+  /// Per instruction (a speculated concatenate, a speculated pad's
+  /// operand): whether it or what it is computed from calls a subgraph
+  /// function.
   std::map<const HloInstruction *, bool> CallsFunction;
   bool callsFunction(const HloInstruction &I);
   /// Inside a speculated concatenate's operands: parameter reads guarded
@@ -223,8 +224,6 @@ private:
   /// or null when it must keep its branches.
   llvm::Value *speculateConcat(const HloInstruction &I,
                                llvm::ArrayRef<llvm::Value *> Index);
-  /// Per speculated pad: whether its operand calls a subgraph function.
-  std::map<const HloInstruction *, bool> PadCallsFunction;
   GuardedParameterLoader Guarded;
   /// The innermost speculated pad being computed and its guard (the
   /// conjunction of the enclosing pads' tests); null outside.
