@@ -290,6 +290,7 @@ bool isExact(const HloInstruction &I, const MathOptions &Math) {
   case HloOpcode::Exp:
   case HloOpcode::Tanh:
   case HloOpcode::Log:
+  case HloOpcode::Log1p:
   case HloOpcode::Logistic:
     return I.operand(0)->shape().Type == PT::F64;
   // f32 results: div.full.f32 and sqrt.approx.f32 (2 and 1 ulp).

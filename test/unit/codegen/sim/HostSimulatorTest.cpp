@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <sstream>
 #include <vector>
 
@@ -551,6 +552,69 @@ ENTRY e {
   auto Wrong = runKernels(*Drv, **M, Bad, R->Kernels, RunOptions(), Log);
   ASSERT_TRUE(Wrong) << Wrong.error().Message;
   EXPECT_FALSE((*Wrong)[0].Ok);
+}
+
+/// The fast f32 log1p (no libdevice) over its whole range in the simulator,
+/// whose lg2.approx is the exact log2: within 3 ulp of std::log1p (its
+/// polynomial within 1 ulp where 1 + x is in [sqrt(1/2), sqrt(2))), and
+/// -1, below -1, infinities, NaN and signed zeros as std::log1p has them.
+TEST_F(HostSimulator, FastLog1pIsWithinThreeUlpEverywhere) {
+  std::vector<float> X = {-1.0f, -0.0f, 0.0f,   INFINITY, -INFINITY,
+                          NAN,   -2.0f, 1e-45f, -1e-45f,  3e38f};
+  for (int I = 0; I < 20000; ++I)
+    X.push_back(-0.9999f + 4.9999f * float(I) / 19999.0f);
+  for (int I = 0; I < 6000; ++I) {
+    X.push_back(std::pow(10.0f, -30.0f + 60.0f * float(I) / 5999.0f));
+    X.push_back(-std::pow(10.0f, -30.0f + 29.99f * float(I) / 5999.0f));
+  }
+  const size_t N = X.size();
+  const std::string Shape = "f32[" + std::to_string(N) + "]";
+  auto M = parseHloModule("HloModule m\nfused {\n  p = " + Shape +
+                              " parameter(0)\n  ROOT l = " + Shape +
+                              " log-plus-one(p)\n}\nENTRY e {\n  x = " + Shape +
+                              " parameter(0)\n  ROOT f = " + Shape +
+                              " fusion(x), kind=kLoop, calls=fused\n}\n",
+                          "m.hlo");
+  ASSERT_TRUE(M) << M.error().str();
+  EmitOptions O;
+  O.HostIr = true;
+  auto R = emitModule(**M, O);
+  ASSERT_TRUE(R) << R.error().str();
+  ASSERT_EQ(R->Kernels.size(), 1u);
+  EXPECT_EQ(R->LlvmIr.find("__nv_log1p"), std::string::npos);
+  auto Mod = Drv->loadPtx(R->LlvmIr);
+  ASSERT_TRUE(Mod) << Mod.error().Message;
+  auto K = Mod->getKernel(R->Kernels[0].Name);
+  ASSERT_TRUE(K) << K.error().Message;
+  auto XB = Drv->alloc(N * 4);
+  auto OB = Drv->alloc(N * 4);
+  ASSERT_TRUE(XB && OB);
+  ASSERT_TRUE(Drv->copyToDevice(*XB, X.data(), N * 4));
+  DevicePtr XP = XB->ptr(), OP = OB->ptr();
+  void *Args[] = {&XP, &OP};
+  LaunchDims Dims;
+  for (int D = 0; D < 3; ++D) {
+    Dims.Grid[D] = unsigned(R->Kernels[0].Grid[D]);
+    Dims.Block[D] = unsigned(R->Kernels[0].Block[D]);
+  }
+  auto St = Drv->launch(*K, Dims, Args);
+  ASSERT_TRUE(St) << St.error().Message;
+  std::vector<float> Y(N);
+  ASSERT_TRUE(Drv->copyToHost(Y.data(), *OB, N * 4));
+  for (size_t I = 0; I < N; ++I) {
+    const double Want = std::log1p(double(X[I]));
+    const float W = float(Want);
+    if (std::isnan(Want) || std::isinf(Want) || W == 0) {
+      EXPECT_TRUE(std::isnan(W) ? std::isnan(Y[I]) : Y[I] == W)
+          << "log1p(" << X[I] << ") = " << Y[I] << ", want " << W;
+      if (W == 0)
+        EXPECT_EQ(std::signbit(Y[I]), std::signbit(W)) << X[I];
+      continue;
+    }
+    const double Ulp = std::ldexp(1.0, std::max(std::ilogb(W) - 23, -149));
+    EXPECT_LE(std::fabs(double(Y[I]) - Want), 3 * Ulp)
+        << "log1p(" << X[I] << ") = " << Y[I] << ", want " << Want;
+  }
 }
 
 } // namespace
