@@ -40,6 +40,8 @@ uint32_t __idxmap_sim_warp(uint32_t Op, uint32_t Mask, uint32_t A, uint32_t B,
                            uint32_t C);
 void __idxmap_sim_shared(void *Ptr, uint32_t Bytes, uint32_t Kind);
 void __idxmap_sim_poll(const void *Ptr, uint32_t Bytes);
+uint32_t __idxmap_sim_async(uint32_t Op, void *A, const void *B, uint32_t N,
+                            void *Bar);
 }
 
 using namespace idxmap;
@@ -245,6 +247,7 @@ std::string compile(const char *Image, SimModule &Out) {
   Define(sim::WarpFn, reinterpret_cast<void *>(&__idxmap_sim_warp));
   Define(sim::SharedFn, reinterpret_cast<void *>(&__idxmap_sim_shared));
   Define(sim::PollFn, reinterpret_cast<void *>(&__idxmap_sim_poll));
+  Define(sim::AsyncFn, reinterpret_cast<void *>(&__idxmap_sim_async));
   if (auto Err = J.getMainJITDylib().define(
           llvm::orc::absoluteSymbols(std::move(Runtime))))
     return llvm::toString(std::move(Err));

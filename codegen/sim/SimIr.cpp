@@ -54,6 +54,21 @@ private:
     return B.CreateCall(fn(WarpFn, I32, {I32, I32, I32, I32, I32}),
                         {B.getInt32(uint32_t(Op)), Mask, A, Bv, C});
   }
+  /// A call of AsyncFn: \p Op with pointers \p A, \p Bv and \p Bar (null:
+  /// none) and count \p N; returns its i32 result.
+  Value *async(IRBuilder<> &B, AsyncOp Op, Value *A, Value *Bv, Value *N,
+               Value *Bar) {
+    UsedCollectives = true;
+    Type *P = B.getPtrTy(), *I32 = B.getInt32Ty();
+    auto Generic = [&](Value *V) -> Value * {
+      if (!V)
+        return ConstantPointerNull::get(B.getPtrTy());
+      return V->getType() == P ? V : B.CreateAddrSpaceCast(V, P);
+    };
+    return B.CreateCall(fn(AsyncFn, I32, {I32, P, P, I32, P}),
+                        {B.getInt32(uint32_t(Op)), Generic(A), Generic(Bv),
+                         B.CreateZExtOrTrunc(N, I32), Generic(Bar)});
+  }
   /// The C library's float function \p Name of \p X ("exp2f", "exp2").
   Value *libm(IRBuilder<> &B, StringRef FloatName, Value *X) {
     Type *T = X->getType();
@@ -224,6 +239,41 @@ bool Rewriter::rewriteAsm(CallInst *CI, const InlineAsm &IA,
   auto Arg = [&](unsigned I) { return CI->getArgOperand(I); };
   Type *T = CI->getType();
 
+  // Barriers in shared memory and bulk copies (the warp-specialized
+  // kernels' pipeline): completed at once by the runtime.
+  if (Text.contains("mbarrier.init")) {
+    async(B, AsyncOp::MbarInit, Arg(0), nullptr, Arg(1), nullptr);
+    finish(CI, nullptr);
+    return true;
+  }
+  if (Text.contains("mbarrier.arrive")) {
+    const bool Tx = Text.contains("expect_tx");
+    async(B, AsyncOp::MbarArrive, Arg(0), nullptr, Tx ? Arg(1) : B.getInt32(0),
+          nullptr);
+    finish(CI, T->isVoidTy() ? nullptr : Constant::getNullValue(T));
+    return true;
+  }
+  if (Text.contains("mbarrier.try_wait") ||
+      Text.contains("mbarrier.test_wait")) {
+    Value *Done = async(B, AsyncOp::MbarTest, Arg(0), nullptr, Arg(1), nullptr);
+    finish(CI, T->isVoidTy() ? nullptr : B.CreateZExtOrTrunc(Done, T));
+    return true;
+  }
+  if (Text.starts_with("cp.async.bulk.shared")) {
+    async(B, AsyncOp::BulkToShared, Arg(0), Arg(1), Arg(2), Arg(3));
+    finish(CI, nullptr);
+    return true;
+  }
+  if (Text.starts_with("cp.async.bulk.global")) {
+    async(B, AsyncOp::BulkToGlobal, Arg(0), Arg(1), Arg(2), nullptr);
+    finish(CI, nullptr);
+    return true;
+  }
+  if (Text.starts_with("cp.async.bulk.commit_group") ||
+      Text.starts_with("cp.async.bulk.wait_group")) {
+    finish(CI, nullptr);
+    return true;
+  }
   if (Text.starts_with("createpolicy")) {
     finish(CI, ConstantInt::get(T, 0));
     return true;

@@ -36,6 +36,28 @@ inline constexpr const char *SharedFn = "__idxmap_sim_shared";
 /// is a deadlock instead of a hang.
 inline constexpr const char *PollFn = "__idxmap_sim_poll";
 
+/// `__idxmap_sim_async(op, a, b, n, bar)`: the asynchronous operations of
+/// inline PTX (AsyncOp), which the simulator completes at once.
+inline constexpr const char *AsyncFn = "__idxmap_sim_async";
+
+/// What __idxmap_sim_async does:
+/// - MbarInit: `mbarrier.init` of the barrier at a, n arrivals a phase;
+/// - MbarArrive: `mbarrier.arrive` at a, after `expect_tx` of n bytes when
+///   n > 0;
+/// - MbarTest: `mbarrier.try_wait.parity` at a: 1 when the phase of parity
+///   n has completed (a thread that keeps testing in vain gives the CPU to
+///   the others, as at a poll);
+/// - BulkToShared: `cp.async.bulk` of n bytes from b to a, its bytes then
+///   completed on the barrier bar;
+/// - BulkToGlobal: the same copy with no barrier (a bulk store).
+enum class AsyncOp : uint32_t {
+  MbarInit,
+  MbarArrive,
+  MbarTest,
+  BulkToShared,
+  BulkToGlobal
+};
+
 /// What a shared-memory access does, for __idxmap_sim_shared(ptr, bytes,
 /// kind), which the rewritten IR calls before each one (the race check).
 enum class SharedAccess : uint32_t { Read, Write, Atomic };

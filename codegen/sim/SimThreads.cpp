@@ -762,6 +762,64 @@ void __idxmap_sim_poll(const void *Ptr, uint32_t Bytes) {
   yieldToScheduler();
 }
 
+uint32_t __idxmap_sim_async(uint32_t Op, void *A, const void *Bv, uint32_t N,
+                            void *Bar) {
+  // A barrier's word: arrivals a phase (bits 0-15), arrivals pending
+  // (16-31), transaction bytes pending (32-62), the phase's parity (63).
+  auto Load = [](void *P) {
+    uint64_t W;
+    std::memcpy(&W, P, 8);
+    return W;
+  };
+  auto Store = [](void *P, uint64_t W) { std::memcpy(P, &W, 8); };
+  auto Settle = [&](void *P, uint64_t W) {
+    const uint64_t Count = W & 0xffff, Pending = (W >> 16) & 0xffff,
+                   Tx = (W >> 32) & 0x7fffffff, Phase = W >> 63;
+    if (Pending == 0 && Tx == 0)
+      W = ((Phase ^ 1) << 63) | (Count << 16) | Count;
+    Store(P, W);
+  };
+  Block &B = *Active;
+  switch (AsyncOp(Op)) {
+  case AsyncOp::MbarInit:
+    Store(A, (uint64_t(N & 0xffff) << 16) | (N & 0xffff));
+    return 0;
+  case AsyncOp::MbarArrive: {
+    uint64_t W = Load(A);
+    const uint64_t Pending = (W >> 16) & 0xffff,
+                   Tx = ((W >> 32) & 0x7fffffff) + N;
+    if (Pending == 0) {
+      B.Misuse = "an arrival at a barrier none was pending on";
+      return 0;
+    }
+    W = (W & (uint64_t(1) << 63)) | (Tx << 32) | ((Pending - 1) << 16) |
+        (W & 0xffff);
+    Settle(A, W);
+    return 0;
+  }
+  case AsyncOp::MbarTest:
+    __idxmap_sim_poll(A, 8);
+    return uint32_t(Load(A) >> 63) != (N & 1);
+  case AsyncOp::BulkToShared: {
+    std::memcpy(A, Bv, N);
+    uint64_t W = Load(Bar);
+    const uint64_t Tx = (W >> 32) & 0x7fffffff;
+    if (Tx < N) {
+      B.Misuse = "a bulk copy of more bytes than its barrier expects";
+      return 0;
+    }
+    W = (W & ~(uint64_t(0x7fffffff) << 32)) | ((Tx - N) << 32);
+    Settle(Bar, W);
+    return 0;
+  }
+  case AsyncOp::BulkToGlobal:
+    std::memcpy(A, Bv, N);
+    return 0;
+  }
+  B.Misuse = "an unknown asynchronous operation";
+  return 0;
+}
+
 void __idxmap_sim_shared(void *Ptr, uint32_t Bytes, uint32_t Kind) {
   checkShared(*Active, reinterpret_cast<uintptr_t>(Ptr), Bytes,
               SharedAccess(Kind));

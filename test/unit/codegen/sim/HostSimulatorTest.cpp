@@ -617,4 +617,160 @@ TEST_F(HostSimulator, FastLog1pIsWithinThreeUlpEverywhere) {
   }
 }
 
+/// A producer/consumer ring through two shared stages, as a warp-specialized
+/// kernel has it: lane 0 of warp 1 copies 8 chunks of 64 floats with
+/// `cp.async.bulk` (bytes counted on the stage's `full` barrier), after the
+/// consumer warp 0 has released the stage (`empty`, 32 arrivals); warp 0
+/// sums each chunk. \p Arrive false: the consumers never release a stage.
+std::string ringKernel(bool Arrive) {
+  std::string K = R"(
+@stage = internal addrspace(3) global [2 x [64 x float]] undef, align 16
+@bars = internal addrspace(3) global [4 x i64] undef, align 8
+
+define internal void @wait(ptr addrspace(3) %bar, i32 %par) {
+entry:
+  br label %spin
+spin:
+  %d = call i32 asm sideeffect "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }", "=r,l,r,~{memory}"(ptr addrspace(3) %bar, i32 %par)
+  %ok = icmp ne i32 %d, 0
+  br i1 %ok, label %done, label %spin
+done:
+  ret void
+}
+
+define ptx_kernel void @ring(ptr addrspace(1) %x, ptr addrspace(1) %out) {
+entry:
+  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %t0 = icmp eq i32 %tid, 0
+  br i1 %t0, label %init, label %sync
+init:
+  %f1 = getelementptr i64, ptr addrspace(3) @bars, i32 1
+  %e0 = getelementptr i64, ptr addrspace(3) @bars, i32 2
+  %e1 = getelementptr i64, ptr addrspace(3) @bars, i32 3
+  call void asm sideeffect "mbarrier.init.shared::cta.b64 [$0], $1;", "l,r,~{memory}"(ptr addrspace(3) @bars, i32 1)
+  call void asm sideeffect "mbarrier.init.shared::cta.b64 [$0], $1;", "l,r,~{memory}"(ptr addrspace(3) %f1, i32 1)
+  call void asm sideeffect "mbarrier.init.shared::cta.b64 [$0], $1;", "l,r,~{memory}"(ptr addrspace(3) %e0, i32 32)
+  call void asm sideeffect "mbarrier.init.shared::cta.b64 [$0], $1;", "l,r,~{memory}"(ptr addrspace(3) %e1, i32 32)
+  call void asm sideeffect "fence.mbarrier_init.release.cluster;", "~{memory}"()
+  br label %sync
+sync:
+  call void @llvm.nvvm.barrier0()
+  %warp = lshr i32 %tid, 5
+  %lane = and i32 %tid, 31
+  %isprod = icmp eq i32 %warp, 1
+  br i1 %isprod, label %prod, label %cons
+prod:
+  %l0 = icmp eq i32 %lane, 0
+  br i1 %l0, label %ploop, label %exit
+ploop:
+  %i = phi i32 [ 0, %prod ], [ %i1, %pcopy ]
+  %s = and i32 %i, 1
+  %round = lshr i32 %i, 1
+  %full = getelementptr i64, ptr addrspace(3) @bars, i32 %s
+  %s2 = add i32 %s, 2
+  %empty = getelementptr i64, ptr addrspace(3) @bars, i32 %s2
+  %again = icmp uge i32 %i, 2
+  br i1 %again, label %pwait, label %pcopy0
+pwait:
+  %r1 = sub i32 %round, 1
+  %pp = and i32 %r1, 1
+  call void @wait(ptr addrspace(3) %empty, i32 %pp)
+  br label %pcopy0
+pcopy0:
+  call void asm sideeffect "{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [$0], $1; }", "l,r,~{memory}"(ptr addrspace(3) %full, i32 256)
+  %dst = getelementptr [64 x float], ptr addrspace(3) @stage, i32 %s
+  %off = mul i32 %i, 64
+  %src = getelementptr float, ptr addrspace(1) %x, i32 %off
+  call void asm sideeffect "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];", "l,l,r,l,~{memory}"(ptr addrspace(3) %dst, ptr addrspace(1) %src, i32 256, ptr addrspace(3) %full)
+  br label %pcopy
+pcopy:
+  %i1 = add i32 %i, 1
+  %pmore = icmp ult i32 %i1, 8
+  br i1 %pmore, label %ploop, label %exit
+cons:
+  %c = phi i32 [ 0, %sync ], [ %c1, %cnext ]
+  %cs = and i32 %c, 1
+  %cround = lshr i32 %c, 1
+  %cpar = and i32 %cround, 1
+  %cfull = getelementptr i64, ptr addrspace(3) @bars, i32 %cs
+  call void @wait(ptr addrspace(3) %cfull, i32 %cpar)
+  %a = getelementptr [64 x float], ptr addrspace(3) @stage, i32 %cs, i32 %lane
+  %lane32 = add i32 %lane, 32
+  %b = getelementptr [64 x float], ptr addrspace(3) @stage, i32 %cs, i32 %lane32
+  %va = load float, ptr addrspace(3) %a
+  %vb = load float, ptr addrspace(3) %b
+  %v0 = fadd float %va, %vb
+  %h16 = call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float %v0, i32 16, i32 31)
+  %v1 = fadd float %v0, %h16
+  %h8 = call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float %v1, i32 8, i32 31)
+  %v2 = fadd float %v1, %h8
+  %h4 = call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float %v2, i32 4, i32 31)
+  %v3 = fadd float %v2, %h4
+  %h2 = call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float %v3, i32 2, i32 31)
+  %v4 = fadd float %v3, %h2
+  %h1 = call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float %v4, i32 1, i32 31)
+  %v5 = fadd float %v4, %h1
+  %cs2 = add i32 %cs, 2
+  %cempty = getelementptr i64, ptr addrspace(3) @bars, i32 %cs2
+)";
+  if (Arrive)
+    K +=
+        R"(  call void asm sideeffect "{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [$0]; }", "l,~{memory}"(ptr addrspace(3) %cempty)
+)";
+  K += R"(  %cl0 = icmp eq i32 %lane, 0
+  br i1 %cl0, label %cstore, label %cnext
+cstore:
+  %o = getelementptr float, ptr addrspace(1) %out, i32 %c
+  store float %v5, ptr addrspace(1) %o
+  br label %cnext
+cnext:
+  %c1 = add i32 %c, 1
+  %cmore = icmp ult i32 %c1, 8
+  br i1 %cmore, label %cons, label %exit
+exit:
+  ret void
+}
+)";
+  return K;
+}
+
+/// Barriers in shared memory and bulk copies: a two-stage ring carries 8
+/// chunks from a producer warp to a consumer warp; without the consumer's
+/// releases the producer waits forever, a deadlock.
+TEST_F(HostSimulator, BulkCopiesAndBarriersCarryARing) {
+  for (bool Arrive : {true, false}) {
+    auto M = Drv->loadPtx(std::string(Header) + ringKernel(Arrive));
+    ASSERT_TRUE(M) << M.error().Message;
+    auto K = M->getKernel("ring");
+    ASSERT_TRUE(K) << K.error().Message;
+    std::vector<float> X(8 * 64);
+    for (size_t I = 0; I < X.size(); ++I)
+      X[I] = float(I % 23);
+    auto XB = Drv->alloc(X.size() * 4);
+    auto OB = Drv->alloc(8 * 4);
+    ASSERT_TRUE(XB && OB);
+    ASSERT_TRUE(Drv->copyToDevice(*XB, X.data(), X.size() * 4));
+    DevicePtr XP = XB->ptr(), OP = OB->ptr();
+    void *Args[] = {&XP, &OP};
+    LaunchDims Dims;
+    Dims.Block[0] = 64;
+    auto St = Drv->launch(*K, Dims, Args);
+    if (!Arrive) {
+      ASSERT_FALSE(St);
+      EXPECT_NE(St.error().Message.find("deadlock"), std::string::npos)
+          << St.error().Message;
+      continue;
+    }
+    ASSERT_TRUE(St) << St.error().Message;
+    std::vector<float> Out(8);
+    ASSERT_TRUE(Drv->copyToHost(Out.data(), *OB, 32));
+    for (int C = 0; C < 8; ++C) {
+      float Want = 0;
+      for (int I = 0; I < 64; ++I)
+        Want += X[size_t(C * 64 + I)];
+      EXPECT_EQ(Out[size_t(C)], Want) << "chunk " << C;
+    }
+  }
+}
+
 } // namespace
