@@ -116,6 +116,12 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "16 for a row of one tile; 64 (32 of 8 bytes) for chained or column "
        "tiles; short rows: a multiple of the row's odd part",
        "scan: elements each thread of a tile holds in registers"},
+      {"IDXMAP_SCAN_PIPELINED", &T::ScanPipelined, 0, 1, false,
+       "0 (not yet timed on a GPU)",
+       "scan: 1 runs a chained row scan of full tiles as a warp-specialized "
+       "pipeline: a persistent block per SM whose load warp bulk-copies "
+       "tiles into shared stages, a reduce warp publishes their aggregates, "
+       "a look-back warp chains them and the tile's warps scan and store"},
       {"IDXMAP_SCAN_SHARED_ROWS", &T::ScanSharedRows, 0, 4096, false, "31",
        "scan: the longest row that shares a tile with others (a segmented "
        "scan); longer rows take a warp or tiles of their own"},
@@ -124,6 +130,9 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "scan: 1 copies a chained row scan's full tiles into shared memory "
        "and reads them twice, a run at a time (more blocks resident during "
        "look-backs)"},
+      {"IDXMAP_SCAN_STAGES", &T::ScanStages, 2, 32, false,
+       "as many as 200 KiB of shared memory hold, at most 8",
+       "scan: shared stages of a pipelined scan (IDXMAP_SCAN_PIPELINED)"},
       {"IDXMAP_SCAN_THREADS", &T::ScanThreads, 32, 1024, true,
        "256, fewer for a row shorter than a tile",
        "scan: threads per block of a tiled scan (a tile of threads x "

@@ -26,6 +26,48 @@ llvm::Value *asmCall(llvm::IRBuilderBase &B, llvm::Type *Ret,
   return B.CreateCall(llvm::InlineAsm::get(FT, Asm, Cons, true), Args);
 }
 
+void mbarrierInit(llvm::IRBuilderBase &B, llvm::Value *Bar, unsigned Count) {
+  asmCall(B, B.getVoidTy(), {Bar, B.getInt32(Count)},
+          "mbarrier.init.shared::cta.b64 [$0], $1;", "l,r,~{memory}");
+}
+
+void mbarrierArrive(llvm::IRBuilderBase &B, llvm::Value *Bar,
+                    llvm::Value *TxBytes) {
+  if (TxBytes)
+    asmCall(B, B.getVoidTy(), {Bar, TxBytes},
+            "{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, "
+            "[$0], $1; }",
+            "l,r,~{memory}");
+  else
+    asmCall(B, B.getVoidTy(), {Bar},
+            "{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [$0]; }",
+            "l,~{memory}");
+}
+
+void mbarrierWait(llvm::IRBuilderBase &B, llvm::Function &K, llvm::Value *Bar,
+                  llvm::Value *Parity) {
+  llvm::LLVMContext &C = B.getContext();
+  auto *Spin = llvm::BasicBlock::Create(C, "mbar.wait", &K);
+  auto *Done = llvm::BasicBlock::Create(C, "mbar.done", &K);
+  B.CreateBr(Spin);
+  B.SetInsertPoint(Spin);
+  llvm::Value *Ok = asmCall(
+      B, B.getInt32Ty(), {Bar, Parity},
+      "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; "
+      "selp.u32 $0, 1, 0, p; }",
+      "=r,l,r,~{memory}");
+  B.CreateCondBr(B.CreateICmpNE(Ok, B.getInt32(0)), Done, Spin);
+  B.SetInsertPoint(Done);
+}
+
+void bulkCopyToShared(llvm::IRBuilderBase &B, llvm::Value *Dst,
+                      llvm::Value *Src, llvm::Value *Bytes, llvm::Value *Bar) {
+  asmCall(B, B.getVoidTy(), {Dst, Src, Bytes, Bar},
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
+          "[$0], [$1], $2, [$3];",
+          "l,l,r,l,~{memory}");
+}
+
 std::vector<llvm::Value *>
 emitFold(llvm::IRBuilderBase &B, llvm::Function &K, llvm::Type *IndexTy,
          llvm::Value *Count, std::vector<llvm::Value *> Init,

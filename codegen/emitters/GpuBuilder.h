@@ -63,6 +63,25 @@ llvm::Value *asmCall(llvm::IRBuilderBase &B, llvm::Type *Ret,
                      llvm::ArrayRef<llvm::Value *> Args, const char *Asm,
                      const char *Cons);
 
+/// Barriers in shared memory (sm_90 `mbarrier`) and bulk copies, for
+/// warp-specialized kernels whose warps hand stages to each other. \p Bar
+/// is an i64 in address space 3. A phase completes when its \p Count
+/// arrivals (and the bytes an arrival with \p TxBytes expects) are in;
+/// mbarrierWait spins until the phase of \p Parity (i32, 0 or 1) has
+/// completed. Example: a producer's `mbarrierArrive(B, Full, Bytes);
+/// bulkCopyToShared(B, Stage, Src, Bytes, Full);` and a consumer's
+/// `mbarrierWait(B, K, Full, Parity);` hand one stage over.
+void mbarrierInit(llvm::IRBuilderBase &B, llvm::Value *Bar, unsigned Count);
+void mbarrierArrive(llvm::IRBuilderBase &B, llvm::Value *Bar,
+                    llvm::Value *TxBytes = nullptr);
+void mbarrierWait(llvm::IRBuilderBase &B, llvm::Function &K, llvm::Value *Bar,
+                  llvm::Value *Parity);
+/// `cp.async.bulk` of \p Bytes (i32, a multiple of 16; both addresses
+/// 16-byte aligned) from global \p Src to shared \p Dst, completed on
+/// \p Bar.
+void bulkCopyToShared(llvm::IRBuilderBase &B, llvm::Value *Dst,
+                      llvm::Value *Src, llvm::Value *Bytes, llvm::Value *Bar);
+
 /// `shfl.sync.bfly` of \p V with lane `laneid ^ Mask` in groups of
 /// \p Width lanes (emitShuffleXor); an i1 travels as an i32.
 ///

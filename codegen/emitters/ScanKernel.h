@@ -49,6 +49,20 @@ enum DescriptorState : unsigned { DescInvalid = 0, DescAggregate, DescPrefix };
 llvm::Value *scanShuffle(llvm::IRBuilderBase &B, llvm::Value *V, Shuffle Kind,
                          unsigned Delta);
 
+/// Where a scan reads its tile's items from, one item at a time: the item
+/// (Run, Lane: the vector's element) and the loader FusedElementEmitter
+/// calls for it (stagedRun). StagedLoader and the pipeline's stage loader
+/// (ScanPipelined.cpp) are the two.
+class ItemSource {
+public:
+  virtual ~ItemSource() = default;
+  /// The item whose values are being computed.
+  int64_t Run = 0, Lane = 0;
+  virtual std::function<llvm::Value *(const HloInstruction &,
+                                      llvm::ArrayRef<llvm::Value *>)>
+  loader() = 0;
+};
+
 /// The parameter reads of a tile's items through shared memory, for a
 /// scan that reads its tiles through shared memory (ScanPlan::StageBytes;
 /// ScanSharedTile.cpp).
@@ -64,7 +78,7 @@ llvm::Value *scanShuffle(llvm::IRBuilderBase &B, llvm::Value *V, Shuffle Kind,
 ///
 /// Example: f32[2^28] in tiles of 256 threads x 16 runs of 4: the vector
 /// of run 3 of thread 5 is at byte (3 * 256 + 5) * 16 of the stage.
-class StagedLoader {
+class StagedLoader : public ItemSource {
 public:
   enum class Mode { Issue, Read };
   StagedLoader(llvm::IRBuilder<> &B, llvm::Function &K, const ScanInfo &S,
@@ -74,12 +88,10 @@ public:
   int64_t stageBytes() const { return PerThread * Threads; }
   /// Starts the items of thread \p Th in \p M mode.
   void begin(Mode M, llvm::Value *Th);
-  /// The item whose values are being computed.
-  int64_t Run = 0, Lane = 0;
   /// The loader to give FusedElementEmitter (refers to this object).
   std::function<llvm::Value *(const HloInstruction &,
                               llvm::ArrayRef<llvm::Value *>)>
-  loader();
+  loader() override;
 
 private:
   /// The slot of parameter \p P for the current item, as a shared pointer.
@@ -147,10 +159,23 @@ private:
   /// into shared memory, read twice a run at a time (the aggregate, then
   /// the scan and stores after the look-back).
   void emitSharedTile(llvm::Value *Th, llvm::Value *Tile);
-  /// The warp's total of run \p Run of the staged items (in every lane),
-  /// or with \p Before non-null: run \p Run scanned after \p Before (the
-  /// warp's runs before it folded in) and stored; returns the run's total.
-  llvm::Value *stagedRun(TileState &St, int64_t Run, llvm::Value *Before);
+  /// The warp's total of run \p Run of the items \p Src reads (in every
+  /// lane), or with \p Before non-null: run \p Run scanned after \p Before
+  /// (the warp's runs before it folded in) and stored; returns the run's
+  /// total.
+  llvm::Value *stagedRun(TileState &St, ItemSource &Src, int64_t Run,
+                         llvm::Value *Before);
+  /// ScanPlan::Stages (ScanPipelined.cpp): the warp-specialized pipeline,
+  /// its squads' loops over the stages, and the look-back warp's fold of
+  /// the aggregates since its block's previous tile.
+  struct Pipe;
+  void emitPipelined();
+  void pipeLoad(const Pipe &Pp);
+  void pipeReduce(const Pipe &Pp);
+  void pipeChain(const Pipe &Pp);
+  void pipeScan(const Pipe &Pp);
+  llvm::Value *pipeLookBack(llvm::Value *Lane, llvm::Value *Tile,
+                            llvm::Value *Bound, llvm::Value *BoundValue);
   TileState beginTile(llvm::Value *Th, llvm::Value *Tile);
   /// ScanMode::ColumnTiles (ScanColumns.cpp): one tile, the serial scan
   /// of each column's run, the row groups' totals, the tile's prefix per

@@ -110,15 +110,15 @@ StagedLoader::loader() {
   };
 }
 
-llvm::Value *ScanKernel::stagedRun(TileState &St, int64_t Run,
+llvm::Value *ScanKernel::stagedRun(TileState &St, ItemSource &Src, int64_t Run,
                                    llvm::Value *Before) {
   llvm::IRBuilder<> &B = *BPtr;
   const int64_t V = SP.Vector;
-  FusedElementEmitter FS(B, Ctx, C, Staged->loader(), Math, IndexTy);
+  FusedElementEmitter FS(B, Ctx, C, Src.loader(), Math, IndexTy);
   std::vector<llvm::Value *> Sc(size_t(V), nullptr);
   for (int64_t Vv = 0; Vv < V; ++Vv) {
-    Staged->Run = Run;
-    Staged->Lane = Vv;
+    Src.Run = Run;
+    Src.Lane = Vv;
     FS.clearCache();
     llvm::Value *X = inputAt(FS, itemIndex(St, Run, Vv));
     Sc[size_t(Vv)] = Vv ? combine(Sc[size_t(Vv - 1)], X) : X;
@@ -165,13 +165,13 @@ void ScanKernel::emitSharedTile(llvm::Value *Th, llvm::Value *Tile) {
   Staged->begin(StagedLoader::Mode::Read, Th);
   St.Carry = identity();
   for (int64_t Kr = 0; Kr < SP.Runs; ++Kr)
-    St.Carry = combine(St.Carry, stagedRun(St, Kr, nullptr));
+    St.Carry = combine(St.Carry, stagedRun(St, *Staged, Kr, nullptr));
   foldWarps(St);
   llvm::Value *Before = combine(tilePrefix(St), St.WarpPre);
   // Second read: each run scanned after everything before it, stored.
   Staged->begin(StagedLoader::Mode::Read, Th);
   for (int64_t Kr = 0; Kr < SP.Runs; ++Kr)
-    Before = combine(Before, stagedRun(St, Kr, Before));
+    Before = combine(Before, stagedRun(St, *Staged, Kr, Before));
   clearPredecessor(Th, Tile, St.Seg);
 }
 

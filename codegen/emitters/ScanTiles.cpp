@@ -687,6 +687,10 @@ void ScanKernel::clearWhenPrefix(llvm::Value *Desc) {
 }
 
 void ScanKernel::emitTiles() {
+  if (SP.pipelined()) {
+    emitPipelined();
+    return;
+  }
   if (SP.sharedTile()) {
     Staged =
         std::make_unique<StagedLoader>(*BPtr, *K, S, P.Loop->LoadWidth, SP.Runs,

@@ -484,6 +484,24 @@ struct ScanPlan {
   /// With StageBytes: the blocks each SM is to hold at once (shared memory
   /// and threads allow them; ptxas keeps the registers within).
   int64_t MinBlocks = 0;
+  /// BlockTiles with look-back, every tile full, read at the scanned
+  /// operand's own index and chained by a commutative combiner: a
+  /// warp-specialized pipeline of Stages shared stages (0: none). A
+  /// persistent block per SM holds the tile's threads (P.Main) and three
+  /// warps more: a load warp takes tiles in launch order and copies each
+  /// streamed parameter's part with cp.async.bulk into a free stage; a
+  /// reduce warp folds each staged tile's warps and publishes its
+  /// aggregate; a look-back warp chains the tile from its block's previous
+  /// one (whose inclusive prefix it knows), folding only the aggregates in
+  /// between; the tile's warps scan the stage after that prefix and store.
+  /// The squads meet only at mbarriers, four per stage (full, aggregate,
+  /// prefix, empty), so the next stages' copies stay in flight while a
+  /// tile waits on its look-back (IDXMAP_SCAN_PIPELINED).
+  int64_t Stages = 0;
+  bool pipelined() const { return Stages > 0; }
+  /// Pipelined: the bytes of one stage, each streamed parameter's part of
+  /// the tile (in ScanInfo::streamedParameters order) rounded up to 16.
+  int64_t PipeStageBytes = 0;
   bool lookBack() const { return TilesPerLine > 1; }
   int64_t tiles() const { return Groups * TilesPerLine; }
   /// Whether a line's last tile is partial (its items guarded).

@@ -39,7 +39,8 @@ struct Tuning {
       RedRowThreads, RedRowUnroll, RedTicketFold;
   std::optional<int64_t> RowNormElements, RowNormExactDivide, RowNormThreads;
   std::optional<int64_t> ScatterEvictFirst, ScatterThreads;
-  std::optional<int64_t> ScanItems, ScanSharedRows, ScanSharedTile, ScanThreads;
+  std::optional<int64_t> ScanItems, ScanPipelined, ScanSharedRows,
+      ScanSharedTile, ScanStages, ScanThreads;
   std::optional<int64_t> TrReadVec, TrSubP, TrSubM, TrWarps, TrWriteVec;
 };
 

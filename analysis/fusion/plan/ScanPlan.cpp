@@ -158,6 +158,90 @@ void planSharedTile(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
                               "a run: blocks resident per SM");
 }
 
+/// Whether \p Op chains tiles in any order (the pipeline's look-back folds
+/// the aggregates between two tiles of a block lane by lane).
+bool commutes(HloOpcode Op) {
+  return Op == HloOpcode::Add || Op == HloOpcode::Multiply ||
+         Op == HloOpcode::Maximum || Op == HloOpcode::Minimum ||
+         Op == HloOpcode::And || Op == HloOpcode::Or || Op == HloOpcode::Xor;
+}
+
+/// Why a chained row scan cannot run as a pipeline (ScanPlan::Stages), or
+/// empty: its tiles are whole, contiguous in memory (the scanned dim minor
+/// most, not reversed), and every streamed parameter is read once per item
+/// at the scanned operand's own index in its layout, so that a tile of it
+/// is one bulk copy; the descriptors are packed and the combiner commutes.
+std::string pipelineObstacle(const PlanInputs &In, const ScanPlan &SP,
+                             const std::vector<bool> &Single) {
+  const ScanInfo &S = *In.A.Scan;
+  const Shape &X = S.Input->shape();
+  if (SP.raggedLines())
+    return "the line's last tile is partial";
+  if (S.Reverse)
+    return "a reversed line";
+  if (S.variadic() || SP.Accumulate32 || byteWidth(S.Type) != 4)
+    return "values other than one of 4 bytes";
+  if (!commutes(S.Combiner))
+    return "a combiner that does not commute";
+  if (X.layoutOrDefault().front() != S.Dim)
+    return "the scanned dim is not the minor-most";
+  GroupedIndexing G =
+      computeGroupedIndexing(In.Ctx, *In.A.Computation, S.Input);
+  const std::vector<const HloInstruction *> Params = S.streamedParameters();
+  if (Params.empty())
+    return "the prologue reads no parameter of the scanned shape";
+  for (const HloInstruction *Pm : Params) {
+    auto It = G.find(Pm);
+    if (!Single[size_t(Pm->parameterNumber())] || It == G.end() ||
+        It->second.size() != 1)
+      return "parameter '" + Pm->name() + "' is read more than once an item";
+    const IndexingMap &Map = It->second.front().Map;
+    bool Own = Map.numSymbols() == 0 && Map.numResults() == X.rank() &&
+               Pm->shape().layoutOrDefault() == X.layoutOrDefault();
+    for (size_t D = 0; Own && D < Map.numResults(); ++D)
+      Own = Map.results()[D] == In.Ctx.dim(unsigned(D));
+    if (!Own)
+      return "parameter '" + Pm->name() +
+             "' is not read at the scanned operand's own index";
+    if (SP.TileLength * byteWidth(Pm->shape().Type) % 16)
+      return "a tile of parameter '" + Pm->name() +
+             "' is not a multiple of 16 bytes";
+  }
+  return "";
+}
+
+/// ScanPlan::Stages, asked for by IDXMAP_SCAN_PIPELINED (not yet the
+/// default: not timed on a GPU). The stages fill up to 200 KiB of shared
+/// memory, at most 8 of them (IDXMAP_SCAN_STAGES), at least 2.
+void planPipeline(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
+                  const std::vector<bool> &Single) {
+  if (!tuned(In.Overrides, &Tuning::ScanPipelined, 0))
+    return;
+  std::string Why = pipelineObstacle(In, SP, Single);
+  int64_t Bytes = 0;
+  for (const HloInstruction *Pm : In.A.Scan->streamedParameters())
+    Bytes += (SP.TileLength * byteWidth(Pm->shape().Type) + 15) / 16 * 16;
+  const int64_t Fit = Bytes ? (200 * 1024) / Bytes : 0;
+  if (Why.empty() && Fit < 2)
+    Why = "two stages of " + std::to_string(Bytes) +
+          " bytes do not fit 200 KiB of shared memory";
+  if (!Why.empty()) {
+    P.choose("pipelined", 0,
+             "tuning override IDXMAP_SCAN_PIPELINED refused: " + Why);
+    return;
+  }
+  P.choose("pipelined", 1,
+           "tuning override IDXMAP_SCAN_PIPELINED: a persistent block per SM "
+           "with load, reduce and look-back warps beside the tile's");
+  SP.Stages =
+      choose(In, P, "IDXMAP_SCAN_STAGES", "stages", std::min<int64_t>(Fit, 8),
+             std::to_string(Bytes) +
+                 " bytes a stage: as many as 200 KiB hold, at most 8");
+  SP.PipeStageBytes = Bytes;
+  SP.StageBytes = 0;
+  SP.MinBlocks = 1;
+}
+
 /// The tiled kernels' thread map `(th_x, tile)[run, vec] -> Index` of
 /// \p T threads a tile, its proven access widths and the launch: a block
 /// per tile (taken from the workspace's counter with look-back, else
@@ -177,8 +261,17 @@ void finishTiles(const PlanInputs &In, KernelPlan &P, ScanPlan &SP, int64_t T,
                   std::move(Index), std::move(Cs));
   simplify(P.Main.Map);
   std::vector<bool> Single = planAccessWidths(In, P, SP);
-  if (SP.Mode == ScanMode::BlockTiles && SP.lookBack())
+  if (SP.Mode == ScanMode::BlockTiles && SP.lookBack()) {
     planSharedTile(In, P, SP, Single);
+    planPipeline(In, P, SP, Single);
+  }
+  if (SP.pipelined()) {
+    P.Grid[0] = P.choose("blocks", std::min(Tiles, In.Device.SmCount),
+                         "a persistent block per SM, tiles taken in launch "
+                         "order from the workspace's counter");
+    P.Block[0] = T + 96;
+    return;
+  }
   GridStride GS = gridStride(Tiles, In.Device.MaxGrid[0]);
   P.Grid[0] = P.choose("blocks", GS.Grid,
                        SP.lookBack()

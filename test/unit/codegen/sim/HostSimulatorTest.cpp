@@ -607,8 +607,9 @@ TEST_F(HostSimulator, FastLog1pIsWithinThreeUlpEverywhere) {
     if (std::isnan(Want) || std::isinf(Want) || W == 0) {
       EXPECT_TRUE(std::isnan(W) ? std::isnan(Y[I]) : Y[I] == W)
           << "log1p(" << X[I] << ") = " << Y[I] << ", want " << W;
-      if (W == 0)
+      if (W == 0) {
         EXPECT_EQ(std::signbit(Y[I]), std::signbit(W)) << X[I];
+      }
       continue;
     }
     const double Ulp = std::ldexp(1.0, std::max(std::ilogb(W) - 23, -149));
