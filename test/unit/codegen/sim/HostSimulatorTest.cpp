@@ -247,6 +247,21 @@ protected:
     ASSERT_TRUE(D) << D.error().Message;
     Drv = std::move(*D);
   }
+  /// Launches \p K(x, out) over \p X with \p Dims; on success \p Out holds
+  /// its first Out.size() output floats. Returns the launch's status.
+  DriverStatus launchFloats(const GpuKernel &K, const std::vector<float> &X,
+                            const LaunchDims &Dims, std::vector<float> &Out) {
+    auto XB = Drv->alloc(X.size() * 4);
+    auto OB = Drv->alloc(Out.size() * 4);
+    EXPECT_TRUE(XB && OB);
+    EXPECT_TRUE(Drv->copyToDevice(*XB, X.data(), X.size() * 4));
+    DevicePtr XP = XB->ptr(), OP = OB->ptr();
+    void *Args[] = {&XP, &OP};
+    DriverStatus St = Drv->launch(K, Dims, Args);
+    if (St)
+      EXPECT_TRUE(Drv->copyToHost(Out.data(), *OB, Out.size() * 4));
+    return St;
+  }
   std::unique_ptr<CudaDriver> Drv;
 };
 
@@ -258,19 +273,12 @@ TEST_F(HostSimulator, BarriersSharedMemoryAndShufflesSumBlocks) {
   std::vector<float> X(3 * 64);
   for (size_t I = 0; I < X.size(); ++I)
     X[I] = float(I % 17);
-  auto XB = Drv->alloc(X.size() * 4);
-  auto OB = Drv->alloc(3 * 4);
-  ASSERT_TRUE(XB && OB);
-  ASSERT_TRUE(Drv->copyToDevice(*XB, X.data(), X.size() * 4));
-  DevicePtr XP = XB->ptr(), OP = OB->ptr();
-  void *Args[] = {&XP, &OP};
   LaunchDims Dims;
   Dims.Grid[0] = 3;
   Dims.Block[0] = 64;
-  auto St = Drv->launch(*K, Dims, Args);
-  ASSERT_TRUE(St) << St.error().Message;
   std::vector<float> Out(3);
-  ASSERT_TRUE(Drv->copyToHost(Out.data(), *OB, 12));
+  auto St = launchFloats(*K, X, Dims, Out);
+  ASSERT_TRUE(St) << St.error().Message;
   for (int B = 0; B < 3; ++B) {
     float Want = 0;
     for (int I = 0; I < 64; ++I)
@@ -586,21 +594,14 @@ TEST_F(HostSimulator, FastLog1pIsWithinThreeUlpEverywhere) {
   ASSERT_TRUE(Mod) << Mod.error().Message;
   auto K = Mod->getKernel(R->Kernels[0].Name);
   ASSERT_TRUE(K) << K.error().Message;
-  auto XB = Drv->alloc(N * 4);
-  auto OB = Drv->alloc(N * 4);
-  ASSERT_TRUE(XB && OB);
-  ASSERT_TRUE(Drv->copyToDevice(*XB, X.data(), N * 4));
-  DevicePtr XP = XB->ptr(), OP = OB->ptr();
-  void *Args[] = {&XP, &OP};
   LaunchDims Dims;
   for (int D = 0; D < 3; ++D) {
     Dims.Grid[D] = unsigned(R->Kernels[0].Grid[D]);
     Dims.Block[D] = unsigned(R->Kernels[0].Block[D]);
   }
-  auto St = Drv->launch(*K, Dims, Args);
-  ASSERT_TRUE(St) << St.error().Message;
   std::vector<float> Y(N);
-  ASSERT_TRUE(Drv->copyToHost(Y.data(), *OB, N * 4));
+  auto St = launchFloats(*K, X, Dims, Y);
+  ASSERT_TRUE(St) << St.error().Message;
   for (size_t I = 0; I < N; ++I) {
     const double Want = std::log1p(double(X[I]));
     const float W = float(Want);
@@ -747,15 +748,10 @@ TEST_F(HostSimulator, BulkCopiesAndBarriersCarryARing) {
     std::vector<float> X(8 * 64);
     for (size_t I = 0; I < X.size(); ++I)
       X[I] = float(I % 23);
-    auto XB = Drv->alloc(X.size() * 4);
-    auto OB = Drv->alloc(8 * 4);
-    ASSERT_TRUE(XB && OB);
-    ASSERT_TRUE(Drv->copyToDevice(*XB, X.data(), X.size() * 4));
-    DevicePtr XP = XB->ptr(), OP = OB->ptr();
-    void *Args[] = {&XP, &OP};
     LaunchDims Dims;
     Dims.Block[0] = 64;
-    auto St = Drv->launch(*K, Dims, Args);
+    std::vector<float> Out(8);
+    auto St = launchFloats(*K, X, Dims, Out);
     if (!Arrive) {
       ASSERT_FALSE(St);
       EXPECT_NE(St.error().Message.find("deadlock"), std::string::npos)
@@ -763,8 +759,6 @@ TEST_F(HostSimulator, BulkCopiesAndBarriersCarryARing) {
       continue;
     }
     ASSERT_TRUE(St) << St.error().Message;
-    std::vector<float> Out(8);
-    ASSERT_TRUE(Drv->copyToHost(Out.data(), *OB, 32));
     for (int C = 0; C < 8; ++C) {
       float Want = 0;
       for (int I = 0; I < 64; ++I)
