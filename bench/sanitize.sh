@@ -6,7 +6,7 @@
 # reduction's scalar tail (argmax of f32[262147]), multi-block reductions
 # folded by ticket (IDXMAP_RED_TICKET_FOLD=1), a gather with two runs per
 # thread, side outputs, row normalization; scans (tiles, columns, short rows,
-# variadic, a look-back line), concatenates (over the output and by the
+# variadic, a look-back line, the pipelined tiles), concatenates (over the output and by the
 # largest operand), in-place dynamic-update-slices and scatters). Small
 # inputs, so that the sanitizer's slow-down stays in minutes; the chunked
 # full reduction is forced onto small inputs with --tune (512-byte chunks of
@@ -44,6 +44,8 @@ cases=(
   "$in/scan-variadic.hlo"
   "$in/scan-long-line.hlo"
   "$in/scan-ragged-line.hlo"
+  "$in/scan-pipelined.hlo --tune IDXMAP_SCAN_PIPELINED=1"
+  "$in/scan-pipelined.hlo --tune IDXMAP_SCAN_PIPELINED=1,IDXMAP_SCAN_STAGES=2"
   "$in/concat-three-widths.hlo"
   "$in/concat-three-widths.hlo --tune IDXMAP_PIECE_OVER_OUTPUT=0"
   "$in/concat-three-widths.hlo --tune IDXMAP_PIECE_OVER_OUTPUT=0,IDXMAP_PIECE_EVICT_LAST=1"

@@ -299,18 +299,29 @@ void storeWord(llvm::IRBuilderBase &B, llvm::Value *W, llvm::Value *Ptr) {
 } // namespace
 
 void ScanKernel::pipeLoad(const Pipe &Pp) {
-  // Lane 0 of the load warp; the others go straight to the end.
+  // The whole load warp runs the loop, lane 0 doing the work: a warp left
+  // diverged (lane 0 looping while the others wait at the block's closing
+  // barrier) gets lane 0 scheduled only now and then.
   llvm::IRBuilder<> &B = *BPtr;
-  auto *Lead = llvm::BasicBlock::Create(LC, "pipe.load", K);
-  auto *Skip = llvm::BasicBlock::Create(LC, "pipe.load.idle", K);
-  B.CreateCondBr(B.CreateICmpEQ(Pp.Lane, idx(0)), Lead, Skip);
-  B.SetInsertPoint(Lead);
+  llvm::Value *Lane0 = B.CreateICmpEQ(Pp.Lane, idx(0));
   StageLoop L = beginStageLoop(B, *K, Pp.S, "load");
   emitIf(B, B.CreateICmpUGE(L.It, B.getInt32(uint32_t(Pp.S))), [&] {
     mbarrierWait(B, *K, Pp.bar(B, Pipe::Empty, L.Stage),
                  B.CreateXor(L.Parity, B.getInt32(1)));
   });
-  llvm::Value *Ticket = takeTicket();
+  llvm::Value *Mine = B.getInt32(0);
+  llvm::BasicBlock *Pre = B.GetInsertBlock();
+  auto *Take = llvm::BasicBlock::Create(LC, "load.ticket", K);
+  auto *Taken = llvm::BasicBlock::Create(LC, "load.taken", K);
+  B.CreateCondBr(Lane0, Take, Taken);
+  B.SetInsertPoint(Take);
+  llvm::Value *Got = takeTicket();
+  B.CreateBr(Taken);
+  B.SetInsertPoint(Taken);
+  llvm::PHINode *T = B.CreatePHI(B.getInt32Ty(), 2, "ticket");
+  T->addIncoming(Mine, Pre);
+  T->addIncoming(Got, Take);
+  llvm::Value *Ticket = scanShuffle(B, T, Shuffle::Index, 0);
   llvm::Value *Slot = Pp.tile(B, L.Stage);
   llvm::Value *Full = Pp.bar(B, Pipe::Full, L.Stage);
   auto *Copy = llvm::BasicBlock::Create(LC, "load.copy", K);
@@ -318,31 +329,33 @@ void ScanKernel::pipeLoad(const Pipe &Pp) {
   B.CreateCondBr(B.CreateICmpULT(Ticket, B.getInt32(uint32_t(SP.tiles()))),
                  Copy, Last);
   B.SetInsertPoint(Last);
-  storeWord(B, B.getInt32(-1), Slot);
-  mbarrierArrive(B, Full);
+  emitIf(B, Lane0, [&] {
+    storeWord(B, B.getInt32(-1), Slot);
+    mbarrierArrive(B, Full);
+  });
   B.CreateBr(L.Exit);
   B.SetInsertPoint(Copy);
-  storeWord(B, Ticket, Slot);
-  mbarrierArrive(B, Full, B.getInt32(uint32_t(SP.PipeStageBytes)));
-  llvm::Value *Tile = B.CreateZExtOrTrunc(Ticket, IndexTy);
-  llvm::Value *Base = Pp.base(B, L.Stage, SP.PipeStageBytes);
-  // The tile's first element: item (run 0, vec 0) of thread 0; the tile
-  // lies after it in memory (planned: contiguous, in the scanned dim).
-  std::vector<llvm::Value *> First = emitIndexExprs(
-      B, MapRanges, P.Main.Map, {idx(0), Tile}, {idx(0), idx(0)}, IndexTy);
-  for (const auto &[Pm, Off] : Pp.Loader->parts()) {
-    llvm::Type *ST = storageType(LC, Pm->shape().Type);
-    llvm::Value *Src =
-        elementPointer(B, ST, K->getArg(Pm->parameterNumber()), Pm->shape(),
-                       First, IndexTy, OffsetTermOrder::Logical);
-    const int64_t Bytes = SP.TileLength * byteWidth(Pm->shape().Type);
-    bulkCopyToShared(
-        B, B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base, uint64_t(Off)),
-        Src, B.getInt32(uint32_t(Bytes)), Full);
-  }
+  emitIf(B, Lane0, [&] {
+    storeWord(B, Ticket, Slot);
+    mbarrierArrive(B, Full, B.getInt32(uint32_t(SP.PipeStageBytes)));
+    llvm::Value *Tile = B.CreateZExtOrTrunc(Ticket, IndexTy);
+    llvm::Value *Base = Pp.base(B, L.Stage, SP.PipeStageBytes);
+    // The tile's first element: item (run 0, vec 0) of thread 0; the tile
+    // lies after it in memory (planned: contiguous, in the scanned dim).
+    std::vector<llvm::Value *> First = emitIndexExprs(
+        B, MapRanges, P.Main.Map, {idx(0), Tile}, {idx(0), idx(0)}, IndexTy);
+    for (const auto &[Pm, Off] : Pp.Loader->parts()) {
+      llvm::Type *ST = storageType(LC, Pm->shape().Type);
+      llvm::Value *Src =
+          elementPointer(B, ST, K->getArg(Pm->parameterNumber()), Pm->shape(),
+                         First, IndexTy, OffsetTermOrder::Logical);
+      const int64_t Bytes = SP.TileLength * byteWidth(Pm->shape().Type);
+      bulkCopyToShared(
+          B, B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base, uint64_t(Off)),
+          Src, B.getInt32(uint32_t(Bytes)), Full);
+    }
+  });
   endStageLoop(B, L);
-  B.CreateBr(Skip);
-  B.SetInsertPoint(Skip);
 }
 
 namespace {
