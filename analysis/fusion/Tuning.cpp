@@ -117,7 +117,7 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "tiles; short rows: a multiple of the row's odd part",
        "scan: elements each thread of a tile holds in registers"},
       {"IDXMAP_SCAN_PIPELINED", &T::ScanPipelined, 0, 1, false,
-       "0 (not yet timed on a GPU)",
+       "0 (slower than the staged tiles on an H100)",
        "scan: 1 runs a chained row scan of full tiles as a warp-specialized "
        "pipeline: a persistent block per SM whose load warp bulk-copies "
        "tiles into shared stages, a reduce warp publishes their aggregates, "
@@ -131,7 +131,8 @@ const std::vector<TuningKnobInfo> &tuningTable() {
        "and reads them twice, a run at a time (more blocks resident during "
        "look-backs)"},
       {"IDXMAP_SCAN_STAGES", &T::ScanStages, 2, 32, false,
-       "as many as 200 KiB of shared memory hold, at most 8",
+       "as many as the device's shared memory per block holds, at most 8 "
+       "(more is refused)",
        "scan: shared stages of a pipelined scan (IDXMAP_SCAN_PIPELINED)"},
       {"IDXMAP_SCAN_THREADS", &T::ScanThreads, 32, 1024, true,
        "256, fewer for a row shorter than a tile",

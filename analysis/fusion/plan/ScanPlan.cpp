@@ -211,8 +211,10 @@ std::string pipelineObstacle(const PlanInputs &In, const ScanPlan &SP,
 }
 
 /// ScanPlan::Stages, asked for by IDXMAP_SCAN_PIPELINED (not yet the
-/// default: not timed on a GPU). The stages fill up to 200 KiB of shared
-/// memory, at most 8 of them (IDXMAP_SCAN_STAGES), at least 2.
+/// default: slower than the staged tiles on an H100, bench/RESULTS.md,
+/// forty-fourth session). The stages take what the device's shared memory
+/// per block holds beside each stage's barriers, tile number and totals,
+/// at most 8 of them (IDXMAP_SCAN_STAGES, refused past that), at least 2.
 void planPipeline(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
                   const std::vector<bool> &Single) {
   if (!tuned(In.Overrides, &Tuning::ScanPipelined, 0))
@@ -221,10 +223,16 @@ void planPipeline(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
   int64_t Bytes = 0;
   for (const HloInstruction *Pm : In.A.Scan->streamedParameters())
     Bytes += (SP.TileLength * byteWidth(Pm->shape().Type) + 15) / 16 * 16;
-  const int64_t Fit = Bytes ? (200 * 1024) / Bytes : 0;
+  // Four 8-byte barriers, the tile (4 bytes) and a total per warp plus the
+  // aggregate and the prefix (4 bytes each) a stage; 64 bytes for the rest.
+  const int64_t Warps = P.Main.ThreadsPerBlock / 32;
+  const int64_t PerStage = Bytes + 36 + 4 * (Warps + 2);
+  const int64_t Budget = In.Device.SharedBytesPerBlock - 64;
+  const int64_t Fit = Bytes ? std::max<int64_t>(Budget, 0) / PerStage : 0;
   if (Why.empty() && Fit < 2)
-    Why = "two stages of " + std::to_string(Bytes) +
-          " bytes do not fit 200 KiB of shared memory";
+    Why = "two stages of " + std::to_string(Bytes) + " bytes do not fit the " +
+          std::to_string(In.Device.SharedBytesPerBlock) +
+          " bytes of shared memory a block has";
   if (!Why.empty()) {
     P.choose("pipelined", 0,
              "tuning override IDXMAP_SCAN_PIPELINED refused: " + Why);
@@ -233,10 +241,17 @@ void planPipeline(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
   P.choose("pipelined", 1,
            "tuning override IDXMAP_SCAN_PIPELINED: a persistent block per SM "
            "with load, reduce and look-back warps beside the tile's");
-  SP.Stages =
-      choose(In, P, "IDXMAP_SCAN_STAGES", "stages", std::min<int64_t>(Fit, 8),
-             std::to_string(Bytes) +
-                 " bytes a stage: as many as 200 KiB hold, at most 8");
+  const int64_t Auto = std::min<int64_t>(Fit, 8);
+  const int64_t Want = tuned(In.Overrides, "IDXMAP_SCAN_STAGES", Auto);
+  std::string Reason = std::to_string(Bytes) + " bytes a stage: as many as " +
+                       std::to_string(In.Device.SharedBytesPerBlock) +
+                       " bytes of shared memory hold (" + std::to_string(Fit) +
+                       "), at most 8";
+  if (isTuned(In.Overrides, "IDXMAP_SCAN_STAGES"))
+    Reason = Want <= Fit ? "tuning override IDXMAP_SCAN_STAGES"
+                         : "tuning override IDXMAP_SCAN_STAGES=" +
+                               std::to_string(Want) + " refused: " + Reason;
+  SP.Stages = P.choose("stages", std::min(Want, Fit), Reason);
   SP.PipeStageBytes = Bytes;
   SP.StageBytes = 0;
   SP.MinBlocks = 1;
