@@ -174,6 +174,7 @@ private:
   void pipeReduce(const Pipe &Pp);
   void pipeChain(const Pipe &Pp);
   void pipeScan(const Pipe &Pp);
+  void pipeLeave(const Pipe &Pp);
   llvm::Value *pipeLookBack(llvm::Value *Lane, llvm::Value *Tile,
                             llvm::Value *Bound, llvm::Value *BoundValue);
   TileState beginTile(llvm::Value *Th, llvm::Value *Tile);

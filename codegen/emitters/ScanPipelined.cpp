@@ -18,11 +18,13 @@
 // - the tile's warps scan the stage after that prefix and store, then
 //   release the stage (`empty`).
 // The squads meet only at the stages' mbarriers, so the copies of the
-// next stages stay in flight while a tile waits for its prefix. A tile
-// clears its predecessor's descriptor once that holds its prefix (lazily,
-// at the look-back warp's next tile or exit), and a look-back that finds
-// a cleared or unpublished descriptor starts again from its predecessor,
-// as ScanTiles.cpp's does.
+// next stages stay in flight while a tile waits for its prefix. A
+// look-back that finds an unpublished descriptor starts again from its
+// predecessor. The descriptors are cleared by the last block to leave,
+// all at once: a look-back warp that waited for its predecessor's
+// predecessor to hold a prefix before clearing it (as ScanTiles.cpp's
+// tiles do at their end) would chain every block's prefixes to another
+// block's, tile after tile.
 //
 //===----------------------------------------------------------------------===//
 #include "ScanKernel.h"
@@ -232,10 +234,59 @@ void ScanKernel::emitPipelined() {
   pipeLoad(Pp);
   B.CreateBr(Done);
   B.SetInsertPoint(Done);
-  // Every squad is out of the loop (the load warp holds no more tickets):
-  // the last block resets the counters.
+  // Every squad is out of the loop (the load warp holds no more tickets).
   emitBarrier(B);
-  leaveTiles(Pp.Tid);
+  pipeLeave(Pp);
+}
+
+void ScanKernel::pipeLeave(const Pipe &Pp) {
+  // The last block to leave resets the counters and clears every
+  // descriptor. Each block's publishes are ordered before its exit count
+  // (the block barrier, then thread 0's gpu-scope fence), and the last
+  // block's clears after every count, so no publish lands on a cleared
+  // descriptor.
+  assert(SP.PackedDescriptors && "a pipelined scan has 4-byte values");
+  llvm::IRBuilder<> &B = *BPtr;
+  llvm::Value *Counter = Workspace;
+  llvm::Value *Exits =
+      B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 4);
+  llvm::GlobalVariable *Last =
+      createSharedArray(M, B.getInt32Ty(), 1, Info.Name + ".last", 4);
+  emitIf(B, B.CreateICmpEQ(Pp.Tid, idx(0)), [&] {
+    asmCall(B, B.getVoidTy(), {}, "fence.acq_rel.gpu;", "~{memory}");
+    llvm::Value *Left =
+        B.CreateAtomicRMW(llvm::AtomicRMWInst::Add, Exits, B.getInt32(1),
+                          llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
+    llvm::Value *LastBlock =
+        B.CreateICmpEQ(Left, B.getInt32(uint32_t(P.Grid[0] - 1)));
+    B.CreateStore(B.CreateZExt(LastBlock, B.getInt32Ty()), Last);
+    emitIf(B, LastBlock, [&] {
+      asmCall(B, B.getVoidTy(), {}, "fence.acq_rel.gpu;", "~{memory}");
+      B.CreateStore(B.getInt32(0), Counter);
+      B.CreateStore(B.getInt32(0), Exits);
+    });
+  });
+  emitBarrier(B);
+  llvm::Value *LastBlock =
+      B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), Last), B.getInt32(0));
+  emitIf(B, LastBlock, [&] {
+    const int64_t N = SP.descriptors();
+    llvm::Value *Base =
+        B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 16);
+    llvm::BasicBlock *Pre = B.GetInsertBlock();
+    auto *Loop = llvm::BasicBlock::Create(LC, "pipe.clear", K);
+    auto *Done = llvm::BasicBlock::Create(LC, "pipe.cleared", K);
+    B.CreateCondBr(B.CreateICmpULT(Pp.Tid, idx(N)), Loop, Done);
+    B.SetInsertPoint(Loop);
+    llvm::PHINode *I = B.CreatePHI(IndexTy, 2);
+    I->addIncoming(Pp.Tid, Pre);
+    B.CreateStore(B.getInt64(0), B.CreateInBoundsGEP(B.getInt64Ty(), Base, I));
+    llvm::Value *Next = B.CreateAdd(I, idx(P.Block[0]));
+    I->addIncoming(Next, B.GetInsertBlock());
+    B.CreateCondBr(B.CreateICmpULT(Next, idx(N)), Loop, Done);
+    B.SetInsertPoint(Done);
+  });
+  B.CreateRetVoid();
 }
 
 namespace {
@@ -425,26 +476,15 @@ void ScanKernel::pipeReduce(const Pipe &Pp) {
 }
 
 void ScanKernel::pipeChain(const Pipe &Pp) {
-  // The look-back warp: carries its block's previous tile (+ 1; 0 none),
-  // that tile's inclusive prefix, and the tile whose descriptor it is to
-  // clear (+ 1; 0 none).
+  // The look-back warp: carries its block's previous tile (+ 1; 0 none)
+  // and that tile's inclusive prefix.
   llvm::IRBuilder<> &B = *BPtr;
   llvm::Type *VT = identity()->getType();
   llvm::Value *Lane0 = B.CreateICmpEQ(Pp.Lane, idx(0));
-  StageLoop L =
-      beginStageLoop(B, *K, Pp.S, "chain", {idx(0), identity(), idx(0)});
-  llvm::Value *PrevP1 = L.Carried[0], *PrevIncl = L.Carried[1],
-              *PendingP1 = L.Carried[2];
-  auto Flush = [&] {
-    // The predecessor of the previous tile: cleared once it holds its
-    // prefix (readers after it stop at the previous tile's).
-    emitIf(B, B.CreateAnd(Lane0, B.CreateICmpNE(PendingP1, idx(0))),
-           [&] { clearWhenPrefix(B.CreateSub(PendingP1, idx(1))); });
-  };
+  StageLoop L = beginStageLoop(B, *K, Pp.S, "chain", {idx(0), identity()});
+  llvm::Value *PrevP1 = L.Carried[0], *PrevIncl = L.Carried[1];
   mbarrierWait(B, *K, Pp.bar(B, Pipe::Full, L.Stage), L.Parity);
-  auto *Last = llvm::BasicBlock::Create(LC, "chain.flush", K);
-  llvm::Value *Tile = stageTile(B, *K, Pp.tile(B, L.Stage), L, IndexTy, Last);
-  Flush();
+  llvm::Value *Tile = stageTile(B, *K, Pp.tile(B, L.Stage), L, IndexTy);
   llvm::Value *Seg = segmentOf(Tile);
   llvm::Value *LineFirst = B.CreateSub(Tile, Seg);
   TileState St = beginTile(Pp.Lane, Tile);
@@ -476,15 +516,7 @@ void ScanKernel::pipeChain(const Pipe &Pp) {
     storeWord(B, toWord(B, Ex), Pp.val(B, L.Stage, Pp.Warps + 1));
     mbarrierArrive(B, Pp.bar(B, Pipe::Prefix, L.Stage));
   });
-  endStageLoop(
-      B, L,
-      {B.CreateAdd(Tile, idx(1)), Incl, B.CreateSelect(First, idx(0), Tile)});
-  // The exit: the last clear.
-  llvm::BasicBlock *Exit = B.GetInsertBlock();
-  B.SetInsertPoint(Last);
-  Flush();
-  B.CreateBr(Exit);
-  B.SetInsertPoint(Exit);
+  endStageLoop(B, L, {B.CreateAdd(Tile, idx(1)), Incl});
 }
 
 llvm::Value *ScanKernel::pipeLookBack(llvm::Value *Lane, llvm::Value *Tile,
@@ -493,7 +525,7 @@ llvm::Value *ScanKernel::pipeLookBack(llvm::Value *Lane, llvm::Value *Tile,
   // Positions p = k * 32 + lane of a window count back from its top tile
   // Hi (p = 0); tiles down to the bound (whose inclusive prefix is
   // BoundVal) are the window's own. The nearest inclusive prefix, or the
-  // bound, ends the walk; an unpublished or cleared descriptor before it
+  // bound, ends the walk; an unpublished descriptor before it
   // starts the walk again from the predecessor.
   llvm::IRBuilder<> &B = *BPtr;
   llvm::Type *VT = identity()->getType();
