@@ -20,7 +20,7 @@ for f in $here/test/examples/*.hlo "$in"/reduce-init-*.hlo "$in"/reduce-side-*.h
   "$in"/reduce-row-max-neg-s32.hlo "$in"/reduce-hint-broadcast.hlo "$in"/reduce-row-long.hlo \
   "$in"/reduce-loop-bf16-long-sum.hlo "$in"/loop-fast-math.hlo "$in"/loop-pad-speculated.hlo \
   "$in"/loop-pad-stride-guard.hlo "$in"/reduce-loop-short.hlo "$in"/loop-reduce-window.hlo \
-  "$in"/loop-float-functions.hlo "$in"/loop-reduce-precision.hlo "$in"/rownorm-softmax-*.hlo \
+  "$in"/loop-float-functions.hlo "$in"/loop-log1p.hlo "$in"/loop-reduce-precision.hlo "$in"/rownorm-softmax-*.hlo \
   "$in"/rownorm-layernorm.hlo "$in"/rownorm-mixed.hlo "$in"/rownorm-variadic.hlo \
   "$in"/rownorm-quiet-softmax-short-rows.hlo \
   "$in"/transpose-*.hlo "$in"/scan-*.hlo "$in"/concat-*.hlo "$in"/dus-*.hlo \
