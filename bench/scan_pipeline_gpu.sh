@@ -16,34 +16,18 @@ tiles=("$@")
 [ ${#tiles[@]} -eq 0 ] && tiles=(auto 128,32,12 128,64,6 256,32,6 64,64,12)
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
-# The HLO JAX writes for jnp.cumsum (bench/scan_peers.py's CUMSUM_HLO).
-write() { # NAME TYPE N
-  cat > "$work/$1.hlo" <<EOF
-HloModule $1
-
-body {
-  x = $2[] parameter(0)
-  c = $2[] parameter(1)
-  s = $2[] add(x, c)
-  ROOT t = ($2[], $2[]) tuple(s, s)
-}
-
-fused {
-  p0 = $2[$3]{0} parameter(0)
-  zero = $2[] constant(0)
-  s = ($2[$3]{0}, $2[]) scan(p0, zero), dimensions={0}, num_carries=1, is_associative=true, to_apply=body
-  ROOT g = $2[$3]{0} get-tuple-element(s), index=0
-}
-
-ENTRY main {
-  x = $2[$3]{0} parameter(0)
-  ROOT f = $2[$3]{0} fusion(x), kind=kInput, calls=fused
-}
+# The HLO JAX writes for jnp.cumsum: bench/scan_peers.py's, of f32 and s32.
+python3 - "$here/bench" "$work" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+import scan_peers
+for name, ty, n in (('cumsum28', 'f32', 1 << 28), ('cumsum24', 'f32', 1 << 24),
+                    ('cumsum24s', 's32', 1 << 24)):
+    hlo = scan_peers.CUMSUM_HLO.format(name=name, slice='', dims=n,
+                                       layout='0', dim=0)
+    with open(f'{sys.argv[2]}/{name}.hlo', 'w') as f:
+        f.write(hlo.replace('f32', ty))
 EOF
-}
-write cumsum28 f32 268435456
-write cumsum24 f32 16777216
-write cumsum24s s32 16777216
 nvidia-smi --query-gpu=name,clocks.max.memory --format=csv,noheader ||
   echo "no nvidia-smi"
 # Runs a bounded step; prints the lines matching PATTERN, else its last

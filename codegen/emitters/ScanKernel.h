@@ -174,7 +174,6 @@ private:
   void pipeReduce(const Pipe &Pp);
   void pipeChain(const Pipe &Pp);
   void pipeScan(const Pipe &Pp);
-  void pipeLeave(const Pipe &Pp);
   llvm::Value *pipeLookBack(llvm::Value *Lane, llvm::Value *Tile,
                             llvm::Value *Bound, llvm::Value *BoundValue);
   TileState beginTile(llvm::Value *Th, llvm::Value *Tile);
@@ -270,9 +269,18 @@ private:
   /// (the last block to leave resets it).
   void emitTileLoop(
       const std::function<void(llvm::Value *Th, llvm::Value *Tile)> &Body);
+  /// What the last block of a look-back kernel to leave clears: \p Words
+  /// i64 words from \p First() (emitted in the last block only); with
+  /// \p Fenced, each block orders its publishes before its exit count (a
+  /// gpu-scope fence) and the last block its clears after every count.
+  struct ExitClear {
+    std::function<llvm::Value *()> First;
+    int64_t Words = 0;
+    bool Fenced = false;
+  };
   /// What a look-back kernel's blocks do as they leave: the last resets
-  /// the counters (and clears split descriptors' values); then returns.
-  void leaveTiles(llvm::Value *Th);
+  /// the counters and clears \p C; then returns.
+  void leaveTiles(llvm::Value *Th, const ExitClear &C);
   /// The segment of its line \p Tile is (0 when a line is one tile).
   llvm::Value *segmentOf(llvm::Value *Tile);
   /// Split descriptors: the aggregates' or the inclusive prefixes' value

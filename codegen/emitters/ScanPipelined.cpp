@@ -235,58 +235,16 @@ void ScanKernel::emitPipelined() {
   B.CreateBr(Done);
   B.SetInsertPoint(Done);
   // Every squad is out of the loop (the load warp holds no more tickets).
+  // The last block to leave clears every descriptor, once every block's
+  // publishes are fenced before its exit count, so none lands on a
+  // cleared descriptor.
   emitBarrier(B);
-  pipeLeave(Pp);
-}
-
-void ScanKernel::pipeLeave(const Pipe &Pp) {
-  // The last block to leave resets the counters and clears every
-  // descriptor. Each block's publishes are ordered before its exit count
-  // (the block barrier, then thread 0's gpu-scope fence), and the last
-  // block's clears after every count, so no publish lands on a cleared
-  // descriptor.
   assert(SP.PackedDescriptors && "a pipelined scan has 4-byte values");
-  llvm::IRBuilder<> &B = *BPtr;
-  llvm::Value *Counter = Workspace;
-  llvm::Value *Exits =
-      B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 4);
-  llvm::GlobalVariable *Last =
-      createSharedArray(M, B.getInt32Ty(), 1, Info.Name + ".last", 4);
-  emitIf(B, B.CreateICmpEQ(Pp.Tid, idx(0)), [&] {
-    asmCall(B, B.getVoidTy(), {}, "fence.acq_rel.gpu;", "~{memory}");
-    llvm::Value *Left =
-        B.CreateAtomicRMW(llvm::AtomicRMWInst::Add, Exits, B.getInt32(1),
-                          llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
-    llvm::Value *LastBlock =
-        B.CreateICmpEQ(Left, B.getInt32(uint32_t(P.Grid[0] - 1)));
-    B.CreateStore(B.CreateZExt(LastBlock, B.getInt32Ty()), Last);
-    emitIf(B, LastBlock, [&] {
-      asmCall(B, B.getVoidTy(), {}, "fence.acq_rel.gpu;", "~{memory}");
-      B.CreateStore(B.getInt32(0), Counter);
-      B.CreateStore(B.getInt32(0), Exits);
-    });
-  });
-  emitBarrier(B);
-  llvm::Value *LastBlock =
-      B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), Last), B.getInt32(0));
-  emitIf(B, LastBlock, [&] {
-    const int64_t N = SP.descriptors();
-    llvm::Value *Base =
-        B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 16);
-    llvm::BasicBlock *Pre = B.GetInsertBlock();
-    auto *Loop = llvm::BasicBlock::Create(LC, "pipe.clear", K);
-    auto *Done = llvm::BasicBlock::Create(LC, "pipe.cleared", K);
-    B.CreateCondBr(B.CreateICmpULT(Pp.Tid, idx(N)), Loop, Done);
-    B.SetInsertPoint(Loop);
-    llvm::PHINode *I = B.CreatePHI(IndexTy, 2);
-    I->addIncoming(Pp.Tid, Pre);
-    B.CreateStore(B.getInt64(0), B.CreateInBoundsGEP(B.getInt64Ty(), Base, I));
-    llvm::Value *Next = B.CreateAdd(I, idx(P.Block[0]));
-    I->addIncoming(Next, B.GetInsertBlock());
-    B.CreateCondBr(B.CreateICmpULT(Next, idx(N)), Loop, Done);
-    B.SetInsertPoint(Done);
-  });
-  B.CreateRetVoid();
+  leaveTiles(Pp.Tid, {[&] {
+                        return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(),
+                                                            Workspace, 16);
+                      },
+                      SP.descriptors(), true});
 }
 
 namespace {

@@ -739,10 +739,17 @@ void ScanKernel::emitTileLoop(
   TileBody(Th, Tile);
   B.CreateBr(Next);
   B.SetInsertPoint(Leave);
-  leaveTiles(Th);
+  // Split descriptors: their statuses are cleared tile by tile, their
+  // values (which a reader may still load after a status it saw) by the
+  // last block, once every tile is done: both value arrays, 2 x
+  // descriptors words from the first.
+  ExitClear C;
+  if (!SP.PackedDescriptors)
+    C = {[this] { return valueSlots(false); }, 2 * SP.descriptors(), false};
+  leaveTiles(Th, C);
 }
 
-void ScanKernel::leaveTiles(llvm::Value *Th) {
+void ScanKernel::leaveTiles(llvm::Value *Th, const ExitClear &C) {
   // The last block to leave resets the counters for the next launch.
   llvm::IRBuilder<> &B = *BPtr;
   const int64_t T = P.Block[0];
@@ -750,13 +757,16 @@ void ScanKernel::leaveTiles(llvm::Value *Th) {
   llvm::Value *Exits =
       B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Workspace, 4);
   llvm::Value *Th0 = B.CreateICmpEQ(Th, idx(0));
-  // Split descriptors: whether this block is the last to leave, for all
-  // its threads (the ticket's slot may still be read).
+  auto Fence = [&] {
+    if (C.Fenced)
+      asmCall(B, B.getVoidTy(), {}, "fence.acq_rel.gpu;", "~{memory}");
+  };
+  // Whether this block is the last to leave, for all its threads.
   llvm::GlobalVariable *Last =
-      SP.PackedDescriptors
-          ? nullptr
-          : createSharedArray(M, B.getInt32Ty(), 1, Info.Name + ".last", 4);
+      C.Words ? createSharedArray(M, B.getInt32Ty(), 1, Info.Name + ".last", 4)
+              : nullptr;
   emitIf(B, Th0, [&] {
+    Fence();
     llvm::Value *Left =
         B.CreateAtomicRMW(llvm::AtomicRMWInst::Add, Exits, B.getInt32(1),
                           llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
@@ -765,34 +775,29 @@ void ScanKernel::leaveTiles(llvm::Value *Th) {
     if (Last)
       B.CreateStore(B.CreateZExt(LastBlock, B.getInt32Ty()), Last);
     emitIf(B, LastBlock, [&] {
+      Fence();
       B.CreateStore(B.getInt32(0), Counter);
       B.CreateStore(B.getInt32(0), Exits);
     });
   });
-  if (!SP.PackedDescriptors) {
-    // Split descriptors: their statuses are cleared tile by tile, their
-    // values (which a reader may still load after a status it saw) by the
-    // last block, once every tile is done.
+  if (C.Words) {
     emitBarrier(B);
     llvm::Value *LastBlock =
         B.CreateICmpNE(B.CreateLoad(B.getInt32Ty(), Last), B.getInt32(0));
     emitIf(B, LastBlock, [&] {
-      // Both value arrays, 2 x descriptors words from the first.
-      llvm::Value *Vals = valueSlots(false);
+      llvm::Value *First = C.First();
       llvm::BasicBlock *Pre = B.GetInsertBlock();
-      auto *Loop = llvm::BasicBlock::Create(LC, "values.clear", K);
-      auto *Done = llvm::BasicBlock::Create(LC, "values.done", K);
-      B.CreateCondBr(B.CreateICmpULT(Th, idx(2 * SP.descriptors())), Loop,
-                     Done);
+      auto *Loop = llvm::BasicBlock::Create(LC, "exit.clear", K);
+      auto *Done = llvm::BasicBlock::Create(LC, "exit.cleared", K);
+      B.CreateCondBr(B.CreateICmpULT(Th, idx(C.Words)), Loop, Done);
       B.SetInsertPoint(Loop);
       llvm::PHINode *I = B.CreatePHI(IndexTy, 2);
       I->addIncoming(Th, Pre);
       B.CreateStore(B.getInt64(0),
-                    B.CreateInBoundsGEP(B.getInt64Ty(), Vals, I));
+                    B.CreateInBoundsGEP(B.getInt64Ty(), First, I));
       llvm::Value *Next = B.CreateAdd(I, idx(T));
       I->addIncoming(Next, B.GetInsertBlock());
-      B.CreateCondBr(B.CreateICmpULT(Next, idx(2 * SP.descriptors())), Loop,
-                     Done);
+      B.CreateCondBr(B.CreateICmpULT(Next, idx(C.Words)), Loop, Done);
       B.SetInsertPoint(Done);
     });
   }
