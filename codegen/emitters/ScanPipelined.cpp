@@ -57,7 +57,7 @@ public:
     for (const HloInstruction *P : S.streamedParameters()) {
       const size_t N = size_t(P->parameterNumber());
       Layout[P] = {N < Widths.size() ? Widths[N] : 1, At};
-      At += (SP.TileLength * byteWidth(P->shape().Type) + 15) / 16 * 16;
+      At += SP.stagePartBytes(P->shape().Type);
     }
   }
   /// Each streamed parameter's byte offset in a stage, in order.
@@ -358,7 +358,7 @@ void ScanKernel::pipeLoad(const Pipe &Pp) {
       llvm::Value *Src =
           elementPointer(B, ST, K->getArg(Pm->parameterNumber()), Pm->shape(),
                          First, IndexTy, OffsetTermOrder::Logical);
-      const int64_t Bytes = SP.TileLength * byteWidth(Pm->shape().Type);
+      const int64_t Bytes = SP.stagePartBytes(Pm->shape().Type);
       bulkCopyToShared(
           B, B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base, uint64_t(Off)),
           Src, B.getInt32(uint32_t(Bytes)), Full);

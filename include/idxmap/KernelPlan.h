@@ -500,8 +500,13 @@ struct ScanPlan {
   int64_t Stages = 0;
   bool pipelined() const { return Stages > 0; }
   /// Pipelined: the bytes of one stage, each streamed parameter's part of
-  /// the tile (in ScanInfo::streamedParameters order) rounded up to 16.
+  /// the tile (stagePartBytes, in ScanInfo::streamedParameters order).
   int64_t PipeStageBytes = 0;
+  /// Pipelined: the bytes of a tile of elements of \p T, one bulk copy (a
+  /// multiple of 16: the plan takes no other).
+  int64_t stagePartBytes(PrimitiveType T) const {
+    return TileLength * byteWidth(T);
+  }
   bool lookBack() const { return TilesPerLine > 1; }
   int64_t tiles() const { return Groups * TilesPerLine; }
   /// Whether a line's last tile is partial (its items guarded).

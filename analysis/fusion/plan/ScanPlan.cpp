@@ -203,7 +203,7 @@ std::string pipelineObstacle(const PlanInputs &In, const ScanPlan &SP,
     if (!Own)
       return "parameter '" + Pm->name() +
              "' is not read at the scanned operand's own index";
-    if (SP.TileLength * byteWidth(Pm->shape().Type) % 16)
+    if (SP.stagePartBytes(Pm->shape().Type) % 16)
       return "a tile of parameter '" + Pm->name() +
              "' is not a multiple of 16 bytes";
   }
@@ -222,7 +222,7 @@ void planPipeline(const PlanInputs &In, KernelPlan &P, ScanPlan &SP,
   std::string Why = pipelineObstacle(In, SP, Single);
   int64_t Bytes = 0;
   for (const HloInstruction *Pm : In.A.Scan->streamedParameters())
-    Bytes += (SP.TileLength * byteWidth(Pm->shape().Type) + 15) / 16 * 16;
+    Bytes += SP.stagePartBytes(Pm->shape().Type);
   // Four 8-byte barriers, the tile (4 bytes) and a total per warp plus the
   // aggregate and the prefix (4 bytes each) a stage; 64 bytes for the rest.
   const int64_t Warps = P.Main.ThreadsPerBlock / 32;
