@@ -232,6 +232,12 @@ private:
   void loadTile(TileState &St);
   void scanRuns(TileState &St);
   void foldWarps(TileState &St);
+  /// The fold, in order, of the totals of the warps before \p Warp among
+  /// the first \p N (\p Total(W) emits warp W's); with \p All, also the
+  /// fold of all N.
+  llvm::Value *warpsBefore(llvm::Value *Warp, int64_t N,
+                           const std::function<llvm::Value *(int64_t)> &Total,
+                           llvm::Value **All = nullptr);
   /// The combination of everything before the tile in its line.
   llvm::Value *tilePrefix(TileState &St);
   /// Stores the items, item (run, vec) combined after \p Before[vec]

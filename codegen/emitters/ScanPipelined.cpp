@@ -575,12 +575,10 @@ void ScanKernel::pipeScan(const Pipe &Pp) {
   TileState St = beginTile(Pp.Tid, Tile);
   Pp.Loader->begin(Pp.base(B, L.Stage, SP.PipeStageBytes), Pp.Tid);
   mbarrierWait(B, *K, Pp.bar(B, Pipe::Aggregate, L.Stage), L.Parity);
-  llvm::Value *WarpPre = identity();
-  for (int64_t W = 0; W + 1 < Pp.Warps; ++W) {
-    llvm::Value *Part = fromWord(B, loadWord(B, Pp.val(B, L.Stage, W)), VT);
-    WarpPre = B.CreateSelect(B.CreateICmpULT(idx(W), Pp.Warp),
-                             combine(WarpPre, Part), WarpPre);
-  }
+  // The last warp's part is before none.
+  llvm::Value *WarpPre = warpsBefore(Pp.Warp, Pp.Warps - 1, [&](int64_t W) {
+    return fromWord(B, loadWord(B, Pp.val(B, L.Stage, W)), VT);
+  });
   mbarrierWait(B, *K, Pp.bar(B, Pipe::Prefix, L.Stage), L.Parity);
   llvm::Value *Ex =
       fromWord(B, loadWord(B, Pp.val(B, L.Stage, Pp.Warps + 1)), VT);

@@ -497,19 +497,32 @@ void ScanKernel::foldWarps(TileState &St) {
   // the warps before its own, and all of them (the tile's aggregate).
   llvm::IRBuilder<> &B = *BPtr;
   const int64_t Warps = P.Block[0] / 32;
-  llvm::Constant *Id = identity();
-  SharedSlots Totals(M, {Id}, uint64_t(Warps), Info.Name + ".warps", 16);
+  SharedSlots Totals(M, {identity()}, uint64_t(Warps), Info.Name + ".warps",
+                     16);
   emitIf(B, B.CreateICmpEQ(St.Lane, idx(0)),
          [&] { Totals.store(B, St.Warp, {St.Carry}); });
   emitBarrier(B);
-  St.WarpPre = Id;
-  St.Agg = nullptr;
-  for (int64_t W = 0; W < Warps; ++W) {
-    llvm::Value *Tw = Totals.load(B, 0, idx(W));
-    St.WarpPre = B.CreateSelect(B.CreateICmpULT(idx(W), St.Warp),
-                                combine(St.WarpPre, Tw), St.WarpPre);
-    St.Agg = St.Agg ? combine(St.Agg, Tw) : Tw;
+  St.WarpPre = warpsBefore(
+      St.Warp, Warps, [&](int64_t W) { return Totals.load(B, 0, idx(W)); },
+      &St.Agg);
+}
+
+llvm::Value *
+ScanKernel::warpsBefore(llvm::Value *Warp, int64_t N,
+                        const std::function<llvm::Value *(int64_t)> &Total,
+                        llvm::Value **All) {
+  llvm::IRBuilder<> &B = *BPtr;
+  llvm::Value *Before = identity();
+  if (All)
+    *All = nullptr;
+  for (int64_t W = 0; W < N; ++W) {
+    llvm::Value *Tw = Total(W);
+    Before = B.CreateSelect(B.CreateICmpULT(idx(W), Warp), combine(Before, Tw),
+                            Before);
+    if (All)
+      *All = *All ? combine(*All, Tw) : Tw;
   }
+  return Before;
 }
 
 llvm::Value *ScanKernel::tilePrefix(TileState &St) {
